@@ -1,0 +1,212 @@
+"""The ``pyconductor`` command line.
+
+Each subcommand is one function decorated with ``@subcommand``: it receives
+the subparsers object, adds its parser, and sets ``func`` (the function that
+runs it, taking the parsed namespace and returning an exit code). Adding a
+subcommand is writing one such function.
+
+Every flag can also be set by an environment variable, declared with
+``env_arg`` and shown in ``--help`` as ``[env CONDUCTOR_...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pyconductor import __version__
+
+Handler = Callable[[argparse.Namespace], int]
+ParserFactory = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+
+SUBCOMMANDS: list[ParserFactory] = []
+
+
+def subcommand(factory: ParserFactory) -> ParserFactory:
+    """Register a function that adds one subcommand's parser."""
+    SUBCOMMANDS.append(factory)
+    return factory
+
+
+def env_arg(
+    parser: argparse.ArgumentParser,
+    *flags: str,
+    env: str | Sequence[str],
+    help: str,
+    default: Any = None,
+    type: Callable[[str], Any] = str,
+    **kwargs: Any,
+) -> argparse.Action:
+    """Add a flag whose default comes from the first set environment variable in ``env``."""
+    names = [env] if isinstance(env, str) else list(env)
+    value = next((os.environ[n] for n in names if os.environ.get(n)), None)
+    shown = " or ".join(names)
+    return parser.add_argument(
+        *flags,
+        default=type(value) if value is not None else default,
+        type=type,
+        help=f"{help} [env {shown}]",
+        **kwargs,
+    )
+
+
+def _fail(message: str) -> int:
+    print(f"pyconductor: error: {message}", file=sys.stderr)
+    return 1
+
+
+# -- devdb -----------------------------------------------------------------------
+
+
+def _setting(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected name=value, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def _run_devdb(args: argparse.Namespace) -> int:
+    from pyconductor.devdb import DevDB, DevDBError
+
+    env_settings = [
+        _setting(s) for s in os.environ.get("CONDUCTOR_DEVDB_SETTINGS", "").split(",") if s.strip()
+    ]
+    db = DevDB(args.datadir, settings=dict(env_settings + (args.settings or [])))
+    try:
+        if args.action == "start":
+            was_running = db.running
+            url = db.start(args.dbname)
+            if not was_running:
+                print(f"started PostgreSQL in {db.datadir} (log {db.logfile})", file=sys.stderr)
+            print(url)
+        elif args.action == "stop":
+            print("stopped" if db.stop() else f"not running: {db.datadir}", file=sys.stderr)
+        elif args.action == "status":
+            print(db.status())
+            return 0 if db.running else 3
+        elif args.action == "url":
+            if not db.initialized:
+                return _fail(f"no development cluster in {db.datadir}; run `pyconductor devdb start`")
+            print(db.url(args.dbname))
+        elif args.action == "env":
+            if not db.running:
+                return _fail(f"development cluster in {db.datadir} is not running")
+            info = db.conninfo(args.dbname)
+            for key, var in (("host", "PGHOST"), ("port", "PGPORT"), ("user", "PGUSER"), ("dbname", "PGDATABASE")):
+                print(f"export {var}={info[key]}")
+            print(f"export CONDUCTOR_DEVDB_URL={db.url(args.dbname)}")
+    except DevDBError as exc:
+        return _fail(str(exc))
+    return 0
+
+
+@subcommand
+def add_devdb_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor.devdb import DEFAULT_DBNAME
+
+    p = subparsers.add_parser(
+        "devdb",
+        help="run a private PostgreSQL cluster for development",
+        description="Run a private PostgreSQL cluster from this machine's server binaries "
+        "(127.0.0.1 only, trust auth). `start` is idempotent and prints the URL.",
+    )
+    p.add_argument(
+        "action",
+        choices=["start", "stop", "status", "url", "env"],
+        help="start (create if needed), stop, status (exit 3 when stopped), url, "
+        "env (shell exports PGHOST/PGPORT/PGUSER/PGDATABASE for the socket)",
+    )
+    env_arg(p, "--datadir", env="CONDUCTOR_DEVDB_DIR", type=Path,
+            help="cluster data directory (default: <repo>/.devdb)")  # fmt: skip
+    env_arg(p, "--dbname", env="CONDUCTOR_DEVDB_NAME", default=DEFAULT_DBNAME,
+            help="database to create on start and to name in the URL (default: %(default)s)")  # fmt: skip
+    p.add_argument(
+        "-c", "--set", dest="settings", action="append", type=_setting, metavar="NAME=VALUE",
+        help="extra server setting, repeatable, kept for later starts "
+        "[env CONDUCTOR_DEVDB_SETTINGS, comma-separated]",
+    )  # fmt: skip
+    p.set_defaults(func=_run_devdb)
+
+
+# -- migrate ---------------------------------------------------------------------
+
+
+def default_dsn() -> str | None:
+    """The URL of the running development cluster, or None."""
+    from pyconductor.devdb import DevDB
+
+    db = DevDB()
+    return db.url() if db.running else None
+
+
+def _run_migrate(args: argparse.Namespace) -> int:
+    from pyconductor.devdb import DevDBError
+    from pyconductor.migrate import MigrateError, migrate
+
+    dsn = args.dsn
+    if not dsn:
+        try:
+            dsn = default_dsn()
+        except DevDBError:
+            dsn = None
+        if not dsn:
+            return _fail(
+                "no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL), "
+                "or start the development cluster with `pyconductor devdb start`"
+            )
+    try:
+        migrate(dsn, plan_path=args.plan, sql_dir=args.sql_dir, progress=lambda line: print(line, flush=True))
+    except MigrateError as exc:
+        return _fail(str(exc))
+    except Exception as exc:  # connection errors and the like: one clear line
+        if exc.__class__.__module__.startswith("psycopg"):
+            return _fail(f"cannot migrate {dsn}: {exc}")
+        raise
+    return 0
+
+
+@subcommand
+def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "migrate",
+        help="deploy the Conductor schema (sqitch.plan) without sqitch",
+        description="Apply every not-yet-applied change of sqitch.plan, in order, each in its "
+        "own transaction, recorded in conductor_registry.changes. Idempotent; concurrent "
+        "runs serialise on an advisory lock.",
+    )
+    env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
+            help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
+    env_arg(p, "--plan", env="CONDUCTOR_PLAN", type=Path,
+            help="sqitch plan file (default: the one shipped with pyconductor)")  # fmt: skip
+    env_arg(p, "--sql-dir", env="CONDUCTOR_SQL_DIR", type=Path,
+            help="deploy script directory (default: sql/ beside the plan)")  # fmt: skip
+    p.set_defaults(func=_run_migrate)
+
+
+# -- entry point -----------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pyconductor",
+        description="Conductor: a durable task engine in PostgreSQL.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for factory in SUBCOMMANDS:
+        factory(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.func
+    return handler(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

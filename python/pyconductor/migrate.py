@@ -1,0 +1,311 @@
+"""Deploy the Conductor schema without sqitch.
+
+``migrate(dsn)`` reads ``sqitch.plan`` and runs each change's deploy script
+that this database has not seen yet, in plan order, each in its own
+transaction together with the row that records it in
+``conductor_registry.changes`` (name, sha256 of the script, time). A second run
+applies nothing. A session advisory lock serialises concurrent migrations.
+
+The registry lives in its own schema, so ``pg_dump -n conductor`` of a
+database deployed here and one deployed by ``sqitch deploy`` compare equal.
+The two registries are independent: deploy a database with one tool only.
+
+Deploy scripts are written sqitch-style::
+
+    -- Deploy conductor:functions/claim to pg
+    BEGIN;
+    ...
+    COMMIT;
+
+The transaction is ours, not the script's: a ``BEGIN;`` line before the first
+statement and a ``COMMIT;`` line after the last one are removed, and the rest
+runs as one multi-statement string inside our transaction (no parameters, so
+``%`` is left alone). Anything else in between runs untouched. Scripts must be
+plain SQL: psql meta-commands (``\\set`` ...) are not understood.
+
+A change that appears twice in the plan (``sqitch rework``) is deployed from
+``name@TAG.sql`` for the earlier instance, TAG being the first tag after it,
+and from ``name.sql`` for the latest; the registry tells instances apart by
+their occurrence number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+
+__all__ = [
+    "Change",
+    "MigrateError",
+    "PlanError",
+    "Plan",
+    "applied_changes",
+    "migrate",
+    "parse_plan",
+    "pending_changes",
+    "sql_root",
+    "strip_transaction",
+]
+
+REGISTRY_SCHEMA = "conductor_registry"
+# pg_advisory_lock key: the first 8 bytes of sha256("conductor.migrate"), as a signed bigint.
+LOCK_KEY = int.from_bytes(hashlib.sha256(b"conductor.migrate").digest()[:8], "big", signed=True)
+
+REGISTRY_DDL = f"""
+create schema if not exists {REGISTRY_SCHEMA};
+comment on schema {REGISTRY_SCHEMA} is
+  'Changes deployed by pyconductor migrate (the sqitch-free deployer); see pyconductor/migrate.py';
+create table if not exists {REGISTRY_SCHEMA}.changes (
+  project       text        not null,
+  change        text        not null,
+  occurrence    integer     not null default 1,
+  script_sha256 text        not null,
+  applied_at    timestamptz not null default clock_timestamp(),
+  applied_by    text        not null default current_user,
+  primary key (project, change, occurrence)
+);
+"""
+
+
+class MigrateError(RuntimeError):
+    """A migration could not be planned or applied."""
+
+
+class PlanError(MigrateError):
+    """sqitch.plan could not be parsed."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change line of a sqitch plan."""
+
+    name: str
+    requires: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    planned_at: str = ""
+    planner: str = ""
+    note: str = ""
+    occurrence: int = 1  # 2 for the second instance of a reworked change, ...
+    script_name: str = ""  # deploy script path relative to the deploy dir, without .sql
+
+    @property
+    def key(self) -> str:
+        """How the change is named in messages: ``name`` or ``name#2`` for a rework."""
+        return self.name if self.occurrence == 1 else f"{self.name}#{self.occurrence}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    project: str
+    changes: tuple[Change, ...] = field(default_factory=tuple)
+
+
+# name [deps] timestamp planner <email> [# note]
+_CHANGE_RE = re.compile(
+    r"""^(?P<name>[^\s\[@#%:][^\s\[]*)\s*
+        (?:\[(?P<deps>[^\]]*)\]\s*)?
+        (?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)\s+
+        (?P<planner>[^<]*?)\s*<(?P<email>[^>]*)>
+        \s*(?:\#\s?(?P<note>.*))?$""",
+    re.VERBOSE,
+)
+_TAG_RE = re.compile(r"^@(?P<tag>\S+)")
+_PRAGMA_RE = re.compile(r"^%\s*(?P<key>[\w-]+)\s*=\s*(?P<value>.*?)\s*$")
+
+
+def parse_plan(text: str) -> Plan:
+    """Parse the text of a sqitch plan.
+
+    Skips pragmas (``%...``, keeping ``%project``), blank lines, comment lines
+    (``#``) and tag lines (``@tag``, which only name reworked scripts).
+    """
+    project = ""
+    raw: list[tuple[int, Change]] = []  # (index of the last tag seen before it, change)
+    tags: list[str] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("%"):
+            pragma = _PRAGMA_RE.match(stripped)
+            if pragma and pragma["key"] == "project":
+                project = pragma["value"]
+            continue
+        if tag := _TAG_RE.match(stripped):
+            tags.append(tag["tag"])
+            continue
+        match = _CHANGE_RE.match(stripped)
+        if not match:
+            raise PlanError(f"plan line {lineno}: not a change, tag, pragma or comment: {line!r}")
+        deps = (match["deps"] or "").split()
+        change = Change(
+            name=match["name"],
+            requires=tuple(d for d in deps if not d.startswith("!")),
+            conflicts=tuple(d[1:] for d in deps if d.startswith("!")),
+            planned_at=match["ts"],
+            planner=match["planner"].strip(),
+            note=(match["note"] or "").strip(),
+        )
+        raw.append((len(tags), change))
+
+    changes: list[Change] = []
+    seen: dict[str, int] = {}
+    for i, (tags_before, change) in enumerate(raw):
+        occurrence = seen.get(change.name, 0) + 1
+        seen[change.name] = occurrence
+        reworked_later = any(other.name == change.name for _, other in raw[i + 1 :])
+        script = change.name
+        if reworked_later:
+            if tags_before >= len(tags):
+                raise PlanError(f"change {change.name} is reworked but no tag follows its first instance")
+            script = f"{change.name}@{tags[tags_before]}"
+        changes.append(
+            Change(**{**change.__dict__, "occurrence": occurrence, "script_name": script})
+        )
+    return Plan(project=project or "conductor", changes=tuple(changes))
+
+
+def strip_transaction(script: str) -> str:
+    """Remove a sqitch-style ``BEGIN;`` first statement and ``COMMIT;`` last statement.
+
+    Only whole lines are removed, and only when nothing but comments and blank
+    lines stands before the ``BEGIN;`` or after the ``COMMIT;``; a ``commit``
+    inside a procedure body is left alone.
+    """
+    lines = script.splitlines()
+
+    def skippable(line: str) -> bool:
+        s = line.strip()
+        return not s or s.startswith("--")
+
+    begin_re = re.compile(r"^\s*(begin|start\s+transaction)(\s+transaction|\s+work)?\s*;\s*(--.*)?$", re.I)
+    commit_re = re.compile(r"^\s*(commit|end)(\s+transaction|\s+work)?\s*;\s*(--.*)?$", re.I)
+    for i, line in enumerate(lines):
+        if skippable(line):
+            continue
+        if begin_re.match(line):
+            lines[i] = "-- (begin: run inside pyconductor.migrate's transaction)"
+        break
+    for i in range(len(lines) - 1, -1, -1):
+        if skippable(lines[i]):
+            continue
+        if commit_re.match(lines[i]):
+            lines[i] = "-- (commit: done by pyconductor.migrate)"
+        break
+    return "\n".join(lines) + "\n"
+
+
+def sql_root() -> Path:
+    """The directory holding ``sqitch.plan`` and the ``sql/`` deploy dir.
+
+    Inside an installed wheel: ``pyconductor/_sql``; from a checkout (editable
+    install): the repository root.
+    """
+    here = Path(__file__).resolve().parent
+    bundled = here / "_sql"
+    if (bundled / "sqitch.plan").is_file():
+        return bundled
+    for parent in here.parents:
+        if (parent / "sqitch.plan").is_file() and (parent / "sql").is_dir():
+            return parent
+    raise MigrateError(
+        "cannot find sqitch.plan: neither shipped inside the package (pyconductor/_sql) "
+        "nor in a source checkout above it; pass --plan and --sql-dir"
+    )
+
+
+def _resolve(plan_path: Path | None, sql_dir: Path | None) -> tuple[Path, Path]:
+    if plan_path is None or sql_dir is None:
+        root = sql_root()
+        plan_path = plan_path or root / "sqitch.plan"
+        sql_dir = sql_dir or root / "sql"
+    if not plan_path.is_file():
+        raise MigrateError(f"plan file {plan_path} not found")
+    return plan_path, sql_dir
+
+
+def _script(change: Change, sql_dir: Path) -> tuple[str, str]:
+    path = sql_dir / f"{change.script_name}.sql"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise MigrateError(f"deploy script for change {change.key} not found: {path}") from None
+    return data.decode("utf-8"), hashlib.sha256(data).hexdigest()
+
+
+def _ensure_registry(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    with conn.transaction():
+        conn.execute(REGISTRY_DDL)
+
+
+def applied_changes(conn: psycopg.Connection[tuple[object, ...]], project: str = "conductor") -> dict[tuple[str, int], str]:
+    """``{(change, occurrence): script_sha256}`` recorded in this database."""
+    exists = conn.execute("select to_regclass(%s) is not null", [f"{REGISTRY_SCHEMA}.changes"]).fetchone()
+    if not exists or not exists[0]:
+        return {}
+    rows = conn.execute(
+        f"select change, occurrence, script_sha256 from {REGISTRY_SCHEMA}.changes where project = %s",
+        [project],
+    ).fetchall()
+    return {(str(c), int(str(o))): str(h) for c, o, h in rows}
+
+
+def pending_changes(plan: Plan, applied: Iterable[tuple[str, int]]) -> list[Change]:
+    done = set(applied)
+    return [c for c in plan.changes if (c.name, c.occurrence) not in done]
+
+
+def migrate(
+    dsn: str,
+    *,
+    plan_path: Path | None = None,
+    sql_dir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[Change]:
+    """Apply every pending change of the plan to ``dsn``; return those applied.
+
+    ``plan_path`` defaults to the shipped ``sqitch.plan``, ``sql_dir`` to the
+    deploy dir beside it. ``progress`` receives one line per change.
+    """
+    say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
+    plan_path, sql_dir = _resolve(plan_path, sql_dir)
+    plan = parse_plan(plan_path.read_text())
+    applied: list[Change] = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("select pg_advisory_lock(%s)", [LOCK_KEY])
+        try:
+            _ensure_registry(conn)
+            done = applied_changes(conn, plan.project)
+            for change in plan.changes:
+                script, digest = _script(change, sql_dir)
+                recorded = done.get((change.name, change.occurrence))
+                if recorded is not None:
+                    if recorded != digest:
+                        say(f"  ! {change.key}: deploy script changed since it was applied (not re-run)")
+                    continue
+                say(f"  + {change.key}")
+                try:
+                    with conn.transaction():
+                        conn.execute(strip_transaction(script).encode())
+                        conn.execute(
+                            f"insert into {REGISTRY_SCHEMA}.changes"
+                            " (project, change, occurrence, script_sha256) values (%s, %s, %s, %s)",
+                            [plan.project, change.name, change.occurrence, digest],
+                        )
+                except psycopg.Error as exc:
+                    raise MigrateError(
+                        f"change {change.key} failed ({sql_dir / (change.script_name + '.sql')}): "
+                        f"{exc.sqlstate or ''} {str(exc).strip()}"
+                    ) from exc
+                applied.append(change)
+        finally:
+            if not conn.closed and not conn.broken:
+                conn.execute("select pg_advisory_unlock(%s)", [LOCK_KEY])
+    say(f"{len(applied)} change(s) applied, {len(plan.changes) - len(applied)} already deployed")
+    return applied

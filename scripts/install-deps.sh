@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Install what Conductor's build and tests need, then the .venv. Idempotent.
+#
+#   system (apt, as root): PostgreSQL server, pgTAP for that server version,
+#     pg_prove, sqitch (+ DBD::Pg, psql), python3-venv when ensurepip is missing.
+#   .venv: pip install -e '.[test]', skipped while pyproject.toml is unchanged
+#     (stamp .venv/.conductor-deps holds its sha256).
+#
+# Not root and something missing: prints what to install and exits 1.
+# CONDUCTOR_SKIP_SYSTEM_DEPS=1 skips the system part (e.g. embedded binaries).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+log() { printf 'install-deps: %s\n' "$*" >&2; }
+
+server_version() {
+  # Highest PostgreSQL major version with server binaries under /usr/lib/postgresql.
+  local d best=""
+  for d in /usr/lib/postgresql/*/bin/initdb; do
+    [[ -x $d ]] || continue
+    local v=${d#/usr/lib/postgresql/}; v=${v%%/*}
+    if [[ -z $best ]] || (( v > best )); then best=$v; fi
+  done
+  printf '%s' "$best"
+}
+
+missing_packages() {
+  local pkgs=() ver
+  ver=$(server_version)
+  if [[ -z $ver ]]; then
+    pkgs+=(postgresql)
+  elif [[ ! -f /usr/share/postgresql/$ver/extension/pgtap.control ]]; then
+    pkgs+=("postgresql-$ver-pgtap")
+  fi
+  command -v psql >/dev/null || pkgs+=(postgresql-client)
+  command -v pg_prove >/dev/null || pkgs+=(libtap-parser-sourcehandler-pgtap-perl)
+  command -v sqitch >/dev/null || pkgs+=(sqitch)
+  perl -MDBD::Pg -e1 2>/dev/null || pkgs+=(libdbd-pg-perl)
+  python3 -c 'import ensurepip, venv' 2>/dev/null || pkgs+=(python3-venv)
+  if (( ${#pkgs[@]} )); then printf '%s\n' "${pkgs[@]}"; fi
+}
+
+apt_updated=0
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  if (( ! apt_updated )); then
+    log "apt-get update"
+    apt-get update -qq
+    apt_updated=1
+  fi
+  log "apt-get install $*"
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+if [[ ${CONDUCTOR_SKIP_SYSTEM_DEPS:-0} != 1 ]]; then
+  mapfile -t need < <(missing_packages)
+  if (( ${#need[@]} )); then
+    if (( EUID != 0 )); then
+      log "missing system packages (run as root, or install them yourself):"
+      log "  sudo apt-get update && sudo apt-get install -y ${need[*]}"
+      exit 1
+    fi
+    apt_install "${need[@]}"
+    # The server may have come in just now: its pgTAP package is named by version.
+    mapfile -t need < <(missing_packages)
+    if (( ${#need[@]} )); then apt_install "${need[@]}"; fi
+    mapfile -t need < <(missing_packages)
+    if (( ${#need[@]} )); then
+      log "still missing after apt-get install: ${need[*]}"
+      exit 1
+    fi
+  fi
+fi
+
+if [[ ! -x .venv/bin/python ]]; then
+  log "creating .venv"
+  python3 -m venv .venv
+fi
+stamp=.venv/.conductor-deps
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]] || ! .venv/bin/python -c 'import pyconductor, pytest' 2>/dev/null; then
+  log "pip install -e '.[test]'"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e '.[test]'
+  printf '%s\n' "$want" >"$stamp"
+fi
+log "ok"
