@@ -282,8 +282,9 @@ def migrate(
         try:
             _ensure_registry(conn)
             done = applied_changes(conn, plan.project)
-            for change in plan.changes:
-                script, digest = _script(change, sql_dir)
+            # Read every script first: a missing one fails before anything is applied.
+            scripts = [(change, *_script(change, sql_dir)) for change in plan.changes]
+            for change, script, digest in scripts:
                 recorded = done.get((change.name, change.occurrence))
                 if recorded is not None:
                     if recorded != digest:

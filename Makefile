@@ -1,0 +1,58 @@
+# Conductor: set-up, development database, tests.
+#   make demo        install deps, start the dev database, migrate, run the demo
+#   make test        pgTAP (scripts/pgtap.sh) then pytest; fails if either fails
+#   make bench       bench/run.sh
+#   make devdb       start the development cluster (.devdb) and migrate it
+#   make devdb-stop  stop it
+#   make clean       stop the dev cluster, remove it and build/test caches
+#   make distclean   clean, and remove .venv
+# Every target is safe to run twice.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTEST_ARGS ?=
+
+.PHONY: all deps devdb migrate demo test pgtap pytest bench devdb-stop clean distclean
+
+all: test
+
+deps:
+	scripts/install-deps.sh
+
+devdb: deps
+	$(PY) -m pyconductor devdb start
+
+migrate: devdb
+	$(PY) -m pyconductor migrate
+
+demo: migrate
+	$(PY) -m pyconductor demo
+
+pgtap: deps
+	scripts/pgtap.sh
+
+pytest: deps
+	$(PY) -m pytest python/tests $(PYTEST_ARGS)
+
+# Both suites run even when the first fails; the target fails if either did.
+test: deps
+	@rc=0; \
+	scripts/pgtap.sh || rc=$$?; \
+	$(PY) -m pytest python/tests $(PYTEST_ARGS) || rc=$$((rc ? rc : $$?)); \
+	if [[ $$rc -ne 0 ]]; then echo "make test: FAILED" >&2; fi; \
+	exit $$rc
+
+bench: deps
+	bash bench/run.sh
+
+devdb-stop:
+	@if [[ -x $(PY) ]]; then $(PY) -m pyconductor devdb stop; else echo "no .venv: nothing to stop"; fi
+
+clean: devdb-stop
+	rm -rf .devdb build dist .pytest_cache .hypothesis python/*.egg-info
+	find . -path ./.venv -prune -o -name __pycache__ -type d -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

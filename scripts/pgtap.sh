@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Deploy the schema with sqitch into a fresh database, run every pgTAP file
+# under sql/tests with pg_prove, then prove the migrations: revert to zero and
+# deploy again. Exit non-zero on any failure.
+#
+# Server: a throwaway cluster (pyconductor devdb, temp dir, stopped on exit),
+# or the server at $CONDUCTOR_TEST_DSN (a URL whose user may create databases).
+# Needs scripts/install-deps.sh to have run (.venv, sqitch, pg_prove, pgTAP).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PY=${CONDUCTOR_PYTHON:-.venv/bin/python}
+log() { printf 'pgtap.sh: %s\n' "$*" >&2; }
+die() { log "FAILED: $*"; exit 1; }
+
+# Name the files: pg_prove given a folder without -r silently runs nothing.
+mapfile -t tests < <(find sql/tests -name '*.sql' -type f | LC_ALL=C sort)
+(( ${#tests[@]} )) || die "no pgTAP test files (*.sql) under sql/tests"
+
+for tool in sqitch pg_prove psql; do
+  command -v "$tool" >/dev/null || die "$tool not found; run scripts/install-deps.sh"
+done
+[[ -x $PY ]] || die "$PY not found; run scripts/install-deps.sh"
+
+tmp=$(mktemp -d /tmp/conductor-pgtap.XXXXXX)
+chmod 755 "$tmp"
+db=conductor_pgtap_$$
+cleanup() {
+  local rc=$?
+  if [[ -n ${admin_url:-} ]]; then
+    psql -q -X "$admin_url" -c "drop database if exists $db with (force)" >/dev/null 2>&1 || true
+  fi
+  if [[ -z ${CONDUCTOR_TEST_DSN:-} ]]; then
+    "$PY" -m pyconductor devdb stop --datadir "$tmp/data" >/dev/null 2>&1 || true
+  fi
+  rm -rf "$tmp"
+  exit "$rc"
+}
+trap cleanup EXIT
+
+if [[ -n ${CONDUCTOR_TEST_DSN:-} ]]; then
+  server=$CONDUCTOR_TEST_DSN
+else
+  log "starting a throwaway cluster in $tmp/data"
+  server=$("$PY" -m pyconductor devdb start --datadir "$tmp/data" --dbname postgres)
+fi
+
+# host, port, user, password of the server, and URLs for sqitch and psql.
+eval "$("$PY" - "$server" "$db" "${CONDUCTOR_TEST_DSN:+external}" "$tmp/data" <<'PYEOF'
+import shlex, sys
+from urllib.parse import quote
+from psycopg.conninfo import conninfo_to_dict
+server, db, external, datadir = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+info = conninfo_to_dict(server)
+host = info.get("host") or "127.0.0.1"
+port = str(info.get("port") or 5432)
+user = info.get("user") or ""
+password = info.get("password") or ""
+socket_host = host
+if not external:
+    from pyconductor.devdb import DevDB
+    socket_host = DevDB(datadir).conninfo()["host"]
+userinfo = quote(user, safe="") + (":" + quote(password, safe="") if password else "")
+tcp_host = host if not host.startswith("/") else ""
+query = "" if tcp_host else "?host=" + quote(host, safe="")
+out = {
+    "PG_HOST": socket_host, "PG_PORT": port, "PG_USER": user, "PGPASSWORD": password,
+    "admin_url": f"postgresql://{userinfo}@{tcp_host}:{port}/postgres{query}",
+    "test_url": f"postgresql://{userinfo}@{tcp_host}:{port}/{db}{query}",
+    "sqitch_target": f"db:pg://{userinfo}@{tcp_host}:{port}/{db}{query}",
+}
+for k, v in out.items():
+    print(f"{k}={shlex.quote(v)}")
+PYEOF
+)"
+export PGPASSWORD
+[[ -n $PGPASSWORD ]] || unset PGPASSWORD
+
+PGOPTIONS="-c client_min_messages=warning" psql -q -X -v ON_ERROR_STOP=1 "$admin_url" -c "drop database if exists $db with (force)" -c "create database $db" \
+  || die "cannot create database $db"
+
+# sqitch wants a name and e-mail for its registry.
+export SQITCH_USER_NAME=${SQITCH_USER_NAME:-conductor-ci}
+export SQITCH_USER_EMAIL=${SQITCH_USER_EMAIL:-ci@conductor.invalid}
+# Keep sqitch's own files in the temp dir, out of $HOME.
+export SQITCH_USER_CONFIG=$tmp/sqitch-user.conf
+touch "$SQITCH_USER_CONFIG"
+
+log "sqitch deploy --verify"
+sqitch deploy --verify "$sqitch_target" || die "sqitch deploy --verify"
+
+psql -q -X -v ON_ERROR_STOP=1 "$test_url" -c "create extension if not exists pgtap" \
+  || die "create extension pgtap (is postgresql-<version>-pgtap installed?)"
+
+log "pg_prove: ${#tests[@]} file(s)"
+prove_rc=0
+pg_prove -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$db" --ext .sql "${tests[@]}" || prove_rc=$?
+
+log "migration proof: sqitch revert to zero, then deploy --verify again"
+sqitch revert -y "$sqitch_target" || die "sqitch revert -y"
+left=$(psql -X -At "$test_url" -c "select count(*) from pg_namespace where nspname = 'conductor'")
+[[ $left == 0 ]] || die "schema conductor still exists after sqitch revert to zero"
+sqitch deploy --verify "$sqitch_target" || die "sqitch deploy after revert"
+
+(( prove_rc == 0 )) || die "pg_prove reported failures (exit $prove_rc)"
+log "ok"
