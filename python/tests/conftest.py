@@ -1,0 +1,173 @@
+"""Fixtures for Conductor's pytest suite: a real PostgreSQL, never mocks.
+
+Session:
+  cluster        one server for the whole session: a throwaway ``pyconductor
+                 devdb`` cluster in a temp dir, or the server at
+                 $CONDUCTOR_TEST_DSN (a URL whose user may create databases).
+                 Exposes bindir, datadir, port, url(dbname), restart().
+  template_db    name of a database migrated once with pyconductor.migrate
+                 (``conductor_template``); cloned by the fixtures below.
+Module:
+  dsn            URL of a fresh database cloned from the template, one per
+                 test module.
+Function:
+  conn           psycopg autocommit connection to ``dsn``.
+  db_dsn         URL of a fresh database per test (cheap template clone), for
+                 tests that need isolation.
+  db_conn        psycopg autocommit connection to ``db_dsn``.
+
+``from helpers import wait_until`` awaits a condition instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from pyconductor.devdb import DevDB, find_bindir, throwaway_cluster
+from pyconductor.migrate import migrate
+
+TEMPLATE = "conductor_template"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Cluster:
+    """The test server. ``devdb`` is None when running against $CONDUCTOR_TEST_DSN."""
+
+    server_dsn: str
+    devdb: DevDB | None
+
+    @property
+    def bindir(self) -> Path:
+        return self.devdb.bindir if self.devdb else find_bindir()
+
+    @property
+    def datadir(self) -> Path | None:
+        return self.devdb.datadir if self.devdb else None
+
+    @property
+    def port(self) -> int:
+        return int(conninfo_to_dict(self.server_dsn).get("port") or 5432)
+
+    @property
+    def host(self) -> str:
+        return str(conninfo_to_dict(self.server_dsn).get("host") or "127.0.0.1")
+
+    @property
+    def user(self) -> str:
+        return str(conninfo_to_dict(self.server_dsn).get("user") or "")
+
+    def url(self, dbname: str) -> str:
+        return make_conninfo(self.server_dsn, dbname=dbname)
+
+    def admin(self) -> psycopg.Connection[tuple[object, ...]]:
+        """Autocommit connection to the maintenance database ``postgres``."""
+        return psycopg.connect(self.url("postgres"), autocommit=True)
+
+    def restart(self) -> None:
+        """``pg_ctl restart -m fast``: every connection drops, data stays."""
+        if self.devdb is None:
+            pytest.skip("restart needs the throwaway cluster, not $CONDUCTOR_TEST_DSN")
+        self.devdb.restart()
+
+    def create_database(self, name: str, template: str | None = None) -> str:
+        with self.admin() as conn:
+            conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+            stmt = sql.SQL("create database {}").format(sql.Identifier(name))
+            if template:
+                stmt += sql.SQL(" template {}").format(sql.Identifier(template))
+            conn.execute(stmt)
+        return self.url(name)
+
+    def drop_database(self, name: str) -> None:
+        with self.admin() as conn:
+            conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+    def pg_dump(self, dbname: str, *args: str) -> str:
+        """Output of this server's ``pg_dump`` for ``dbname``."""
+        out = subprocess.run(
+            [str(self.bindir / "pg_dump"), *args, "-d", self.url(dbname)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if out.returncode != 0:
+            raise AssertionError(f"pg_dump failed: {out.stderr}")
+        return out.stdout
+
+
+_counter = itertools.count(1)
+
+
+def _dbname(prefix: str) -> str:
+    """A database name unique in this session: ``t<pid>_<n>_<prefix>``, at most 63 bytes."""
+    clean = re.sub(r"[^a-z0-9_]", "_", prefix.lower())
+    return f"t{os.getpid()}_{next(_counter)}_{clean}"[:63]
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Cluster]:
+    external = os.environ.get("CONDUCTOR_TEST_DSN")
+    if external:
+        yield Cluster(server_dsn=external, devdb=None)
+        return
+    with throwaway_cluster(dbname=None) as db:
+        yield Cluster(server_dsn=db.url("postgres"), devdb=db)
+
+
+@pytest.fixture(scope="session")
+def template_db(cluster: Cluster) -> Iterator[str]:
+    """``conductor_template``: migrated once, then only cloned."""
+    name = TEMPLATE if cluster.devdb else f"{TEMPLATE}_{os.getpid()}"
+    url = cluster.create_database(name)
+    migrate(url, progress=lambda line: None)
+    yield name
+    cluster.drop_database(name)
+
+
+@pytest.fixture(scope="module")
+def dsn(cluster: Cluster, template_db: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh migrated database for this test module."""
+    name = _dbname(request.module.__name__.rpartition(".")[2])
+    url = cluster.create_database(name, template=template_db)
+    yield url
+    cluster.drop_database(name)
+
+
+@pytest.fixture
+def db_dsn(cluster: Cluster, template_db: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh migrated database for this one test."""
+    name = _dbname(request.node.name)
+    url = cluster.create_database(name, template=template_db)
+    yield url
+    cluster.drop_database(name)
+
+
+@pytest.fixture
+def empty_dsn(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh empty database (nothing deployed) for this one test."""
+    name = _dbname("empty_" + request.node.name)
+    url = cluster.create_database(name)
+    yield url
+    cluster.drop_database(name)
+
+
+@pytest.fixture
+def conn(dsn: str) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+    with psycopg.connect(dsn, autocommit=True) as c:
+        yield c
+
+
+@pytest.fixture
+def db_conn(db_dsn: str) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+    with psycopg.connect(db_dsn, autocommit=True) as c:
+        yield c

@@ -1,0 +1,43 @@
+"""Helpers for Conductor's tests. Import with ``from helpers import wait_until``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+__all__ = ["WaitTimeout", "wait_until"]
+
+
+class WaitTimeout(AssertionError):
+    """A condition awaited with ``wait_until`` did not come true in time."""
+
+
+def wait_until(
+    predicate: Callable[[], T],
+    timeout: float = 10.0,
+    interval: float = 0.01,
+    message: str | None = None,
+) -> T:
+    """Call ``predicate`` until it returns something truthy, and return that.
+
+    Use instead of sleeping whenever a condition can be awaited. Raises
+    ``WaitTimeout`` (an AssertionError) after ``timeout`` seconds; the last
+    exception raised by the predicate, if any, is chained.
+    """
+    deadline = time.monotonic() + timeout
+    last_exc: Exception | None = None
+    while True:
+        try:
+            value = predicate()
+            if value:
+                return value
+            last_exc = None
+        except Exception as exc:  # noqa: BLE001 - retried until the deadline
+            last_exc = exc
+        if time.monotonic() >= deadline:
+            what = message or getattr(predicate, "__name__", repr(predicate))
+            raise WaitTimeout(f"condition not met within {timeout:g}s: {what}") from last_exc
+        time.sleep(interval)
