@@ -1,0 +1,109 @@
+-- Deploy conductor:functions/complete to pg
+--
+-- Finishing a held task with a result.
+--
+--   conductor.complete(attempt_id, result)               -> void, raises when not held
+--   conductor.complete_many(attempt_ids, results)        -> the attempts refused, with why
+--
+-- Both go through conductor._complete, which finishes every given attempt that
+-- still holds its task (status running, tasks.attempt_id = the attempt) in one
+-- statement and returns the ones it finished. The fence and the update are the
+-- same statement, so a zombie worker whose lease was taken back changes nothing.
+--
+-- Lock order: task rows, then attempt rows (as everywhere in conductor).
+
+begin;
+
+create function conductor._complete(attempt_ids bigint[], results jsonb[])
+  returns table (attempt_id bigint)
+  language plpgsql volatile
+  security definer
+  set search_path = ''
+as $$
+declare
+  v_now timestamptz := conductor.now();
+begin
+  if pg_catalog.cardinality(_complete.results) is distinct from pg_catalog.cardinality(_complete.attempt_ids)
+     and _complete.results is not null then
+    raise exception 'complete_many got % attempt ids and % results; give one result per attempt, or NULL for none',
+      pg_catalog.cardinality(_complete.attempt_ids), pg_catalog.cardinality(_complete.results)
+      using errcode = 'QC106';
+  end if;
+
+  return query
+  with given as (
+    select g.id, _complete.results[g.n] as result
+      from pg_catalog.unnest(_complete.attempt_ids) with ordinality as g(id, n)
+  ), finished as (
+    update conductor.tasks t
+       set status = 'succeeded',
+           result = given.result,
+           error = null,
+           lease_expires_at = null,
+           finished_at = v_now
+      from given
+      join conductor.attempts a on a.id = given.id
+     where t.id = a.task_id
+       and t.attempt_id = a.id
+       and t.status = 'running'
+    returning t.attempt_id
+  ), recorded as (
+    update conductor.attempts a
+       set outcome = 'succeeded', finished_at = v_now
+      from finished f
+     where a.id = f.attempt_id
+    returning a.id
+  )
+  select r.id from recorded r;
+end
+$$;
+
+revoke execute on function conductor._complete(bigint[], jsonb[]) from public;
+
+create function conductor.complete(attempt_id bigint, result jsonb default null) returns void
+  language plpgsql volatile
+  security definer
+  set search_path = ''
+as $$
+begin
+  perform from conductor._complete(array[complete.attempt_id], array[complete.result]);
+  if not found then
+    perform conductor._refuse(complete.attempt_id);
+  end if;
+end
+$$;
+
+comment on function conductor.complete(bigint, jsonb) is
+$$Finishes the task held by attempt_id as succeeded and stores result (any JSON, or NULL).
+Raises QC201 (lease lost) when the attempt no longer holds its task, QC202 when the task
+was cancelled, QC203 when the attempt does not exist; then nothing changes.$$;
+
+create function conductor.complete_many(attempt_ids bigint[], results jsonb[] default null)
+  returns table (attempt_id bigint, task_id bigint, state text)
+  language sql volatile
+  security definer
+  set search_path = ''
+as $$
+  with done as (
+    select c.attempt_id from conductor._complete(complete_many.attempt_ids, complete_many.results) c
+  )
+  select given.id, a.task_id,
+         case when a.outcome = 'cancelled' then 'cancelled' else 'lost' end
+    from pg_catalog.unnest(complete_many.attempt_ids) as given(id)
+    left join conductor.attempts a on a.id = given.id
+   where not exists (select from done d where d.attempt_id = given.id)
+$$;
+
+comment on function conductor.complete_many(bigint[], jsonb[]) is
+$$Finishes a batch of held tasks in one statement: results[i] belongs to attempt_ids[i]
+(results NULL: no result for any). Each attempt is fenced on its own, so one lost lease
+does not stop the others. Returns a row for each attempt it refused, state 'cancelled'
+or 'lost', as heartbeat does; an empty answer means all were stored.
+Raises QC106 when the arrays differ in length.$$;
+
+revoke execute on function conductor.complete(bigint, jsonb) from public;
+revoke execute on function conductor.complete_many(bigint[], jsonb[]) from public;
+grant execute on function conductor.complete(bigint, jsonb) to conductor_worker, conductor_admin;
+grant execute on function conductor.complete_many(bigint[], jsonb[]) to conductor_worker, conductor_admin;
+
+commit;

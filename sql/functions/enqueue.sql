@@ -1,0 +1,245 @@
+-- Deploy conductor:functions/enqueue to pg
+--
+-- Writing work. One implementation, conductor._enqueue(specs), validates a
+-- batch and inserts it in one statement; enqueue() and enqueue_many() are thin
+-- shapes over it.
+--
+--   conductor.enqueue(kind, payload, queue, ...) -> bigint
+--   conductor.enqueue_many(tasks jsonb)          -> setof bigint, in input order
+--
+-- Dedupe: a task whose dedupe_key an unfinished task holds is not inserted;
+-- its id in the answer is the holder's. The unique index tasks_dedupe_key is
+-- the arbiter, so concurrent enqueues of one key still give one task.
+--
+-- Locks: the inserted rows, and the holder's index entry while waiting on a
+-- concurrent enqueue of the same dedupe_key. Any number of callers at once.
+
+begin;
+
+create function conductor._enqueue(specs conductor._task_spec[])
+  returns table (ord bigint, id bigint)
+  language plpgsql volatile
+  security definer
+  set search_path = ''
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_max_bytes integer := conductor._max_payload_bytes();
+  v_bad record;
+  v_ids bigint[];
+  v_missing integer;
+begin
+  select s.ordinality as ord, s.kind, s.queue, s.payload, s.max_attempts, s.max_recoveries,
+         s.backoff_base, s.backoff_factor, s.backoff_max,
+         case
+           when s.kind is null or s.kind = '' or s.kind <> pg_catalog.btrim(s.kind)
+                or pg_catalog.length(s.kind) > 200 then 'QC101'
+           when s.payload is null or pg_catalog.jsonb_typeof(s.payload) <> 'object' then 'QC102'
+           when pg_catalog.pg_column_size(s.payload) > v_max_bytes then 'QC103'
+           when s.queue is null or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$' then 'QC104'
+           when s.max_attempts < 1 or s.max_recoveries < 0
+                or s.backoff_base < interval '0' or s.backoff_max < interval '0'
+                or s.backoff_factor < 1 then 'QC106'
+         end as code
+    into v_bad
+    from pg_catalog.unnest(_enqueue.specs) with ordinality as s
+   where s.kind is null or s.kind = '' or s.kind <> pg_catalog.btrim(s.kind)
+      or pg_catalog.length(s.kind) > 200
+      or s.payload is null or pg_catalog.jsonb_typeof(s.payload) <> 'object'
+      or pg_catalog.pg_column_size(s.payload) > v_max_bytes
+      or s.queue is null or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$'
+      or s.max_attempts < 1 or s.max_recoveries < 0
+      or s.backoff_base < interval '0' or s.backoff_max < interval '0'
+      or s.backoff_factor < 1
+   order by s.ordinality
+   limit 1;
+
+  if found then
+    case v_bad.code
+    when 'QC101' then
+      raise exception 'invalid kind %: a kind is a non-empty name of at most 200 characters without surrounding spaces',
+        coalesce(pg_catalog.quote_literal(v_bad.kind), 'NULL')
+        using errcode = 'QC101', detail = pg_catalog.format('task #%s of the batch', v_bad.ord);
+    when 'QC102' then
+      raise exception 'invalid payload for kind %: a payload is a JSON object, got %',
+        pg_catalog.quote_literal(v_bad.kind),
+        coalesce(pg_catalog.jsonb_typeof(v_bad.payload), 'SQL NULL')
+        using errcode = 'QC102', detail = pg_catalog.format('task #%s of the batch', v_bad.ord);
+    when 'QC103' then
+      raise exception 'payload too large for kind %: % bytes, the limit is % bytes',
+        pg_catalog.quote_literal(v_bad.kind), pg_catalog.pg_column_size(v_bad.payload), v_max_bytes
+        using errcode = 'QC103',
+              hint = 'Store large data elsewhere and pass a reference, or raise conductor.max_payload_bytes.';
+    when 'QC104' then
+      raise exception 'invalid queue %: a queue name is 1-100 letters, digits and _ . : / -, starting with a letter or digit',
+        coalesce(pg_catalog.quote_literal(v_bad.queue), 'NULL')
+        using errcode = 'QC104';
+    else
+      raise exception 'invalid retry policy for kind %: max_attempts % (>= 1), max_recoveries % (>= 0), backoff base % and max % (>= 0), factor % (>= 1)',
+        pg_catalog.quote_literal(v_bad.kind), v_bad.max_attempts, v_bad.max_recoveries,
+        v_bad.backoff_base, v_bad.backoff_max, v_bad.backoff_factor
+        using errcode = 'QC106';
+    end case;
+  end if;
+
+  select s.ordinality as ord, s.parent_id into v_bad
+    from pg_catalog.unnest(_enqueue.specs) with ordinality as s
+   where s.parent_id is not null
+     and not exists (select from conductor.tasks p where p.id = s.parent_id)
+   limit 1;
+  if found then
+    raise exception 'parent task % does not exist', v_bad.parent_id using errcode = 'QC203';
+  end if;
+
+  -- Ids are drawn before the insert so a root can be its own root_id, and the
+  -- answer keeps the input order. A row that loses to a dedupe holder leaves a
+  -- gap in the sequence, which is harmless.
+  with spec as (
+    select s.ordinality as ord, pg_catalog.nextval('conductor.tasks_id_seq') as new_id, s.*
+      from pg_catalog.unnest(_enqueue.specs) with ordinality as s
+  ), inserted as (
+    insert into conductor.tasks as t (
+      id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
+      backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
+      parent_id, root_id, enqueued_at)
+    select spec.new_id, spec.queue, spec.kind, spec.payload, coalesce(spec.priority, 0),
+           coalesce(spec.run_at, v_now), coalesce(spec.max_attempts, 1),
+           coalesce(spec.max_recoveries, 3), spec.backoff_base, spec.backoff_factor,
+           spec.backoff_max, spec.dedupe_key, spec.concurrency_key, spec.parent_id,
+           coalesce(p.root_id, spec.new_id), v_now
+      from spec
+      left join conductor.tasks p on p.id = spec.parent_id
+    on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
+    do nothing
+    returning t.id
+  )
+  select pg_catalog.array_agg(coalesce(own.id, first_of_key.id) order by spec.ord)
+    into v_ids
+    from spec
+    left join inserted own on own.id = spec.new_id
+    left join (
+      -- a later row of this batch with the same key gets the first one's id
+      select k.dedupe_key, pg_catalog.min(i.id) as id
+        from inserted i
+        join spec k on k.new_id = i.id
+       where k.dedupe_key is not null
+       group by k.dedupe_key
+    ) first_of_key on first_of_key.dedupe_key = spec.dedupe_key;
+
+  -- What is still null lost to a holder committed before this statement began
+  -- or while it waited; a fresh statement sees it.
+  select pg_catalog.count(*) into v_missing from pg_catalog.unnest(v_ids) as x(id) where x.id is null;
+  if v_missing > 0 then
+    select pg_catalog.array_agg(coalesce(v_ids[s.ordinality], holder.id) order by s.ordinality)
+      into v_ids
+      from pg_catalog.unnest(_enqueue.specs) with ordinality as s
+      left join conductor.tasks holder
+        on v_ids[s.ordinality] is null
+       and holder.dedupe_key = s.dedupe_key
+       and holder.status in ('queued', 'running', 'waiting');
+    if pg_catalog.array_position(v_ids, null) is not null then
+      raise exception 'the holder of dedupe_key % finished while this enqueue waited for it',
+        pg_catalog.quote_literal(specs[pg_catalog.array_position(v_ids, null)].dedupe_key)
+        using errcode = '40001', hint = 'Retry the enqueue.';
+    end if;
+  end if;
+
+  return query select u.ord, u.id from pg_catalog.unnest(v_ids) with ordinality as u(id, ord);
+end
+$$;
+
+revoke execute on function conductor._enqueue(conductor._task_spec[]) from public;
+
+create function conductor.enqueue(
+  kind            text,
+  payload         jsonb default '{}',
+  queue           text default 'default',
+  priority        integer default 0,
+  run_at          timestamptz default null,
+  max_attempts    integer default 1,
+  dedupe_key      text default null,
+  concurrency_key text default null,
+  parent_id       bigint default null,
+  max_recoveries  integer default 3,
+  backoff_base    interval default null,
+  backoff_factor  double precision default null,
+  backoff_max     interval default null
+) returns bigint
+  language sql volatile
+  security definer
+  set search_path = ''
+as $$
+  select e.id
+    from conductor._enqueue(array[row(
+           enqueue.kind, enqueue.payload, enqueue.queue, enqueue.priority, enqueue.run_at,
+           enqueue.max_attempts, enqueue.dedupe_key, enqueue.concurrency_key,
+           enqueue.parent_id, enqueue.max_recoveries, enqueue.backoff_base,
+           enqueue.backoff_factor, enqueue.backoff_max)::conductor._task_spec]) as e
+$$;
+
+comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval) is
+$$Writes one task and returns its id.
+kind: the handler name (non-empty). payload: a JSON object, at most 1 MiB by default.
+queue 'default'; priority 0 (higher first); run_at now; max_attempts 1 (retries are opt-in);
+max_recoveries 3; backoff null = 30 s doubling, at most 1 h, with jitter.
+dedupe_key: when an unfinished task holds it, returns that task's id and writes nothing.
+parent_id: the spawning task; the new task joins its run (root_id).
+Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
+QC106 retry policy, QC203 parent not found. Any number of callers at once.$$;
+
+create function conductor.enqueue_many(tasks jsonb) returns setof bigint
+  language plpgsql volatile
+  security definer
+  set search_path = ''
+as $$
+begin
+  if enqueue_many.tasks is null or pg_catalog.jsonb_typeof(enqueue_many.tasks) <> 'array' then
+    raise exception 'enqueue_many takes a JSON array of task objects, got %',
+      coalesce(pg_catalog.jsonb_typeof(enqueue_many.tasks), 'SQL NULL')
+      using errcode = 'QC106';
+  end if;
+  if exists (select from pg_catalog.jsonb_array_elements(enqueue_many.tasks) e(t)
+              where pg_catalog.jsonb_typeof(e.t) <> 'object') then
+    raise exception 'enqueue_many takes a JSON array of task objects; an element is not an object'
+      using errcode = 'QC106';
+  end if;
+
+  return query
+  select e.id
+    from conductor._enqueue(array(
+      select row(
+               t->>'kind',
+               coalesce(t->'payload', '{}'),
+               coalesce(t->>'queue', 'default'),
+               (t->>'priority')::integer,
+               (t->>'run_at')::timestamptz,
+               (t->>'max_attempts')::integer,
+               t->>'dedupe_key',
+               t->>'concurrency_key',
+               (t->>'parent_id')::bigint,
+               (t->>'max_recoveries')::integer,
+               (t->>'backoff_base')::interval,
+               (t->>'backoff_factor')::double precision,
+               (t->>'backoff_max')::interval
+             )::conductor._task_spec
+        from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
+       order by a.n)) as e
+   order by e.ord;
+end
+$$;
+
+comment on function conductor.enqueue_many(jsonb) is
+$$Writes a batch of tasks in one statement; returns their ids in input order.
+tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
+run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
+backoff_base, backoff_factor, backoff_max); a missing key takes enqueue's default.
+All or nothing: one bad task raises (as enqueue does) and writes none.
+Raises QC106 when tasks is not an array of objects.$$;
+
+revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval) from public;
+revoke execute on function conductor.enqueue_many(jsonb) from public;
+grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval)
+  to conductor_client, conductor_worker, conductor_admin;
+grant execute on function conductor.enqueue_many(jsonb) to conductor_client, conductor_worker, conductor_admin;
+
+commit;

@@ -1,0 +1,89 @@
+-- Deploy conductor:functions/fail to pg
+--
+-- conductor.fail(attempt_id, error, retry_at, traceback, unknown_kind): the
+-- handler of a held task raised. The error and traceback go into the attempt
+-- row; the task then
+--   - is dead at once when unknown_kind (no handler for its kind on the worker),
+--   - goes back to the queue when attempts remain (max_attempts opt-in), due at
+--     retry_at if the handler asked for one, else after the backoff
+--     (conductor._backoff: 30 s doubling, at most 1 h, up to 20 % jitter),
+--   - is failed otherwise.
+-- Returns the task's new status. Recoveries are untouched: a failure is not a
+-- lost worker.
+--
+-- Lock order: the task row, then the attempt row.
+
+begin;
+
+create function conductor.fail(
+  attempt_id   bigint,
+  error        text,
+  retry_at     timestamptz default null,
+  traceback    text default null,
+  unknown_kind boolean default false
+) returns conductor.task_status
+  language plpgsql volatile
+  security definer
+  set search_path = ''
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_task conductor.tasks;
+  v_status conductor.task_status;
+  v_error text := coalesce(nullif(fail.error, ''), 'error not given');
+  v_run_at timestamptz;
+begin
+  select t.* into v_task
+    from conductor.attempts a
+    join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status = 'running'
+   where a.id = fail.attempt_id
+     for update of t;
+  if not found then
+    perform conductor._refuse(fail.attempt_id);
+  end if;
+
+  if fail.unknown_kind then
+    v_status := 'dead';
+    v_error := pg_catalog.format('no handler for kind %s on worker %s: %s',
+                                 pg_catalog.quote_literal(v_task.kind), v_task.claimed_by, v_error);
+  elsif v_task.attempt < v_task.max_attempts then
+    v_status := 'queued';
+    v_run_at := greatest(v_now, coalesce(fail.retry_at,
+      v_now + conductor._backoff(v_task.id, v_task.attempt, v_task.backoff_base,
+                                 v_task.backoff_factor, v_task.backoff_max)));
+  else
+    v_status := 'failed';
+  end if;
+
+  update conductor.tasks t
+     set status = v_status,
+         error = v_error,
+         run_at = coalesce(v_run_at, t.run_at),
+         lease_expires_at = null,
+         finished_at = case when v_status = 'queued' then null else v_now end
+   where t.id = v_task.id;
+
+  update conductor.attempts a
+     set outcome = 'failed', finished_at = v_now, error = v_error, traceback = fail.traceback
+   where a.id = fail.attempt_id;
+
+  if v_status = 'queued' and v_run_at <= v_now then
+    perform conductor._notify_queue(v_task.queue);
+  end if;
+  return v_status;
+end
+$$;
+
+comment on function conductor.fail(bigint, text, timestamptz, text, boolean) is
+$$Records that the handler of the task held by attempt_id failed: error and traceback
+are stored on the attempt (every attempt's error is kept). Returns the task's new status:
+'queued' when attempts remain (due at retry_at if given, else after the backoff:
+backoff_base 30 s * backoff_factor 2 ^ (attempt - 1), at most backoff_max 1 h, less up to
+20 % jitter), 'failed' when none remain, 'dead' at once when unknown_kind (the worker has
+no handler for the task's kind). Raises QC201 lease lost, QC202 cancelled, QC203 no such
+attempt; then nothing changes.$$;
+
+revoke execute on function conductor.fail(bigint, text, timestamptz, text, boolean) from public;
+grant execute on function conductor.fail(bigint, text, timestamptz, text, boolean) to conductor_worker, conductor_admin;
+
+commit;

@@ -1,0 +1,68 @@
+-- Deploy conductor:functions/heartbeat to pg
+--
+-- conductor.heartbeat(worker_id, attempt_ids, lease): one call a beat for all
+-- of a worker's claims. Extends the lease of each attempt that still holds its
+-- task and answers, for each that does not, why: 'cancelled' (stop it) or
+-- 'lost' (the lease expired and the task was taken back, or it already
+-- finished; discard its result).
+--
+-- Locks: the held task rows (a lease-only update, usually HOT), then the
+-- worker's row. Any number of workers at once.
+
+begin;
+
+create function conductor.heartbeat(
+  worker_id   text,
+  attempt_ids bigint[],
+  lease       interval default interval '60 seconds'
+) returns table (attempt_id bigint, task_id bigint, state text)
+  language plpgsql volatile
+  security definer
+  set search_path = ''
+as $$
+declare
+  v_now timestamptz := conductor.now();
+begin
+  if heartbeat.worker_id is null or heartbeat.worker_id = '' then
+    raise exception 'heartbeat needs a worker_id' using errcode = 'QC106';
+  end if;
+  if heartbeat.lease is null or heartbeat.lease <= interval '0' then
+    raise exception 'invalid lease %: it must be positive', coalesce(heartbeat.lease::text, 'NULL')
+      using errcode = 'QC106';
+  end if;
+
+  return query
+  with extended as (
+    update conductor.tasks t
+       set lease_expires_at = v_now + heartbeat.lease
+      from conductor.attempts a
+     where a.id = any (heartbeat.attempt_ids)
+       and a.worker_id = heartbeat.worker_id
+       and t.id = a.task_id
+       and t.attempt_id = a.id
+       and t.status = 'running'
+    returning t.attempt_id
+  )
+  select given.id, a.task_id,
+         case when a.outcome = 'cancelled' then 'cancelled' else 'lost' end
+    from pg_catalog.unnest(heartbeat.attempt_ids) as given(id)
+    left join conductor.attempts a on a.id = given.id
+   where given.id is not null
+     and not exists (select from extended e where e.attempt_id = given.id);
+
+  update conductor.workers w set last_seen_at = v_now where w.id = heartbeat.worker_id;
+end
+$$;
+
+comment on function conductor.heartbeat(text, bigint[], interval) is
+$$Extends to now + lease (default 60 s) the lease of every attempt in attempt_ids that
+still holds its task, and marks the worker seen. Returns one row per attempt that no
+longer holds its task: state 'cancelled' (the task was cancelled: stop the handler) or
+'lost' (taken back after its lease expired, or already finished: discard the result).
+An empty answer means every lease was extended. Raises QC106 for a missing worker_id
+or a non-positive lease. Any number of callers at once.$$;
+
+revoke execute on function conductor.heartbeat(text, bigint[], interval) from public;
+grant execute on function conductor.heartbeat(text, bigint[], interval) to conductor_worker, conductor_admin;
+
+commit;

@@ -1,0 +1,7 @@
+-- Revert conductor:schema/attempts from pg
+
+begin;
+
+drop table conductor.attempts;
+
+commit;

@@ -1,0 +1,7 @@
+-- Revert conductor:schema/tasks from pg
+
+begin;
+
+drop table conductor.tasks;
+
+commit;

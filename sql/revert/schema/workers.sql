@@ -1,0 +1,7 @@
+-- Revert conductor:schema/workers from pg
+
+begin;
+
+drop table conductor.workers;
+
+commit;
