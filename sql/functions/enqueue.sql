@@ -103,12 +103,13 @@ begin
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
       parent_id, root_id, enqueued_at)
     select spec.new_id, spec.queue, spec.kind, spec.payload, coalesce(spec.priority, 0),
-           coalesce(spec.run_at, v_now), coalesce(spec.max_attempts, 1),
-           coalesce(spec.max_recoveries, 3), spec.backoff_base, spec.backoff_factor,
+           coalesce(spec.run_at, v_now), coalesce(spec.max_attempts, k.max_attempts, 1),
+           coalesce(spec.max_recoveries, k.max_recoveries, 3), spec.backoff_base, spec.backoff_factor,
            spec.backoff_max, spec.dedupe_key, spec.concurrency_key, spec.parent_id,
            coalesce(p.root_id, spec.new_id), v_now
       from spec
       left join conductor.tasks p on p.id = spec.parent_id
+      left join conductor.kinds k on k.kind = spec.kind
     on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
     do nothing
     returning t.id
@@ -156,11 +157,11 @@ create function conductor.enqueue(
   queue           text default 'default',
   priority        integer default 0,
   run_at          timestamptz default null,
-  max_attempts    integer default 1,
+  max_attempts    integer default null,
   dedupe_key      text default null,
   concurrency_key text default null,
   parent_id       bigint default null,
-  max_recoveries  integer default 3,
+  max_recoveries  integer default null,
   backoff_base    interval default null,
   backoff_factor  double precision default null,
   backoff_max     interval default null
@@ -180,8 +181,9 @@ $$;
 comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval) is
 $$Writes one task and returns its id.
 kind: the handler name (non-empty). payload: a JSON object, at most 1 MiB by default.
-queue 'default'; priority 0 (higher first); run_at now; max_attempts 1 (retries are opt-in);
-max_recoveries 3; backoff null = 30 s doubling, at most 1 h, with jitter.
+queue 'default'; priority 0 (higher first); run_at now. max_attempts, max_recoveries and
+backoff_*: NULL takes the kind's policy (configure_kind), else 1 attempt (retries are
+opt-in), 3 recoveries, backoff 30 s doubling to at most 1 h, less up to 20 % jitter.
 dedupe_key: when an unfinished task holds it, returns that task's id and writes nothing.
 parent_id: the spawning task; the new task joins its run (root_id).
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,

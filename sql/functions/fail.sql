@@ -29,6 +29,7 @@ as $$
 declare
   v_now timestamptz := conductor.now();
   v_task conductor.tasks;
+  v_kind conductor.kinds;
   v_status conductor.task_status;
   v_error text := coalesce(nullif(fail.error, ''), 'error not given');
   v_run_at timestamptz;
@@ -48,9 +49,12 @@ begin
                                  pg_catalog.quote_literal(v_task.kind), v_task.claimed_by, v_error);
   elsif v_task.attempt < v_task.max_attempts then
     v_status := 'queued';
+    select k.* into v_kind from conductor.kinds k where k.kind = v_task.kind;
     v_run_at := greatest(v_now, coalesce(fail.retry_at,
-      v_now + conductor._backoff(v_task.id, v_task.attempt, v_task.backoff_base,
-                                 v_task.backoff_factor, v_task.backoff_max)));
+      v_now + conductor._backoff(v_task.id, v_task.attempt,
+                                 coalesce(v_task.backoff_base, v_kind.backoff_base),
+                                 coalesce(v_task.backoff_factor, v_kind.backoff_factor),
+                                 coalesce(v_task.backoff_max, v_kind.backoff_max))));
   else
     v_status := 'failed';
   end if;
@@ -78,8 +82,8 @@ comment on function conductor.fail(bigint, text, timestamptz, text, boolean) is
 $$Records that the handler of the task held by attempt_id failed: error and traceback
 are stored on the attempt (every attempt's error is kept). Returns the task's new status:
 'queued' when attempts remain (due at retry_at if given, else after the backoff:
-backoff_base 30 s * backoff_factor 2 ^ (attempt - 1), at most backoff_max 1 h, less up to
-20 % jitter), 'failed' when none remain, 'dead' at once when unknown_kind (the worker has
+backoff_base * backoff_factor ^ (attempt - 1), at most backoff_max, less up to 20 % jitter;
+each from the task, else its kind (configure_kind), else 30 s, 2 and 1 h), 'failed' when none remain, 'dead' at once when unknown_kind (the worker has
 no handler for the task's kind). Raises QC201 lease lost, QC202 cancelled, QC203 no such
 attempt; then nothing changes.$$;
 

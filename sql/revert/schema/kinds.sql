@@ -1,0 +1,7 @@
+-- Revert conductor:schema/kinds from pg
+
+begin;
+
+drop table conductor.kinds;
+
+commit;
