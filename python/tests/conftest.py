@@ -34,11 +34,11 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from helpers import REPO  # noqa: F401 - re-exported for tests
 from pyconductor.devdb import DevDB, find_bindir, throwaway_cluster
 from pyconductor.migrate import migrate
 
 TEMPLATE = "conductor_template"
-REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from collections.abc import Callable
 from typing import TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["WaitTimeout", "wait_until"]
+__all__ = ["REPO", "WaitTimeout", "wait_until"]
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 class WaitTimeout(AssertionError):
