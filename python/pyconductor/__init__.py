@@ -3,12 +3,73 @@
 The engine lives in SQL (schema ``conductor``); this package claims tasks,
 dispatches handlers and reports back. Public names are listed in ``__all__``;
 add a new export as one import line plus one ``__all__`` entry.
+
+    from pyconductor import Conductor, Worker
+
+    app = Conductor("postgresql://...")
+
+    @app.task("thumbnail", queue="images", max_attempts=3)
+    def thumbnail(payload, ctx):
+        ctx.raise_if_cancelled()
+        return {"ok": True}
+
+    thumbnail.enqueue({"path": "a.png"})
+    Worker(app, queues=["images"]).run()   # or: pyconductor worker --app mymod:app
+
+Logging goes to the ``pyconductor`` logger, silent unless configured.
 """
 
 from __future__ import annotations
 
+import logging
+
 __version__ = "0.1.0"
 
+logging.getLogger("pyconductor").addHandler(logging.NullHandler())
+
+from pyconductor.client import AttemptInfo, Conductor, TaskInfo  # noqa: E402
+from pyconductor.context import TaskContext  # noqa: E402
+from pyconductor.errors import (  # noqa: E402
+    ConductorError,
+    DedupeConflict,
+    InvalidArgument,
+    InvalidCron,
+    InvalidKind,
+    InvalidPayload,
+    InvalidQueue,
+    InvalidState,
+    InvalidStatus,
+    InvalidTimezone,
+    LeaseLost,
+    NotFound,
+    PayloadTooLarge,
+    TaskCancelled,
+    TaskCancelledError,
+)
+from pyconductor.registry import Task  # noqa: E402
+from pyconductor.worker import Worker  # noqa: E402
+
 __all__ = [
+    "AttemptInfo",
+    "Conductor",
+    "ConductorError",
+    "DedupeConflict",
+    "InvalidArgument",
+    "InvalidCron",
+    "InvalidKind",
+    "InvalidPayload",
+    "InvalidQueue",
+    "InvalidState",
+    "InvalidStatus",
+    "InvalidTimezone",
+    "LeaseLost",
+    "NotFound",
+    "PayloadTooLarge",
+    "Task",
+    "TaskCancelled",
+    "TaskCancelledError",
+    "TaskContext",
+    "TaskInfo",
+    "Worker",
     "__version__",
 ]

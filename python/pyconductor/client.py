@@ -1,0 +1,312 @@
+"""Conductor: the application object. Enqueue, inspect, cancel and retry tasks,
+and register the handlers a :class:`~pyconductor.worker.Worker` runs.
+
+    app = Conductor("postgresql://...")
+
+    @app.task("email.send", queue="mail", max_attempts=5)
+    def send(payload, ctx):
+        ...
+
+    task_id = send.enqueue({"to": "a@example.com"})
+    app.get(task_id).status
+
+No connection is opened until the first call that needs one; the connections
+come from a ``psycopg_pool.ConnectionPool`` (autocommit), closed by
+``close()`` or the ``with`` block.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from pyconductor import queries
+from pyconductor.errors import InvalidArgument, mapped_errors
+from pyconductor.registry import ENQUEUE_OPTIONS, Registry, Task
+
+if TYPE_CHECKING:
+    from pyconductor.worker import Worker
+
+__all__ = ["AttemptInfo", "Conductor", "TaskInfo", "dumps_json"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Keys of one task spec, as conductor.enqueue_many reads them.
+SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *sorted(ENQUEUE_OPTIONS))
+
+
+def dumps_json(value: Any) -> str:
+    """Strict JSON (no NaN/Infinity, which PostgreSQL rejects); TypeError/ValueError otherwise."""
+    return json.dumps(value, allow_nan=False, separators=(",", ":"))
+
+
+def _interval(value: timedelta | float | int | str) -> str:
+    if isinstance(value, timedelta):
+        return f"{value.total_seconds()} seconds"
+    if isinstance(value, (int, float)):
+        return f"{float(value)} seconds"
+    return str(value)
+
+
+def _timestamp(value: datetime | str) -> str:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise InvalidArgument(f"run_at {value!r} has no time zone; pass an aware datetime")
+        return value.isoformat()
+    return str(value)
+
+
+def _parse_ts(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+@dataclass(frozen=True)
+class AttemptInfo:
+    """One claim of a task (a row of conductor.attempts)."""
+
+    id: int
+    attempt: int
+    worker_id: str
+    outcome: str | None
+    error: str | None
+    traceback: str | None
+    claimed_at: datetime | None
+    finished_at: datetime | None
+    host: str | None = None
+    pid: int | None = None
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> AttemptInfo:
+        return cls(
+            id=obj["id"], attempt=obj.get("attempt", 0), worker_id=obj.get("worker_id", ""),
+            outcome=obj.get("outcome"), error=obj.get("error"), traceback=obj.get("traceback"),
+            claimed_at=_parse_ts(obj.get("claimed_at")), finished_at=_parse_ts(obj.get("finished_at")),
+            host=obj.get("host"), pid=obj.get("pid"),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """A task as ``conductor.get_task`` returns it, attempts oldest first."""
+
+    id: int
+    queue: str
+    kind: str
+    status: str
+    payload: Any
+    result: Any
+    error: str | None
+    priority: int
+    run_at: datetime
+    attempt: int
+    max_attempts: int
+    recoveries: int
+    max_recoveries: int
+    parent_id: int | None
+    root_id: int
+    dedupe_key: str | None
+    concurrency_key: str | None
+    enqueued_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    attempts: list[AttemptInfo] = field(default_factory=list)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the task reached a terminal status."""
+        return self.status not in ("queued", "running", "waiting")
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
+        values = {k: row[k] for k in cls.__dataclass_fields__ if k != "attempts"}
+        values["status"] = str(row["status"])
+        return cls(**values, attempts=[AttemptInfo.from_json(a) for a in row["attempts"] or []])
+
+
+class Conductor:
+    """The application: a DSN, a lazily opened connection pool, and a task registry.
+
+    ``pool_min``/``pool_max`` size the client pool (the worker uses its own
+    dedicated connections). Thread-safe.
+    """
+
+    def __init__(self, dsn: str, *, pool_min: int = 1, pool_max: int = 10) -> None:
+        self.dsn = dsn
+        self.pool_min = pool_min
+        self.pool_max = pool_max
+        self.registry = Registry()
+        self._pool: ConnectionPool | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<Conductor kinds={self.registry.kinds!r}>"
+
+    # -- connections ---------------------------------------------------------------
+
+    @property
+    def pool(self) -> ConnectionPool:
+        """The client pool, opened on first use."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ConnectionPool(
+                    self.dsn, min_size=self.pool_min, max_size=self.pool_max,
+                    kwargs={"autocommit": True}, open=True, name="pyconductor",
+                )  # fmt: skip
+            return self._pool
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled autocommit connection, for reading the conductor tables directly."""
+        with self.pool.connection() as conn:
+            yield conn
+
+    def close(self) -> None:
+        """Close the pool (a later call opens a new one)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    def __enter__(self) -> Conductor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _fetch(self, query: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        with mapped_errors(), self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(query, params)
+            return cur.fetchall()
+
+    # -- registry ------------------------------------------------------------------
+
+    def task(self, kind: str | None = None, **defaults: Any) -> Callable[[Callable[..., Any]], Task]:
+        """Register the decorated function as the handler of ``kind`` (default: the
+        function's ``module.qualname``). ``defaults`` are enqueue options
+        (queue, priority, max_attempts, max_recoveries, concurrency_key,
+        backoff_base, backoff_factor, backoff_max) applied whenever this kind is
+        enqueued through this app. The handler is called ``fn(payload)`` or, if it
+        takes two positional parameters, ``fn(payload, ctx)``; its return value
+        (JSON-serialisable) is the task's result."""
+
+        def deco(fn: Callable[..., Any]) -> Task:
+            name = kind or f"{fn.__module__}.{fn.__qualname__}"
+            return self.registry.add(Task(self, name, fn, defaults))
+
+        return deco
+
+    def register(self, kind: str, fn: Callable[..., Any], **defaults: Any) -> Task:
+        """The non-decorator form of :meth:`task`."""
+        return self.registry.add(Task(self, kind, fn, defaults))
+
+    # -- enqueue -------------------------------------------------------------------
+
+    def task_spec(self, kind: str, payload: Any = None, **options: Any) -> dict[str, Any]:
+        """The JSON object ``conductor.enqueue_many`` reads for one task: the
+        registered defaults of ``kind`` updated by ``options``; keys left None are
+        left out, so the database applies its own defaults."""
+        unknown = set(options) - set(SPEC_KEYS)
+        if unknown:
+            raise TypeError(f"unknown enqueue option(s): {', '.join(sorted(unknown))}")
+        task = self.registry.get(kind)
+        merged: dict[str, Any] = task.options(**options) if task else dict(options)
+        spec: dict[str, Any] = {"kind": kind, "payload": {} if payload is None else payload}
+        for key, value in merged.items():
+            if value is None:
+                continue
+            if key in ("backoff_base", "backoff_max"):
+                value = _interval(value)
+            elif key == "run_at":
+                value = _timestamp(value)
+            spec[key] = value
+        return spec
+
+    def enqueue(
+        self,
+        kind: str,
+        payload: Any = None,
+        *,
+        queue: str | None = None,
+        priority: int | None = None,
+        run_at: datetime | str | None = None,
+        max_attempts: int | None = None,
+        dedupe_key: str | None = None,
+        concurrency_key: str | None = None,
+        parent_id: int | None = None,
+        max_recoveries: int | None = None,
+        backoff_base: timedelta | float | str | None = None,
+        backoff_factor: float | None = None,
+        backoff_max: timedelta | float | str | None = None,
+    ) -> int:
+        """Write one task and return its id.
+
+        ``payload`` is a JSON object (dict; None means ``{}``). Options left None
+        take the defaults registered for ``kind`` with :meth:`task`, else the
+        database's (queue 'default', priority 0, due now, max_attempts 1, ...).
+        A ``dedupe_key`` held by an unfinished task returns that task's id.
+        Raises InvalidKind, InvalidPayload, PayloadTooLarge, InvalidQueue,
+        InvalidArgument, NotFound (parent)."""
+        return self.enqueue_many([self.task_spec(
+            kind, payload, queue=queue, priority=priority, run_at=run_at, max_attempts=max_attempts,
+            dedupe_key=dedupe_key, concurrency_key=concurrency_key, parent_id=parent_id,
+            max_recoveries=max_recoveries, backoff_base=backoff_base, backoff_factor=backoff_factor,
+            backoff_max=backoff_max,
+        )])[0]  # fmt: skip
+
+    def enqueue_many(self, specs: Iterable[Mapping[str, Any] | Sequence[Any]]) -> list[int]:
+        """Write a batch of tasks in one statement; returns their ids in input order.
+
+        Each spec is a dict with ``kind``, ``payload`` and any option of
+        :meth:`enqueue`, or a ``(kind, payload)`` pair. All or nothing."""
+        tasks: list[dict[str, Any]] = []
+        for spec in specs:
+            if isinstance(spec, Mapping):
+                options = dict(spec)
+                try:
+                    kind = options.pop("kind")
+                except KeyError:
+                    raise InvalidArgument(f"task spec without a kind: {spec!r}") from None
+                tasks.append(self.task_spec(kind, options.pop("payload", None), **options))
+            else:
+                kind, payload = spec
+                tasks.append(self.task_spec(kind, payload))
+        if not tasks:
+            return []
+        try:
+            body = dumps_json(tasks)
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgument(f"a payload is not JSON-serialisable: {exc}") from exc
+        return [row["id"] for row in self._fetch(queries.ENQUEUE_MANY, {"tasks": body})]
+
+    # -- read and act --------------------------------------------------------------
+
+    def get(self, task_id: int) -> TaskInfo:
+        """The task with its attempts. Raises NotFound."""
+        return TaskInfo.from_row(self._fetch(queries.GET_TASK, {"task_id": task_id})[0])
+
+    def cancel(self, task_id: int) -> int:
+        """Cancel the task and its unfinished descendants; returns how many were
+        cancelled. Running ones stop at their worker's next heartbeat. Raises NotFound."""
+        return int(self._fetch(queries.CANCEL, {"task_id": task_id})[0]["cancel"])
+
+    def retry(self, task_id: int) -> int:
+        """Requeue a failed, dead, timed-out or cancelled task with fresh counts;
+        returns its id. Raises NotFound, InvalidState, DedupeConflict."""
+        return int(self._fetch(queries.RETRY, {"task_id": task_id})[0]["retry"])
+
+    # -- workers -------------------------------------------------------------------
+
+    def worker(self, **options: Any) -> Worker:
+        """A :class:`~pyconductor.worker.Worker` running this app's handlers."""
+        from pyconductor.worker import Worker
+
+        return Worker(self, **options)

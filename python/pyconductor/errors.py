@@ -1,0 +1,179 @@
+"""Exceptions: one class per SQLSTATE a Conductor caller handles.
+
+Every condition the SQL API reports has its own SQLSTATE in class ``QC``
+(see the header of ``sql/functions/internal.sql``). Each is mapped here, in
+one table, to a subclass of :class:`ConductorError`; :func:`translate` turns a
+``psycopg.Error`` into the matching class (``raise translate(exc) from exc``),
+keeping ``.sqlstate`` and the server's message, detail and hint.
+
+Errors that are not Conductor's (connection failures, syntax errors, ...)
+are left as they are: a caller that catches ``psycopg.OperationalError`` to
+reconnect keeps working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+import psycopg
+
+__all__ = [
+    "ConductorError",
+    "DedupeConflict",
+    "InvalidArgument",
+    "InvalidCron",
+    "InvalidKind",
+    "InvalidPayload",
+    "InvalidQueue",
+    "InvalidState",
+    "InvalidStatus",
+    "InvalidTimezone",
+    "LeaseLost",
+    "NotFound",
+    "PayloadTooLarge",
+    "TaskCancelled",
+    "TaskCancelledError",
+    "error_class",
+    "mapped_errors",
+    "translate",
+]
+
+E = TypeVar("E", bound="type[ConductorError]")
+
+_BY_SQLSTATE: dict[str, type[ConductorError]] = {}
+
+
+class ConductorError(Exception):
+    """Root of every error Conductor raises on purpose.
+
+    ``sqlstate`` is the server's code (None when raised by the driver itself),
+    ``detail`` and ``hint`` the server's extra fields when it gave them.
+    """
+
+    sqlstate: str | None = None
+
+    def __init__(self, message: str, *, sqlstate: str | None = None,
+                 detail: str | None = None, hint: str | None = None) -> None:  # fmt: skip
+        super().__init__(message)
+        self.message = message
+        if sqlstate is not None:
+            self.sqlstate = sqlstate
+        self.detail = detail
+        self.hint = hint
+
+
+def _register(sqlstate: str) -> Callable[[E], E]:
+    def deco(cls: E) -> E:
+        cls.sqlstate = sqlstate
+        _BY_SQLSTATE[sqlstate] = cls
+        return cls
+
+    return deco
+
+
+@_register("QC101")
+class InvalidKind(ConductorError):
+    """QC101: a task kind that is empty, too long or padded with spaces."""
+
+
+@_register("QC102")
+class InvalidPayload(ConductorError):
+    """QC102: a payload that is not a JSON object."""
+
+
+@_register("QC103")
+class PayloadTooLarge(ConductorError):
+    """QC103: a payload above the size limit (1 MiB by default)."""
+
+
+@_register("QC104")
+class InvalidQueue(ConductorError):
+    """QC104: a malformed queue name, or an empty queue list."""
+
+
+@_register("QC105")
+class InvalidStatus(ConductorError):
+    """QC105: an unknown task status."""
+
+
+@_register("QC106")
+class InvalidArgument(ConductorError):
+    """QC106: any other invalid argument (retry policy, lease, limits, ...)."""
+
+
+@_register("QC201")
+class LeaseLost(ConductorError):
+    """QC201: the attempt no longer holds its task; its result is discarded."""
+
+
+@_register("QC202")
+class TaskCancelled(ConductorError):
+    """QC202: the task was cancelled; stop working on it.
+
+    Also what :meth:`TaskContext.raise_if_cancelled` raises inside a handler.
+    """
+
+
+TaskCancelledError = TaskCancelled
+"""Alias of :class:`TaskCancelled`, the name handlers usually spell."""
+
+
+@_register("QC203")
+class NotFound(ConductorError):
+    """QC203: no such task, attempt or parent."""
+
+
+@_register("QC204")
+class InvalidState(ConductorError):
+    """QC204: the task is in a status that does not allow the operation."""
+
+
+@_register("QC205")
+class DedupeConflict(ConductorError):
+    """QC205: another unfinished task holds the dedupe_key."""
+
+
+@_register("QC301")
+class InvalidCron(ConductorError):
+    """QC301: a cron expression that does not parse."""
+
+
+@_register("QC302")
+class InvalidTimezone(ConductorError):
+    """QC302: an unknown time zone name."""
+
+
+def error_class(sqlstate: str | None) -> type[ConductorError] | None:
+    """The class registered for ``sqlstate``; ConductorError for an unregistered
+    ``QC...`` code; None for a code that is not Conductor's."""
+    if not sqlstate:
+        return None
+    cls = _BY_SQLSTATE.get(sqlstate)
+    if cls is None and sqlstate.startswith("QC"):
+        return ConductorError
+    return cls
+
+
+def translate(exc: psycopg.Error) -> ConductorError | psycopg.Error:
+    """The Conductor exception for a server error, or ``exc`` itself when its
+    SQLSTATE is not Conductor's. Use as ``raise translate(exc) from exc``."""
+    cls = error_class(exc.sqlstate)
+    if cls is None:
+        return exc
+    diag = exc.diag
+    message = diag.message_primary or str(exc).strip()
+    return cls(message, sqlstate=exc.sqlstate, detail=diag.message_detail, hint=diag.message_hint)
+
+
+@contextmanager
+def mapped_errors() -> Iterator[None]:
+    """Re-raise Conductor's server errors inside the block as ConductorError subclasses."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        new = translate(exc)
+        if new is exc:
+            raise
+        raise new from exc

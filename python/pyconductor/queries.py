@@ -1,0 +1,28 @@
+"""Every SQL statement pyconductor sends, one line each.
+
+Each is a call of one function of the ``conductor`` schema in named notation,
+with named placeholders; no query logic lives anywhere else in the package.
+The functions' contracts are their ``COMMENT ON FUNCTION`` (``\\df+ conductor.*``).
+"""
+
+from __future__ import annotations
+
+# -- client ------------------------------------------------------------------------
+# A single task goes through enqueue_many too: a key left out of the JSON object
+# takes the database's default (queue, max_attempts, ...), so Python decides none.
+ENQUEUE_MANY = "select id from conductor.enqueue_many(tasks => %(tasks)s::jsonb) as id"
+GET_TASK = "select * from conductor.get_task(task_id => %(task_id)s)"
+CANCEL = "select conductor.cancel(task_id => %(task_id)s)"
+RETRY = "select conductor.retry(task_id => %(task_id)s)"
+
+# -- worker ------------------------------------------------------------------------
+REGISTER_WORKER = "select conductor.register_worker(worker_id => %(worker_id)s, host => %(host)s, pid => %(pid)s, queues => %(queues)s, concurrency => %(concurrency)s, roles => %(roles)s, version => %(version)s, metadata => %(metadata)s::jsonb)"
+DEREGISTER_WORKER = "select conductor.deregister_worker(worker_id => %(worker_id)s)"
+CLAIM = "select * from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s)"
+HEARTBEAT = "select * from conductor.heartbeat(worker_id => %(worker_id)s, attempt_ids => %(attempt_ids)s::bigint[], lease => %(lease)s)"
+COMPLETE_MANY = "select * from conductor.complete_many(attempt_ids => %(attempt_ids)s::bigint[], results => %(results)s::jsonb[])"
+FAIL = "select conductor.fail(attempt_id => %(attempt_id)s, error => %(error)s, traceback => %(traceback)s, unknown_kind => %(unknown_kind)s)::text"
+RELEASE = "select conductor.release(attempt_id => %(attempt_id)s)"
+REAP = "select conductor.reap()"
+LISTEN = "listen conductor"
+PROBE = "select 1"

@@ -1,0 +1,184 @@
+"""Conductor (the client) against a real PostgreSQL: enqueue, read, cancel, retry, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+
+import psycopg
+import pytest
+
+from pyconductor import (
+    Conductor,
+    ConductorError,
+    DedupeConflict,
+    InvalidArgument,
+    InvalidKind,
+    InvalidPayload,
+    InvalidQueue,
+    InvalidState,
+    NotFound,
+    PayloadTooLarge,
+    TaskInfo,
+)
+
+
+@pytest.fixture
+def app(dsn: str) -> Iterator[Conductor]:
+    with Conductor(dsn, pool_max=2) as app:
+        yield app
+
+
+def test_construction_opens_no_connection(dsn: str) -> None:
+    app = Conductor(dsn)
+    assert app._pool is None
+    app.close()
+
+
+def test_enqueue_returns_the_id_and_stores_the_task(app: Conductor) -> None:
+    task_id = app.enqueue("demo.add", {"a": 1, "b": 2}, queue="math", priority=5, max_attempts=3)
+    info = app.get(task_id)
+    assert isinstance(info, TaskInfo)
+    assert (info.id, info.kind, info.queue, info.status) == (task_id, "demo.add", "math", "queued")
+    assert info.payload == {"a": 1, "b": 2}
+    assert (info.priority, info.max_attempts, info.attempt) == (5, 3, 0)
+    assert info.attempts == [] and not info.finished
+
+
+def test_enqueue_leaves_defaults_to_the_database(app: Conductor) -> None:
+    info = app.get(app.enqueue("demo.plain"))
+    assert info.payload == {}
+    assert (info.queue, info.priority, info.max_attempts, info.max_recoveries) == ("default", 0, 1, 3)
+
+
+def test_enqueue_run_at_and_backoff(app: Conductor, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    due = datetime(2030, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    task_id = app.enqueue("demo.later", run_at=due, backoff_base=timedelta(seconds=5), backoff_max=60)
+    assert app.get(task_id).run_at == due
+    row = conn.execute("select backoff_base, backoff_max from conductor.tasks where id = %s", (task_id,)).fetchone()
+    assert row == (timedelta(seconds=5), timedelta(minutes=1))
+    with pytest.raises(InvalidArgument, match="time zone"):
+        app.enqueue("demo.later", run_at=datetime(2030, 1, 1))
+
+
+def test_enqueue_many_keeps_input_order(app: Conductor) -> None:
+    ids = app.enqueue_many([
+        ("demo.a", {"n": 1}),
+        {"kind": "demo.b", "payload": {"n": 2}, "queue": "other", "priority": 9},
+        {"kind": "demo.c"},
+    ])  # fmt: skip
+    assert len(ids) == 3 and ids == sorted(ids)
+    infos = [app.get(i) for i in ids]
+    assert [(t.kind, t.payload, t.queue) for t in infos] == [
+        ("demo.a", {"n": 1}, "default"), ("demo.b", {"n": 2}, "other"), ("demo.c", {}, "default"),
+    ]  # fmt: skip
+    assert app.enqueue_many([]) == []
+
+
+def test_enqueue_many_is_all_or_nothing(app: Conductor, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    before = conn.execute("select count(*) from conductor.tasks").fetchone()
+    with pytest.raises(InvalidQueue):
+        app.enqueue_many([("demo.ok", {}), {"kind": "demo.bad", "queue": "no spaces allowed"}])
+    assert conn.execute("select count(*) from conductor.tasks").fetchone() == before
+
+
+def test_dedupe_key_returns_the_holder(app: Conductor) -> None:
+    first = app.enqueue("demo.once", {"v": 1}, dedupe_key="once-1")
+    assert app.enqueue("demo.once", {"v": 2}, dedupe_key="once-1") == first
+    assert app.get(first).payload == {"v": 1}
+    a, b, c = app.enqueue_many([
+        {"kind": "demo.once", "dedupe_key": "once-2"}, {"kind": "demo.once", "dedupe_key": "once-2"},
+        {"kind": "demo.once", "dedupe_key": "once-1"},
+    ])  # fmt: skip
+    assert a == b and c == first
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "cls", "code"),
+    [
+        ({"kind": " padded "}, InvalidKind, "QC101"),
+        ({"kind": "demo.x", "payload": [1, 2]}, InvalidPayload, "QC102"),
+        ({"kind": "demo.x", "payload": {"blob": "x" * 2_000_000}}, PayloadTooLarge, "QC103"),
+        ({"kind": "demo.x", "queue": "bad queue"}, InvalidQueue, "QC104"),
+        ({"kind": "demo.x", "max_attempts": 0}, InvalidArgument, "QC106"),
+        ({"kind": "demo.x", "parent_id": 987654321}, NotFound, "QC203"),
+    ],
+)
+def test_server_errors_map_to_classes(app: Conductor, kwargs: dict[str, object], cls: type, code: str) -> None:
+    with pytest.raises(cls) as info:
+        app.enqueue(**kwargs)  # type: ignore[arg-type]
+    err = info.value
+    assert isinstance(err, ConductorError)
+    assert err.sqlstate == code
+    assert isinstance(err.__cause__, psycopg.Error) and err.__cause__.sqlstate == code
+    assert str(err) == err.__cause__.diag.message_primary
+
+
+def test_non_json_payload_is_rejected_before_the_database(app: Conductor) -> None:
+    with pytest.raises(InvalidArgument, match="JSON"):
+        app.enqueue("demo.x", {"when": object()})
+    with pytest.raises(InvalidArgument, match="JSON"):
+        app.enqueue("demo.x", {"nan": float("nan")})
+
+
+def test_get_missing_task_raises_not_found(app: Conductor) -> None:
+    with pytest.raises(NotFound, match="does not exist") as info:
+        app.get(123456789)
+    assert info.value.sqlstate == "QC203"
+
+
+def test_cancel_and_retry(app: Conductor) -> None:
+    parent = app.enqueue("demo.parent")
+    child = app.enqueue("demo.child", parent_id=parent)
+    assert app.get(child).root_id == parent
+    assert app.cancel(parent) == 2
+    assert app.get(child).status == "cancelled"
+    assert app.cancel(parent) == 0
+    with pytest.raises(InvalidState):
+        app.retry(app.enqueue("demo.fresh"))
+    assert app.retry(parent) == parent
+    info = app.get(parent)
+    assert (info.status, info.attempt, info.error) == ("queued", 0, None)
+    with pytest.raises(NotFound):
+        app.cancel(123456789)
+
+
+def test_retry_refuses_a_taken_dedupe_key(app: Conductor) -> None:
+    old = app.enqueue("demo.d", dedupe_key="dk")
+    app.cancel(old)
+    app.enqueue("demo.d", dedupe_key="dk")
+    with pytest.raises(DedupeConflict):
+        app.retry(old)
+
+
+def test_registered_defaults_apply_to_app_enqueue(app: Conductor) -> None:
+    @app.task("demo.registered", queue="reg", max_attempts=4, priority=2)
+    def handler(payload: dict[str, object]) -> int:
+        return 1
+
+    info = app.get(app.enqueue("demo.registered", {"x": 1}))
+    assert (info.queue, info.max_attempts, info.priority) == ("reg", 4, 2)
+    info = app.get(handler.enqueue({"x": 2}, priority=7))
+    assert (info.queue, info.max_attempts, info.priority) == ("reg", 4, 7)
+    assert handler({"x": 1}) == 1
+
+
+def test_cli_enqueue_prints_the_id(dsn: str, app: Conductor) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "CONDUCTOR_DSN": dsn}
+    run = subprocess.run(
+        [sys.executable, "-m", "pyconductor", "enqueue", "demo.cli", "--payload", '{"k": 1}', "--queue", "cli",
+         "--priority", "3", "--max-attempts", "2"],
+        capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    info = app.get(int(run.stdout.strip()))
+    assert (info.kind, info.payload, info.queue, info.priority, info.max_attempts) == ("demo.cli", {"k": 1}, "cli", 3, 2)
+    bad = subprocess.run(
+        [sys.executable, "-m", "pyconductor", "enqueue", "demo.cli", "--queue", "bad queue"],
+        capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 1 and "QC104" in bad.stderr
