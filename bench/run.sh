@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Conductor's benchmark (`make bench`): the SQL API against a bare SKIP LOCKED
+# queue in the same database, then the Python driver end to end.
+#
+# Starts its own throwaway PostgreSQL cluster (PostgreSQL's default
+# durability: fsync on, synchronous_commit on), deploys the schema with
+# `pyconductor migrate`, creates the raw baseline (bench/raw_schema.sql), runs
+# each pgbench pair (bench/api_*.sql against bench/raw_*.sql) BENCH_ROUNDS
+# times for BENCH_DURATION seconds, alternating which side goes first, prints
+# a table of TPS, tasks/s and API/raw ratios, then runs bench/bench_python.py.
+# The cluster is removed on exit, whatever happens.
+#
+# Knobs (environment): BENCH_DURATION (s, default 15), BENCH_ROUNDS (2),
+# BENCH_CLIENTS (2), BENCH_THREADS (2), BENCH_PY_TASKS (20000),
+# BENCH_SKIP_PY=1 (pgbench only), BENCH_ONLY="a b c d" (a subset of pairs).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PY=.venv/bin/python
+DURATION=${BENCH_DURATION:-15}
+ROUNDS=${BENCH_ROUNDS:-2}
+CLIENTS=${BENCH_CLIENTS:-2}
+THREADS=${BENCH_THREADS:-2}
+PY_TASKS=${BENCH_PY_TASKS:-20000}
+ONLY=${BENCH_ONLY:-a b c d}
+# Ready tasks topped up before each claim run, so no run drains its queue:
+# generous for a 2-core box (about 5x the rates seen there); a drained queue
+# aborts the pgbench run (\gset finds no row), so it cannot go unnoticed.
+SINGLE_FILL=${BENCH_SINGLE_FILL:-$(( 8000 * DURATION ))}
+BATCH_FILL=${BENCH_BATCH_FILL:-$(( 40000 * DURATION ))}
+
+[[ -x $PY ]] || { echo "bench: no $PY; run scripts/install-deps.sh (make deps)" >&2; exit 1; }
+BINDIR=$($PY -c 'from pyconductor.devdb import find_bindir; print(find_bindir())')
+PSQL=("$BINDIR/psql" -X -q -v ON_ERROR_STOP=1)
+PGBENCH=$BINDIR/pgbench
+
+work=$(mktemp -d /tmp/conductor-bench.XXXXXX)
+chmod 755 "$work"   # the postgres OS user must reach the data dir under it
+cleanup() {
+  env -u CONDUCTOR_DEVDB_SETTINGS "$PY" -m pyconductor devdb stop --datadir "$work/data" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "bench: starting a throwaway cluster in $work/data" >&2
+# No extra settings: PostgreSQL's defaults, whatever the caller's environment says.
+URL=$(env -u CONDUCTOR_DEVDB_SETTINGS "$PY" -m pyconductor devdb start --datadir "$work/data" --dbname bench 2>/dev/null)
+"$PY" -m pyconductor migrate --dsn "$URL" >/dev/null
+"${PSQL[@]}" -d "$URL" -f bench/raw_schema.sql 2>/dev/null
+sql() {  # each argument is one command, run in its own transaction
+  local args=() c
+  for c in "$@"; do args+=(-c "$c"); done
+  "${PSQL[@]}" -At -d "$URL" "${args[@]}"
+}
+
+echo "# Conductor bench $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.1f GiB RAM", $2/1048576}' /proc/meminfo)"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "server: $(sql 'select version()')"
+echo "settings: $(sql "select string_agg(name || '=' || current_setting(name), ', ' order by name)
+                      from pg_settings where name in ('fsync', 'synchronous_commit', 'full_page_writes',
+                      'wal_sync_method', 'shared_buffers', 'wal_buffers', 'max_wal_size', 'checkpoint_timeout',
+                      'commit_delay', 'work_mem', 'wal_level', 'autovacuum')")"
+echo "pgbench: -c $CLIENTS -j $THREADS -T $DURATION, simple query protocol, $ROUNDS rounds, order alternated per round"
+echo
+
+# Each run starts from the same state: finished rows pruned (both sides),
+# claim queues topped up to a fixed backlog, VACUUM ANALYZE, CHECKPOINT.
+prune() {
+  sql "delete from conductor.attempts; delete from conductor.tasks where status <> 'queued' or queue = 'bench_enq';
+       delete from bench_raw.jobs where status <> 'queued' or queue = 'bench_enq';" >/dev/null
+}
+topup() {  # $1: ready tasks wanted in queue 'bench', on each side
+  local want=$1 have
+  have=$(sql "select count(*) from conductor.tasks where queue = 'bench' and status = 'queued'")
+  while (( have < want )); do
+    local n=$(( want - have > 10000 ? 10000 : want - have ))
+    sql "select count(*) from conductor.enqueue_many((select jsonb_agg(jsonb_build_object(
+           'kind', 'bench', 'queue', 'bench', 'payload', jsonb_build_object('n', i)))
+           from generate_series(1, $n) i))" >/dev/null
+    have=$(( have + n ))
+  done
+  have=$(sql "select count(*) from bench_raw.jobs where queue = 'bench' and status = 'queued'")
+  if (( have < want )); then
+    sql "insert into bench_raw.jobs (queue, kind, payload)
+         select 'bench', 'bench', jsonb_build_object('n', i) from generate_series(1, $(( want - have ))) i" >/dev/null
+  fi
+}
+prepare() {  # $1: pair letter
+  prune
+  case $1 in c) topup "$SINGLE_FILL" ;; d) topup "$BATCH_FILL" ;; esac
+  sql "vacuum analyze conductor.tasks" "vacuum analyze conductor.attempts" "vacuum analyze bench_raw.jobs" checkpoint >/dev/null
+}
+
+declare -A SCRIPT=([a]=enqueue [b]=enqueue_50 [c]=claim_complete [d]=claim_complete_50)
+declare -A PER_TX=([a]=1 [b]=50 [c]=1 [d]=50)
+declare -A LABEL=(
+  [a]="(a) enqueue 1/tx"
+  [b]="(b) enqueue 50/stmt"
+  [c]="(c) claim 1 + complete 1"
+  [d]="(d) claim 50 + complete_many 50"
+)
+results=$work/results.tsv
+: >"$results"
+
+run_one() {  # $1 pair, $2 side (api|raw), $3 round
+  local pair=$1 side=$2 round=$3 out tps
+  prepare "$pair"
+  out=$("$PGBENCH" -n -M simple -c "$CLIENTS" -j "$THREADS" -T "$DURATION" \
+        -f "bench/${side}_${SCRIPT[$pair]}.sql" "$URL" 2>&1) || {
+    echo "bench: pgbench failed for ${side}_${SCRIPT[$pair]} (round $round):" >&2
+    echo "$out" >&2
+    exit 1
+  }
+  tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' <<<"$out")
+  printf '%s\t%s\t%s\t%s\n' "$pair" "$side" "$round" "$tps" >>"$results"
+  printf '  round %s  %-3s %-34s %10.1f tps %10.1f tasks/s\n' "$round" "$side" "${LABEL[$pair]}" \
+    "$tps" "$(awk -v t="$tps" -v n="${PER_TX[$pair]}" 'BEGIN { print t * n }')"
+}
+
+echo "## pgbench runs"
+for (( round = 1; round <= ROUNDS; round++ )); do
+  for pair in $ONLY; do
+    if (( round % 2 )); then order="api raw"; else order="raw api"; fi
+    for side in $order; do run_one "$pair" "$side" "$round"; done
+  done
+done
+prune
+
+echo
+echo "## Summary (mean of $ROUNDS rounds; tasks/s = TPS x tasks per transaction)"
+echo "commits per task: (a) 1, (b) 1/50, (c) 2 (claim commit + complete commit), (d) 2/50; API and raw alike"
+echo
+printf '| %-32s | %10s | %10s | %12s | %12s | %9s | %s\n' variant "API tps" "raw tps" "API tasks/s" "raw tasks/s" "API/raw" "per-round API/raw |"
+printf '|%s|%s|%s|%s|%s|%s|%s\n' "$(printf -- '-%.0s' {1..34})" ------------ ------------ -------------- -------------- ----------- "--------------------|"
+for pair in $ONLY; do
+  awk -F'\t' -v p="$pair" -v n="${PER_TX[$pair]}" -v label="${LABEL[$pair]}" '
+    $1 == p { s[$2] += $4; c[$2]++; r[$3, $2] = $4; if ($3 > maxr) maxr = $3 }
+    END {
+      api = s["api"] / c["api"]; raw = s["raw"] / c["raw"]
+      per = ""
+      for (i = 1; i <= maxr; i++) per = per sprintf("%s%.2f", i > 1 ? " " : "", r[i, "api"] / r[i, "raw"])
+      printf "| %-32s | %10.1f | %10.1f | %12.1f | %12.1f | %9.2f | %s |\n", label, api, raw, api * n, raw * n, api / raw, per
+    }' "$results"
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [[ ${BENCH_SKIP_PY:-0} != 1 ]]; then
+  echo
+  echo "## Python driver (bench/bench_python.py --tasks $PY_TASKS)"
+  "$PY" bench/bench_python.py --dsn "$URL" --tasks "$PY_TASKS"
+fi
