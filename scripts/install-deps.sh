@@ -60,6 +60,11 @@ if [[ ${CONDUCTOR_SKIP_SYSTEM_DEPS:-0} != 1 ]]; then
       log "  sudo apt-get update && sudo apt-get install -y ${need[*]}"
       exit 1
     fi
+    if [[ " ${need[*]} " == *" postgresql "* ]]; then
+      # We run private clusters (pyconductor devdb); no system cluster on port 5432.
+      mkdir -p /etc/postgresql-common/createcluster.d
+      echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.d/conductor.conf
+    fi
     apt_install "${need[@]}"
     # The server may have come in just now: its pgTAP package is named by version.
     mapfile -t need < <(missing_packages)
