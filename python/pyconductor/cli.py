@@ -187,6 +187,172 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     p.set_defaults(func=_run_migrate)
 
 
+# -- worker and enqueue ----------------------------------------------------------------
+
+
+def _resolve_dsn(args: argparse.Namespace) -> str | None:
+    if args.dsn:
+        return str(args.dsn)
+    try:
+        from pyconductor.devdb import DevDBError
+
+        try:
+            return default_dsn()
+        except DevDBError:
+            return None
+    except Exception:  # noqa: BLE001 - no devdb: the caller reports "no database"
+        return None
+
+
+def load_app(spec: str) -> Any:
+    """Import ``module:attr`` (``module`` alone means ``module:app``), with the
+    current directory on sys.path so ``examples.x:app`` works from the repo."""
+    import importlib
+
+    module_name, _, attr = spec.partition(":")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    module = importlib.import_module(module_name)
+    obj: Any = module
+    for part in (attr or "app").split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _setup_logging(level: str) -> None:
+    import logging
+
+    logging.basicConfig(
+        level=level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s [%(process)d %(threadName)s] %(message)s",
+    )
+
+
+def _run_worker(args: argparse.Namespace) -> int:
+    from pyconductor.client import Conductor
+    from pyconductor.worker import Worker
+
+    _setup_logging(args.log_level)
+    if not args.app:
+        return _fail("no app given: pass --app module:attr (or set CONDUCTOR_APP)")
+    try:
+        app = load_app(args.app)
+    except (ImportError, AttributeError) as exc:
+        return _fail(f"cannot load app {args.app!r}: {exc}")
+    if not isinstance(app, Conductor):
+        return _fail(f"{args.app} is a {type(app).__name__}, not a pyconductor.Conductor")
+    dsn = args.dsn or app.dsn
+    queues = [q.strip() for q in (args.queues or "").split(",") if q.strip()] or None
+    worker = Worker(
+        app, queues, args.concurrency, dsn=dsn, lease=args.lease, heartbeat_interval=args.heartbeat,
+        poll_interval=args.poll, reap_interval=args.reap, shutdown_grace=args.shutdown_grace,
+        worker_id=args.worker_id,
+    )  # fmt: skip
+    code = worker.run()
+    if worker.abandoned:
+        # Released handlers are still running in pool threads that the interpreter
+        # would wait for at exit; their tasks are back in the queue, so leave now.
+        import logging
+
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+@subcommand
+def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "worker",
+        help="run a worker: claim tasks and run the app's handlers",
+        description="Claim tasks of the given queues and run the handlers registered on the app. "
+        "SIGTERM/SIGINT: stop claiming, let running tasks finish within the grace period, hand "
+        "the rest back, exit 0; a second signal exits at once with code 130.",
+    )
+    env_arg(p, "--app", env="CONDUCTOR_APP",
+            help="the Conductor instance, as module:attr (module alone means module:app)")  # fmt: skip
+    env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
+            help="libpq connection string or URL (default: the app's)")  # fmt: skip
+    env_arg(p, "--queues", env="CONDUCTOR_QUEUES", help="comma-separated queues (default: every queue)")
+    env_arg(p, "--concurrency", env="CONDUCTOR_WORKER_MAX_INFLIGHT", type=int, default=32,
+            help="tasks running at once (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--lease", env="CONDUCTOR_LEASE", type=float, default=60.0,
+            help="lease in seconds (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--heartbeat", env="CONDUCTOR_HEARTBEAT", type=float, default=10.0,
+            help="heartbeat interval in seconds (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--poll", env="CONDUCTOR_POLL", type=float, default=10.0,
+            help="poll interval in seconds, the backstop for missed notifications (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--reap", env="CONDUCTOR_REAP", type=float, default=30.0,
+            help="reap interval in seconds (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--shutdown-grace", env="CONDUCTOR_SHUTDOWN_GRACE", type=float, default=30.0,
+            help="seconds running tasks get to finish at shutdown (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--worker-id", env="CONDUCTOR_WORKER_ID", help="worker id (default: host-pid-random)")
+    env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
+            choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
+            help="log level (default: %(default)s)")  # fmt: skip
+    p.set_defaults(func=_run_worker)
+
+
+def _run_enqueue(args: argparse.Namespace) -> int:
+    import json
+
+    from pyconductor.client import Conductor
+    from pyconductor.errors import ConductorError
+
+    app: Conductor | None = None
+    if args.app:
+        try:
+            loaded = load_app(args.app)
+        except (ImportError, AttributeError) as exc:
+            return _fail(f"cannot load app {args.app!r}: {exc}")
+        if isinstance(loaded, Conductor):
+            app = loaded
+    dsn = args.dsn or (app.dsn if app else None) or _resolve_dsn(args)
+    if not dsn:
+        return _fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
+    try:
+        payload = json.loads(args.payload)
+    except json.JSONDecodeError as exc:
+        return _fail(f"--payload is not JSON: {exc}")
+    client = Conductor(dsn, pool_min=1, pool_max=1)
+    if app is not None:
+        client.registry = app.registry  # the kind's registered defaults apply
+    try:
+        with client:
+            task_id = client.enqueue(
+                args.kind, payload, queue=args.queue, priority=args.priority, run_at=args.run_at,
+                max_attempts=args.max_attempts, dedupe_key=args.dedupe_key,
+            )  # fmt: skip
+    except ConductorError as exc:
+        return _fail(f"{exc} [{exc.sqlstate}]")
+    except Exception as exc:
+        if exc.__class__.__module__.startswith("psycopg"):
+            return _fail(f"cannot enqueue: {exc}")
+        raise
+    print(task_id)
+    return 0
+
+
+@subcommand
+def add_enqueue_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "enqueue", help="enqueue one task and print its id",
+        description="Write one task with conductor.enqueue_many and print its id.",
+    )  # fmt: skip
+    p.add_argument("kind", help="the task kind (handler name)")
+    env_arg(p, "--payload", env="CONDUCTOR_PAYLOAD", default="{}", help="the payload, a JSON object (default: {})")
+    env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
+            help="libpq connection string or URL (default: the app's, else the running devdb)")  # fmt: skip
+    env_arg(p, "--app", env="CONDUCTOR_APP", help="module:attr of a Conductor whose registered defaults apply")
+    env_arg(p, "--queue", env="CONDUCTOR_QUEUE", help="queue (default: the kind's, else 'default')")
+    env_arg(p, "--priority", env="CONDUCTOR_PRIORITY", type=int, help="priority, higher first (default: 0)")
+    env_arg(p, "--run-at", env="CONDUCTOR_RUN_AT", help="due time, ISO 8601 with a time zone (default: now)")
+    env_arg(p, "--max-attempts", env="CONDUCTOR_MAX_ATTEMPTS", type=int, help="attempts before failing (default: 1)")
+    env_arg(p, "--dedupe-key", env="CONDUCTOR_DEDUPE_KEY", help="dedupe key: an unfinished holder's id is printed instead")
+    p.set_defaults(func=_run_enqueue)
+
+
 # -- entry point -----------------------------------------------------------------
 
 

@@ -1,0 +1,660 @@
+"""Worker: claims tasks, runs their handlers on a thread pool, heartbeats, reports.
+
+The worker decides nothing the database decides (retries, backoff, expiry,
+dead-lettering are SQL); it only:
+
+- claims in batches exactly as many tasks as it has free slots
+  (``conductor.claim``), again at once while claims come back full, otherwise
+  waits for a ``NOTIFY conductor`` naming one of its queues, or the poll
+  interval;
+- runs each handler on a ``ThreadPoolExecutor`` of ``concurrency`` threads
+  (an unknown kind is failed with ``unknown_kind => true`` without running);
+- reports successes in batches (``conductor.complete_many``, flushed as soon as
+  the queue of results runs dry or after a few milliseconds), failures one by
+  one with the full traceback (``conductor.fail``);
+- extends the leases of everything it holds with one ``conductor.heartbeat``
+  call per interval, and flags the handlers of tasks answered 'cancelled' or
+  'lost' (``ctx.cancelled``), whose results are then discarded;
+- runs ``conductor.reap()`` every ``reap_interval``.
+
+Each of claim, report, heartbeat, reap and LISTEN has its own connection, so a
+slow one never blocks another. A lost connection is retried with capped
+exponential backoff (0.1 s to 5 s); handlers keep running meanwhile and held
+results are reported once the database is back (a refusal, because the lease
+was lost meanwhile, is logged at WARNING and the result dropped).
+
+Logging goes to ``logging.getLogger("pyconductor")`` with ``extra`` keys
+task_id, kind, queue, attempt, worker_id, duration_ms.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue as queue_mod
+import secrets
+import signal
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import psycopg
+from psycopg.rows import dict_row
+
+from pyconductor import __version__, queries
+from pyconductor.client import dumps_json
+from pyconductor.context import TaskContext
+from pyconductor.errors import ConductorError, LeaseLost, NotFound, TaskCancelled, translate
+
+if TYPE_CHECKING:
+    from pyconductor.client import Conductor
+    from pyconductor.registry import Task
+
+__all__ = ["Worker", "default_concurrency"]
+
+logger = logging.getLogger("pyconductor")
+
+T = TypeVar("T")
+
+# What a lost or unusable connection raises: reconnect and try again.
+CONNECTION_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError)
+BACKOFF_MIN = 0.1
+BACKOFF_MAX = 5.0
+LISTEN_PROBE_AFTER = 30.0
+DEFAULT_CONCURRENCY = 32
+
+
+def default_concurrency() -> int:
+    """$CONDUCTOR_WORKER_MAX_INFLIGHT, else 32."""
+    value = os.environ.get("CONDUCTOR_WORKER_MAX_INFLIGHT")
+    return int(value) if value else DEFAULT_CONCURRENCY
+
+
+def _seconds(value: float | timedelta) -> float:
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+class _Aborted(Exception):
+    """A retry loop was told to give up."""
+
+
+class _Link:
+    """One dedicated autocommit connection, (re)opened on demand."""
+
+    def __init__(self, dsn: str, name: str, worker_id: str) -> None:
+        self.dsn = dsn
+        self.name = name
+        self.worker_id = worker_id
+        self.conn: psycopg.Connection[Any] | None = None
+
+    def get(self) -> psycopg.Connection[Any]:
+        if self.conn is None or self.conn.closed:
+            self.conn = psycopg.connect(
+                self.dsn, autocommit=True, application_name=f"pyconductor {self.name} {self.worker_id}"[:63]
+            )
+        return self.conn
+
+    def close(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - closing a broken connection
+                pass
+
+    def call(self, fn: Callable[[psycopg.Connection[Any]], T], abort: threading.Event) -> T:
+        """``fn(conn)``; on a connection error reconnect with capped exponential
+        backoff and call again, until it works or ``abort`` is set (_Aborted)."""
+        delay = BACKOFF_MIN
+        while True:
+            try:
+                return fn(self.get())
+            except CONNECTION_ERRORS as exc:
+                self.close()
+                if abort.is_set():
+                    raise _Aborted from exc
+                logger.warning("%s connection lost (%s); retrying in %.1fs", self.name,
+                               str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
+                               delay, extra={"worker_id": self.worker_id})  # fmt: skip
+                if abort.wait(delay):
+                    raise _Aborted from exc
+                delay = min(delay * 2, BACKOFF_MAX)
+
+    def rows(self, query: str, params: dict[str, Any], abort: threading.Event) -> list[dict[str, Any]]:
+        def run(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+            with conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(query, params)
+                return cur.fetchall() if cur.description else []
+
+        return self.call(run, abort)
+
+
+@dataclass
+class _Report:
+    """A held attempt's outcome, waiting to be sent."""
+
+    what: str  # 'ok', 'fail', 'unknown', 'release'
+    ctx: TaskContext
+    result: str | None = None  # JSON text
+    error: str | None = None
+    traceback: str | None = None
+    duration_ms: float | None = None
+
+
+def _extra(ctx: TaskContext, duration_ms: float | None = None) -> dict[str, Any]:
+    extra: dict[str, Any] = {
+        "task_id": ctx.task_id, "kind": ctx.kind, "queue": ctx.queue,
+        "attempt": ctx.attempt, "worker_id": ctx.worker_id,
+    }  # fmt: skip
+    if duration_ms is not None:
+        extra["duration_ms"] = round(duration_ms, 3)
+    return extra
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__qualname__}: {text}" if text else type(exc).__qualname__
+
+
+class Worker:
+    """Runs the handlers registered on ``app`` for tasks of ``queues`` (None: all).
+
+    ``concurrency`` (default $CONDUCTOR_WORKER_MAX_INFLIGHT or 32) bounds the
+    tasks running at once; ``lease``, ``heartbeat_interval``, ``poll_interval``,
+    ``reap_interval`` and ``shutdown_grace`` are seconds (or timedeltas).
+    ``dsn`` defaults to the app's. ``report_batch`` caps one complete_many call;
+    ``report_linger`` is how long a result may wait for company (seconds).
+
+    ``start()`` returns at once; ``stop(grace)`` stops claiming, waits for the
+    running tasks up to the grace period, then releases the rest;
+    ``run()`` blocks until SIGTERM/SIGINT (a second one exits with code 130).
+    """
+
+    def __init__(
+        self,
+        app: Conductor,
+        queues: Sequence[str] | str | None = None,
+        concurrency: int | None = None,
+        *,
+        lease: float | timedelta = 60.0,
+        heartbeat_interval: float | timedelta = 10.0,
+        poll_interval: float | timedelta = 10.0,
+        reap_interval: float | timedelta = 30.0,
+        shutdown_grace: float | timedelta = 30.0,
+        worker_id: str | None = None,
+        dsn: str | None = None,
+        report_batch: int = 500,
+        report_linger: float = 0.005,
+        version: str | None = None,
+    ) -> None:
+        if isinstance(queues, str):
+            queues = [q.strip() for q in queues.split(",") if q.strip()]
+        self.queues: list[str] | None = list(queues) if queues else None
+        self.concurrency = concurrency if concurrency is not None else default_concurrency()
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be 1 or more, got {self.concurrency}")
+        self.app = app
+        self.dsn = dsn or app.dsn
+        self.lease = timedelta(seconds=_seconds(lease))
+        self.heartbeat_interval = _seconds(heartbeat_interval)
+        self.poll_interval = _seconds(poll_interval)
+        self.reap_interval = _seconds(reap_interval)
+        self.shutdown_grace = _seconds(shutdown_grace)
+        self.host = socket.gethostname()
+        self.worker_id = worker_id or f"{self.host}-{os.getpid()}-{secrets.token_hex(3)}"
+        self.report_batch = report_batch
+        self.report_linger = report_linger
+        self.version = version or f"pyconductor {__version__}"
+
+        self._lock = threading.Lock()
+        self._held: dict[int, TaskContext] = {}  # claimed, not yet reported
+        self._running: dict[int, TaskContext] = {}  # handler running
+        self._futures: set[Future[None]] = set()
+        self._reports: queue_mod.Queue[_Report] = queue_mod.Queue()
+        self._wake = threading.Event()  # claim now
+        self._stopping = threading.Event()  # no more claims
+        self._reports_closing = threading.Event()  # reporter: drain and exit
+        self._reports_abort = threading.Event()  # reporter: give up retrying
+        self._halt = threading.Event()  # heartbeat, reaper, listener: exit
+        self._stop_requested = threading.Event()  # run(): a signal came
+        self._threads: dict[str, threading.Thread] = {}
+        self._executor: ThreadPoolExecutor | None = None
+        self._started = False
+        self._stopped = False
+        self.abandoned = 0
+        """How many handlers were still running when stop() returned (released, not waited for)."""
+        self.stats: dict[str, int] = dict.fromkeys(
+            ("claimed", "succeeded", "failed", "unknown", "discarded", "refused", "released"), 0
+        )
+        """Counters since start: claimed, succeeded, failed, unknown, discarded, refused, released."""
+
+    def __repr__(self) -> str:
+        return f"<Worker {self.worker_id} queues={self.queues} concurrency={self.concurrency}>"
+
+    # -- state ---------------------------------------------------------------------
+
+    @property
+    def running(self) -> int:
+        """How many handlers are running now."""
+        return len(self._running)
+
+    @property
+    def held(self) -> list[int]:
+        """The attempt ids this worker holds (running, or finished and not yet reported)."""
+        with self._lock:
+            return list(self._held)
+
+    def _count(self, key: str, n: int = 1) -> None:
+        with self._lock:
+            self.stats[key] += n
+
+    def _log_extra(self) -> dict[str, Any]:
+        return {"worker_id": self.worker_id}
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> Worker:
+        """Start the background threads and return at once."""
+        if self._started:
+            raise RuntimeError("a Worker starts once")
+        self._started = True
+        self._executor = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="pyconductor-task")
+        self._claim_link = _Link(self.dsn, "claim", self.worker_id)
+        self._report_link = _Link(self.dsn, "report", self.worker_id)
+        self._heartbeat_link = _Link(self.dsn, "heartbeat", self.worker_id)
+        self._reap_link = _Link(self.dsn, "reap", self.worker_id)
+        for name, target in (
+            ("claim", self._claim_loop), ("report", self._report_loop), ("heartbeat", self._heartbeat_loop),
+            ("reap", self._reap_loop), ("listen", self._listen_loop),
+        ):  # fmt: skip
+            thread = threading.Thread(target=target, name=f"pyconductor-{name}", daemon=True)
+            self._threads[name] = thread
+            thread.start()
+        logger.info("worker %s started (queues %s, concurrency %d, kinds %s)", self.worker_id,
+                    ",".join(self.queues) if self.queues else "*", self.concurrency,
+                    ",".join(self.app.registry.kinds) or "none", extra=self._log_extra())  # fmt: skip
+        return self
+
+    def stop(self, grace: float | timedelta | None = None) -> None:
+        """Stop claiming at once; wait for running tasks up to ``grace`` seconds
+        (default ``shutdown_grace``), then hand the rest back with
+        ``conductor.release``; report what is held, deregister, close."""
+        if not self._started or self._stopped:
+            return
+        self._stopped = True
+        grace_s = self.shutdown_grace if grace is None else _seconds(grace)
+        deadline = time.monotonic() + grace_s
+        logger.info("worker %s stopping: %d running, grace %.1fs", self.worker_id, self.running, grace_s,
+                    extra=self._log_extra())  # fmt: skip
+        self._stopping.set()
+        self._wake.set()
+        self._threads["claim"].join()
+
+        with self._lock:
+            futures = set(self._futures)
+        if futures:
+            wait_futures(futures, timeout=max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            leftover = list(self._running.values())
+        for ctx in leftover:
+            ctx.cancel("released")
+            self._reports.put(_Report("release", ctx))
+        self.abandoned = len(leftover)
+
+        # The reporter sends what is held (results, then releases), then exits.
+        self._reports_closing.set()
+        reporter = self._threads["report"]
+        reporter.join(timeout=max(5.0, deadline - time.monotonic()))
+        if reporter.is_alive():
+            logger.warning("database unreachable at shutdown; unreported tasks are left to the reaper",
+                           extra=self._log_extra())  # fmt: skip
+            self._reports_abort.set()
+            reporter.join(timeout=5.0)
+
+        self._halt.set()
+        for name in ("heartbeat", "reap", "listen"):
+            self._threads[name].join(timeout=5.0)
+        try:
+            self._report_link.call(
+                lambda c: c.execute(queries.DEREGISTER_WORKER, {"worker_id": self.worker_id}), self._reports_abort
+            )
+        except Exception as exc:  # noqa: BLE001 - informational row; reap() forgets it anyway
+            logger.warning("could not deregister: %s", exc, extra=self._log_extra())
+        for link in (self._claim_link, self._report_link, self._heartbeat_link, self._reap_link):
+            link.close()
+        assert self._executor is not None
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        logger.info("worker %s stopped (%d released)", self.worker_id, len(leftover), extra=self._log_extra())
+
+    def request_stop(self) -> None:
+        """Ask ``run()`` to stop gracefully (what the first SIGTERM does)."""
+        self._stop_requested.set()
+
+    def run(self) -> int:
+        """Start, block until SIGTERM or SIGINT (or ``request_stop()``), stop
+        gracefully and return 0. A second signal exits the process at once with
+        code 130, leaving the held tasks to the reaper."""
+        installed: dict[int, Any] = {}
+
+        def on_signal(signum: int, frame: Any) -> None:
+            if self._stop_requested.is_set():
+                os.write(2, b"pyconductor: second signal, exiting now (130)\n")
+                os._exit(130)
+            self._stop_requested.set()
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                installed[sig] = signal.signal(sig, on_signal)
+        # The handlers stay installed after stop(): a signal while exiting still means "now".
+        self.start()
+        try:
+            while not self._stop_requested.wait(1.0):
+                pass
+            logger.info("stop requested; finishing running tasks (again to exit now)", extra=self._log_extra())
+        finally:
+            self.stop()
+        return 0
+
+    def __enter__(self) -> Worker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- claiming --------------------------------------------------------------------
+
+    def _register(self) -> None:
+        params = {
+            "worker_id": self.worker_id, "host": self.host, "pid": os.getpid(), "queues": self.queues,
+            "concurrency": self.concurrency, "roles": ["worker"], "version": self.version,
+            "metadata": dumps_json({"kinds": self.app.registry.kinds}),
+        }  # fmt: skip
+        self._claim_link.call(lambda c: c.execute(queries.REGISTER_WORKER, params), self._stopping)
+
+    def _claim_loop(self) -> None:
+        try:
+            self._register()
+        except _Aborted:
+            return
+        except Exception as exc:  # noqa: BLE001 - informational; claiming works without it
+            logger.error("could not register worker: %s", exc, extra=self._log_extra())
+        while not self._stopping.is_set():
+            self._wake.clear()
+            with self._lock:
+                free = self.concurrency - len(self._running)
+            if free > 0:
+                try:
+                    rows = self._claim_link.rows(queries.CLAIM, {
+                        "worker_id": self.worker_id, "queues": self.queues, "max_tasks": free, "lease": self.lease,
+                    }, self._stopping)  # fmt: skip
+                except _Aborted:
+                    return
+                except Exception as exc:  # noqa: BLE001 - never die; back off and try again
+                    logger.error("claim failed: %s", translate(exc) if isinstance(exc, psycopg.Error) else exc,
+                                 extra=self._log_extra(), exc_info=not isinstance(exc, psycopg.Error))  # fmt: skip
+                    self._stopping.wait(BACKOFF_MAX)
+                    continue
+                if self._stopping.is_set() and rows:
+                    # stop() came while claiming: hand these back without running them
+                    for row in rows:
+                        ctx = TaskContext.from_claim(row, self.worker_id)
+                        with self._lock:
+                            self._held[ctx.attempt_id] = ctx
+                        self._reports.put(_Report("release", ctx))
+                    return
+                for row in rows:
+                    self._dispatch(TaskContext.from_claim(row, self.worker_id))
+                if len(rows) == free:
+                    continue  # a full batch: there may be more
+            self._wake.wait(self.poll_interval)
+
+    def _dispatch(self, ctx: TaskContext) -> None:
+        self._count("claimed")
+        task = self.app.registry.get(ctx.kind)
+        with self._lock:
+            self._held[ctx.attempt_id] = ctx
+            if task is not None:
+                self._running[ctx.attempt_id] = ctx
+        if ctx.attempt > 1 or ctx.recoveries:
+            logger.warning("task %d (%s) claimed again: attempt %d, recoveries %d", ctx.task_id, ctx.kind,
+                           ctx.attempt, ctx.recoveries, extra=_extra(ctx))  # fmt: skip
+        if task is None:
+            self._reports.put(_Report("unknown", ctx, error=f"this worker has handlers for: "
+                                      f"{', '.join(self.app.registry.kinds) or 'none'}"))  # fmt: skip
+            return
+        assert self._executor is not None
+        future = self._executor.submit(self._execute, task, ctx)
+        with self._lock:
+            self._futures.add(future)
+        future.add_done_callback(self._forget_future)
+
+    def _forget_future(self, future: Future[None]) -> None:
+        with self._lock:
+            self._futures.discard(future)
+
+    # -- running ---------------------------------------------------------------------
+
+    def _execute(self, task: Task, ctx: TaskContext) -> None:
+        start = time.perf_counter()
+        report: _Report | None
+        try:
+            result = task.run(ctx.payload, ctx)
+        except Exception as exc:  # noqa: BLE001 - the handler's failure is the task's
+            ms = (time.perf_counter() - start) * 1000
+            report = _Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(), duration_ms=ms)
+        else:
+            ms = (time.perf_counter() - start) * 1000
+            try:
+                report = _Report("ok", ctx, result=dumps_json(result), duration_ms=ms)
+            except (TypeError, ValueError) as exc:
+                report = _Report(
+                    "fail", ctx, duration_ms=ms, traceback=traceback.format_exc(),
+                    error=f"the result of task {ctx.task_id} ({ctx.kind}) is not JSON-serialisable: "
+                          f"{_error_text(exc)}; return JSON types (dict, list, str, int, float, bool, None)",
+                )  # fmt: skip
+        finally:
+            with self._lock:
+                self._running.pop(ctx.attempt_id, None)
+                if ctx.cancelled and ctx.cancel_reason != "released":
+                    self._held.pop(ctx.attempt_id, None)  # released ones leave after their release
+            self._wake.set()
+        if ctx.cancelled:
+            # cancelled, lost or released: the database would refuse the report anyway
+            self._count("discarded")
+            logger.warning("task %d (%s) %s; its outcome is discarded", ctx.task_id, ctx.kind,
+                           ctx.cancel_reason, extra=_extra(ctx, ms))  # fmt: skip
+            return
+        self._reports.put(report)
+
+    # -- reporting -------------------------------------------------------------------
+
+    def _report_loop(self) -> None:
+        while True:
+            try:
+                first = self._reports.get(timeout=0.05)
+            except queue_mod.Empty:
+                if self._reports_closing.is_set():
+                    return
+                continue
+            batch = [first]
+            deadline = time.monotonic() + self.report_linger
+            while len(batch) < self.report_batch:
+                try:
+                    batch.append(self._reports.get_nowait())
+                    continue
+                except queue_mod.Empty:
+                    pass
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                try:
+                    batch.append(self._reports.get(timeout=remaining))
+                except queue_mod.Empty:
+                    break
+            try:
+                self._send(batch)
+            except _Aborted:
+                logger.warning("dropping %d unreported outcome(s): database unreachable", len(batch),
+                               extra=self._log_extra())  # fmt: skip
+            except Exception:  # noqa: BLE001 - never die
+                logger.exception("reporting %d outcome(s) failed", len(batch), extra=self._log_extra())
+            finally:
+                with self._lock:
+                    for r in batch:
+                        self._held.pop(r.ctx.attempt_id, None)
+
+    def _send(self, batch: list[_Report]) -> None:
+        oks = [r for r in batch if r.what == "ok"]
+        if oks:
+            rows = self._report_link.rows(queries.COMPLETE_MANY, {
+                "attempt_ids": [r.ctx.attempt_id for r in oks], "results": [r.result for r in oks],
+            }, self._reports_abort)  # fmt: skip
+            refused = {row["attempt_id"]: row["state"] for row in rows}
+            for r in oks:
+                if r.ctx.attempt_id in refused:
+                    r.ctx.cancel(refused[r.ctx.attempt_id])
+                    self._count("refused")
+                    logger.warning("result of task %d (%s) refused: %s; discarded", r.ctx.task_id, r.ctx.kind,
+                                   refused[r.ctx.attempt_id], extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+                else:
+                    self._count("succeeded")
+                    logger.debug("task %d (%s) succeeded", r.ctx.task_id, r.ctx.kind,
+                                 extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+        for r in batch:
+            if r.what == "ok":
+                continue
+            try:
+                self._send_one(r)
+            except (LeaseLost, TaskCancelled, NotFound) as exc:
+                self._count("refused")
+                logger.warning("%s of task %d (%s) refused: %s", r.what, r.ctx.task_id, r.ctx.kind, exc,
+                               extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+            except ConductorError as exc:
+                logger.error("%s of task %d (%s) failed: %s", r.what, r.ctx.task_id, r.ctx.kind, exc,
+                             extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+
+    def _send_one(self, r: _Report) -> None:
+        def fetch(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+            try:
+                return self._report_link.rows(query, params, self._reports_abort)
+            except psycopg.Error as exc:
+                new = translate(exc)
+                if new is exc:
+                    raise
+                raise new from exc
+
+        if r.what == "release":
+            fetch(queries.RELEASE, {"attempt_id": r.ctx.attempt_id})
+            self._count("released")
+            logger.info("task %d (%s) released", r.ctx.task_id, r.ctx.kind, extra=_extra(r.ctx))
+            return
+        unknown = r.what == "unknown"
+        status = fetch(queries.FAIL, {
+            "attempt_id": r.ctx.attempt_id, "error": r.error, "traceback": r.traceback, "unknown_kind": unknown,
+        })[0]["fail"]  # fmt: skip
+        self._count("unknown" if unknown else "failed")
+        if status == "queued":
+            logger.warning("task %d (%s) failed, will retry: %s", r.ctx.task_id, r.ctx.kind, r.error,
+                           extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+        else:
+            logger.error("task %d (%s) %s: %s", r.ctx.task_id, r.ctx.kind, status,
+                         "no handler for this kind" if unknown else r.error,
+                         extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+
+    # -- heartbeat, reap, listen -----------------------------------------------------
+
+    def _heartbeat_loop(self) -> None:
+        while not self._halt.wait(self.heartbeat_interval):
+            self.heartbeat()
+
+    def heartbeat(self) -> list[dict[str, Any]]:
+        """One heartbeat now (the worker's thread calls this every heartbeat_interval):
+        extends every held lease, flags the handlers of attempts answered
+        'cancelled' or 'lost'. Returns those answers."""
+        with self._lock:
+            ids = list(self._held)
+        try:
+            rows = self._heartbeat_link.rows(queries.HEARTBEAT, {
+                "worker_id": self.worker_id, "attempt_ids": ids, "lease": self.lease,
+            }, self._halt)  # fmt: skip
+        except _Aborted:
+            return []
+        except Exception as exc:  # noqa: BLE001 - never die
+            logger.error("heartbeat failed: %s", exc, extra=self._log_extra())
+            return []
+        for row in rows:
+            with self._lock:
+                ctx = self._held.pop(row["attempt_id"], None)
+            if ctx is not None:
+                ctx.cancel(row["state"])
+                logger.warning("task %d (%s) %s; stopping its handler", ctx.task_id, ctx.kind, row["state"],
+                               extra=_extra(ctx))  # fmt: skip
+        return rows
+
+    def _reap_loop(self) -> None:
+        while True:
+            try:
+                reaped = self._reap_link.rows(queries.REAP, {}, self._halt)[0]["reap"]
+                if reaped:
+                    logger.warning("reaped %d task(s) with expired leases", reaped, extra=self._log_extra())
+            except _Aborted:
+                return
+            except Exception as exc:  # noqa: BLE001 - never die
+                logger.error("reap failed: %s", exc, extra=self._log_extra())
+            if self._halt.wait(self.reap_interval):
+                return
+
+    def _wants(self, queue: str) -> bool:
+        return self.queues is None or queue in self.queues
+
+    def _listen_loop(self) -> None:
+        delay = BACKOFF_MIN
+        while not self._halt.is_set():
+            conn: psycopg.Connection[Any] | None = None
+            try:
+                conn = psycopg.connect(self.dsn, autocommit=True,
+                                       application_name=f"pyconductor listen {self.worker_id}"[:63])  # fmt: skip
+                conn.execute(queries.LISTEN)
+                self._wake.set()  # notifications may have been missed while away
+                delay = BACKOFF_MIN
+                quiet_since = time.monotonic()
+                while not self._halt.is_set():
+                    heard = False
+                    for note in conn.notifies(timeout=0.5):
+                        heard = True
+                        if self._wants(note.payload):
+                            self._wake.set()
+                    now = time.monotonic()
+                    if heard:
+                        quiet_since = now
+                    elif now - quiet_since > LISTEN_PROBE_AFTER:
+                        conn.execute(queries.PROBE)
+                        quiet_since = now
+            except CONNECTION_ERRORS as exc:
+                if self._halt.is_set():
+                    return
+                logger.warning("listen connection lost (%s); retrying in %.1fs", str(exc).strip() or type(exc).__name__,
+                               delay, extra=self._log_extra())  # fmt: skip
+                self._halt.wait(delay)
+                delay = min(delay * 2, BACKOFF_MAX)
+            except Exception:  # noqa: BLE001 - never die; polling covers the gap
+                logger.exception("listener failed", extra=self._log_extra())
+                self._halt.wait(BACKOFF_MAX)
+            finally:
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except Exception:  # noqa: BLE001
+                        pass
+
+
+def run_worker(app: Conductor, queues: Iterable[str] | None = None, **options: Any) -> int:
+    """``Worker(app, queues, **options).run()``."""
+    return Worker(app, list(queues) if queues else None, **options).run()

@@ -1,0 +1,322 @@
+"""Worker, embedded in the test process, against a real PostgreSQL."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from helpers import wait_until
+
+from pyconductor import Conductor, TaskCancelledError, TaskContext, Worker
+
+Conn = psycopg.Connection[tuple[object, ...]]
+
+
+@pytest.fixture
+def app(db_dsn: str) -> Iterator[Conductor]:
+    with Conductor(db_dsn, pool_max=2) as app:
+        yield app
+
+
+def fast_worker(app: Conductor, **options: Any) -> Worker:
+    defaults: dict[str, Any] = {"heartbeat_interval": 0.2, "poll_interval": 0.5, "reap_interval": 0.5, "shutdown_grace": 5}
+    return Worker(app, **{**defaults, **options})
+
+
+def status(app: Conductor, task_id: int) -> str:
+    return app.get(task_id).status
+
+
+def finished(app: Conductor, *ids: int) -> bool:
+    return all(app.get(i).finished for i in ids)
+
+
+def test_tasks_run_and_results_are_stored(app: Conductor, db_conn: Conn) -> None:
+    seen: list[TaskContext] = []
+
+    @app.task("math.add")
+    def add(payload: dict[str, int]) -> dict[str, int]:
+        return {"sum": payload["a"] + payload["b"]}
+
+    @app.task("ctx.echo", queue="ctx")
+    def echo(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
+        seen.append(ctx)
+        return {"task_id": ctx.task_id, "kind": ctx.kind, "queue": ctx.queue, "attempt": ctx.attempt}
+
+    a = add.enqueue({"a": 2, "b": 3})
+    b = echo.enqueue({})
+    with fast_worker(app, concurrency=4) as worker:
+        wait_until(lambda: finished(app, a, b))
+        assert db_conn.execute(
+            "select queues, concurrency, roles from conductor.workers where id = %s", (worker.worker_id,)
+        ).fetchone() == (None, 4, ["worker"])
+    assert app.get(a).result == {"sum": 5} and app.get(a).status == "succeeded"
+    assert app.get(b).result == {"task_id": b, "kind": "ctx.echo", "queue": "ctx", "attempt": 1}
+    assert seen[0].attempt_id == app.get(b).attempts[0].id
+    assert db_conn.execute("select count(*) from conductor.workers").fetchone() == (0,), "deregistered at stop"
+
+
+def test_a_raising_handler_leaves_error_and_traceback(app: Conductor, db_conn: Conn) -> None:
+    @app.task("boom")
+    def boom(payload: dict[str, Any]) -> None:
+        inner_helper_that_raises(payload["why"])
+
+    task_id = boom.enqueue({"why": "disk on fire"})
+    with fast_worker(app):
+        wait_until(lambda: finished(app, task_id))
+    info = app.get(task_id)
+    assert info.status == "failed"
+    assert info.error == "RuntimeError: disk on fire"
+    (attempt,) = info.attempts
+    assert attempt.outcome == "failed" and attempt.error == "RuntimeError: disk on fire"
+    assert attempt.traceback is not None
+    assert attempt.traceback.startswith("Traceback (most recent call last):")
+    assert "inner_helper_that_raises" in attempt.traceback and "def boom" not in attempt.traceback
+    assert "in boom" in attempt.traceback
+
+
+def inner_helper_that_raises(why: str) -> None:
+    raise RuntimeError(why)
+
+
+def test_unknown_kind_is_dead_without_running(app: Conductor) -> None:
+    @app.task("known")
+    def known(payload: Any) -> None:
+        return None
+
+    task_id = app.enqueue("nobody.handles.this")
+    with fast_worker(app) as worker:
+        wait_until(lambda: finished(app, task_id))
+    info = app.get(task_id)
+    assert info.status == "dead"
+    assert "no handler for kind 'nobody.handles.this'" in (info.error or "")
+    assert worker.worker_id in (info.error or "")
+    assert worker.stats["unknown"] == 1
+
+
+def test_retries_are_honoured(app: Conductor) -> None:
+    calls: list[int] = []
+
+    @app.task("flaky", max_attempts=3, backoff_base=0)
+    def flaky(payload: Any, ctx: TaskContext) -> str:
+        calls.append(ctx.attempt)
+        if ctx.attempt < 3:
+            raise ValueError(f"attempt {ctx.attempt} fails")
+        return "third time lucky"
+
+    @app.task("hopeless", max_attempts=2, backoff_base=0)
+    def hopeless(payload: Any) -> None:
+        raise ValueError("never")
+
+    a, b = flaky.enqueue(), hopeless.enqueue()
+    with fast_worker(app):
+        wait_until(lambda: finished(app, a, b))
+    assert calls == [1, 2, 3]
+    info = app.get(a)
+    assert (info.status, info.result, info.attempt) == ("succeeded", "third time lucky", 3)
+    assert [x.outcome for x in info.attempts] == ["failed", "failed", "succeeded"]
+    assert [x.error for x in info.attempts[:2]] == ["ValueError: attempt 1 fails", "ValueError: attempt 2 fails"]
+    assert [x.outcome for x in app.get(b).attempts] == ["failed", "failed"]
+    assert app.get(b).status == "failed"
+
+
+def test_a_non_json_result_fails_clearly(app: Conductor) -> None:
+    @app.task("bad.result")
+    def bad(payload: Any) -> object:
+        return {"obj": object()}
+
+    task_id = bad.enqueue()
+    with fast_worker(app):
+        wait_until(lambda: finished(app, task_id))
+    info = app.get(task_id)
+    assert info.status == "failed"
+    assert "not JSON-serialisable" in (info.error or "") and "bad.result" in (info.error or "")
+
+
+def test_results_are_reported_in_batches(app: Conductor, db_conn: Conn) -> None:
+    # Every task one complete_many call finishes shares that transaction's
+    # finished_at, so fewer distinct times than tasks shows batching.
+    @app.task("quick")
+    def quick(payload: dict[str, int]) -> int:
+        return payload["n"]
+
+    ids = app.enqueue_many([("quick", {"n": n}) for n in range(300)])
+    with fast_worker(app, concurrency=50):
+        wait_until(lambda: db_conn.execute(
+            "select count(*) = 300 from conductor.tasks where status = 'succeeded'").fetchone()[0], timeout=30)  # fmt: skip
+    batches = db_conn.execute(
+        "select count(distinct finished_at) from conductor.tasks where id = any(%s)", (ids,)
+    ).fetchone()[0]
+    assert batches <= 150, f"{batches} completion transactions for 300 tasks"
+    assert [app.get(i).result for i in ids[:3]] == [0, 1, 2]
+
+
+def test_claims_only_free_slots(app: Conductor, db_conn: Conn) -> None:
+    gate = threading.Event()
+
+    @app.task("gated")
+    def gated(payload: Any) -> None:
+        gate.wait(30)
+
+    ids = app.enqueue_many([("gated", {}) for _ in range(5)])
+    with fast_worker(app, concurrency=2) as worker:
+        wait_until(lambda: worker.running == 2)
+        running = db_conn.execute("select count(*) from conductor.tasks where status = 'running'").fetchone()
+        assert running == (2,)
+        assert db_conn.execute("select count(*) from conductor.attempts").fetchone() == (2,)
+        gate.set()
+        wait_until(lambda: finished(app, *ids))
+    assert db_conn.execute("select count(*) from conductor.attempts").fetchone() == (5,)
+
+
+def test_a_notification_wakes_an_idle_worker(app: Conductor) -> None:
+    @app.task("ping", queue="pings")
+    def ping(payload: Any) -> str:
+        return "pong"
+
+    @app.task("elsewhere", queue="other")
+    def elsewhere(payload: Any) -> str:
+        return "no"
+
+    with fast_worker(app, queues=["pings"], poll_interval=60) as worker:
+        # the first (empty) claim is done and the worker idles on its 60 s poll
+        wait_until(lambda: worker._wake.is_set() is False and worker._threads["listen"].is_alive())
+        other = elsewhere.enqueue()
+        task_id = ping.enqueue()
+        wait_until(lambda: finished(app, task_id), timeout=10, message="woken by NOTIFY, not the 60 s poll")
+        assert app.get(other).status == "queued", "a worker claims only its queues"
+
+
+def test_cancel_reaches_a_running_handler(app: Conductor) -> None:
+    started = threading.Event()
+    outcome: list[str] = []
+
+    @app.task("long")
+    def long(payload: Any, ctx: TaskContext) -> str:
+        started.set()
+        try:
+            while not ctx.wait_cancelled(0.05):
+                pass
+            ctx.raise_if_cancelled()
+        except TaskCancelledError as exc:
+            outcome.append(f"{ctx.cancel_reason}: {exc}")
+            raise
+        return "finished"
+
+    task_id = long.enqueue()
+    with fast_worker(app) as worker:
+        assert started.wait(10)
+        assert app.cancel(task_id) == 1
+        wait_until(lambda: outcome)
+        wait_until(lambda: worker.running == 0)
+    assert outcome[0].startswith("cancelled: ")
+    info = app.get(task_id)
+    assert info.status == "cancelled" and info.attempts[0].outcome == "cancelled"
+    assert worker.stats["discarded"] == 1
+
+
+def test_a_lost_lease_drops_the_result_and_the_worker_lives_on(
+    app: Conductor, db_conn: Conn, caplog: pytest.LogCaptureFixture
+) -> None:
+    first_run = threading.Event()
+    go = threading.Event()
+
+    @app.task("slow")
+    def slow(payload: Any, ctx: TaskContext) -> str:
+        if ctx.recoveries == 0:
+            first_run.set()
+            go.wait(30)
+            return "zombie result"
+        return "second result"
+
+    caplog.set_level(logging.WARNING, logger="pyconductor")
+    task_id = slow.enqueue()
+    # heartbeats and reaps far apart: the test plays the reaper with a clock an hour ahead
+    with fast_worker(app, heartbeat_interval=3600, reap_interval=3600) as worker:
+        assert first_run.wait(10)
+        db_conn.execute("select set_config('conductor.fake_now', %s, false)", ("2999-01-01T00:00:00Z",))
+        assert db_conn.execute("select conductor.reap()").fetchone() == (1,)
+        db_conn.execute("reset conductor.fake_now")
+        wait_until(lambda: app.get(task_id).status == "succeeded")
+        go.set()
+        wait_until(lambda: worker.stats["refused"] == 1)
+    info = app.get(task_id)
+    assert info.result == "second result"
+    assert [a.outcome for a in info.attempts] == ["lost", "succeeded"]
+    assert any("refused" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+    assert any(getattr(r, "task_id", None) == task_id for r in caplog.records)
+
+
+def test_stop_releases_what_outlives_the_grace_period(app: Conductor) -> None:
+    started = threading.Event()
+    release_me = threading.Event()
+
+    @app.task("stuck")
+    def stuck(payload: Any) -> None:
+        started.set()
+        release_me.wait(30)
+
+    @app.task("brief")
+    def brief(payload: Any) -> str:
+        return "done"
+
+    stuck_id = stuck.enqueue()
+    worker = fast_worker(app).start()
+    try:
+        assert started.wait(10)
+        brief_id = brief.enqueue()
+        wait_until(lambda: finished(app, brief_id))
+        worker.stop(grace=0.3)
+    finally:
+        release_me.set()
+    assert worker.abandoned == 1
+    info = app.get(stuck_id)
+    assert (info.status, info.attempt) == ("queued", 0)
+    assert [a.outcome for a in info.attempts] == ["released"]
+    assert app.get(brief_id).status == "succeeded"
+
+
+def test_terminated_connections_are_reopened(app: Conductor, db_conn: Conn) -> None:
+    @app.task("echo")
+    def echo(payload: dict[str, int]) -> int:
+        return payload["n"]
+
+    with fast_worker(app) as worker:
+        first = echo.enqueue({"n": 1})
+        wait_until(lambda: finished(app, first))
+        killed = db_conn.execute(
+            "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name like %s",
+            (f"%{worker.worker_id}%",),
+        ).fetchone()[0]
+        assert killed >= 3
+        ids = [echo.enqueue({"n": n}) for n in range(2, 12)]
+        wait_until(lambda: finished(app, *ids), timeout=30)
+        assert all(worker._threads[name].is_alive() for name in ("claim", "report", "heartbeat", "reap", "listen"))
+    assert [app.get(i).result for i in ids] == list(range(2, 12))
+
+
+def test_a_server_restart_keeps_handlers_and_reports_held_results(app: Conductor, cluster: Any) -> None:
+    started = threading.Event()
+    go = threading.Event()
+
+    @app.task("through.restart")
+    def through(payload: Any) -> str:
+        started.set()
+        go.wait(30)
+        return "survived"
+
+    task_id = through.enqueue()
+    with fast_worker(app) as worker:
+        assert started.wait(10)
+        app.close()  # the test's own pool would hold dead connections too
+        cluster.restart()
+        go.set()
+        wait_until(lambda: finished(app, task_id), timeout=60)
+        after = through.enqueue()
+        wait_until(lambda: finished(app, after), timeout=30)
+        assert worker.stats["succeeded"] == 2
+    assert app.get(task_id).result == "survived"
