@@ -1,0 +1,1 @@
+"""Apps the acceptance tests run with ``pyconductor worker --app apps.<module>:app``."""
