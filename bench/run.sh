@@ -148,5 +148,5 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [[ ${BENCH_SKIP_PY:-0} != 1 ]]; then
   echo
   echo "## Python driver (bench/bench_python.py --tasks $PY_TASKS)"
-  "$PY" bench/bench_python.py --dsn "$URL" --tasks "$PY_TASKS"
+  "$PY" bench/bench_python.py --dsn "$URL" --tasks "$PY_TASKS" --clean-all
 fi
