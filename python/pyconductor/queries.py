@@ -26,3 +26,11 @@ RELEASE = "select conductor.release(attempt_id => %(attempt_id)s)"
 REAP = "select conductor.reap()"
 LISTEN = "listen conductor"
 PROBE = "select 1"
+
+# -- scheduler ---------------------------------------------------------------------
+TRY_LEAD = "select conductor.try_lead(name => %(name)s) as leading"
+RELEASE_LEAD = "select conductor.release_lead(name => %(name)s) as released"
+TICK = "select * from conductor.tick(grace => %(grace)s::interval)"
+NEXT_DUE = "select min(next_due_at) as next_due_at, conductor.now() as now from conductor.schedules where enabled"
+CREATE_SCHEDULE = "select * from conductor.create_schedule(name => %(name)s, cron => %(cron)s, kind => %(kind)s, payload => %(payload)s::jsonb, queue => %(queue)s, timezone => %(timezone)s, priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_key => %(dedupe_key)s, concurrency_key => %(concurrency_key)s, catch_up => %(catch_up)s, catch_up_limit => %(catch_up_limit)s, enabled => %(enabled)s, replace => true)"
+LIST_SCHEDULES = "select * from conductor.list_schedules()"
