@@ -353,6 +353,96 @@ def add_enqueue_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     p.set_defaults(func=_run_enqueue)
 
 
+# -- scheduler and schedules -------------------------------------------------------
+
+
+def _run_scheduler(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from pyconductor.scheduler import Scheduler
+
+    _setup_logging(args.log_level)
+    dsn = _resolve_dsn(args)
+    if not dsn:
+        return _fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
+    if args.tick_interval <= 0:
+        return _fail("--tick-interval must be positive")
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    scheduler = Scheduler(dsn, tick_interval=args.tick_interval, use_leader_lock=not args.no_leader_lock)
+    scheduler.start()
+    while not done.wait(0.5):
+        pass
+    scheduler.stop()
+    return 0
+
+
+@subcommand
+def add_scheduler_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "scheduler",
+        help="run only the scheduler: call conductor.tick() when schedules are due",
+        description="Contend for the leader lock 'scheduler'; while leading, call conductor.tick() "
+        "at each due time (at least every --tick-interval). Each due time fires once whatever "
+        "runs, so several schedulers are safe. SIGTERM/SIGINT: release the lock, exit 0.",
+    )
+    env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
+            help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
+    env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=5.0,
+            help="longest sleep between ticks, and between tries for the lock, in seconds (default: %(default)s)")  # fmt: skip
+    p.add_argument("--no-leader-lock", action="store_true",
+                   help="tick without taking the leader lock (still exactly once)")  # fmt: skip
+    env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
+            choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
+            help="log level (default: %(default)s)")  # fmt: skip
+    p.set_defaults(func=_run_scheduler)
+
+
+SCHEDULE_COLUMNS = ("name", "cron", "timezone", "kind", "queue", "enabled", "next_due_at", "last_due_at")
+
+
+def _run_schedules(args: argparse.Namespace) -> int:
+    import json
+
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from pyconductor import queries
+
+    dsn = _resolve_dsn(args)
+    if not dsn:
+        return _fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
+    try:
+        with psycopg.connect(dsn, autocommit=True, row_factory=dict_row) as conn:
+            rows = conn.execute(queries.LIST_SCHEDULES).fetchall()
+    except psycopg.Error as exc:
+        return _fail(f"cannot list schedules: {exc}")
+    if args.json:
+        print(json.dumps(rows, default=str, indent=2))
+        return 0
+    table = [[str(r[c]) if r[c] is not None else "-" for c in SCHEDULE_COLUMNS] for r in rows]
+    header = [c.upper() for c in SCHEDULE_COLUMNS]
+    widths = [max(len(x) for x in col) for col in zip(header, *table)]
+    for line in [header, *table]:
+        print("  ".join(x.ljust(w) for x, w in zip(line, widths)).rstrip())
+    return 0
+
+
+@subcommand
+def add_schedules_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "schedules", help="list the schedules",
+        description="List every schedule (conductor.list_schedules): cron line, time zone, kind, "
+        "queue, enabled, next due time and last fire.",
+    )  # fmt: skip
+    env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
+            help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print the rows as JSON, every column")
+    p.set_defaults(func=_run_schedules)
+
+
 # -- entry point -----------------------------------------------------------------
 
 
