@@ -47,6 +47,7 @@ from pyconductor.errors import (  # noqa: E402
     TaskCancelledError,
 )
 from pyconductor.registry import Task  # noqa: E402
+from pyconductor.scheduler import ScheduleSpec, Scheduler  # noqa: E402
 from pyconductor.worker import Worker  # noqa: E402
 
 __all__ = [
@@ -65,6 +66,8 @@ __all__ = [
     "LeaseLost",
     "NotFound",
     "PayloadTooLarge",
+    "ScheduleSpec",
+    "Scheduler",
     "Task",
     "TaskCancelled",
     "TaskCancelledError",
