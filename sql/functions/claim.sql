@@ -7,7 +7,17 @@
 -- every later call about that claim.
 --
 -- Locks: the picked task rows, FOR UPDATE SKIP LOCKED, so concurrent claimers
--- never wait on each other and never get the same task. Nothing else.
+-- never wait on each other and never get the same task.
+--
+-- Concurrency keys (at most one running task per key; the others stay queued
+-- in order and block nothing else): a first statement takes a transaction
+-- advisory lock, without waiting, on each key it may claim; a second
+-- statement, whose snapshot is newer than those locks, claims only tasks of
+-- keys it locked and that have no running task, one per key. A claimer that
+-- made a key's task running committed before releasing the key's lock, so the
+-- next holder of the lock sees it running. This needs READ COMMITTED (a
+-- snapshot per statement), which claim checks when keys are involved.
+--   Lock order: key advisory locks, then task rows.
 --
 -- Index use: one queue -> tasks_ready_by_queue (equality, then the claim
 -- order); several or all queues -> tasks_ready (the claim order) with a filter.
@@ -46,6 +56,7 @@ declare
   v_one_queue text;
   v_host text;
   v_pid integer;
+  v_keys text[];
 begin
   if claim.worker_id is null or claim.worker_id = '' then
     raise exception 'claim needs a worker_id' using errcode = 'QC106';
@@ -73,25 +84,66 @@ begin
 
   select w.host, w.pid into v_host, v_pid from conductor.workers w where w.id = claim.worker_id;
 
+  -- The keys this claim may use: those of the first ready keyed tasks whose key
+  -- has no running task, locked for this transaction (skipped if another
+  -- claimer holds one).
+  select pg_catalog.array_agg(distinct k.concurrency_key) into v_keys
+    from (
+      select t.concurrency_key from conductor.tasks t
+       where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= v_now
+         and (claim.queues is null or t.queue = any (claim.queues))
+         and not exists (select from conductor.tasks r
+                          where r.concurrency_key = t.concurrency_key and r.status = 'running')
+       order by t.priority desc, t.run_at, t.id
+       limit claim.max_tasks
+    ) k
+   where pg_catalog.pg_try_advisory_xact_lock(
+           pg_catalog.hashtextextended('conductor:concurrency:' || k.concurrency_key, 0));
+  if v_keys is not null
+     and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
+    raise exception 'claim needs READ COMMITTED to honour concurrency keys, not %',
+      pg_catalog.current_setting('transaction_isolation')
+      using errcode = 'QC106';
+  end if;
+
   return query
   with picked as (
-    select one.id from (
-      select t.id from conductor.tasks t
+    select one.id, one.concurrency_key, one.priority, one.run_at from (
+      select t.id, t.concurrency_key, t.priority, t.run_at from conductor.tasks t
        where t.status = 'queued' and t.run_at <= v_now and t.queue = v_one_queue
+         and (t.concurrency_key is null
+              or (t.concurrency_key = any (v_keys)
+                  and not exists (select from conductor.tasks r
+                                   where r.concurrency_key = t.concurrency_key
+                                     and r.status = 'running')))
        order by t.priority desc, t.run_at, t.id
        limit claim.max_tasks
          for update skip locked
     ) one
     union all
-    select several.id from (
-      select t.id from conductor.tasks t
+    select several.id, several.concurrency_key, several.priority, several.run_at from (
+      select t.id, t.concurrency_key, t.priority, t.run_at from conductor.tasks t
        where v_one_queue is null
          and t.status = 'queued' and t.run_at <= v_now
          and (claim.queues is null or t.queue = any (claim.queues))
+         and (t.concurrency_key is null
+              or (t.concurrency_key = any (v_keys)
+                  and not exists (select from conductor.tasks r
+                                   where r.concurrency_key = t.concurrency_key
+                                     and r.status = 'running')))
        order by t.priority desc, t.run_at, t.id
        limit claim.max_tasks
          for update skip locked
     ) several
+  ), chosen as (
+    -- one task per key: the first in claim order
+    select p.id from (
+      select p.id, p.concurrency_key,
+             pg_catalog.row_number() over (partition by p.concurrency_key
+                                           order by p.priority desc, p.run_at, p.id) as n
+        from picked p
+    ) p
+     where p.concurrency_key is null or p.n = 1
   ), claimed as (
     update conductor.tasks t
        set status = 'running',
@@ -100,8 +152,8 @@ begin
            claimed_by = claim.worker_id,
            lease_expires_at = v_now + claim.lease,
            started_at = coalesce(t.started_at, v_now)
-      from picked
-     where t.id = picked.id
+      from chosen
+     where t.id = chosen.id
     returning t.*
   ), recorded as (
     insert into conductor.attempts (id, task_id, attempt, worker_id, host, pid, claimed_at)
@@ -122,9 +174,12 @@ first, then earliest run_at, then lowest id. queues NULL means every queue.
 Each row's attempt_id is the fencing token for heartbeat, complete, fail and release.
 The lease (default 60 s) must be extended by heartbeat before it expires, or reap()
 takes the task back. Returns no rows when nothing is ready.
-Raises QC106 for a missing worker_id, negative max_tasks or a non-positive lease,
-QC104 for an empty queue list. FOR UPDATE SKIP LOCKED: any number of callers at once,
-none waits, no task goes to two.$$;
+At most one task per concurrency_key runs at a time: a keyed task is claimed only while
+no task of its key is running, one per key per claim; the others wait in order and block
+no other key or queue.
+Raises QC106 for a missing worker_id, negative max_tasks or a non-positive lease (or a
+claim of keyed tasks outside READ COMMITTED), QC104 for an empty queue list.
+FOR UPDATE SKIP LOCKED: any number of callers at once, none waits, no task goes to two.$$;
 
 revoke execute on function conductor.claim(text, text[], integer, interval) from public;
 grant execute on function conductor.claim(text, text[], integer, interval) to conductor_worker, conductor_admin;

@@ -30,7 +30,7 @@ declare
   v_missing integer;
 begin
   select s.ordinality as ord, s.kind, s.queue, s.payload, s.max_attempts, s.max_recoveries,
-         s.backoff_base, s.backoff_factor, s.backoff_max,
+         s.backoff_base, s.backoff_factor, s.backoff_max, s.dedupe_key, s.concurrency_key,
          case
            when s.kind is null or s.kind = '' or s.kind <> pg_catalog.btrim(s.kind)
                 or pg_catalog.length(s.kind) > 200 then 'QC101'
@@ -39,7 +39,9 @@ begin
            when s.queue is null or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$' then 'QC104'
            when s.max_attempts < 1 or s.max_recoveries < 0
                 or s.backoff_base < interval '0' or s.backoff_max < interval '0'
-                or s.backoff_factor < 1 then 'QC106'
+                or s.backoff_factor < 1
+                or pg_catalog.octet_length(s.dedupe_key) > 1000
+                or pg_catalog.octet_length(s.concurrency_key) > 1000 then 'QC106'
          end as code
     into v_bad
     from pg_catalog.unnest(_enqueue.specs) with ordinality as s
@@ -51,6 +53,8 @@ begin
       or s.max_attempts < 1 or s.max_recoveries < 0
       or s.backoff_base < interval '0' or s.backoff_max < interval '0'
       or s.backoff_factor < 1
+      or pg_catalog.octet_length(s.dedupe_key) > 1000
+      or pg_catalog.octet_length(s.concurrency_key) > 1000
    order by s.ordinality
    limit 1;
 
@@ -75,10 +79,11 @@ begin
         coalesce(pg_catalog.quote_literal(v_bad.queue), 'NULL')
         using errcode = 'QC104';
     else
-      raise exception 'invalid retry policy for kind %: max_attempts % (>= 1), max_recoveries % (>= 0), backoff base % and max % (>= 0), factor % (>= 1)',
+      raise exception 'invalid retry policy for kind %: max_attempts % (>= 1), max_recoveries % (>= 0), backoff base % and max % (>= 0), factor % (>= 1), dedupe_key and concurrency_key at most 1000 bytes',
         pg_catalog.quote_literal(v_bad.kind), v_bad.max_attempts, v_bad.max_recoveries,
         v_bad.backoff_base, v_bad.backoff_max, v_bad.backoff_factor
-        using errcode = 'QC106';
+        using errcode = 'QC106',
+              detail = pg_catalog.format('task #%s of the batch', v_bad.ord);
     end case;
   end if;
 

@@ -13,6 +13,8 @@
 --   tasks_ready_by_queue  claim from one queue      (status = 'queued')
 --   tasks_ready           claim from several queues (status = 'queued')
 --   tasks_running         reap; a worker's running tasks (status = 'running')
+--   tasks_ready_keyed     claim: ready tasks that have a concurrency_key
+--   tasks_running_keyed   claim: is a task of this concurrency_key running?
 --   tasks_dedupe_key      at most one unfinished task per dedupe_key
 --   tasks_children        cancel cascade, a parent reading its children
 --   tasks_run             every task of a run (root_id), non-roots only
@@ -93,6 +95,11 @@ create index tasks_ready on conductor.tasks (priority desc, run_at, id)
 -- running set is bounded by the workers' slots, so reap scans it whole
 create index tasks_running on conductor.tasks (claimed_by)
   where status = 'running';
+-- concurrency keys: the ready keyed tasks, and which keys have a running task
+create index tasks_ready_keyed on conductor.tasks (priority desc, run_at, id)
+  where status = 'queued' and concurrency_key is not null;
+create index tasks_running_keyed on conductor.tasks (concurrency_key)
+  where status = 'running' and concurrency_key is not null;
 create unique index tasks_dedupe_key on conductor.tasks (dedupe_key)
   where dedupe_key is not null and status in ('queued', 'running', 'waiting');
 create index tasks_children on conductor.tasks (parent_id)
