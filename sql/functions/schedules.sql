@@ -77,7 +77,7 @@ create function conductor.create_schedule(
   concurrency_key text default null,
   catch_up        text default 'once',
   catch_up_limit  integer default 100,
-  enabled         boolean default true,
+  enabled         boolean default null,
   replace         boolean default false
 ) returns conductor.schedules
   language plpgsql volatile
@@ -112,11 +112,11 @@ begin
            max_attempts = create_schedule.max_attempts, dedupe_key = create_schedule.dedupe_key,
            concurrency_key = create_schedule.concurrency_key, catch_up = create_schedule.catch_up,
            catch_up_limit = create_schedule.catch_up_limit,
-           enabled = coalesce(create_schedule.enabled, true),
+           enabled = coalesce(create_schedule.enabled, s.enabled),
            -- a changed line or zone starts from now; an unchanged one keeps its place
            next_due_at = case
              when (s.cron, s.timezone) is distinct from (create_schedule.cron, create_schedule.timezone)
-                  or not s.enabled
+                  or (not s.enabled and coalesce(create_schedule.enabled, false))
              then conductor.cron_next(create_schedule.cron, greatest(v_now, s.last_due_at), create_schedule.timezone)
              else s.next_due_at end,
            updated_at = case
@@ -127,7 +127,7 @@ begin
                    create_schedule.payload, create_schedule.queue, coalesce(create_schedule.priority, 0),
                    create_schedule.max_attempts, create_schedule.dedupe_key,
                    create_schedule.concurrency_key, create_schedule.catch_up,
-                   create_schedule.catch_up_limit, coalesce(create_schedule.enabled, true))
+                   create_schedule.catch_up_limit, coalesce(create_schedule.enabled, s.enabled))
              then v_now else s.updated_at end
      where s.name = create_schedule.name
     returning s.* into v_row;
@@ -152,8 +152,10 @@ cron line (5 fields, or 6 with seconds first; evaluated in timezone, default UTC
 the task options priority, max_attempts, dedupe_key and concurrency_key. Returns the row,
 next_due_at included. catch_up 'once' (default): after downtime the schedule fires once
 for the missed stretch, then continues; 'all' replays every missed due time, at most
-catch_up_limit (100). replace => true updates an existing schedule of that name (used by
-workers declaring schedules in code), keeping its place unless the line or zone changed.
+catch_up_limit (100). enabled: NULL means true for a new schedule and unchanged for a
+replaced one. replace => true updates an existing schedule of that name (used by workers
+declaring schedules in code), keeping its place unless the line or zone changed, and
+keeping it off if an operator disabled it.
 Raises QC301 invalid cron (naming the field), QC302 unknown time zone, QC101 kind,
 QC102 payload, QC104 queue, QC106 name or options, QC206 when it exists and not replace.$$;
 
