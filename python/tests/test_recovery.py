@@ -1,0 +1,395 @@
+"""Failure recovery with real worker processes, a real PostgreSQL and real signals.
+
+Worker processes run ``python -m pyconductor worker --app apps.recovery_app:app``
+(see that module: each handler run records itself in ``executions``). The
+tests kill workers with SIGKILL, restart the database, terminate the workers'
+backends, freeze a worker with SIGSTOP while another takes its task, and
+measure how long a killed worker's task takes to be claimed elsewhere.
+
+Every database query of these tests opens a fresh connection (``q``), so a
+database restart or a backend kill never leaves the test holding a dead one.
+
+The recovery time with the default lease (60 s lease, 10 s heartbeat, 30 s
+reap: ~90 s) is measured by an opt-in test: CONDUCTOR_SLOW_TESTS=1.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, Callable
+
+import psycopg
+import pytest
+from helpers import wait_until
+
+from pyconductor import Conductor
+
+TESTS = Path(__file__).resolve().parent
+APP = "apps.recovery_app:app"
+# lease 2 s, heartbeat 0.5 s, reap 0.5 s, poll 0.5 s
+SHORT = ("--lease", "2", "--heartbeat", "0.5", "--reap", "0.5", "--poll", "0.5")
+
+
+def q(dsn: str, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+    """Run one statement on a fresh autocommit connection; return its rows."""
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+        cur = conn.execute(query, params)
+        return cur.fetchall() if cur.description else []
+
+
+def q1(dsn: str, query: str, params: Any = None) -> Any:
+    return q(dsn, query, params)[0][0]
+
+
+class WorkerProcess:
+    """``python -m pyconductor worker`` with its output in a log file."""
+
+    def __init__(self, dsn: str, log: Path, worker_id: str, *args: str) -> None:
+        self.log = log
+        self.worker_id = worker_id
+        self._out: IO[bytes] = log.open("wb")
+        env = {**os.environ, "CONDUCTOR_DSN": dsn, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pyconductor", "worker", "--app", APP, "--worker-id", worker_id,
+             "--log-level", "INFO", *args],
+            cwd=TESTS, env=env, stdout=self._out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    def kill9(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+    def wait(self, timeout: float) -> int:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"worker {self.pid} did not exit in {timeout}s:\n{self.output()[-3000:]}") from None
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)  # in case a test left it stopped
+            self.proc.kill()
+            self.proc.wait()
+        self._out.close()
+
+
+Spawn = Callable[..., WorkerProcess]
+
+
+@pytest.fixture
+def spawn(db_dsn: str, tmp_path: Path) -> Iterator[Spawn]:
+    procs: list[WorkerProcess] = []
+
+    def start(*args: str, name: str | None = None) -> WorkerProcess:
+        worker_id = name or f"w{len(procs)}"
+        proc = WorkerProcess(db_dsn, tmp_path / f"{worker_id}.log", worker_id, *args)
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        proc.close()
+
+
+@pytest.fixture
+def side(db_dsn: str) -> str:
+    """The side tables of apps.recovery_app; returns the database's URL."""
+    q(db_dsn, "create table executions (task_id bigint not null, attempt_id bigint not null, pid integer not null,"
+              " run_id text primary key, at timestamptz not null default clock_timestamp())")  # fmt: skip
+    q(db_dsn, "create index on executions (task_id)")
+    q(db_dsn, "create table gates (task_id bigint primary key)")
+    return db_dsn
+
+
+def registered(dsn: str, ids: list[str]) -> bool:
+    rows = q(dsn, "select id from conductor.workers where id = any(%s)", (ids,))
+    return len(rows) == len(ids)
+
+
+def enqueue_records(dsn: str, n: int, sleep_ms: int) -> list[int]:
+    ids: list[int] = []
+    with Conductor(dsn) as app:
+        for start in range(0, n, 500):
+            ids += app.enqueue_many([("record", {"sleep_ms": sleep_ms}) for _ in range(start, min(n, start + 500))])
+    assert len(set(ids)) == n
+    return ids
+
+
+def succeeded(dsn: str) -> int:
+    return int(q1(dsn, "select count(*) from conductor.tasks where status = 'succeeded'"))
+
+
+def statuses(dsn: str) -> dict[str, int]:
+    return dict(q(dsn, "select status::text, count(*) from conductor.tasks group by 1"))
+
+
+def check_executions(dsn: str, n: int) -> dict[str, int]:
+    """Every task succeeded with the result of its succeeding attempt, ran at least
+    once, and ran again only after a lost attempt (executions <= 1 + lost).
+    Returns totals: executions, extra (executions beyond one per task), lost."""
+    assert statuses(dsn) == {"succeeded": n}
+    rows = q(dsn, """
+        select t.id,
+               (select count(*) from executions e where e.task_id = t.id) as runs,
+               (select count(*) from conductor.attempts a where a.task_id = t.id and a.outcome = 'lost') as lost,
+               (select count(*) from conductor.attempts a where a.task_id = t.id and a.outcome = 'succeeded') as ok,
+               (select count(*) from conductor.attempts a where a.task_id = t.id and a.outcome is null) as open,
+               (t.result->>'attempt_id')::bigint = t.attempt_id as own_result,
+               (select a.outcome::text from conductor.attempts a where a.id = t.attempt_id) as final
+          from conductor.tasks t""")  # fmt: skip
+    assert len(rows) == n
+    never = [r[0] for r in rows if r[1] == 0]
+    assert not never, f"{len(never)} succeeded task(s) whose handler never ran, e.g. {never[:5]}"
+    unexplained = [r for r in rows if r[1] > 1 + r[2]]
+    assert not unexplained, (
+        f"{len(unexplained)} task(s) ran more often than 1 + their lost attempts, e.g. (id, runs, lost): "
+        f"{[r[:3] for r in unexplained[:5]]}"
+    )
+    assert all(r[3] == 1 and r[4] == 0 for r in rows), "a task has no or several succeeded attempts, or an open one"
+    assert all(r[5] and r[6] == "succeeded" for r in rows), "a task's result is not its succeeding attempt's"
+    return {"runs": sum(r[1] for r in rows), "extra": sum(r[1] - 1 for r in rows), "lost": sum(r[2] for r in rows)}
+
+
+# -- 1. kill -9 storm ----------------------------------------------------------------------
+
+
+STORM_TASKS = 3000
+STORM_CONCURRENCY = 4
+STORM_SLEEP_MS = 70  # 12 slots x ~75 ms, less the restarts: the drain outlasts the 20 s storm
+STORM_SECONDS = 20.0
+STORM_EVERY = 2.0
+
+
+def test_kill_9_storm_loses_nothing_and_reruns_only_lost_attempts(side: str, spawn: Spawn) -> None:
+    dsn = side
+    opts = (*SHORT, "--concurrency", str(STORM_CONCURRENCY))
+    generation = iter(range(1000))
+    workers = [spawn(*opts, name=f"storm{next(generation)}") for _ in range(3)]
+    wait_until(lambda: registered(dsn, [w.worker_id for w in workers]), timeout=30, interval=0.1)
+    enqueue_records(dsn, STORM_TASKS, STORM_SLEEP_MS)
+
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    killed: list[str] = []
+    held_at_kill = 0
+    start = time.monotonic()
+    for tick in range(1, int(STORM_SECONDS / STORM_EVERY) + 1):
+        time.sleep(max(0.0, start + tick * STORM_EVERY - time.monotonic()))  # pacing, not a wait
+        if succeeded(dsn) == STORM_TASKS:
+            break
+        i = rng.randrange(len(workers))
+        victim = workers[i]
+        victim.kill9()
+        killed.append(victim.worker_id)
+        held_at_kill += int(q1(dsn, "select count(*) from conductor.tasks where status = 'running' and claimed_by = %s",
+                               (victim.worker_id,)))  # fmt: skip
+        workers[i] = spawn(*opts, name=f"storm{next(generation)}")
+    done_during_storm = succeeded(dsn)
+    print(f"\nstorm (seed {seed}): {len(killed)} kills, {held_at_kill} tasks held by the killed workers, "
+          f"{done_during_storm}/{STORM_TASKS} succeeded when it ended")  # fmt: skip
+    assert len(killed) >= 5, f"the drain ended before the storm did ({len(killed)} kills): make the tasks longer"
+    assert held_at_kill > 0, "no kill hit a worker holding tasks: the storm tested nothing"
+
+    wait_until(lambda: succeeded(dsn) == STORM_TASKS, timeout=60, interval=0.25,
+               message=f"all {STORM_TASKS} tasks succeeded (now {statuses(dsn)})")  # fmt: skip
+    totals = check_executions(dsn, STORM_TASKS)
+    lost_by = dict(q(dsn, "select worker_id, count(*) from conductor.attempts where outcome = 'lost' group by 1"))
+    print(f"storm totals: {totals}, lost attempts by worker: {lost_by}")
+    assert set(lost_by) <= set(killed), f"a live worker lost a lease: {lost_by}, killed {killed}"
+    assert totals["lost"] > 0
+    assert totals["extra"] <= STORM_CONCURRENCY * len(killed)
+    assert all(w.alive() for w in workers), "a worker died on its own"
+
+
+# -- 2. database restart -----------------------------------------------------------------
+
+
+def test_database_restart_mid_drain_the_same_workers_finish(cluster: Any, side: str, spawn: Spawn) -> None:
+    dsn = side
+    n = 1500
+    workers = [spawn(*SHORT, "--concurrency", "4", name=f"restart{i}") for i in range(3)]
+    wait_until(lambda: registered(dsn, [w.worker_id for w in workers]), timeout=30, interval=0.1)
+    enqueue_records(dsn, n, 20)
+    wait_until(lambda: succeeded(dsn) >= n // 3, timeout=60, interval=0.05)
+
+    cluster.restart()
+    after = succeeded(dsn)  # a fresh connection, on the restarted server
+    assert after < n, "the drain ended before the restart: make the tasks longer"
+    wait_until(lambda: succeeded(dsn) == n, timeout=60, interval=0.25,
+               message=f"all {n} tasks succeeded after the restart (now {statuses(dsn)})")  # fmt: skip
+    totals = check_executions(dsn, n)
+    print(f"\nrestart: {after}/{n} succeeded right after it; totals {totals}")
+    for w in workers:
+        assert w.alive(), f"worker {w.worker_id} died of the restart:\n{w.output()[-3000:]}"
+        assert "connection lost" in w.output(), f"worker {w.worker_id} never noticed the restart"
+    # the same processes, reconnected: each claims and finishes new work
+    more = enqueue_records(dsn, 60, 50)
+    wait_until(lambda: succeeded(dsn) == n + 60, timeout=30, interval=0.1)
+    claimers = {r[0] for r in q(dsn, "select distinct claimed_by from conductor.tasks where id = any(%s)", (more,))}
+    assert claimers == {w.worker_id for w in workers}, claimers
+    for w in workers:
+        w.signal(signal.SIGTERM)
+    for w in workers:
+        assert w.wait(30) == 0, w.output()[-3000:]
+
+
+# -- 3. backend kills ----------------------------------------------------------------------
+
+
+def listeners(dsn: str) -> int:
+    return int(q1(dsn, "select count(*) from pg_stat_activity where datname = current_database()"
+                       " and application_name like 'pyconductor listen %'"))  # fmt: skip
+
+
+def test_terminated_backends_are_reconnected_and_everything_finishes(side: str, spawn: Spawn) -> None:
+    dsn = side
+    n = 1500
+    workers = [spawn(*SHORT, "--concurrency", "4", name=f"term{i}") for i in range(3)]
+    wait_until(lambda: registered(dsn, [w.worker_id for w in workers]), timeout=30, interval=0.1)
+    wait_until(lambda: listeners(dsn) == 3, timeout=10, message="3 LISTEN connections")
+    enqueue_records(dsn, n, 20)
+
+    terminated = 0
+    with psycopg.connect(dsn, autocommit=True) as killer:
+        for _ in range(10):
+            terminated += killer.execute(
+                "select count(*) filter (where pg_terminate_backend(pid)) from pg_stat_activity"
+                " where datname = current_database() and pid <> pg_backend_pid()").fetchone()[0]  # fmt: skip
+            time.sleep(0.5)  # pacing of the kills
+        left = n - int(killer.execute("select count(*) from conductor.tasks where status = 'succeeded'").fetchone()[0])
+    print(f"\nbackend kills: {terminated} backends terminated; {left} tasks left after 5 s")
+    assert terminated >= 3 * 10, "the kills missed the workers' connections"
+    assert left > 0, "the drain ended before the kills did: make the tasks longer"
+
+    wait_until(lambda: succeeded(dsn) == n, timeout=60, interval=0.25,
+               message=f"all {n} tasks succeeded (now {statuses(dsn)})")  # fmt: skip
+    check_executions(dsn, n)
+    for w in workers:
+        assert w.alive(), f"worker {w.worker_id} died:\n{w.output()[-3000:]}"
+        assert "connection lost" in w.output()
+    # the listeners came back (not only polling): one LISTEN connection per worker
+    wait_until(lambda: listeners(dsn) == 3, timeout=10, message="3 LISTEN connections again")
+    for w in workers:
+        w.signal(signal.SIGTERM)
+    for w in workers:
+        assert w.wait(30) == 0, w.output()[-3000:]
+
+
+# -- 4. zombie -------------------------------------------------------------------------------
+
+
+def start_holder(dsn: str, spawn: Spawn, *args: str) -> tuple[WorkerProcess, int, int]:
+    """A worker that runs one 'gate' task and blocks in it: (worker, task id, attempt id)."""
+    holder = spawn(*args, "--concurrency", "2", name="holder")
+    wait_until(lambda: registered(dsn, ["holder"]), timeout=30, interval=0.1)
+    with Conductor(dsn) as app:
+        task_id = app.enqueue("gate", {})
+    attempt_id = wait_until(
+        lambda: q(dsn, "select attempt_id from executions where task_id = %s and pid = %s", (task_id, holder.pid)),
+        timeout=10, message="the holder runs the gate task",
+    )[0][0]  # fmt: skip
+    return holder, task_id, attempt_id
+
+
+def test_a_stopped_worker_is_reaped_and_its_late_result_refused(side: str, spawn: Spawn) -> None:
+    dsn = side
+    zombie, task_id, zombie_attempt = start_holder(dsn, spawn, *SHORT)
+    rescuer = spawn(*SHORT, "--concurrency", "2", name="rescuer")
+    wait_until(lambda: registered(dsn, ["rescuer"]), timeout=30, interval=0.1)
+
+    zombie.signal(signal.SIGSTOP)
+    try:
+        row = wait_until(lambda: q(dsn, """
+            select t.result, a.outcome::text from conductor.tasks t, conductor.attempts a
+             where t.id = %s and t.status = 'succeeded' and a.id = %s""", (task_id, zombie_attempt)),
+            timeout=15, interval=0.1, message="the rescuer finishes the stopped worker's task")[0]  # fmt: skip
+        assert row[1] == "lost", row
+        result = row[0]
+        assert result["pid"] == rescuer.pid and result["attempt_id"] != zombie_attempt, result
+        attempts = q(dsn, "select worker_id, outcome::text from conductor.attempts where task_id = %s order by id",
+                     (task_id,))  # fmt: skip
+        assert attempts == [("holder", "lost"), ("rescuer", "succeeded")], attempts
+
+        q(dsn, "insert into gates values (%s)", (task_id,))  # the zombie's handler may now return
+    finally:
+        zombie.signal(signal.SIGCONT)
+
+    refused = f"result of task {task_id} (gate) refused: lost"  # complete_many refused it
+    discarded = f"task {task_id} (gate) lost; its outcome is discarded"  # a heartbeat told it first
+    path = wait_until(lambda: next((s for s in (refused, discarded) if s in zombie.output()), None),
+                      timeout=10, message="the zombie logs that its result was not taken")  # fmt: skip
+    print(f"\nzombie: {'complete refused' if path == refused else 'lost at heartbeat, result discarded'}")
+    assert " WARNING " in next(line for line in zombie.output().splitlines() if path in line)
+    assert q1(dsn, "select result from conductor.tasks where id = %s", (task_id,)) == result
+    # the fence itself: a complete carrying the zombie's attempt is refused and changes nothing
+    with pytest.raises(psycopg.Error) as refused_exc:
+        q(dsn, "select conductor.complete(%s, '{\"pid\": 0}')", (zombie_attempt,))
+    assert refused_exc.value.sqlstate == "QC201"
+    assert q1(dsn, "select result from conductor.tasks where id = %s", (task_id,)) == result
+
+    # the zombie did not crash: alone again, it claims and finishes new work
+    assert zombie.alive(), zombie.output()[-3000:]
+    rescuer.signal(signal.SIGTERM)
+    assert rescuer.wait(30) == 0
+    with Conductor(dsn) as app:
+        again = app.enqueue("record", {})
+    wait_until(lambda: q(dsn, "select 1 from conductor.tasks where id = %s and status = 'succeeded'"
+                              " and (result->>'pid')::int = %s", (again, zombie.pid)),
+               timeout=10, message="the former zombie finishes a new task")  # fmt: skip
+    assert "Traceback" not in zombie.output(), zombie.output()[-3000:]
+    zombie.signal(signal.SIGTERM)
+    assert zombie.wait(30) == 0, zombie.output()[-3000:]
+
+
+# -- 5. recovery time ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "lease", "reap", "heartbeat"),
+    [
+        pytest.param(SHORT, 2.0, 0.5, 0.5, id="short-lease"),
+        pytest.param((), 60.0, 30.0, 10.0, id="default-lease", marks=pytest.mark.skipif(
+            not os.environ.get("CONDUCTOR_SLOW_TESTS"), reason="~90 s: set CONDUCTOR_SLOW_TESTS=1")),
+    ],
+)  # fmt: skip
+def test_recovery_time_from_kill_9_to_the_next_claim(
+    side: str, spawn: Spawn, args: tuple[str, ...], lease: float, reap: float, heartbeat: float
+) -> None:
+    dsn = side
+    holder, task_id, attempt_id = start_holder(dsn, spawn, *args)
+    rescuer = spawn(*args, "--concurrency", "2", name="rescuer")
+    wait_until(lambda: registered(dsn, ["rescuer"]), timeout=30, interval=0.1)
+
+    killed_at = q1(dsn, "select clock_timestamp()")
+    holder.kill9()
+    recovery = wait_until(lambda: q(dsn, """
+        select extract(epoch from a.claimed_at - %s::timestamptz)::float8 from conductor.attempts a
+         where a.task_id = %s and a.id > %s and a.worker_id = 'rescuer'""", (killed_at, task_id, attempt_id)),
+        timeout=lease + reap + 30, interval=0.05)[0][0]  # fmt: skip
+    print(f"\nrecovery time (lease {lease:g} s, heartbeat {heartbeat:g} s, reap {reap:g} s): {recovery:.2f} s")
+    # the lease, last extended at most one heartbeat before the kill, must run out first
+    assert recovery > lease - heartbeat - 0.5, "the task was claimed again before its lease could expire"
+    assert recovery < lease + reap + 4.0
+    wait_until(lambda: q1(dsn, "select status::text from conductor.tasks where id = %s", (task_id,)) == "succeeded",
+               timeout=10)  # fmt: skip
+    assert q(dsn, "select outcome::text from conductor.attempts where id = %s", (attempt_id,)) == [("lost",)]
