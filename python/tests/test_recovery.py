@@ -117,7 +117,7 @@ def side(db_dsn: str) -> str:
     q(db_dsn, "create table executions (task_id bigint not null, attempt_id bigint not null, pid integer not null,"
               " run_id text primary key, at timestamptz not null default clock_timestamp())")  # fmt: skip
     q(db_dsn, "create index on executions (task_id)")
-    q(db_dsn, "create table gates (task_id bigint primary key)")
+    q(db_dsn, "create table gates (task_id bigint, recoveries integer, primary key (task_id, recoveries))")
     return db_dsn
 
 
@@ -299,12 +299,12 @@ def test_terminated_backends_are_reconnected_and_everything_finishes(side: str, 
 # -- 4. zombie -------------------------------------------------------------------------------
 
 
-def start_holder(dsn: str, spawn: Spawn, *args: str) -> tuple[WorkerProcess, int, int]:
+def start_holder(dsn: str, spawn: Spawn, *args: str, hold: int = 1) -> tuple[WorkerProcess, int, int]:
     """A worker that runs one 'gate' task and blocks in it: (worker, task id, attempt id)."""
     holder = spawn(*args, "--concurrency", "2", name="holder")
     wait_until(lambda: registered(dsn, ["holder"]), timeout=30, interval=0.1)
     with Conductor(dsn) as app:
-        task_id = app.enqueue("gate", {})
+        task_id = app.enqueue("gate", {"hold": hold})
     attempt_id = wait_until(
         lambda: q(dsn, "select attempt_id from executions where task_id = %s and pid = %s", (task_id, holder.pid)),
         timeout=10, message="the holder runs the gate task",
@@ -331,7 +331,7 @@ def test_a_stopped_worker_is_reaped_and_its_late_result_refused(side: str, spawn
                      (task_id,))  # fmt: skip
         assert attempts == [("holder", "lost"), ("rescuer", "succeeded")], attempts
 
-        q(dsn, "insert into gates values (%s)", (task_id,))  # the zombie's handler may now return
+        q(dsn, "insert into gates values (%s, 0)", (task_id,))  # the zombie's handler may now return
     finally:
         zombie.signal(signal.SIGCONT)
 
@@ -360,6 +360,48 @@ def test_a_stopped_worker_is_reaped_and_its_late_result_refused(side: str, spawn
     assert "Traceback" not in zombie.output(), zombie.output()[-3000:]
     zombie.signal(signal.SIGTERM)
     assert zombie.wait(30) == 0, zombie.output()[-3000:]
+
+
+def complete_refused(dsn: str, attempt_id: int) -> str:
+    """SQLSTATE of ``conductor.complete`` called with ``attempt_id`` (it must raise)."""
+    with pytest.raises(psycopg.Error) as exc:
+        q(dsn, "select conductor.complete(%s, '{\"zombie\": true}')", (attempt_id,))
+    return str(exc.value.sqlstate)
+
+
+def test_a_zombie_waking_while_the_task_runs_elsewhere_changes_nothing(side: str, spawn: Spawn) -> None:
+    """The zombie resumes while the rescuer still runs the task: the fence is the
+    attempt id alone (the task is 'running', just not under the zombie's attempt)."""
+    dsn = side
+    zombie, task_id, zombie_attempt = start_holder(dsn, spawn, *SHORT, hold=2)  # the rescuer blocks too
+    rescuer = spawn(*SHORT, "--concurrency", "2", name="rescuer")
+    wait_until(lambda: registered(dsn, ["rescuer"]), timeout=30, interval=0.1)
+
+    zombie.signal(signal.SIGSTOP)
+    try:
+        rescue_attempt = wait_until(lambda: q(dsn, "select attempt_id from executions where task_id = %s and pid = %s",
+                                              (task_id, rescuer.pid)),
+                                    timeout=15, interval=0.1, message="the rescuer runs the task")[0][0]  # fmt: skip
+        q(dsn, "insert into gates values (%s, 0)", (task_id,))
+    finally:
+        zombie.signal(signal.SIGCONT)
+    refused = f"result of task {task_id} (gate) refused: lost"
+    discarded = f"task {task_id} (gate) lost; its outcome is discarded"
+    wait_until(lambda: refused in zombie.output() or discarded in zombie.output(), timeout=10,
+               message="the zombie logs that its result was not taken")  # fmt: skip
+    assert complete_refused(dsn, zombie_attempt) == "QC201"
+    state = q(dsn, "select status::text, result, attempt_id, claimed_by from conductor.tasks where id = %s", (task_id,))
+    assert state == [("running", None, rescue_attempt, "rescuer")], state
+    assert q(dsn, "select outcome::text from conductor.attempts where id = %s", (zombie_attempt,)) == [("lost",)]
+
+    q(dsn, "insert into gates values (%s, 1)", (task_id,))
+    wait_until(lambda: q1(dsn, "select status::text from conductor.tasks where id = %s", (task_id,)) == "succeeded",
+               timeout=10)  # fmt: skip
+    assert complete_refused(dsn, zombie_attempt) == "QC201"
+    assert q1(dsn, "select result from conductor.tasks where id = %s", (task_id,)) == {
+        "pid": rescuer.pid, "attempt_id": rescue_attempt}
+    assert zombie.alive() and rescuer.alive()
+    assert "Traceback" not in zombie.output(), zombie.output()[-3000:]
 
 
 # -- 5. recovery time ------------------------------------------------------------------------

@@ -11,10 +11,11 @@ started.
 
 Kinds:
   record  {"sleep_ms": n}  record, sleep n ms, return pid and attempt_id
-  gate    {}               record; on a first claim (recoveries = 0) block until
-                           the test inserts the task's id into ``gates``; a
-                           recovered claim returns at once. Never looks at
-                           ctx.cancelled: a zombie finishes and tries to report.
+  gate    {"hold": h}      record; a claim with recoveries < h (default 1: the
+                           first claim only) blocks until the test inserts
+                           (task id, recoveries) into ``gates``; the others return
+                           at once. Never looks at ctx.cancelled: a zombie
+                           finishes and tries to report.
 """
 
 from __future__ import annotations
@@ -76,14 +77,15 @@ def record(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
     return {"pid": os.getpid(), "attempt_id": ctx.attempt_id}
 
 
-def _gate_open(task_id: int) -> bool:
-    return _with_conn(lambda c: c.execute("select 1 from gates where task_id = %s", (task_id,)).fetchone()) is not None
+def _gate_open(ctx: TaskContext) -> bool:
+    return _with_conn(lambda c: c.execute("select 1 from gates where task_id = %s and recoveries = %s",
+                                          (ctx.task_id, ctx.recoveries)).fetchone()) is not None  # fmt: skip
 
 
 @app.task("gate")
 def gate(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
     _record(ctx)
-    if ctx.recoveries == 0:
-        while not _gate_open(ctx.task_id):
+    if ctx.recoveries < payload.get("hold", 1):
+        while not _gate_open(ctx):
             time.sleep(0.05)
     return {"pid": os.getpid(), "attempt_id": ctx.attempt_id}
