@@ -306,6 +306,7 @@ begin
     v_last := extract(day from (make_date(v_y, v_mo, 1) + interval '1 month - 1 day'))::integer;
     if v_d > v_last then v_d := 1; v_mo := v_mo + 1; end if;
     if v_mo > 12 then v_mo := 1; v_y := v_y + 1; end if;
+    v_last := extract(day from (make_date(v_y, v_mo, 1) + interval '1 month - 1 day'))::integer;
     if v_y > v_limit then
       return null;
     end if;
@@ -502,12 +503,15 @@ begin
       v_best := v_inst.late;
       exit;
     end if;
-    -- an overlap wall time whose first instant has passed: skip to the wall
-    -- time of `after` read in the first instant's offset
+    -- an overlap wall time whose first instant has passed: skip the wall
+    -- times whose first instant is not after `after` either, but never past
+    -- the end of the overlap
+    v_off_a := v_w - (v_inst.early at time zone 'UTC');
+    v_trans := conductor._cron_transition(v_inst.early, v_inst.late, tz);
     v_w := greatest(v_w + v_unit,
-                    date_trunc(case when (p[195] & 8) <> 0 then 'second' else 'minute' end,
-                               (after at time zone 'UTC') + (v_w - (v_inst.early at time zone 'UTC')))
-                    + v_unit);
+                    least(date_trunc(case when (p[195] & 8) <> 0 then 'second' else 'minute' end,
+                                     (after at time zone 'UTC') + v_off_a) + v_unit,
+                          (v_trans at time zone 'UTC') + v_off_a));
   end loop;
 
   -- Every-hour lines fire at both instants of a repeated wall time. When
