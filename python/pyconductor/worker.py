@@ -68,6 +68,7 @@ CONNECTION_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError)
 BACKOFF_MIN = 0.1
 BACKOFF_MAX = 5.0
 LISTEN_PROBE_AFTER = 30.0
+CONNECT_TIMEOUT = 10
 DEFAULT_CONCURRENCY = 32
 
 
@@ -97,7 +98,7 @@ class _Link:
     def get(self) -> psycopg.Connection[Any]:
         if self.conn is None or self.conn.closed:
             self.conn = psycopg.connect(
-                self.dsn, autocommit=True, application_name=f"pyconductor {self.name} {self.worker_id}"[:63]
+                self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name=f"pyconductor {self.name} {self.worker_id}"[:63]
             )
         return self.conn
 
@@ -295,7 +296,7 @@ class Worker:
                     extra=self._log_extra())  # fmt: skip
         self._stopping.set()
         self._wake.set()
-        self._threads["claim"].join()
+        self._threads["claim"].join(timeout=CONNECT_TIMEOUT + 5)
 
         with self._lock:
             futures = set(self._futures)
@@ -446,7 +447,7 @@ class Worker:
         report: _Report | None
         try:
             result = task.run(ctx.payload, ctx)
-        except Exception as exc:  # noqa: BLE001 - the handler's failure is the task's
+        except BaseException as exc:  # noqa: BLE001 - the handler's failure is the task's (even SystemExit)
             ms = (time.perf_counter() - start) * 1000
             report = _Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(), duration_ms=ms)
         else:
@@ -619,7 +620,7 @@ class Worker:
         while not self._halt.is_set():
             conn: psycopg.Connection[Any] | None = None
             try:
-                conn = psycopg.connect(self.dsn, autocommit=True,
+                conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
                                        application_name=f"pyconductor listen {self.worker_id}"[:63])  # fmt: skip
                 conn.execute(queries.LISTEN)
                 self._wake.set()  # notifications may have been missed while away
