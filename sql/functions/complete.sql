@@ -88,7 +88,9 @@ as $$
     select c.attempt_id from conductor._complete(complete_many.attempt_ids, complete_many.results) c
   )
   select given.id, a.task_id,
-         case when a.outcome = 'cancelled' then 'cancelled' else 'lost' end
+         case when a.outcome = 'cancelled' then 'cancelled'
+              when a.outcome in ('succeeded', 'failed', 'released', 'suspended') then 'finished'
+              else 'lost' end
     from pg_catalog.unnest(complete_many.attempt_ids) as given(id)
     left join conductor.attempts a on a.id = given.id
    where not exists (select from done d where d.attempt_id = given.id)
@@ -97,8 +99,9 @@ $$;
 comment on function conductor.complete_many(bigint[], jsonb[]) is
 $$Finishes a batch of held tasks in one statement: results[i] belongs to attempt_ids[i]
 (results NULL: no result for any). Each attempt is fenced on its own, so one lost lease
-does not stop the others. Returns a row for each attempt it refused, state 'cancelled'
-or 'lost', as heartbeat does; an empty answer means all were stored.
+does not stop the others. Returns a row for each attempt it refused, state 'cancelled',
+'finished' (it had already reported, e.g. a batch sent twice after a lost connection) or
+'lost', as heartbeat does; an empty answer means all were stored.
 Raises QC106 when the arrays differ in length.$$;
 
 revoke execute on function conductor.complete(bigint, jsonb) from public;

@@ -2,9 +2,9 @@
 --
 -- conductor.heartbeat(worker_id, attempt_ids, lease): one call a beat for all
 -- of a worker's claims. Extends the lease of each attempt that still holds its
--- task and answers, for each that does not, why: 'cancelled' (stop it) or
--- 'lost' (the lease expired and the task was taken back, or it already
--- finished; discard its result).
+-- task and answers, for each that does not, why: 'cancelled' (stop it),
+-- 'finished' (this worker already reported it: a report crossed the beat), or
+-- 'lost' (the lease expired and the task was taken back; discard its result).
 --
 -- Locks: the held task rows (a lease-only update, usually HOT), then the
 -- worker's row. Any number of workers at once.
@@ -44,7 +44,10 @@ begin
     returning t.attempt_id
   )
   select given.id, a.task_id,
-         case when a.outcome = 'cancelled' then 'cancelled' else 'lost' end
+         case when a.outcome = 'cancelled' then 'cancelled'
+              when a.outcome in ('succeeded', 'failed', 'released', 'suspended')
+                   and a.worker_id = heartbeat.worker_id then 'finished'
+              else 'lost' end
     from pg_catalog.unnest(heartbeat.attempt_ids) as given(id)
     left join conductor.attempts a on a.id = given.id
    where given.id is not null
@@ -57,8 +60,10 @@ $$;
 comment on function conductor.heartbeat(text, bigint[], interval) is
 $$Extends to now + lease (default 60 s) the lease of every attempt in attempt_ids that
 still holds its task, and marks the worker seen. Returns one row per attempt that no
-longer holds its task: state 'cancelled' (the task was cancelled: stop the handler) or
-'lost' (taken back after its lease expired, or already finished: discard the result).
+longer holds its task: state 'cancelled' (the task was cancelled: stop the handler),
+'finished' (the attempt already reported complete, fail, release or suspend: nothing to
+do) or 'lost' (taken back after its lease expired, unknown, or another worker's: discard
+the result).
 An empty answer means every lease was extended. Raises QC106 for a missing worker_id
 or a non-positive lease. Any number of callers at once.$$;
 

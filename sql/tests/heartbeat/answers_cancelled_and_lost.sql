@@ -1,4 +1,4 @@
--- heartbeat answers, for each attempt that no longer holds its task, 'cancelled' or 'lost'.
+-- heartbeat answers, for each attempt that no longer holds its task, 'cancelled', 'finished' or 'lost'.
 begin;
 select plan(4);
 \ir ../helpers.psql
@@ -23,9 +23,9 @@ select conductor_tests.task(:t_foreign) as foreign_before \gset
 select set_eq(
   format($$select attempt_id, task_id, state from conductor.heartbeat('w1', array[%s, %s, %s, %s, %s, -1]::bigint[])$$,
          :a_held, :a_cancel, :a_lost, :a_done, :a_foreign),
-  format($$values (%s::bigint, %s::bigint, 'cancelled'::text), (%s, %s, 'lost'), (%s, %s, 'lost'), (%s, %s, 'lost'), (-1, NULL, 'lost')$$,
+  format($$values (%s::bigint, %s::bigint, 'cancelled'::text), (%s, %s, 'lost'), (%s, %s, 'finished'), (%s, %s, 'lost'), (-1, NULL, 'lost')$$,
          :a_cancel, :t_cancel, :a_lost, :t_lost, :a_done, :t_done, :a_foreign, :t_foreign),
-  'Cancelled: ''cancelled''; reaped, finished, another worker''s and unknown attempts: ''lost''; the held one is not answered.');
+  'Cancelled: ''cancelled''; completed by this worker: ''finished''; reaped, another worker''s and unknown attempts: ''lost''; the held one is not answered.');
 select is((select lease_expires_at from conductor.tasks where id = :t_held), '2030-01-01 00:01:11+00'::timestamptz,
   'The held attempt''s lease was extended in the same call.');
 select is(conductor_tests.task(:t_foreign), :'foreign_before'::jsonb,
