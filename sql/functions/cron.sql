@@ -236,32 +236,33 @@ begin
     end if;
   end if;
 
-  -- the lookup tables: fill each "next" from the top down
+  -- the lookup tables: fill each "next" from the top down, walking the
+  -- field's sorted values with a pointer
   v_p := array_fill(-1, array[195]);
-  v_n := -1;
+  v_i := cardinality(v_secs);
   for v_j in reverse 59 .. 0 loop
-    if v_j = any (v_secs) then v_n := v_j; end if;
-    v_p[1 + v_j] := v_n;
+    if v_i > 0 and v_secs[v_i] = v_j then v_n := v_j; v_i := v_i - 1; end if;
+    v_p[1 + v_j] := case when v_i = cardinality(v_secs) then -1 else v_n end;
   end loop;
-  v_n := -1;
+  v_i := cardinality(v_mins);
   for v_j in reverse 59 .. 0 loop
-    if v_j = any (v_mins) then v_n := v_j; end if;
-    v_p[61 + v_j] := v_n;
+    if v_i > 0 and v_mins[v_i] = v_j then v_n := v_j; v_i := v_i - 1; end if;
+    v_p[61 + v_j] := case when v_i = cardinality(v_mins) then -1 else v_n end;
   end loop;
-  v_n := -1;
+  v_i := cardinality(v_hours);
   for v_j in reverse 23 .. 0 loop
-    if v_j = any (v_hours) then v_n := v_j; end if;
-    v_p[121 + v_j] := v_n;
+    if v_i > 0 and v_hours[v_i] = v_j then v_n := v_j; v_i := v_i - 1; end if;
+    v_p[121 + v_j] := case when v_i = cardinality(v_hours) then -1 else v_n end;
   end loop;
-  v_n := -1;
+  v_i := cardinality(v_doms);
   for v_j in reverse 31 .. 1 loop
-    if v_j = any (v_doms) then v_n := v_j; end if;
-    v_p[144 + v_j] := v_n;
+    if v_i > 0 and v_doms[v_i] = v_j then v_n := v_j; v_i := v_i - 1; end if;
+    v_p[144 + v_j] := case when v_i = cardinality(v_doms) then -1 else v_n end;
   end loop;
-  v_n := -1;
+  v_i := cardinality(v_months);
   for v_j in reverse 12 .. 1 loop
-    if v_j = any (v_months) then v_n := v_j; end if;
-    v_p[175 + v_j] := v_n;
+    if v_i > 0 and v_months[v_i] = v_j then v_n := v_j; v_i := v_i - 1; end if;
+    v_p[175 + v_j] := case when v_i = cardinality(v_months) then -1 else v_n end;
   end loop;
   for v_j in 0 .. 6 loop
     for v_i in 0 .. 6 loop
