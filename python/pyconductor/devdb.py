@@ -149,7 +149,10 @@ def free_port() -> int:
 
 
 def _port_is_free(port: int) -> bool:
+    # SO_REUSEADDR as PostgreSQL binds: a port left in TIME_WAIT by the last
+    # run's connections is free for it.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:

@@ -517,7 +517,9 @@ class Worker:
             rows = self._report_link.rows(queries.COMPLETE_MANY, {
                 "attempt_ids": [r.ctx.attempt_id for r in oks], "results": [r.result for r in oks],
             }, self._reports_abort)  # fmt: skip
-            refused = {row["attempt_id"]: row["state"] for row in rows}
+            # 'finished': an earlier sending of this batch was stored before the
+            # connection dropped, so the result is in
+            refused = {row["attempt_id"]: row["state"] for row in rows if row["state"] != "finished"}
             for r in oks:
                 if r.ctx.attempt_id in refused:
                     r.ctx.cancel(refused[r.ctx.attempt_id])
@@ -578,7 +580,8 @@ class Worker:
     def heartbeat(self) -> list[dict[str, Any]]:
         """One heartbeat now (the worker's thread calls this every heartbeat_interval):
         extends every held lease, flags the handlers of attempts answered
-        'cancelled' or 'lost'. Returns those answers."""
+        'cancelled' or 'lost' ('finished' means a report of this worker crossed
+        the beat, and is left to the reporter). Returns the answers."""
         with self._lock:
             ids = list(self._held)
         try:
@@ -591,6 +594,8 @@ class Worker:
             logger.error("heartbeat failed: %s", exc, extra=self._log_extra())
             return []
         for row in rows:
+            if row["state"] == "finished":
+                continue  # this worker's own report crossed the beat: the reporter owns it
             with self._lock:
                 ctx = self._held.pop(row["attempt_id"], None)
             if ctx is not None:
