@@ -31,6 +31,7 @@ from pyconductor.client import AttemptInfo, Conductor, TaskInfo  # noqa: E402
 from pyconductor.context import TaskContext  # noqa: E402
 from pyconductor.errors import (  # noqa: E402
     ConductorError,
+    AlreadyExists,
     DedupeConflict,
     InvalidArgument,
     InvalidCron,
@@ -54,6 +55,7 @@ __all__ = [
     "AttemptInfo",
     "Conductor",
     "ConductorError",
+    "AlreadyExists",
     "DedupeConflict",
     "InvalidArgument",
     "InvalidCron",

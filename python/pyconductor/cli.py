@@ -228,6 +228,16 @@ def _setup_logging(level: str) -> None:
     )
 
 
+def _env_flag(value: str) -> bool:
+    """A boolean flag's value from the environment: 1/true/yes/on or 0/false/no/off."""
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise argparse.ArgumentTypeError(f"expected a boolean, got {value!r}")
+
+
 def _run_worker(args: argparse.Namespace) -> int:
     from pyconductor.client import Conductor
     from pyconductor.worker import Worker
@@ -241,12 +251,15 @@ def _run_worker(args: argparse.Namespace) -> int:
         return _fail(f"cannot load app {args.app!r}: {exc}")
     if not isinstance(app, Conductor):
         return _fail(f"{args.app} is a {type(app).__name__}, not a pyconductor.Conductor")
+    if args.no_workers and args.no_scheduler:
+        return _fail("--no-workers and --no-scheduler together leave nothing to run")
     dsn = args.dsn or app.dsn
     queues = [q.strip() for q in (args.queues or "").split(",") if q.strip()] or None
     worker = Worker(
         app, queues, args.concurrency, dsn=dsn, lease=args.lease, heartbeat_interval=args.heartbeat,
         poll_interval=args.poll, reap_interval=args.reap, shutdown_grace=args.shutdown_grace,
-        worker_id=args.worker_id,
+        worker_id=args.worker_id, process_tasks=not args.no_workers, run_scheduler=not args.no_scheduler,
+        tick_interval=args.tick_interval,
     )  # fmt: skip
     code = worker.run()
     if worker.abandoned:
@@ -291,6 +304,12 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
             choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
             help="log level (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--no-scheduler", env="CONDUCTOR_NO_SCHEDULER", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
+            help="do not run the scheduler (tick() under the leader lock) in this process")  # fmt: skip
+    env_arg(p, "--no-workers", env="CONDUCTOR_NO_WORKERS", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
+            help="run only the scheduler part: claim no tasks")  # fmt: skip
+    env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=5.0,
+            help="the scheduler ticks at each due time and at least this often, in seconds (default: %(default)s)")  # fmt: skip
     p.set_defaults(func=_run_worker)
 
 

@@ -18,6 +18,7 @@ come from a ``psycopg_pool.ConnectionPool`` (autocommit), closed by
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -42,6 +43,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # Keys of one task spec, as conductor.enqueue_many reads them.
 SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *sorted(ENQUEUE_OPTIONS))
+
+
+def _schedule_name(kind: str) -> str:
+    """A valid schedule name for a kind (``__main__.job`` -> ``main__.job``)."""
+    return re.sub(r"[^A-Za-z0-9_.:/-]", "-", kind).lstrip("_.:/-")[:200] or "schedule"
 
 
 def dumps_json(value: Any) -> str:
@@ -207,6 +213,58 @@ class Conductor:
     def register(self, kind: str, fn: Callable[..., Any], **defaults: Any) -> Task:
         """The non-decorator form of :meth:`task`."""
         return self.registry.add(Task(self, kind, fn, defaults))
+
+    def schedule(
+        self,
+        cron: str,
+        kind: str | None = None,
+        *,
+        name: str | None = None,
+        tz: str = "UTC",
+        payload: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> Callable[[Callable[..., Any]], Task]:
+        """Declare a schedule: enqueue ``kind`` at every due time of ``cron`` (5
+        fields, or 6 with seconds first) in time zone ``tz``. Workers create or
+        update the declared schedules at start (``conductor.create_schedule(...,
+        replace => true)``), so a schedule created in SQL works the same.
+
+        ``app.schedule("0 3 * * *", "nightly_report")`` declares it for a kind
+        registered elsewhere; as a decorator, ``@app.schedule("*/5 * * * *",
+        tz="Europe/Berlin")`` also registers the function as the handler of the
+        kind (default: the function's ``module.qualname``). ``name`` defaults to
+        the kind. ``options``: queue, priority, max_attempts, dedupe_key,
+        concurrency_key, catch_up ('once' or 'all'), catch_up_limit; queue,
+        priority, max_attempts and concurrency_key default to the kind's
+        registered ones."""
+        from pyconductor.scheduler import ScheduleSpec
+
+        def declare(k: str) -> None:
+            task = self.registry.get(k)
+            inherited = {
+                key: task.defaults[key]
+                for key in ("queue", "priority", "max_attempts", "concurrency_key")
+                if task is not None and key in task.defaults
+            }
+            self.registry.add_schedule(ScheduleSpec(
+                name=name or _schedule_name(k), cron=cron, kind=k, payload=dict(payload or {}), timezone=tz,
+                **{**inherited, **options},
+            ))  # fmt: skip
+
+        if kind is not None:
+            declare(kind)
+
+        def deco(fn: Callable[..., Any]) -> Task:
+            if isinstance(fn, Task):
+                task = fn
+            else:
+                k = kind or f"{fn.__module__}.{fn.__qualname__}"
+                task = self.registry.get(k) or self.registry.add(Task(self, k, fn, {}))
+            if kind is None:
+                declare(task.kind)
+            return task
+
+        return deco
 
     # -- enqueue -------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ import psycopg
 
 __all__ = [
     "ConductorError",
+    "AlreadyExists",
     "DedupeConflict",
     "InvalidArgument",
     "InvalidCron",
@@ -133,6 +134,11 @@ class InvalidState(ConductorError):
 @_register("QC205")
 class DedupeConflict(ConductorError):
     """QC205: another unfinished task holds the dedupe_key."""
+
+
+@_register("QC206")
+class AlreadyExists(ConductorError):
+    """QC206: a schedule of that name exists (create_schedule without replace)."""
 
 
 @_register("QC301")

@@ -17,6 +17,7 @@ RETRY = "select conductor.retry(task_id => %(task_id)s)"
 
 # -- worker ------------------------------------------------------------------------
 REGISTER_WORKER = "select conductor.register_worker(worker_id => %(worker_id)s, host => %(host)s, pid => %(pid)s, queues => %(queues)s, concurrency => %(concurrency)s, roles => %(roles)s, version => %(version)s, metadata => %(metadata)s::jsonb)"
+CONFIGURE_KIND = "select conductor.configure_kind(kind => %(kind)s, max_attempts => %(max_attempts)s, max_recoveries => %(max_recoveries)s, backoff_base => %(backoff_base)s::interval, backoff_factor => %(backoff_factor)s, backoff_max => %(backoff_max)s::interval)"
 DEREGISTER_WORKER = "select conductor.deregister_worker(worker_id => %(worker_id)s)"
 CLAIM = "select * from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s)"
 HEARTBEAT = "select * from conductor.heartbeat(worker_id => %(worker_id)s, attempt_ids => %(attempt_ids)s::bigint[], lease => %(lease)s)"

@@ -16,8 +16,12 @@ from pyconductor.context import TaskContext
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
+    from pyconductor.scheduler import ScheduleSpec
 
-__all__ = ["ENQUEUE_OPTIONS", "Registry", "Task", "takes_context"]
+__all__ = ["ENQUEUE_OPTIONS", "POLICY_OPTIONS", "Registry", "Task", "takes_context"]
+
+# The options of a kind that are its retry policy in the database (configure_kind).
+POLICY_OPTIONS = ("max_attempts", "max_recoveries", "backoff_base", "backoff_factor", "backoff_max")
 
 # The options of Conductor.enqueue a registration may give defaults for.
 ENQUEUE_OPTIONS = frozenset({
@@ -80,10 +84,21 @@ class Task:
 
 
 class Registry:
-    """kind -> Task."""
+    """kind -> Task, and the schedules declared in code (name -> ScheduleSpec)."""
 
     def __init__(self) -> None:
         self._tasks: dict[str, Task] = {}
+        self._schedules: dict[str, ScheduleSpec] = {}
+
+    def add_schedule(self, spec: ScheduleSpec) -> ScheduleSpec:
+        if spec.name in self._schedules and self._schedules[spec.name] != spec:
+            raise ValueError(f"schedule {spec.name!r} is already declared differently")
+        self._schedules[spec.name] = spec
+        return spec
+
+    @property
+    def schedules(self) -> list[ScheduleSpec]:
+        return [self._schedules[name] for name in sorted(self._schedules)]
 
     def add(self, task: Task) -> Task:
         if task.kind in self._tasks and self._tasks[task.kind].fn is not task.fn:

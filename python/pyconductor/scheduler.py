@@ -72,7 +72,7 @@ class ScheduleSpec:
     concurrency_key: str | None = None
     catch_up: str = "once"
     catch_up_limit: int = 100
-    enabled: bool = True
+    enabled: bool | None = None  # None: on when new, unchanged when it exists (an operator's off stays off)
 
     def params(self) -> dict[str, Any]:
         p = asdict(self)

@@ -49,9 +49,11 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pyconductor import __version__, queries
-from pyconductor.client import dumps_json
+from pyconductor.client import _interval, dumps_json
 from pyconductor.context import TaskContext
-from pyconductor.errors import ConductorError, LeaseLost, NotFound, TaskCancelled, translate
+from pyconductor.errors import ConductorError, LeaseLost, NotFound, TaskCancelled, mapped_errors, translate
+from pyconductor.registry import POLICY_OPTIONS
+from pyconductor.scheduler import Scheduler
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
@@ -149,6 +151,14 @@ class _Report:
     duration_ms: float | None = None
 
 
+def _policy_params(policy: dict[str, Any]) -> dict[str, Any]:
+    """configure_kind's parameters, intervals as the client writes them."""
+    return {
+        key: _interval(value) if key in ("backoff_base", "backoff_max") and value is not None else value
+        for key, value in policy.items()
+    }
+
+
 def _extra(ctx: TaskContext, duration_ms: float | None = None) -> dict[str, Any]:
     extra: dict[str, Any] = {
         "task_id": ctx.task_id, "kind": ctx.kind, "queue": ctx.queue,
@@ -194,6 +204,9 @@ class Worker:
         report_batch: int = 500,
         report_linger: float = 0.005,
         version: str | None = None,
+        process_tasks: bool = True,
+        run_scheduler: bool = True,
+        tick_interval: float = 5.0,
     ) -> None:
         if isinstance(queues, str):
             queues = [q.strip() for q in queues.split(",") if q.strip()]
@@ -213,6 +226,13 @@ class Worker:
         self.report_batch = report_batch
         self.report_linger = report_linger
         self.version = version or f"pyconductor {__version__}"
+        self.process_tasks = process_tasks
+        self.run_scheduler = run_scheduler
+        self.tick_interval = tick_interval
+        self.roles = [role for role, on in (("worker", process_tasks), ("scheduler", run_scheduler)) if on]
+        if not self.roles:
+            raise ValueError("a Worker with neither tasks nor the scheduler has nothing to do")
+        self._scheduler: Scheduler | None = None
 
         self._lock = threading.Lock()
         self._held: dict[int, TaskContext] = {}  # claimed, not yet reported
@@ -265,23 +285,47 @@ class Worker:
         """Start the background threads and return at once."""
         if self._started:
             raise RuntimeError("a Worker starts once")
+        self._declare()
         self._started = True
+        if self.run_scheduler:
+            self._scheduler = Scheduler(self.dsn, tick_interval=self.tick_interval).start()
         self._executor = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="pyconductor-task")
         self._claim_link = _Link(self.dsn, "claim", self.worker_id)
         self._report_link = _Link(self.dsn, "report", self.worker_id)
         self._heartbeat_link = _Link(self.dsn, "heartbeat", self.worker_id)
         self._reap_link = _Link(self.dsn, "reap", self.worker_id)
-        for name, target in (
+        loops = [
             ("claim", self._claim_loop), ("report", self._report_loop), ("heartbeat", self._heartbeat_loop),
-            ("reap", self._reap_loop), ("listen", self._listen_loop),
-        ):  # fmt: skip
+            ("reap", self._reap_loop),
+        ]  # fmt: skip
+        if self.process_tasks:
+            loops.append(("listen", self._listen_loop))
+        for name, target in loops:
             thread = threading.Thread(target=target, name=f"pyconductor-{name}", daemon=True)
             self._threads[name] = thread
             thread.start()
-        logger.info("worker %s started (queues %s, concurrency %d, kinds %s)", self.worker_id,
-                    ",".join(self.queues) if self.queues else "*", self.concurrency,
+        logger.info("worker %s started (roles %s, queues %s, concurrency %d, kinds %s)", self.worker_id,
+                    ",".join(self.roles), ",".join(self.queues) if self.queues else "*", self.concurrency,
                     ",".join(self.app.registry.kinds) or "none", extra=self._log_extra())  # fmt: skip
         return self
+
+    def _declare(self) -> None:
+        """Write what the app declares in code to the database, before anything
+        runs: each registered kind's retry policy (``conductor.configure_kind``,
+        so a task of the kind enqueued from psql gets it too) and, with the
+        scheduler role, the declared schedules. A bad declaration (an invalid
+        cron line, say) raises here."""
+        policies = [
+            {"kind": task.kind, **{key: task.defaults.get(key) for key in POLICY_OPTIONS}}
+            for task in self.app.registry
+            if any(task.defaults.get(key) is not None for key in POLICY_OPTIONS)
+        ]
+        if policies:
+            with mapped_errors(), psycopg.connect(self.dsn, autocommit=True) as conn, conn.transaction():
+                for policy in policies:
+                    conn.execute(queries.CONFIGURE_KIND, _policy_params(policy))
+        if self.run_scheduler and self.app.registry.schedules:
+            Scheduler(self.dsn).sync_schedules(self.app.registry.schedules)
 
     def stop(self, grace: float | timedelta | None = None) -> None:
         """Stop claiming at once; wait for running tasks up to ``grace`` seconds
@@ -321,7 +365,10 @@ class Worker:
 
         self._halt.set()
         for name in ("heartbeat", "reap", "listen"):
-            self._threads[name].join(timeout=5.0)
+            if name in self._threads:
+                self._threads[name].join(timeout=5.0)
+        if self._scheduler is not None:
+            self._scheduler.stop()
         try:
             self._report_link.call(
                 lambda c: c.execute(queries.DEREGISTER_WORKER, {"worker_id": self.worker_id}), self._reports_abort
@@ -374,7 +421,7 @@ class Worker:
     def _register(self) -> None:
         params = {
             "worker_id": self.worker_id, "host": self.host, "pid": os.getpid(), "queues": self.queues,
-            "concurrency": self.concurrency, "roles": ["worker"], "version": self.version,
+            "concurrency": self.concurrency, "roles": self.roles, "version": self.version,
             "metadata": dumps_json({"kinds": self.app.registry.kinds}),
         }  # fmt: skip
         self._claim_link.call(lambda c: c.execute(queries.REGISTER_WORKER, params), self._stopping)
@@ -386,6 +433,9 @@ class Worker:
             return
         except Exception as exc:  # noqa: BLE001 - informational; claiming works without it
             logger.error("could not register worker: %s", exc, extra=self._log_extra())
+        if not self.process_tasks:
+            self._stopping.wait()
+            return
         while not self._stopping.is_set():
             self._wake.clear()
             with self._lock:

@@ -53,7 +53,7 @@ def test_tasks_run_and_results_are_stored(app: Conductor, db_conn: Conn) -> None
         wait_until(lambda: finished(app, a, b))
         assert db_conn.execute(
             "select queues, concurrency, roles from conductor.workers where id = %s", (worker.worker_id,)
-        ).fetchone() == (None, 4, ["worker"])
+        ).fetchone() == (None, 4, ["worker", "scheduler"])
     assert app.get(a).result == {"sum": 5} and app.get(a).status == "succeeded"
     assert app.get(b).result == {"task_id": b, "kind": "ctx.echo", "queue": "ctx", "attempt": 1}
     assert seen[0].attempt_id == app.get(b).attempts[0].id

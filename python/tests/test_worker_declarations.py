@@ -1,0 +1,100 @@
+"""What an app declares in code reaches the database when its worker starts:
+schedules (``@app.schedule``) and each kind's retry policy (``@app.task(max_attempts=...)``),
+and the worker's roles (tasks, scheduler) switch on and off separately."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from helpers import wait_until
+
+from pyconductor import Conductor, InvalidCron, Worker
+
+Conn = psycopg.Connection[tuple[object, ...]]
+
+
+@pytest.fixture
+def app(db_dsn: str) -> Iterator[Conductor]:
+    with Conductor(db_dsn, pool_max=2) as app:
+        yield app
+
+
+def fast_worker(app: Conductor, **options: Any) -> Worker:
+    defaults: dict[str, Any] = {
+        "heartbeat_interval": 0.2, "poll_interval": 0.2, "reap_interval": 0.5, "shutdown_grace": 5, "tick_interval": 0.2,
+    }  # fmt: skip
+    return Worker(app, **{**defaults, **options})
+
+
+def test_declared_schedule_is_created_and_fires(app: Conductor, db_conn: Conn) -> None:
+    @app.schedule("* * * * * *", name="every-second", queue="ticks", payload={"n": 1})
+    def heartbeat_job(payload: dict[str, int]) -> int:
+        return payload["n"]
+
+    with fast_worker(app) as worker:
+        assert worker.roles == ["worker", "scheduler"]
+        row = db_conn.execute(
+            "select cron, kind, queue, payload, enabled from conductor.schedules where name = 'every-second'"
+        ).fetchone()
+        assert row == ("* * * * * *", heartbeat_job.kind, "ticks", {"n": 1}, True)
+        wait_until(lambda: db_conn.execute(
+            "select count(*) from conductor.tasks where kind = %s and status = 'succeeded'", (heartbeat_job.kind,)
+        ).fetchone()[0] >= 2, timeout=10)  # fmt: skip
+    fires, tasks = db_conn.execute(
+        "select count(*), count(distinct task_id) from conductor.schedule_fires where schedule_name = 'every-second'"
+    ).fetchone()
+    assert fires == tasks, "one task per fire"
+
+
+def test_an_operators_disable_survives_a_worker_restart(app: Conductor, db_conn: Conn) -> None:
+    app.schedule("0 3 * * *", "nightly", name="nightly")
+    with fast_worker(app):
+        pass
+    db_conn.execute("select conductor.enable_schedule('nightly', false)")
+    with fast_worker(app):
+        pass
+    assert db_conn.execute("select enabled from conductor.schedules where name = 'nightly'").fetchone() == (False,)
+
+
+def test_an_invalid_declared_cron_line_stops_the_start(app: Conductor) -> None:
+    app.schedule("61 * * * *", "broken", name="broken")
+    with pytest.raises(InvalidCron, match='minute field "61"'):
+        fast_worker(app).start()
+
+
+def test_a_kinds_policy_applies_to_tasks_enqueued_from_sql(app: Conductor, db_conn: Conn) -> None:
+    @app.task("flaky", max_attempts=4, backoff_base=2)
+    def flaky(payload: dict[str, Any]) -> None:
+        raise RuntimeError("always")
+
+    with fast_worker(app, run_scheduler=False):
+        assert db_conn.execute(
+            "select max_attempts, backoff_base from conductor.kinds where kind = 'flaky'"
+        ).fetchone()[0] == 4
+        task_id = db_conn.execute("select conductor.enqueue('flaky')").fetchone()[0]
+        assert db_conn.execute("select max_attempts from conductor.tasks where id = %s", (task_id,)).fetchone() == (4,)
+
+
+def test_scheduler_only_worker_claims_nothing(app: Conductor, db_conn: Conn) -> None:
+    @app.schedule("* * * * * *", name="only-ticks")
+    def ticked(payload: dict[str, Any]) -> None:
+        return None
+
+    with fast_worker(app, process_tasks=False) as worker:
+        wait_until(lambda: db_conn.execute(
+            "select roles from conductor.workers where id = %s", (worker.worker_id,)
+        ).fetchone() == (["scheduler"],))  # fmt: skip
+        wait_until(lambda: db_conn.execute(
+            "select count(*) from conductor.tasks where kind = %s", (ticked.kind,)
+        ).fetchone()[0] >= 2, timeout=10)  # fmt: skip
+        assert db_conn.execute(
+            "select count(*) from conductor.tasks where kind = %s and status <> 'queued'", (ticked.kind,)
+        ).fetchone() == (0,), "the scheduler enqueued them; nothing claimed them"
+
+
+def test_a_worker_needs_a_role(app: Conductor) -> None:
+    with pytest.raises(ValueError, match="nothing to do"):
+        Worker(app, process_tasks=False, run_scheduler=False)
