@@ -35,3 +35,15 @@ TICK = "select * from conductor.tick(grace => %(grace)s::interval)"
 NEXT_DUE = "select min(next_due_at) as next_due_at, conductor.now() as now from conductor.schedules where enabled"
 CREATE_SCHEDULE = "select * from conductor.create_schedule(name => %(name)s, cron => %(cron)s, kind => %(kind)s, payload => %(payload)s::jsonb, queue => %(queue)s, timezone => %(timezone)s, priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_key => %(dedupe_key)s, concurrency_key => %(concurrency_key)s, catch_up => %(catch_up)s, catch_up_limit => %(catch_up_limit)s, enabled => %(enabled)s, replace => true)"
 LIST_SCHEDULES = "select * from conductor.list_schedules()"
+
+# -- dashboard and worker endpoints --------------------------------------------------
+# Every page query is index-backed and bounded: list_tasks is keyset on the primary
+# key; a run's tasks come by tasks_run (root_id), their attempts by attempts_task.
+DASHBOARD_STATS = "select * from conductor.stats()"
+DASHBOARD_LIST_TASKS = "select * from conductor.list_tasks(status => %(status)s, queue => %(queue)s, kind => %(kind)s, before_id => %(before_id)s, \"limit\" => %(limit)s)"
+DASHBOARD_RUN_TASKS = "select id, parent_id, root_id, queue, kind, status, attempt, max_attempts, error, result, enqueued_at, started_at, finished_at from conductor.tasks where root_id = %(root_id)s and parent_id is not null order by id limit %(limit)s"
+DASHBOARD_ATTEMPTS = "select * from conductor.attempts where task_id = any(%(task_ids)s::bigint[]) order by id"
+DASHBOARD_HAS_STEPS = "select to_regclass('conductor.steps') is not null as has_steps"
+DASHBOARD_STEPS = "select task_id, name, result, attempt_id, saved_at from conductor.steps where task_id = any(%(task_ids)s::bigint[]) order by task_id, saved_at limit %(limit)s"
+DASHBOARD_WORKERS = "select id, host, pid, queues, concurrency, roles, version, started_at, last_seen_at from conductor.workers order by id limit 200"
+DASHBOARD_LEADERS = "select * from conductor.leaders()"
