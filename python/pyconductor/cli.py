@@ -255,13 +255,33 @@ def _run_worker(args: argparse.Namespace) -> int:
         return _fail("--no-workers and --no-scheduler together leave nothing to run")
     dsn = args.dsn or app.dsn
     queues = [q.strip() for q in (args.queues or "").split(",") if q.strip()] or None
+    http_addr = None
+    if args.http:
+        from pyconductor.endpoints import parse_hostport
+
+        try:
+            http_addr = parse_hostport(args.http)
+        except ValueError as exc:
+            return _fail(f"--http: {exc}")
     worker = Worker(
         app, queues, args.concurrency, dsn=dsn, lease=args.lease, heartbeat_interval=args.heartbeat,
         poll_interval=args.poll, reap_interval=args.reap, shutdown_grace=args.shutdown_grace,
         worker_id=args.worker_id, process_tasks=not args.no_workers, run_scheduler=not args.no_scheduler,
         tick_interval=args.tick_interval,
     )  # fmt: skip
-    code = worker.run()
+    endpoints = None
+    if http_addr is not None:
+        from pyconductor.endpoints import EndpointServer
+
+        try:
+            endpoints = EndpointServer(worker, *http_addr).start()
+        except OSError as exc:
+            return _fail(f"--http {args.http}: cannot listen: {exc}")
+    try:
+        code = worker.run()
+    finally:
+        if endpoints is not None:
+            endpoints.stop()
     if worker.abandoned:
         # Released handlers are still running in pool threads that the interpreter
         # would wait for at exit; their tasks are back in the queue, so leave now.
@@ -310,6 +330,8 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
             help="run only the scheduler part: claim no tasks")  # fmt: skip
     env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=5.0,
             help="the scheduler ticks at each due time and at least this often, in seconds (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--http", env="CONDUCTOR_WORKER_HTTP", metavar="HOST:PORT",
+            help="serve /health (JSON) and /metrics (Prometheus) on HOST:PORT (default: off)")  # fmt: skip
     p.set_defaults(func=_run_worker)
 
 

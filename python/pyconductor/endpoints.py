@@ -1,0 +1,352 @@
+"""A worker's HTTP endpoints: ``/health`` (JSON) and ``/metrics`` (Prometheus).
+
+    worker = Worker(app, ["mail"])
+    server = EndpointServer(worker, "127.0.0.1", 9100).start()
+    worker.run()
+    server.stop()
+
+or ``pyconductor worker --app mod:app --http 127.0.0.1:9100``.
+
+Served by the standard library's threading HTTP server on a daemon thread, so
+a slow scrape never blocks the worker. Both endpoints read the worker's public
+state (worker_id, roles, queues, concurrency, running, held, stats) and open
+one short-lived database connection per request (connect and statement
+timeouts of ``probe_timeout`` seconds), so they answer even when the
+worker's own connections are stuck.
+
+``/health`` answers 200 when ``select 1`` works, 503 otherwise, with::
+
+    {"status": "ok"|"unavailable", "worker_id", "roles", "queues", "concurrency",
+     "in_flight", "held", "leader_locks": ["scheduler"], "database": {"reachable", "error", "latency_ms"},
+     "stats": {...}}
+
+``/metrics`` (all names prefixed ``conductor_``):
+
+  worker_tasks_total{event}        the worker's own counters (claimed, succeeded,
+                                   failed, unknown, discarded, refused, released):
+                                   what the database accepted, totals only
+  handler_runs_total{kind,queue,outcome}  handler calls by outcome: succeeded,
+                                   retried (raised with attempts left), failed
+                                   (raised on its last attempt)
+  handler_duration_seconds{kind,queue}    histogram of handler run time
+  worker_in_flight, worker_held, worker_concurrency, worker_leader{lock}
+  database_up                      1 when ``select 1`` worked during this scrape
+  queue_ready, queue_scheduled, queue_running, queue_waiting{queue}
+  queue_backlog_age_seconds{queue} age of the oldest ready task
+  queue_succeeded, queue_failed{queue,window}  finished in the last 1m/5m/15m
+  queue_failure_rate{queue}
+  stats_available                  0 while ``conductor.stats()`` does not exist
+
+The handler metrics come from timing each registered handler (see
+:func:`instrument_handlers`), because the Worker keeps totals only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from psycopg.rows import dict_row
+
+from pyconductor import queries
+
+if TYPE_CHECKING:
+    from pyconductor.context import TaskContext
+    from pyconductor.registry import Registry
+    from pyconductor.worker import Worker
+
+__all__ = ["EndpointServer", "WorkerMetrics", "instrument_handlers", "parse_hostport", "probe_database"]
+
+logger = logging.getLogger("pyconductor")
+
+PROBE_TIMEOUT = 2.0
+DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, float("inf"))
+QUEUE_GAUGES = ("ready", "scheduled", "running", "waiting")
+WINDOWS = ("1m", "5m", "15m")
+
+
+def parse_hostport(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:9100`` for IPv6, ``:9100`` for 127.0.0.1) -> (host, port)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"expected HOST:PORT, got {text!r}")
+    host = host.strip("[]") or "127.0.0.1"
+    return host, int(port)
+
+
+def _seconds(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    return float(value)
+
+
+def probe_database(dsn: str, timeout: float = PROBE_TIMEOUT, with_stats: bool = False) -> dict[str, Any]:
+    """``select 1`` (and ``conductor.stats()`` when asked) on a fresh connection
+    with connect and statement timeouts. Never raises: returns
+    ``{"reachable", "error", "latency_ms", "stats"}`` (stats: None when not
+    asked or when ``conductor.stats()`` does not exist)."""
+    out: dict[str, Any] = {"reachable": False, "error": None, "latency_ms": None, "stats": None}
+    start = time.perf_counter()
+    try:
+        with psycopg.connect(
+            dsn, autocommit=True, connect_timeout=max(1, int(round(timeout))), row_factory=dict_row,
+            options=f"-c statement_timeout={int(timeout * 1000)}", application_name="pyconductor endpoints",
+        ) as conn:  # fmt: skip
+            conn.execute(queries.PROBE)
+            out["reachable"] = True
+            out["latency_ms"] = round((time.perf_counter() - start) * 1000, 3)
+            if with_stats:
+                try:
+                    out["stats"] = conn.execute(queries.DASHBOARD_STATS).fetchall()
+                except psycopg.errors.UndefinedFunction:
+                    out["stats"] = None
+    except psycopg.Error as exc:
+        out["error"] = str(exc).strip() or type(exc).__name__
+    return out
+
+
+class WorkerMetrics(Collector):
+    """The Prometheus registry of one worker: its counters, handler timings,
+    and the queue figures of ``conductor.stats()`` read at each scrape."""
+
+    def __init__(self, worker: Worker, dsn: str | None = None, probe_timeout: float = PROBE_TIMEOUT) -> None:
+        self.worker = worker
+        self.dsn = dsn or worker.dsn
+        self.probe_timeout = probe_timeout
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.handler_runs = Counter(
+            "conductor_handler_runs", "Handler calls by kind, queue and outcome (succeeded, retried, failed).",
+            ["kind", "queue", "outcome"], registry=self.registry,
+        )  # fmt: skip
+        self.handler_duration = Histogram(
+            "conductor_handler_duration_seconds", "Handler run time by kind and queue.",
+            ["kind", "queue"], buckets=DURATION_BUCKETS, registry=self.registry,
+        )  # fmt: skip
+        self.registry.register(self)
+
+    def observe(self, kind: str, queue: str, outcome: str, seconds: float) -> None:
+        """Record one handler call (what :func:`instrument_handlers` calls)."""
+        self.handler_runs.labels(kind, queue, outcome).inc()
+        self.handler_duration.labels(kind, queue).observe(seconds)
+
+    def collect(self) -> Iterable[Metric]:
+        w = self.worker
+        events = CounterMetricFamily(
+            "conductor_worker_tasks", "The worker's counters since start, by event (what the database accepted).",
+            labels=["event"],
+        )  # fmt: skip
+        for event, n in sorted(dict(w.stats).items()):
+            events.add_metric([event], n)
+        yield events
+        yield GaugeMetricFamily("conductor_worker_in_flight", "Handlers running now.", value=w.running)
+        yield GaugeMetricFamily("conductor_worker_held", "Attempts held (running or not yet reported).",
+                                value=len(w.held))  # fmt: skip
+        yield GaugeMetricFamily("conductor_worker_concurrency", "Handler slots.", value=w.concurrency)
+        leader = GaugeMetricFamily("conductor_worker_leader", "1 while this worker holds the leader lock.",
+                                   labels=["lock"])  # fmt: skip
+        for name, held in leader_locks(w).items():
+            leader.add_metric([name], 1 if held else 0)
+        yield leader
+
+        probe = probe_database(self.dsn, self.probe_timeout, with_stats=True)
+        yield GaugeMetricFamily("conductor_database_up", "1 when select 1 answered during this scrape.",
+                                value=1 if probe["reachable"] else 0)  # fmt: skip
+        stats = probe["stats"]
+        yield GaugeMetricFamily("conductor_stats_available", "1 when conductor.stats() answered.",
+                                value=0 if stats is None else 1)  # fmt: skip
+        if stats is None:
+            return
+        gauges = {
+            key: GaugeMetricFamily(f"conductor_queue_{key}", f"Tasks {key} per queue (conductor.stats()).",
+                                   labels=["queue"])  # fmt: skip
+            for key in QUEUE_GAUGES
+        }
+        age = GaugeMetricFamily("conductor_queue_backlog_age_seconds", "Age of the oldest ready task.",
+                                labels=["queue"])  # fmt: skip
+        done = {
+            outcome: GaugeMetricFamily(f"conductor_queue_{outcome}", f"Tasks {outcome} in the last window.",
+                                       labels=["queue", "window"])  # fmt: skip
+            for outcome in ("succeeded", "failed")
+        }
+        rate = GaugeMetricFamily("conductor_queue_failure_rate", "Failed / finished in the last 15 minutes.",
+                                 labels=["queue"])  # fmt: skip
+        for row in stats:
+            q = str(row["queue"])
+            for key in QUEUE_GAUGES:
+                if row.get(key) is not None:
+                    gauges[key].add_metric([q], float(row[key]))
+            age.add_metric([q], _seconds(row.get("oldest_ready_age")) or 0.0)
+            for outcome, family in done.items():
+                for window in WINDOWS:
+                    value = row.get(f"{outcome}_{window}")
+                    if value is not None:
+                        family.add_metric([q, window], float(value))
+            if row.get("failure_rate") is not None:
+                rate.add_metric([q], float(row["failure_rate"]))
+        yield from gauges.values()
+        yield age
+        yield from done.values()
+        yield rate
+
+
+def leader_locks(worker: Worker) -> dict[str, bool]:
+    """Leader locks this worker contends for -> whether it holds each now."""
+    scheduler = getattr(worker, "_scheduler", None)  # TODO: a public Worker.leader_locks
+    if scheduler is None:
+        return {}
+    return {"scheduler": bool(scheduler.is_leader)}
+
+
+def instrument_handlers(registry: Registry, metrics: WorkerMetrics) -> None:
+    """Time every handler registered in ``registry`` (now) and record each call's
+    outcome in ``metrics``: succeeded (returned), retried (raised with attempts
+    left: conductor.fail requeues it), failed (raised on its last attempt).
+    Idempotent. A stopgap until the Worker offers a per-outcome hook."""
+    for task in registry:
+        if getattr(task.run, "_conductor_timed", False):
+            continue
+        task.run = _timed(task.run, task.kind, metrics)  # type: ignore[method-assign]
+
+
+def _timed(run: Callable[[Any, TaskContext], Any], kind: str, metrics: WorkerMetrics) -> Callable[..., Any]:
+    def timed(payload: Any, ctx: TaskContext) -> Any:
+        start = time.perf_counter()
+        try:
+            result = run(payload, ctx)
+        except BaseException:
+            outcome = "retried" if ctx.attempt < ctx.max_attempts else "failed"
+            metrics.observe(kind, ctx.queue, outcome, time.perf_counter() - start)
+            raise
+        metrics.observe(kind, ctx.queue, "succeeded", time.perf_counter() - start)
+        return result
+
+    timed._conductor_timed = True  # type: ignore[attr-defined]
+    return timed
+
+
+def health(worker: Worker, dsn: str | None = None, timeout: float = PROBE_TIMEOUT) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, body) of ``/health``: 200 when the database answers, else 503."""
+    probe = probe_database(dsn or worker.dsn, timeout)
+    locks = leader_locks(worker)
+    body = {
+        "status": "ok" if probe["reachable"] else "unavailable",
+        "worker_id": worker.worker_id,
+        "roles": list(worker.roles),
+        "queues": worker.queues,
+        "concurrency": worker.concurrency,
+        "in_flight": worker.running,
+        "held": len(worker.held),
+        "leader_locks": sorted(name for name, held in locks.items() if held),
+        "database": {"reachable": probe["reachable"], "error": probe["error"], "latency_ms": probe["latency_ms"]},
+        "stats": dict(worker.stats),
+    }
+    return (200 if probe["reachable"] else 503), body
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        path = self.path.split("?", 1)[0]
+        try:
+            if path == "/health":
+                status, body = health(self.server.worker, self.server.dsn, self.server.probe_timeout)
+                self._send(status, "application/json", json.dumps(body, default=str).encode())
+            elif path == "/metrics":
+                self._send(200, CONTENT_TYPE_LATEST, generate_latest(self.server.metrics.registry))
+            else:
+                self._send(404, "text/plain; charset=utf-8", b"not found: try /health or /metrics\n")
+        except Exception:  # noqa: BLE001 - never kill the server thread
+            logger.exception("endpoint %s failed", path)
+            self._send(500, "text/plain; charset=utf-8", b"internal error\n")
+
+    def _send(self, status: int, content_type: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
+        logger.debug("endpoints: " + format, *args)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    worker: Worker
+    metrics: WorkerMetrics
+    dsn: str
+    probe_timeout: float
+
+
+class EndpointServer:
+    """``/health`` and ``/metrics`` of ``worker`` on ``host:port`` (port 0: any
+    free port; read ``.port``). ``start()`` binds and serves from a daemon
+    thread; ``stop()`` shuts it down. Handlers registered on the worker's app
+    are timed for the handler metrics (:func:`instrument_handlers`)."""
+
+    def __init__(self, worker: Worker, host: str = "127.0.0.1", port: int = 9100, *,
+                 dsn: str | None = None, probe_timeout: float = PROBE_TIMEOUT) -> None:  # fmt: skip
+        self.worker = worker
+        self.host = host
+        self.port = port
+        self.dsn = dsn or worker.dsn
+        self.probe_timeout = probe_timeout
+        self.metrics = WorkerMetrics(worker, self.dsn, probe_timeout)
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> EndpointServer:
+        instrument_handlers(self.worker.app.registry, self.metrics)
+        server_cls = _Server
+        if ":" in self.host:
+            import socket
+
+            server_cls = type("_Server6", (_Server,), {"address_family": socket.AF_INET6})
+        httpd = server_cls((self.host, self.port), _Handler)
+        httpd.worker = self.worker
+        httpd.metrics = self.metrics
+        httpd.dsn = self.dsn
+        httpd.probe_timeout = self.probe_timeout
+        self.port = httpd.server_address[1]
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
+                                        name="pyconductor-http", daemon=True)  # fmt: skip
+        self._thread.start()
+        logger.info("worker endpoints on %s (/health, /metrics)", self.url, extra={"worker_id": self.worker.worker_id})
+        return self
+
+    def stop(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        httpd.shutdown()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> EndpointServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
