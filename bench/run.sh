@@ -55,6 +55,7 @@ sql() {  # each argument is one command, run in its own transaction
 
 echo "# Conductor bench $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.1f GiB RAM", $2/1048576}' /proc/meminfo)"
+echo "code: HEAD $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(git status --porcelain -- sql sqitch.plan 2>/dev/null | wc -l) uncommitted change(s) under sql/ (deployed from the working tree)"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "server: $(sql 'select version()')"
 echo "settings: $(sql "select string_agg(name || '=' || current_setting(name), ', ' order by name)
