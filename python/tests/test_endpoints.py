@@ -1,0 +1,173 @@
+"""The worker's /health and /metrics, served beside an embedded Worker."""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from helpers import wait_until
+from prometheus_client.parser import text_string_to_metric_families
+
+from pyconductor import Conductor, TaskContext, Worker
+from pyconductor.cli import main
+from pyconductor.endpoints import EndpointServer, parse_hostport
+
+
+@pytest.fixture
+def app(db_dsn: str) -> Iterator[Conductor]:
+    with Conductor(db_dsn, pool_max=2) as app:
+        yield app
+
+
+def fast_worker(app: Conductor, **options: Any) -> Worker:
+    defaults: dict[str, Any] = {"heartbeat_interval": 0.2, "poll_interval": 0.2, "reap_interval": 0.5, "shutdown_grace": 5}
+    return Worker(app, **{**defaults, **options})
+
+
+def get(url: str) -> tuple[int, str, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return resp.status, resp.headers["Content-Type"], resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers["Content-Type"], exc.read().decode()
+
+
+def scrape(server: EndpointServer) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of /metrics: (name, sorted labels) -> value."""
+    status, ctype, text = get(server.url + "/metrics")
+    assert status == 200 and ctype.startswith("text/plain")
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def sample(samples: dict[Any, float], name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def has_stats(dsn: str) -> bool:
+    with psycopg.connect(dsn) as c:
+        return c.execute("select to_regprocedure('conductor.stats()') is not null").fetchone() == (True,)
+
+
+def test_metrics_move_as_tasks_run(app: Conductor, db_dsn: str) -> None:
+    @app.task("ep.ok", queue="q1")
+    def ok(payload: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    @app.task("ep.flaky", queue="q2", max_attempts=2, backoff_base=0)
+    def flaky(payload: dict[str, Any], ctx: TaskContext) -> None:
+        if ctx.attempt == 1:
+            raise RuntimeError("first time fails")
+
+    @app.task("ep.bad", queue="q2")
+    def bad(payload: dict[str, Any]) -> None:
+        raise RuntimeError("always")
+
+    worker = fast_worker(app, concurrency=4)
+    with EndpointServer(worker, "127.0.0.1", 0) as server, worker:
+        before = scrape(server)
+        assert sample(before, "conductor_worker_tasks_total", event="claimed") == 0
+        assert sample(before, "conductor_database_up") == 1
+        assert sample(before, "conductor_worker_concurrency") == 4
+
+        ids = [ok.enqueue({}) for _ in range(3)] + [flaky.enqueue({}), bad.enqueue({})]
+        wait_until(lambda: all(app.get(i).finished for i in ids), timeout=20)
+        wait_until(lambda: worker.stats["succeeded"] == 4 and worker.stats["failed"] == 2)
+        after = scrape(server)
+
+    # the worker's own counters: 3 ok + 2 runs of flaky + 1 bad = 6 claims
+    assert sample(after, "conductor_worker_tasks_total", event="claimed") == 6
+    assert sample(after, "conductor_worker_tasks_total", event="succeeded") == 4
+    assert sample(after, "conductor_worker_tasks_total", event="failed") == 2
+    # handler outcomes by kind and queue
+    assert sample(after, "conductor_handler_runs_total", kind="ep.ok", queue="q1", outcome="succeeded") == 3
+    assert sample(after, "conductor_handler_runs_total", kind="ep.flaky", queue="q2", outcome="retried") == 1
+    assert sample(after, "conductor_handler_runs_total", kind="ep.flaky", queue="q2", outcome="succeeded") == 1
+    assert sample(after, "conductor_handler_runs_total", kind="ep.bad", queue="q2", outcome="failed") == 1
+    assert sample(after, "conductor_handler_duration_seconds_count", kind="ep.ok", queue="q1") == 3
+    assert sample(after, "conductor_handler_duration_seconds_bucket", kind="ep.ok", queue="q1", le="+Inf") == 3
+    assert sample(after, "conductor_handler_duration_seconds_sum", kind="ep.ok", queue="q1") > 0
+
+    if has_stats(db_dsn):
+        assert sample(after, "conductor_stats_available") == 1
+        assert sample(after, "conductor_queue_succeeded", queue="q1", window="5m") == 3
+        assert sample(after, "conductor_queue_failed", queue="q2", window="5m") >= 1
+        assert ("conductor_queue_backlog_age_seconds", (("queue", "q1"),)) in after
+    else:
+        assert sample(after, "conductor_stats_available") == 0
+
+
+def test_queue_depth_and_backlog_age_from_stats(app: Conductor, db_dsn: str) -> None:
+    if not has_stats(db_dsn):
+        pytest.skip("conductor.stats() is not deployed yet (sqitch.plan); queue gauges need it")
+    for _ in range(5):
+        app.enqueue("ep.nobody", {}, queue="backlog")
+    with psycopg.connect(db_dsn, autocommit=True) as c:
+        c.execute("update conductor.tasks set enqueued_at = now() - interval '90 seconds', "
+                  "run_at = now() - interval '90 seconds' where queue = 'backlog'")  # fmt: skip
+    # a worker of another queue: it serves metrics but does not take these tasks
+    worker = fast_worker(app, queues=["elsewhere"], run_scheduler=False)
+    with EndpointServer(worker, "127.0.0.1", 0) as server, worker:
+        samples = scrape(server)
+    assert sample(samples, "conductor_queue_ready", queue="backlog") == 5
+    assert sample(samples, "conductor_queue_backlog_age_seconds", queue="backlog") >= 89
+
+
+def test_health_json(app: Conductor) -> None:
+    worker = fast_worker(app, queues=["a", "b"], concurrency=3)
+    with EndpointServer(worker, "127.0.0.1", 0) as server, worker:
+        wait_until(lambda: worker._scheduler is not None and worker._scheduler.is_leader, timeout=10)
+        status, ctype, text = get(server.url + "/health")
+    assert status == 200 and ctype == "application/json"
+    body = json.loads(text)
+    assert body["status"] == "ok"
+    assert body["worker_id"] == worker.worker_id
+    assert body["roles"] == ["worker", "scheduler"]
+    assert body["queues"] == ["a", "b"]
+    assert body["concurrency"] == 3
+    assert body["in_flight"] == 0 and body["held"] == 0
+    assert body["leader_locks"] == ["scheduler"]
+    assert body["database"]["reachable"] is True and body["database"]["error"] is None
+
+
+def test_health_503_when_the_database_is_unreachable(app: Conductor) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead_port = s.getsockname()[1]
+    worker = fast_worker(app)  # not started: the endpoint reads its state only
+    dead = f"postgresql://nobody@127.0.0.1:{dead_port}/nothing"
+    with EndpointServer(worker, "127.0.0.1", 0, dsn=dead, probe_timeout=1) as server:
+        status, _, text = get(server.url + "/health")
+        body = json.loads(text)
+        assert status == 503 and body["status"] == "unavailable"
+        assert body["database"]["reachable"] is False and body["database"]["error"]
+        samples = scrape(server)
+        assert sample(samples, "conductor_database_up") == 0
+        assert get(server.url + "/nothing")[0] == 404
+
+
+def test_parse_hostport() -> None:
+    assert parse_hostport("127.0.0.1:9100") == ("127.0.0.1", 9100)
+    assert parse_hostport(":9100") == ("127.0.0.1", 9100)
+    assert parse_hostport("[::1]:0") == ("::1", 0)
+    for bad in ("9100", "host:", "host:http", "h:70000"):
+        with pytest.raises(ValueError):
+            parse_hostport(bad)
+
+
+def test_cli_rejects_a_bad_http_address(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, db_dsn: str
+) -> None:
+    monkeypatch.setenv("CONDUCTOR_DSN", db_dsn)
+    code = main(["worker", "--app", "apps.proc_app:app", "--dsn", db_dsn, "--http", "nonsense"])
+    assert code == 1
+    assert "--http: expected HOST:PORT" in capsys.readouterr().err
