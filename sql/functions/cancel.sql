@@ -5,8 +5,10 @@
 -- closed as 'cancelled', so its worker learns it at the next heartbeat and
 -- cannot store a result. A cancelled task is never retried automatically.
 --
--- Lock order: the tree's task rows in ascending id (taken before any change,
--- so two overlapping cancels queue up instead of deadlocking), then attempt rows.
+-- Lock order: the tree's task rows in descending id, children before parents
+-- (taken before any change, so two overlapping cancels queue up instead of
+-- deadlocking, and a child finishing, which then locks its parent, never
+-- waits in a cycle with a cancel), then attempt rows.
 
 begin;
 
@@ -17,7 +19,7 @@ create function conductor.cancel(task_id bigint) returns integer
 as $$
 declare
   v_now timestamptz := conductor.now();
-  v_cancelled integer;
+  v_ids bigint[];
 begin
   if not exists (select from conductor.tasks t where t.id = cancel.task_id) then
     raise exception 'task % does not exist', cancel.task_id using errcode = 'QC203';
@@ -31,14 +33,15 @@ begin
     select t.id from conductor.tasks t
      where t.id in (select tree.id from tree)
        and t.status in ('queued', 'running', 'waiting')
-     order by t.id
-       for update
+     order by t.id desc
+       for no key update
   ), cancelled as (
     update conductor.tasks t
        set status = 'cancelled',
            lease_expires_at = null,
            finished_at = v_now,
-           error = coalesce(t.error, 'cancelled')
+           error = coalesce(t.error, 'cancelled'),
+           wait_for = null, wait_event = null, wait_until = null, wait_step = null
       from locked
      where t.id = locked.id
     returning t.id, t.attempt_id
@@ -48,9 +51,10 @@ begin
       from cancelled c
      where a.id = c.attempt_id and a.outcome is null
   )
-  select pg_catalog.count(*)::integer into v_cancelled from cancelled;
+  select pg_catalog.array_agg(c.id) into v_ids from cancelled c;
 
-  return v_cancelled;
+  perform conductor._notify_done(v_ids);
+  return coalesce(pg_catalog.cardinality(v_ids), 0);
 end
 $$;
 

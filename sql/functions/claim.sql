@@ -45,7 +45,8 @@ create function conductor.claim(
   root_id          bigint,
   run_at           timestamptz,
   enqueued_at      timestamptz,
-  lease_expires_at timestamptz
+  lease_expires_at timestamptz,
+  steps            jsonb
 )
   language plpgsql volatile
   security definer
@@ -162,7 +163,9 @@ begin
   )
   select c.id, c.attempt_id, c.kind, c.queue, c.payload, c.priority, c.attempt,
          c.max_attempts, c.recoveries, c.parent_id, c.root_id, c.run_at,
-         c.enqueued_at, c.lease_expires_at
+         c.enqueued_at, c.lease_expires_at,
+         coalesce((select pg_catalog.jsonb_object_agg(s.name, s.result)
+                     from conductor.steps s where s.task_id = c.id), '{}')
     from claimed c
    order by c.priority desc, c.run_at, c.id;
 end
@@ -172,6 +175,7 @@ comment on function conductor.claim(text, text[], integer, interval) is
 $$Leases up to max_tasks ready tasks to worker_id and returns them, highest priority
 first, then earliest run_at, then lowest id. queues NULL means every queue.
 Each row's attempt_id is the fencing token for heartbeat, complete, fail and release.
+steps: the task's checkpoints so far ({name: result}), so a resumed run skips them.
 The lease (default 60 s) must be extended by heartbeat before it expires, or reap()
 takes the task back. Returns no rows when nothing is ready.
 At most one task per concurrency_key runs at a time: a keyed task is claimed only while

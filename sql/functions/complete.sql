@@ -10,6 +10,9 @@
 -- statement and returns the ones it finished. The fence and the update are the
 -- same statement, so a zombie worker whose lease was taken back changes nothing.
 --
+-- Finished tasks are announced on the channel 'conductor_done' (one
+-- notification per call) for clients waiting for results.
+--
 -- Lock order: task rows, then attempt rows (as everywhere in conductor).
 
 begin;
@@ -22,6 +25,8 @@ create function conductor._complete(attempt_ids bigint[], results jsonb[])
 as $$
 declare
   v_now timestamptz := conductor.now();
+  v_done bigint[];
+  v_tasks bigint[];
 begin
   if pg_catalog.cardinality(_complete.results) is distinct from pg_catalog.cardinality(_complete.attempt_ids)
      and _complete.results is not null then
@@ -30,7 +35,6 @@ begin
       using errcode = 'QC106';
   end if;
 
-  return query
   with given as (
     select g.id, _complete.results[g.n] as result
       from pg_catalog.unnest(_complete.attempt_ids) with ordinality as g(id, n)
@@ -52,9 +56,12 @@ begin
        set outcome = 'succeeded', finished_at = v_now
       from finished f
      where a.id = f.attempt_id
-    returning a.id
+    returning a.id, a.task_id
   )
-  select r.id from recorded r;
+  select pg_catalog.array_agg(r.id), pg_catalog.array_agg(r.task_id) into v_done, v_tasks from recorded r;
+
+  perform conductor._notify_done(v_tasks);
+  return query select pg_catalog.unnest(v_done);
 end
 $$;
 

@@ -71,8 +71,12 @@ begin
      set outcome = 'failed', finished_at = v_now, error = v_error, traceback = fail.traceback
    where a.id = fail.attempt_id;
 
-  if v_status = 'queued' and v_run_at <= v_now then
-    perform conductor._notify_queue(v_task.queue);
+  if v_status = 'queued' then
+    if v_run_at <= v_now then
+      perform conductor._notify_queue(v_task.queue);
+    end if;
+  else
+    perform conductor._notify_done(array[v_task.id]);
   end if;
   return v_status;
 end

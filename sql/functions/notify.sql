@@ -10,6 +10,11 @@
 --
 -- Notifications are a latency hint only: workers also poll, because a pooler
 -- in transaction mode drops them.
+--
+-- A second channel, 'conductor_done', tells clients waiting for results that
+-- tasks finished: one notification per finishing statement, its payload the
+-- finished ids separated by commas, or '*' (look again) when they would not
+-- fit in a notification.
 
 begin;
 
@@ -18,6 +23,21 @@ create function conductor._notify_queue(queue text) returns void
   set search_path = ''
 as $$
   select pg_catalog.pg_notify('conductor', _notify_queue.queue)
+$$;
+
+create function conductor._notify_done(task_ids bigint[]) returns void
+  language plpgsql volatile
+  set search_path = ''
+as $$
+declare
+  v_payload text;
+begin
+  if pg_catalog.cardinality(_notify_done.task_ids) > 0 then
+    v_payload := pg_catalog.array_to_string(_notify_done.task_ids, ',');
+    perform pg_catalog.pg_notify('conductor_done',
+      case when pg_catalog.length(v_payload) > 7900 then '*' else v_payload end);
+  end if;
+end
 $$;
 
 create function conductor._notify_inserted() returns trigger
@@ -42,6 +62,7 @@ create trigger tasks_notify_inserted
   execute function conductor._notify_inserted();
 
 revoke execute on function conductor._notify_queue(text) from public;
+revoke execute on function conductor._notify_done(bigint[]) from public;
 revoke execute on function conductor._notify_inserted() from public;
 
 commit;

@@ -1,13 +1,14 @@
 -- Deploy conductor:functions/retry to pg
 --
--- conductor.retry(task_id): a person (or a client) puts a failed, dead,
--- timed-out or cancelled task back in its queue, due now, with fresh counts
--- (attempt and recoveries zero, error and result cleared). Its attempts stay
--- for forensics.
+-- conductor.retry(task_id, keep_steps): a person (or a client) puts a failed,
+-- dead, timed-out or cancelled task back in its queue, due now, with fresh
+-- counts (attempt and recoveries zero, error and result cleared). Its attempts
+-- stay for forensics; its checkpointed steps stay too, so the run resumes
+-- where it stopped, unless keep_steps => false.
 
 begin;
 
-create function conductor.retry(task_id bigint) returns bigint
+create function conductor.retry(task_id bigint, keep_steps boolean default true) returns bigint
   language plpgsql volatile
   security definer
   set search_path = ''
@@ -29,7 +30,8 @@ begin
   begin
     update conductor.tasks t
        set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-           error = null, result = null, finished_at = null, lease_expires_at = null
+           error = null, result = null, finished_at = null, lease_expires_at = null,
+           wait_for = null, wait_event = null, wait_until = null, wait_step = null
      where t.id = retry.task_id;
   exception when unique_violation then
     raise exception 'task % cannot be retried: another unfinished task holds its dedupe_key %',
@@ -37,17 +39,22 @@ begin
       using errcode = 'QC205';
   end;
 
+  if not coalesce(retry.keep_steps, true) then
+    delete from conductor.steps s where s.task_id = retry.task_id;
+  end if;
+
   perform conductor._notify_queue(v_task.queue);
   return retry.task_id;
 end
 $$;
 
-comment on function conductor.retry(bigint) is
+comment on function conductor.retry(bigint, boolean) is
 $$Puts a failed, dead, timed_out or cancelled task back in its queue, due now, with
-fresh counts; returns its id. Raises QC203 when it does not exist, QC204 when it is in
+fresh counts; returns its id. Its checkpointed steps are kept (the run resumes after
+them) unless keep_steps => false. Raises QC203 when it does not exist, QC204 when it is in
 another status, QC205 when another unfinished task holds its dedupe_key.$$;
 
-revoke execute on function conductor.retry(bigint) from public;
-grant execute on function conductor.retry(bigint) to conductor_client, conductor_admin;
+revoke execute on function conductor.retry(bigint, boolean) from public;
+grant execute on function conductor.retry(bigint, boolean) to conductor_client, conductor_admin;
 
 commit;

@@ -13,6 +13,8 @@
 --   tasks_ready_by_queue  claim from one queue      (status = 'queued')
 --   tasks_ready           claim from several queues (status = 'queued')
 --   tasks_running         reap; a worker's running tasks (status = 'running')
+--   tasks_waiting         reap: waits past their deadline (status = 'waiting')
+--   tasks_waiting_event   emit_event: the waiters of an event
 --   tasks_ready_keyed     claim: ready tasks that have a concurrency_key
 --   tasks_running_keyed   claim: is a task of this concurrency_key running?
 --   tasks_dedupe_key      at most one unfinished task per dedupe_key
@@ -55,10 +57,12 @@ create table conductor.tasks (
   claimed_by       text,
   lease_expires_at timestamptz,
 
-  -- a suspended task: what it waits for and until when
+  -- a suspended task: what it waits for, until when, and the step its wake-up
+  -- is checkpointed under
   wait_for         text,                            -- 'children_all', 'children_any', 'event', 'sleep'
   wait_event       text,
   wait_until       timestamptz,
+  wait_step        text,
 
   result           jsonb,
   error            text,                            -- the last error; every one is kept in attempts
@@ -95,6 +99,11 @@ create index tasks_ready on conductor.tasks (priority desc, run_at, id)
 -- running set is bounded by the workers' slots, so reap scans it whole
 create index tasks_running on conductor.tasks (claimed_by)
   where status = 'running';
+-- waits: reap ends the ones past their deadline; emit_event finds an event's waiters
+create index tasks_waiting on conductor.tasks (wait_until)
+  where status = 'waiting';
+create index tasks_waiting_event on conductor.tasks (wait_event)
+  where status = 'waiting' and wait_for = 'event';
 -- concurrency keys: the ready keyed tasks, and which keys have a running task
 create index tasks_ready_keyed on conductor.tasks (priority desc, run_at, id)
   where status = 'queued' and concurrency_key is not null;

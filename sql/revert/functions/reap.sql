@@ -2,6 +2,7 @@
 
 begin;
 
+drop function conductor.next_wake();
 drop function conductor.reap(interval);
 
 commit;

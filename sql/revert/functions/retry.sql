@@ -2,6 +2,6 @@
 
 begin;
 
-drop function conductor.retry(bigint);
+drop function conductor.retry(bigint, boolean);
 
 commit;

@@ -15,14 +15,14 @@ select is(
   jsonb_build_object('task_id', :id, 'kind', 'resize', 'queue', 'attempt-q', 'payload', '{"p": 1}'::jsonb,
     'priority', 3, 'attempt', 1, 'max_attempts', 2, 'recoveries', 0, 'parent_id', null, 'root_id', :id,
     'run_at', '2030-01-01 00:00:00+00'::timestamptz, 'enqueued_at', '2030-01-01 00:00:00+00'::timestamptz,
-    'lease_expires_at', '2030-01-01 00:05:00+00'::timestamptz),
-  'claim returns what a handler needs: the task, its counts and the lease end (now + lease).');
+    'lease_expires_at', '2030-01-01 00:05:00+00'::timestamptz, 'steps', '{}'::jsonb),
+  'claim returns what a handler needs: the task, its counts, the lease end (now + lease) and its steps (none yet).');
 
 select attempt_id from claimed \gset
 select is(
   conductor_tests.task(:id) - array['id', 'payload', 'root_id', 'parent_id', 'enqueued_at', 'run_at', 'kind', 'queue',
                                     'backoff_base', 'backoff_factor', 'backoff_max', 'dedupe_key', 'concurrency_key',
-                                    'wait_for', 'wait_event', 'wait_until', 'priority', 'max_recoveries'],
+                                    'wait_for', 'wait_event', 'wait_until', 'wait_step', 'priority', 'max_recoveries'],
   jsonb_build_object('status', 'running', 'attempt', 1, 'max_attempts', 2, 'recoveries', 0,
     'attempt_id', :attempt_id, 'claimed_by', 'w-registered',
     'lease_expires_at', '2030-01-01 00:05:00+00'::timestamptz,

@@ -20,7 +20,7 @@ select is(
     'backoff_factor', 3, 'backoff_max', '00:05:00'::interval, 'recoveries', 0,
     'max_recoveries', 0, 'dedupe_key', 'img-1', 'concurrency_key', 'bucket-a',
     'parent_id', null, 'attempt_id', null, 'claimed_by', null, 'lease_expires_at', null,
-    'wait_for', null, 'wait_event', null, 'wait_until', null, 'result', null, 'error', null,
+    'wait_for', null, 'wait_event', null, 'wait_until', null, 'wait_step', null, 'result', null, 'error', null,
     'started_at', null, 'finished_at', null),
   'Every argument of enqueue is stored in its column.');
 

@@ -66,7 +66,7 @@ select has_function('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with
 select has_function('conductor', 'release', ARRAY['bigint']::name[], 'conductor.release(bigint) exists.');
 select has_function('conductor', 'reap', ARRAY['interval']::name[], 'conductor.reap(interval) exists.');
 select has_function('conductor', 'cancel', ARRAY['bigint']::name[], 'conductor.cancel(bigint) exists.');
-select has_function('conductor', 'retry', ARRAY['bigint']::name[], 'conductor.retry(bigint) exists.');
+select has_function('conductor', 'retry', ARRAY['bigint', 'boolean']::name[], 'conductor.retry(bigint, boolean) exists.');
 select has_function('conductor', 'register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'integer', 'text[]', 'text', 'jsonb']::name[], 'conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb) exists.');
 select has_function('conductor', 'deregister_worker', ARRAY['text']::name[], 'conductor.deregister_worker(text) exists.');
 select has_function('conductor', 'get_task', ARRAY['bigint']::name[], 'conductor.get_task(bigint) exists.');
@@ -84,7 +84,7 @@ select is_definer('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with t
 select is_definer('conductor', 'release', ARRAY['bigint']::name[], 'conductor.release is SECURITY DEFINER.');
 select is_definer('conductor', 'reap', ARRAY['interval']::name[], 'conductor.reap is SECURITY DEFINER.');
 select is_definer('conductor', 'cancel', ARRAY['bigint']::name[], 'conductor.cancel is SECURITY DEFINER.');
-select is_definer('conductor', 'retry', ARRAY['bigint']::name[], 'conductor.retry is SECURITY DEFINER.');
+select is_definer('conductor', 'retry', ARRAY['bigint', 'boolean']::name[], 'conductor.retry is SECURITY DEFINER.');
 select is_definer('conductor', 'register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'integer', 'text[]', 'text', 'jsonb']::name[], 'conductor.register_worker is SECURITY DEFINER.');
 select is_definer('conductor', 'deregister_worker', ARRAY['text']::name[], 'conductor.deregister_worker is SECURITY DEFINER.');
 select is_definer('conductor', 'get_task', ARRAY['bigint']::name[], 'conductor.get_task is SECURITY DEFINER.');
@@ -136,10 +136,10 @@ select function_privs_are('conductor', 'cancel', ARRAY['bigint']::name[], 'condu
 select function_privs_are('conductor', 'cancel', ARRAY['bigint']::name[], 'conductor_worker', ARRAY[]::text[], 'conductor_worker may not execute conductor.cancel.');
 select function_privs_are('conductor', 'cancel', ARRAY['bigint']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.cancel.');
 select ok(not has_function_privilege('public', 'conductor.cancel(bigint)', 'execute'), 'PUBLIC may not execute conductor.cancel.');
-select function_privs_are('conductor', 'retry', ARRAY['bigint']::name[], 'conductor_client', ARRAY['EXECUTE'], 'conductor_client may execute conductor.retry.');
-select function_privs_are('conductor', 'retry', ARRAY['bigint']::name[], 'conductor_worker', ARRAY[]::text[], 'conductor_worker may not execute conductor.retry.');
-select function_privs_are('conductor', 'retry', ARRAY['bigint']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.retry.');
-select ok(not has_function_privilege('public', 'conductor.retry(bigint)', 'execute'), 'PUBLIC may not execute conductor.retry.');
+select function_privs_are('conductor', 'retry', ARRAY['bigint', 'boolean']::name[], 'conductor_client', ARRAY['EXECUTE'], 'conductor_client may execute conductor.retry.');
+select function_privs_are('conductor', 'retry', ARRAY['bigint', 'boolean']::name[], 'conductor_worker', ARRAY[]::text[], 'conductor_worker may not execute conductor.retry.');
+select function_privs_are('conductor', 'retry', ARRAY['bigint', 'boolean']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.retry.');
+select ok(not has_function_privilege('public', 'conductor.retry(bigint, boolean)', 'execute'), 'PUBLIC may not execute conductor.retry.');
 select function_privs_are('conductor', 'register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'integer', 'text[]', 'text', 'jsonb']::name[], 'conductor_client', ARRAY[]::text[], 'conductor_client may not execute conductor.register_worker.');
 select function_privs_are('conductor', 'register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'integer', 'text[]', 'text', 'jsonb']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.register_worker.');
 select function_privs_are('conductor', 'register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'integer', 'text[]', 'text', 'jsonb']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.register_worker.');
