@@ -1,0 +1,24 @@
+-- conductor_client enqueues, reads, cancels and retries through the API, and reads stats.
+begin;
+select plan(10);
+
+create role t_client;
+grant conductor_client to t_client;
+set local role t_client;
+
+select isnt(conductor.enqueue(kind => 'k', queue => 'ro-c'), null, 'A client enqueues a task.');
+select is((select count(*) from conductor.enqueue_many('[{"kind": "k", "queue": "ro-c"}, {"kind": "k", "queue": "ro-c"}]')),
+  2::bigint, 'A client enqueues a batch.');
+select max(id) as t from conductor.tasks where queue = 'ro-c' \gset
+select is((select status::text from conductor.get_task(task_id => :t)), 'queued', 'A client reads a task with get_task.');
+select is((select count(*) from conductor.list_tasks(queue => 'ro-c')), 3::bigint, 'A client lists tasks.');
+select is(conductor.cancel(task_id => :t), 1, 'A client cancels a task.');
+select is(conductor.retry(task_id => :t), :t::bigint, 'A client retries the cancelled task.');
+select is((select s.ready from conductor.stats() s where s.queue = 'ro-c'), 3::bigint, 'A client reads stats().');
+select lives_ok('select * from conductor.leaders()', 'A client reads who holds the leader locks.');
+select lives_ok('select * from conductor.list_schedules()', 'A client lists the schedules.');
+select is((select count(*) from conductor.tasks where queue = 'ro-c'), 3::bigint, 'A client reads conductor.tasks directly.');
+
+reset role;
+select * from finish();
+rollback;
