@@ -484,6 +484,54 @@ def add_schedules_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
     p.set_defaults(func=_run_schedules)
 
 
+# -- dashboard -----------------------------------------------------------------------
+
+
+def _run_dashboard(args: argparse.Namespace) -> int:
+    from pyconductor.dashboard import DashboardConfigError, check_bind, serve
+
+    _setup_logging(args.log_level)
+    try:
+        check_bind(args.host, args.token)
+    except DashboardConfigError as exc:
+        return _fail(str(exc))
+    dsn = _resolve_dsn(args)
+    if not dsn:
+        return _fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"pyconductor dashboard on http://{shown}:{args.port}/" + (" (token required)" if args.token else ""),
+          file=sys.stderr, flush=True)  # fmt: skip
+    try:
+        serve(dsn, args.host, args.port, args.token)
+    except OSError as exc:
+        return _fail(f"cannot listen on {args.host}:{args.port}: {exc}")
+    return 0
+
+
+@subcommand
+def add_dashboard_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "dashboard",
+        help="serve the web dashboard: queues, runs, retry and cancel",
+        description="Serve server-rendered pages over the conductor schema: queues (stats()), runs "
+        "with filters, a run's tree with attempts and tracebacks, and retry/cancel buttons (POSTs "
+        "with CSRF protection). Listens on 127.0.0.1 unless given a token; with a token, every "
+        "request needs it (Authorization: Bearer, or the /login form's cookie).",
+    )
+    env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
+            help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
+    env_arg(p, "--host", env="CONDUCTOR_DASHBOARD_HOST", default="127.0.0.1",
+            help="address to listen on; anything but loopback needs --token (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--port", env="CONDUCTOR_DASHBOARD_PORT", type=int, default=8765,
+            help="port to listen on (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--token", env="CONDUCTOR_DASHBOARD_TOKEN",
+            help="require this token on every request (default: none, loopback only)")  # fmt: skip
+    env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
+            choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
+            help="log level (default: %(default)s)")  # fmt: skip
+    p.set_defaults(func=_run_dashboard)
+
+
 # -- demo ----------------------------------------------------------------------------
 
 

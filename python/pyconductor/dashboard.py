@@ -1,0 +1,647 @@
+"""``pyconductor dashboard``: a server-rendered web page over the conductor schema.
+
+Pages (plain HTML, one inline script for live refresh, no build step):
+
+  /                queues (depth, backlog age, throughput from ``conductor.stats()``),
+                   live workers and leader locks
+  /runs            tasks newest first, filtered by status, kind and queue, paginated
+                   by keyset on id (``conductor.list_tasks(before_id => ...)``)
+  /runs/{id}       one run: the task, its tree (parent, root, descendants by
+                   root_id), each task's attempts (worker, times, error, traceback)
+                   and, when ``conductor.steps`` exists, its steps
+  POST /runs/{id}/retry, /runs/{id}/cancel   ``conductor.retry`` / ``conductor.cancel``
+
+Every page re-fetches its own content (``?fragment=1``) every 2 seconds while
+the tab is visible.
+
+Security (see DESIGN.md, Security):
+
+- it listens on loopback unless given a token; :func:`check_bind` refuses any
+  other address without one;
+- with a token, every request must carry it: ``Authorization: Bearer <token>``,
+  or the session cookie that ``/login`` sets after the token was typed in
+  (an HMAC of the token, HttpOnly, SameSite=Strict); anything else gets 401;
+- actions are POSTs with a CSRF token: a random per-session value in the
+  cookie ``conductor_csrf`` (SameSite=Strict) that the form must repeat in the
+  field ``csrf``; a missing or different value, or an ``Origin`` or
+  ``Sec-Fetch-Site`` header naming another site, gets 403;
+- responses forbid framing and carry a Content-Security-Policy whose only
+  script is the page's own (by nonce).
+
+Every query is index-backed and bounded (see the ``DASHBOARD_*`` statements in
+:mod:`pyconductor.queries`); nothing counts or scans finished history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import ipaddress
+import json
+import logging
+import secrets
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta, timezone
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from pyconductor import queries
+from pyconductor.errors import ConductorError, InvalidState, NotFound, mapped_errors
+
+__all__ = ["DashboardConfigError", "DashboardServer", "check_bind", "create_app", "is_loopback", "serve"]
+
+logger = logging.getLogger("pyconductor")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+TREE_LIMIT = 500
+STEPS_LIMIT = 1000
+REFRESH_MS = 2000
+CSRF_COOKIE = "conductor_csrf"
+AUTH_COOKIE = "conductor_session"
+STATUSES = ("queued", "running", "waiting", "succeeded", "failed", "cancelled", "timed_out", "dead")
+ACTIVE = ("queued", "running", "waiting")
+RETRYABLE = ("failed", "dead", "timed_out", "cancelled")
+
+
+class DashboardConfigError(ValueError):
+    """The dashboard was asked to start in a way that is not safe."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine (127.0.0.0/8, ::1, localhost)."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Raise DashboardConfigError unless ``host`` is loopback or a token is set."""
+    if not is_loopback(host) and not token:
+        raise DashboardConfigError(
+            f"refusing to listen on {host} without a token: anyone who reaches it could retry and "
+            "cancel tasks. Pass --token (or set CONDUCTOR_DASHBOARD_TOKEN), or bind to 127.0.0.1."
+        )
+
+
+# -- HTML ----------------------------------------------------------------------------
+
+
+def h(value: Any) -> str:
+    """HTML-escaped text of value ('' for None)."""
+    return "" if value is None else html.escape(str(value), quote=True)
+
+
+def _ts(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, datetime):
+        return h(value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z")
+    return h(value)
+
+
+def _age(value: Any) -> str:
+    if value is None:
+        return "-"
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _duration(start: Any, end: Any) -> str:
+    if not isinstance(start, datetime) or not isinstance(end, datetime):
+        return "-"
+    return _age(end - start)
+
+
+def _json(value: Any) -> str:
+    return h(json.dumps(value, indent=2, sort_keys=True, default=str))
+
+
+def _status(value: Any) -> str:
+    return f'<span class="status s-{h(value)}">{h(value)}</span>'
+
+
+def _qs(params: Mapping[str, Any]) -> str:
+    clean = {k: v for k, v in params.items() if v not in (None, "")}
+    return "?" + urlencode(clean) if clean else ""
+
+
+CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#222}
+header{background:#243447;color:#fff;padding:.5em 1em;display:flex;gap:1.5em;align-items:center}
+header a{color:#fff;text-decoration:none}header b{margin-right:1em}
+main{padding:1em}table{border-collapse:collapse;margin:.5em 0}
+th,td{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.status{padding:0 .4em;border-radius:3px;background:#eee}
+.s-succeeded{background:#d4f4d4}.s-failed,.s-dead,.s-timed_out{background:#f8d0d0}
+.s-running{background:#d0e4f8}.s-waiting{background:#f4ecc8}.s-cancelled{background:#ddd}
+pre{background:#f7f7f7;padding:.5em;overflow:auto;max-height:30em}
+.notice{background:#fff6cc;padding:.5em;border:1px solid #e6d98c}
+.err{color:#a00}form.inline{display:inline}ul.tree{list-style:none;padding-left:1.2em}
+li.current>.line{font-weight:bold}button{cursor:pointer}
+"""
+
+SCRIPT = """
+(function(){
+  var el=document.getElementById('live'); if(!el) return;
+  var src=el.getAttribute('data-src'), last=null;
+  setInterval(function(){
+    if(document.hidden) return;
+    fetch(src,{credentials:'same-origin'}).then(function(r){
+      if(!r.ok) throw new Error(r.status); return r.text();
+    }).then(function(t){ if(t!==last){ last=t; el.innerHTML=t; } }).catch(function(){});
+  }, %d);
+})();
+"""
+
+
+def layout(request: Request, title: str, content: str) -> str:
+    """A whole page around ``content``, which the live script re-fetches."""
+    nonce = request.state.nonce
+    src = request.url.path + _qs({**dict(request.query_params), "fragment": "1"})
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        f"<title>{h(title)} · Conductor</title><style>{CSS}</style></head><body>"
+        "<header><b>Conductor</b><a href=/>Queues</a><a href=/runs>Runs</a>"
+        "<a href='/runs?status=failed'>Failed</a><a href='/runs?status=running'>Running</a></header>"
+        f'<main><div id=live data-src="{h(src)}">{content}</div></main>'
+        f"<script nonce={nonce}>{SCRIPT % REFRESH_MS}</script></body></html>"
+    )
+
+
+def _action_form(request: Request, task_id: int, action: str, label: str) -> str:
+    return (
+        f'<form class=inline method=post action="/runs/{task_id}/{action}">'
+        f'<input type=hidden name=csrf value="{h(request.state.csrf)}">'
+        f'<button type=submit name=action value={action} id="{action}-{task_id}">{h(label)}</button></form>'
+    )
+
+
+def _attempts_table(attempts: Sequence[Mapping[str, Any]]) -> str:
+    if not attempts:
+        return "<p>No attempts yet.</p>"
+    out = ["<table class=attempts><tr><th>#<th>attempt<th>worker<th>host/pid<th>claimed<th>finished"
+           "<th>took<th>outcome<th>error</tr>"]  # fmt: skip
+    for a in attempts:
+        tb = (f"<details><summary>traceback</summary><pre class=traceback>{h(a['traceback'])}</pre></details>"
+              if a.get("traceback") else "")  # fmt: skip
+        out.append(
+            f"<tr data-attempt=\"{a['id']}\"><td class=n>{a['id']}<td class=n>{a['attempt']}<td>{h(a['worker_id'])}"
+            f"<td>{h(a.get('host') or '-')}/{h(a.get('pid') or '-')}<td>{_ts(a['claimed_at'])}"
+            f"<td>{_ts(a['finished_at'])}<td class=n>{_duration(a['claimed_at'], a['finished_at'])}"
+            f"<td>{_status(a['outcome'] or 'running')}<td class=err>{h(a['error'])}{tb}</tr>"
+        )
+    out.append("</table>")
+    return "".join(out)
+
+
+def _steps_table(steps: Sequence[Mapping[str, Any]]) -> str:
+    out = ["<table class=steps><tr><th>step<th>saved<th>attempt<th>result</tr>"]
+    for s in steps:
+        out.append(f"<tr><td>{h(s['name'])}<td>{_ts(s['saved_at'])}<td class=n>{h(s['attempt_id'] or '-')}"
+                   f"<td><pre>{_json(s['result'])}</pre></tr>")  # fmt: skip
+    out.append("</table>")
+    return "".join(out)
+
+
+# -- the application -----------------------------------------------------------------
+
+
+class Dashboard:
+    """State shared by the routes: the pool and the token."""
+
+    def __init__(self, dsn: str, token: str | None = None, pool_size: int = 4) -> None:
+        self.dsn = dsn
+        self.token = token or None
+        self.session_value = (
+            hmac.new(self.token.encode(), b"conductor-dashboard-session", hashlib.sha256).hexdigest()
+            if self.token
+            else None
+        )
+        self.pool = ConnectionPool(
+            dsn, min_size=1, max_size=pool_size, open=False, name="pyconductor-dashboard",
+            kwargs={"autocommit": True, "row_factory": dict_row, "application_name": "pyconductor dashboard"},
+        )  # fmt: skip
+        self._has_steps: bool | None = None
+
+    def rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        with mapped_errors(), self.pool.connection() as conn:
+            return conn.execute(query, params or {}).fetchall()  # type: ignore[return-value]
+
+    def has_steps(self) -> bool:
+        if not self._has_steps:  # cached once true; the table may appear after a migrate
+            self._has_steps = bool(self.rows(queries.DASHBOARD_HAS_STEPS)[0]["has_steps"])
+        return self._has_steps
+
+    # -- authentication and CSRF ---------------------------------------------------
+
+    def authenticated(self, request: Request) -> bool:
+        if self.token is None:
+            return True
+        auth = request.headers.get("authorization", "")
+        if auth.lower().startswith("bearer ") and hmac.compare_digest(auth[7:].strip().encode(), self.token.encode()):
+            return True
+        cookie = request.cookies.get(AUTH_COOKIE, "")
+        assert self.session_value is not None
+        return bool(cookie) and hmac.compare_digest(cookie.encode(), self.session_value.encode())
+
+    @staticmethod
+    def cross_site(request: Request) -> bool:
+        """A request a browser marks as coming from another site."""
+        if request.headers.get("sec-fetch-site", "") in ("cross-site", "same-site"):
+            return True
+        origin = request.headers.get("origin")
+        if origin and origin != "null":
+            return origin.rstrip("/") != f"{request.url.scheme}://{request.headers.get('host', '')}"
+        return origin == "null"
+
+    async def form(self, request: Request) -> dict[str, str]:
+        """The urlencoded body of a POST (first value of each field)."""
+        body = (await request.body()).decode("utf-8", "replace")
+        return {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
+
+    async def check_csrf(self, request: Request) -> dict[str, str] | Response:
+        """The form when the request passes the CSRF check, else a 403 response."""
+        if self.cross_site(request):
+            return PlainTextResponse("403 forbidden: a cross-site request", status_code=403)
+        form = await self.form(request)
+        cookie = request.cookies.get(CSRF_COOKIE, "")
+        sent = form.get("csrf", "")
+        if not cookie or not sent or not hmac.compare_digest(cookie.encode(), sent.encode()):
+            return PlainTextResponse("403 forbidden: missing or wrong CSRF token (reload the page)", status_code=403)
+        return form
+
+
+def create_app(dsn: str, token: str | None = None, *, pool_size: int = 4) -> Starlette:
+    """The dashboard as an ASGI application over the database at ``dsn``. With
+    ``token``, every request must carry it (header or login cookie)."""
+    dash = Dashboard(dsn, token, pool_size)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await run_in_threadpool(dash.pool.open)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(dash.pool.close)
+
+    # -- pages -------------------------------------------------------------------
+
+    def queues_page(request: Request) -> str:
+        stats = dash.rows(queries.DASHBOARD_STATS)
+        workers = dash.rows(queries.DASHBOARD_WORKERS)
+        leaders = dash.rows(queries.DASHBOARD_LEADERS)
+        out = ["<h1>Queues</h1>"]
+        if not stats:
+            out.append("<p>No queue has unfinished tasks or finished any in the last 15 minutes.</p>")
+        else:
+            out.append(
+                "<table id=queues><tr><th>queue<th>ready<th>scheduled<th>running<th>waiting<th>backlog age"
+                "<th>succeeded 1m/5m/15m<th>failed 1m/5m/15m<th>failure rate</tr>"
+            )
+            for r in stats:
+                q = h(r["queue"])
+                rate = "-" if r["failure_rate"] is None else f"{float(r['failure_rate']) * 100:.1f}%"
+                out.append(
+                    f"<tr data-queue=\"{q}\"><td><a href=\"/runs{h(_qs({'queue': r['queue']}))}\">{q}</a>"
+                    f"<td class=n>{r['ready']}<td class=n>{r['scheduled']}<td class=n>{r['running']}"
+                    f"<td class=n>{r['waiting']}<td class=n>{_age(r['oldest_ready_age'])}"
+                    f"<td class=n>{r['succeeded_1m']} / {r['succeeded_5m']} / {r['succeeded_15m']}"
+                    f"<td class=n>{r['failed_1m']} / {r['failed_5m']} / {r['failed_15m']}<td class=n>{rate}</tr>"
+                )
+            out.append("</table>")
+        out.append("<h2>Workers</h2>")
+        if not workers:
+            out.append("<p>No live workers.</p>")
+        else:
+            out.append("<table id=workers><tr><th>id<th>host<th>pid<th>roles<th>queues<th>concurrency"
+                       "<th>started<th>last seen</tr>")  # fmt: skip
+            for w in workers:
+                out.append(
+                    f"<tr><td>{h(w['id'])}<td>{h(w['host'])}<td class=n>{h(w['pid'])}"
+                    f"<td>{h(','.join(w['roles'] or []))}<td>{h(','.join(w['queues']) if w['queues'] else '*')}"
+                    f"<td class=n>{h(w['concurrency'])}<td>{_ts(w['started_at'])}<td>{_ts(w['last_seen_at'])}</tr>"
+                )
+            out.append("</table>")
+        if leaders:
+            out.append("<h2>Leader locks</h2><ul>")
+            out.extend(f"<li>{h(r['name'])}: pid {h(r['pid'])} ({h(r['application_name'])})</li>" for r in leaders)
+            out.append("</ul>")
+        return "".join(out)
+
+    def runs_page(request: Request) -> str | Response:
+        p = request.query_params
+        status = p.get("status") or None
+        kind = p.get("kind") or None
+        queue = p.get("queue") or None
+        try:
+            before = int(p["before"]) if p.get("before") else None
+            limit = max(1, min(MAX_PAGE_SIZE, int(p.get("limit") or PAGE_SIZE)))
+        except ValueError:
+            return PlainTextResponse("400 bad request: before and limit are integers", status_code=400)
+        if status is not None and status not in STATUSES:
+            return PlainTextResponse(f"400 bad request: unknown status {status!r}", status_code=400)
+        rows = dash.rows(queries.DASHBOARD_LIST_TASKS, {
+            "status": status, "queue": queue, "kind": kind, "before_id": before, "limit": limit + 1,
+        })  # fmt: skip
+        more = len(rows) > limit
+        rows = rows[:limit]
+        options = "".join(
+            f"<option value=\"{s}\"{' selected' if s == status else ''}>{s or 'any status'}</option>"
+            for s in ("", *STATUSES)
+        )
+        out = [
+            "<h1>Runs</h1><form id=filters method=get action=/runs>"
+            f"<select name=status>{options}</select> "
+            f'<input name=kind placeholder=kind value="{h(kind)}"> '
+            f'<input name=queue placeholder=queue value="{h(queue)}"> '
+            f'<input type=hidden name=limit value="{limit}"><button type=submit>Filter</button></form>'
+        ]
+        if not rows:
+            out.append("<p id=empty>No tasks match.</p>")
+        else:
+            out.append("<table id=runs><tr><th>id<th>kind<th>queue<th>status<th>attempt<th>enqueued"
+                       "<th>finished<th>error</tr>")  # fmt: skip
+            for t in rows:
+                err = (t["error"] or "")[:120]
+                out.append(
+                    f'<tr data-id="{t["id"]}" data-status="{h(t["status"])}"><td><a href="/runs/{t["id"]}">{t["id"]}</a>'
+                    f"<td>{h(t['kind'])}<td>{h(t['queue'])}<td>{_status(t['status'])}"
+                    f"<td class=n>{t['attempt']}/{t['max_attempts']}<td>{_ts(t['enqueued_at'])}"
+                    f"<td>{_ts(t['finished_at'])}<td class=err>{h(err)}</tr>"
+                )
+            out.append("</table>")
+        nav = []
+        filters = {"status": status, "kind": kind, "queue": queue, "limit": limit if limit != PAGE_SIZE else None}
+        if before is not None:
+            nav.append(f'<a id=newest href="/runs{h(_qs(filters))}">« newest</a>')
+        if more:
+            nav.append(f'<a id=older href="/runs{h(_qs({**filters, "before": rows[-1]["id"]}))}">older »</a>')
+        out.append(f"<p class=pager>{' · '.join(nav)}</p>")
+        return "".join(out)
+
+    def run_page(request: Request) -> str | Response:
+        try:
+            task_id = int(request.path_params["task_id"])
+        except ValueError:
+            return PlainTextResponse("404 not found", status_code=404)
+        try:
+            task = dash.rows(queries.GET_TASK, {"task_id": task_id})[0]
+        except NotFound:
+            return PlainTextResponse(f"404 not found: task {task_id} does not exist", status_code=404)
+        root_id = task["root_id"]
+        root = task if root_id == task_id else dash.rows(queries.GET_TASK, {"task_id": root_id})[0]
+        descendants = dash.rows(queries.DASHBOARD_RUN_TASKS, {"root_id": root_id, "limit": TREE_LIMIT})
+        ids = [root_id, *(d["id"] for d in descendants)]
+        attempts: dict[int, list[dict[str, Any]]] = {}
+        for a in dash.rows(queries.DASHBOARD_ATTEMPTS, {"task_ids": ids}):
+            attempts.setdefault(a["task_id"], []).append(a)
+        steps: dict[int, list[dict[str, Any]]] = {}
+        if dash.has_steps():
+            for s in dash.rows(queries.DASHBOARD_STEPS, {"task_ids": ids, "limit": STEPS_LIMIT}):
+                steps.setdefault(s["task_id"], []).append(s)
+
+        out = [f"<h1>Task {task_id} <small>{h(task['kind'])}</small> {_status(task['status'])}</h1>"]
+        notice = request.query_params.get("notice")
+        if notice:
+            out.append(f"<p class=notice id=notice>{h(notice)}</p>")
+        actions = []
+        if task["status"] in RETRYABLE:
+            actions.append(_action_form(request, task_id, "retry", "Retry"))
+        if task["status"] in ACTIVE:
+            actions.append(_action_form(request, task_id, "cancel", "Cancel"))
+        if actions:
+            out.append(f"<p class=actions>{' '.join(actions)}</p>")
+        out.append(
+            "<table id=task>"
+            f"<tr><th>queue<td>{h(task['queue'])}<tr><th>status<td id=task-status>{h(task['status'])}"
+            f"<tr><th>attempt<td>{task['attempt']} of {task['max_attempts']} (recoveries {task['recoveries']}"
+            f" of {task['max_recoveries']})<tr><th>priority<td>{task['priority']}"
+            f"<tr><th>enqueued<td>{_ts(task['enqueued_at'])}<tr><th>run at<td>{_ts(task['run_at'])}"
+            f"<tr><th>started<td>{_ts(task['started_at'])}<tr><th>finished<td>{_ts(task['finished_at'])}"
+            + (f"<tr><th>parent<td><a href='/runs/{task['parent_id']}'>{task['parent_id']}</a>" if task["parent_id"] else "")
+            + (f"<tr><th>run (root)<td><a href='/runs/{root_id}'>{root_id}</a>" if root_id != task_id else "")
+            + (f"<tr><th>dedupe key<td>{h(task['dedupe_key'])}" if task["dedupe_key"] else "")
+            + (f"<tr><th>concurrency key<td>{h(task['concurrency_key'])}" if task["concurrency_key"] else "")
+            + (f"<tr><th>error<td class=err id=task-error>{h(task['error'])}" if task["error"] else "")
+            + "</table>"
+        )  # fmt: skip
+        out.append(f"<h2>Payload</h2><pre>{_json(task['payload'])}</pre>")
+        if task["result"] is not None:
+            out.append(f"<h2>Result</h2><pre id=result>{_json(task['result'])}</pre>")
+
+        # the tree of the run: root first, children under their parent
+        by_parent: dict[int | None, list[dict[str, Any]]] = {}
+        for d in descendants:
+            by_parent.setdefault(d["parent_id"], []).append(d)
+
+        def node(t: Mapping[str, Any]) -> str:
+            tid = t["id"]
+            current = " class=current" if tid == task_id else ""
+            parts = [
+                f'<li{current} data-id="{tid}"><span class=line><a href="/runs/{tid}">{tid}</a> '
+                f"{h(t['kind'])} {_status(t['status'])} attempt {t['attempt']}/{t['max_attempts']}</span>"
+            ]
+            if attempts.get(tid) or steps.get(tid):
+                parts.append(f"<details{' open' if tid == task_id else ''}><summary>attempts "
+                             f"({len(attempts.get(tid, []))}), steps ({len(steps.get(tid, []))})</summary>")  # fmt: skip
+                parts.append(_attempts_table(attempts.get(tid, [])))
+                if steps.get(tid):
+                    parts.append(_steps_table(steps[tid]))
+                parts.append("</details>")
+            kids = by_parent.get(tid, [])
+            if kids:
+                parts.append("<ul class=tree>" + "".join(node(k) for k in kids) + "</ul>")
+            parts.append("</li>")
+            return "".join(parts)
+
+        out.append(f"<h2>Run {root_id}</h2><ul class=tree id=tree>{node(root)}</ul>")
+        if len(descendants) >= TREE_LIMIT:
+            out.append(f"<p class=notice>Only the first {TREE_LIMIT} tasks of this run are shown.</p>")
+        return "".join(out)
+
+    # -- wiring -------------------------------------------------------------------
+
+    def page(title: str, render: Callable[[Request], str | Response]) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                content = await run_in_threadpool(render, request)
+            except psycopg.OperationalError as exc:
+                return PlainTextResponse(f"503 database unavailable: {exc}", status_code=503)
+            if isinstance(content, Response):
+                return content
+            if request.query_params.get("fragment"):
+                return HTMLResponse(content)
+            return HTMLResponse(layout(request, title, content))
+
+        return endpoint
+
+    async def action(request: Request) -> Response:
+        checked = await dash.check_csrf(request)
+        if isinstance(checked, Response):
+            return checked
+        try:
+            task_id = int(request.path_params["task_id"])
+        except ValueError:
+            return PlainTextResponse("404 not found", status_code=404)
+        what = request.path_params["action"]
+        query = {"retry": queries.RETRY, "cancel": queries.CANCEL}.get(what)
+        if query is None:
+            return PlainTextResponse("404 not found", status_code=404)
+        try:
+            row = (await run_in_threadpool(dash.rows, query, {"task_id": task_id}))[0]
+            notice = (f"Task {task_id} is queued again." if what == "retry"
+                      else f"Cancelled {row['cancel']} task(s).")  # fmt: skip
+            logger.info("dashboard: %s task %d", what, task_id, extra={"task_id": task_id})
+        except NotFound:
+            return PlainTextResponse(f"404 not found: task {task_id} does not exist", status_code=404)
+        except (InvalidState, ConductorError) as exc:
+            notice = f"Could not {what} task {task_id}: {exc.message}"
+        return RedirectResponse(f"/runs/{task_id}{_qs({'notice': notice})}", status_code=303)
+
+    async def login(request: Request) -> Response:
+        nxt = request.query_params.get("next") or "/"
+        if not nxt.startswith("/") or nxt.startswith("//"):
+            nxt = "/"
+        error = ""
+        if request.method == "POST":
+            checked = await dash.check_csrf(request)
+            if isinstance(checked, Response):
+                return checked
+            given = checked.get("token", "")
+            if dash.token and hmac.compare_digest(given.encode(), dash.token.encode()):
+                resp = RedirectResponse(nxt, status_code=303)
+                assert dash.session_value is not None
+                resp.set_cookie(AUTH_COOKIE, dash.session_value, httponly=True, samesite="strict", path="/")
+                return resp
+            error = "<p class=err>Wrong token.</p>"
+        return HTMLResponse(login_form(request, nxt, error), status_code=401 if error else 200)
+
+    def login_form(request: Request, nxt: str, error: str = "") -> str:
+        return layout(request, "Log in", (
+            f"<h1>Log in</h1>{error}<form method=post action=\"/login{h(_qs({'next': nxt}))}\">"
+            f'<input type=hidden name=csrf value="{h(request.state.csrf)}">'
+            "<input type=password name=token placeholder=token autofocus> <button type=submit>Log in</button></form>"
+        ))  # fmt: skip
+
+    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        csrf = request.cookies.get(CSRF_COOKIE)
+        fresh = not csrf or len(csrf) < 32
+        request.state.csrf = secrets.token_urlsafe(32) if fresh else csrf
+        request.state.nonce = secrets.token_urlsafe(16)
+        if request.url.path != "/login" and not dash.authenticated(request):
+            if request.method == "GET" and not request.query_params.get("fragment"):
+                nxt = request.url.path + _qs(dict(request.query_params))
+                response: Response = HTMLResponse(login_form(request, nxt), status_code=401)
+            else:
+                response = PlainTextResponse("401 unauthorized: a token is required", status_code=401)
+            response.headers["WWW-Authenticate"] = 'Bearer realm="conductor"'
+        else:
+            response = await call_next(request)
+        if fresh:
+            response.set_cookie(CSRF_COOKIE, request.state.csrf, httponly=True, samesite="strict", path="/")
+        response.headers["Content-Security-Policy"] = (
+            f"default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-{request.state.nonce}'; "
+            "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        )
+        response.headers["X-Frame-Options"] = "DENY"
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "same-origin"
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    from starlette.middleware import Middleware
+    from starlette.middleware.base import BaseHTTPMiddleware
+
+    app = Starlette(
+        routes=[
+            Route("/", page("Queues", queues_page)),
+            Route("/runs", page("Runs", runs_page)),
+            Route("/runs/{task_id}", page("Run", run_page)),
+            Route("/runs/{task_id}/{action}", action, methods=["POST"]),
+            Route("/login", login, methods=["GET", "POST"]),
+        ],
+        middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)],
+        lifespan=lifespan,
+    )
+    app.state.dashboard = dash
+    return app
+
+
+# -- serving -------------------------------------------------------------------------
+
+
+def serve(dsn: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None) -> None:
+    """Run the dashboard until interrupted. Raises DashboardConfigError for a
+    non-loopback ``host`` without ``token``."""
+    import uvicorn
+
+    check_bind(host, token)
+    uvicorn.run(create_app(dsn, token), host=host, port=port, log_level="warning")
+
+
+class DashboardServer:
+    """The dashboard served by uvicorn from a background thread (tests, embedding).
+    ``port`` 0 picks a free port; ``url`` is where it listens once started."""
+
+    def __init__(self, dsn: str, host: str = DEFAULT_HOST, port: int = 0, token: str | None = None) -> None:
+        import uvicorn
+
+        check_bind(host, token)
+        self.host = host
+        self.app = create_app(dsn, token)
+        self._server = uvicorn.Server(uvicorn.Config(self.app, host=host, port=port, log_level="warning"))
+        self._thread = threading.Thread(target=self._server.run, name="pyconductor-dashboard", daemon=True)
+        self.port = port
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self, timeout: float = 10.0) -> DashboardServer:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the dashboard did not start on {self.host}:{self.port}")
+            time.sleep(0.02)
+        sockets: Sequence[Any] = [s for srv in self._server.servers for s in srv.sockets]
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> DashboardServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

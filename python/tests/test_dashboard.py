@@ -1,0 +1,259 @@
+"""The dashboard over HTTP: pages, filters, pagination, actions, CSRF and the token."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import httpx
+import psycopg
+import pytest
+
+from pyconductor import Conductor
+from pyconductor.cli import main
+from pyconductor.dashboard import CSRF_COOKIE, DashboardConfigError, DashboardServer, check_bind, is_loopback
+
+Conn = psycopg.Connection[tuple[object, ...]]
+
+
+@pytest.fixture
+def app(db_dsn: str) -> Iterator[Conductor]:
+    with Conductor(db_dsn, pool_max=2) as app:
+        yield app
+
+
+@pytest.fixture
+def server(db_dsn: str) -> Iterator[DashboardServer]:
+    with DashboardServer(db_dsn, "127.0.0.1", 0) as server:
+        yield server
+
+
+@pytest.fixture
+def client(server: DashboardServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        yield client
+
+
+def ids_on(page: str) -> list[int]:
+    return [int(x) for x in re.findall(r'<tr data-id="(\d+)"', page)]
+
+
+def csrf_of(client: httpx.Client) -> str:
+    """The session's CSRF token (its cookie), after one GET."""
+    if CSRF_COOKIE not in client.cookies:
+        client.get("/")
+    return str(client.cookies[CSRF_COOKIE])
+
+
+def fail_task(conn: Conn, queue: str, error: str = "RuntimeError: boom") -> int:
+    """Claim one task of ``queue`` as worker 'w1' and fail it for good, with a traceback."""
+    row = conn.execute("select task_id, attempt_id from conductor.claim(worker_id => 'w1', queues => %s, "
+                       "max_tasks => 1, lease => '60 seconds')", ([queue],)).fetchone()  # fmt: skip
+    assert row is not None
+    conn.execute("select conductor.fail(attempt_id => %s, error => %s, traceback => %s)",
+                 (row[1], error, "Traceback (most recent call last):\n  in handler\n" + error))  # fmt: skip
+    return int(str(row[0]))
+
+
+def test_pages_render(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+    a = app.enqueue("mail.send", {"to": "x@example.com"}, queue="mail")
+    b = app.enqueue("img.resize", {}, queue="images")
+    failed = fail_task(db_conn, "images")
+    assert failed == b
+
+    home = client.get("/")
+    assert home.status_code == 200 and home.headers["content-type"].startswith("text/html")
+    assert 'data-queue="mail"' in home.text and 'data-queue="images"' in home.text
+    assert "<script nonce=" in home.text and 'id=live data-src="/?fragment=1"' in home.text
+    assert "frame-ancestors 'none'" in home.headers["content-security-policy"]
+
+    runs = client.get("/runs")
+    assert runs.status_code == 200 and ids_on(runs.text) == [b, a]
+
+    page = client.get(f"/runs/{b}")
+    assert page.status_code == 200
+    assert "img.resize" in page.text and "RuntimeError: boom" in page.text
+    assert "w1" in page.text and "Traceback (most recent call last):" in page.text
+    assert f'id="retry-{b}"' in page.text and f'id="cancel-{b}"' not in page.text
+    assert f'id="cancel-{a}"' in client.get(f"/runs/{a}").text
+
+    fragment = client.get(f"/runs/{b}", params={"fragment": "1"})
+    assert fragment.status_code == 200 and "<html" not in fragment.text and "img.resize" in fragment.text
+
+    assert client.get("/runs/999999").status_code == 404
+    assert client.get("/runs", params={"status": "bogus"}).status_code == 400
+
+
+def test_the_run_page_shows_the_tree_and_steps(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+    root = app.enqueue("flow.root", {})
+    child = app.enqueue("flow.child", {}, parent_id=root)
+    grandchild = app.enqueue("flow.grandchild", {}, parent_id=child)
+    other = app.enqueue("flow.root", {})  # another run: not in this tree
+    has_steps = db_conn.execute("select to_regclass('conductor.steps') is not null").fetchone() == (True,)
+    if has_steps:
+        db_conn.execute("insert into conductor.steps (task_id, name, result, saved_at) "
+                        "values (%s, 'fetch-page', '{\"bytes\": 1234}', now())", (child,))  # fmt: skip
+
+    page = client.get(f"/runs/{grandchild}").text
+    tree = page[page.index("id=tree"):]
+    for tid in (root, child, grandchild):
+        assert f'data-id="{tid}"' in tree
+    assert f'data-id="{other}"' not in tree
+    assert f"<a href='/runs/{root}'>{root}</a>" in page  # the run's root
+    assert f"<a href='/runs/{child}'>{child}</a>" in page  # the parent
+    # nesting: grandchild inside child inside root
+    assert tree.index(f'data-id="{root}"') < tree.index(f'data-id="{child}"') < tree.index(f'data-id="{grandchild}"')
+    if has_steps:
+        assert "fetch-page" in page and "1234" in page
+
+
+def test_filters(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+    m1 = app.enqueue("mail.send", {}, queue="mail")
+    m2 = app.enqueue("mail.send", {}, queue="mail")
+    i1 = app.enqueue("img.resize", {}, queue="images")
+    i2 = app.enqueue("img.crop", {}, queue="images")
+    app.cancel(m2)
+    f = fail_task(db_conn, "images")  # the oldest ready one: i1
+    assert f == i1
+
+    def listed(**params: str) -> list[int]:
+        resp = client.get("/runs", params=params)
+        assert resp.status_code == 200
+        return ids_on(resp.text)
+
+    assert listed(queue="mail") == [m2, m1]
+    assert listed(kind="img.crop") == [i2]
+    assert listed(status="cancelled") == [m2]
+    assert listed(status="failed", queue="images") == [i1]
+    assert listed(status="queued", kind="mail.send") == [m1]
+    assert listed(status="succeeded") == []
+    assert "No tasks match" in client.get("/runs", params={"queue": "nowhere"}).text
+    # the filter form keeps what was chosen
+    page = client.get("/runs", params={"status": "failed", "kind": "img.resize"}).text
+    assert '<option value="failed" selected>' in page and 'value="img.resize"' in page
+
+
+def test_keyset_pagination(app: Conductor, client: httpx.Client) -> None:
+    ids = app.enqueue_many([("page.me", {"n": n}) for n in range(120)])
+    newest_first = sorted(ids, reverse=True)
+    seen: list[int] = []
+    url: str | None = "/runs?kind=page.me"
+    pages = 0
+    while url:
+        text = client.get(url).text
+        page_ids = ids_on(text)
+        assert len(page_ids) <= 50
+        seen += page_ids
+        pages += 1
+        match = re.search(r'<a id=older href="([^"]+)"', text)
+        url = match.group(1).replace("&amp;", "&") if match else None
+        if url:
+            assert f"before={page_ids[-1]}" in url and "kind=page.me" in url
+    assert pages == 3 and seen == newest_first
+    small = client.get("/runs", params={"kind": "page.me", "limit": "7", "before": str(newest_first[9])}).text
+    assert ids_on(small) == newest_first[10:17] and "id=newest" in small
+
+
+def test_cancel_needs_the_csrf_token(app: Conductor, client: httpx.Client) -> None:
+    task = app.enqueue("victim", {})
+    token = csrf_of(client)
+
+    no_field = client.post(f"/runs/{task}/cancel", data={})
+    assert no_field.status_code == 403
+    wrong = client.post(f"/runs/{task}/cancel", data={"csrf": "x" * 43})
+    assert wrong.status_code == 403
+    # the right value, but from another site's page
+    cross = client.post(f"/runs/{task}/cancel", data={"csrf": token}, headers={"Origin": "https://evil.example"})
+    assert cross.status_code == 403
+    fetch_meta = client.post(f"/runs/{task}/cancel", data={"csrf": token}, headers={"Sec-Fetch-Site": "cross-site"})
+    assert fetch_meta.status_code == 403
+    # a field without the cookie (another browser, a forged form)
+    with httpx.Client(base_url=str(client.base_url), timeout=10) as stranger:
+        assert stranger.post(f"/runs/{task}/cancel", data={"csrf": token}).status_code == 403
+    assert app.get(task).status == "queued"
+
+    ok = client.post(f"/runs/{task}/cancel", data={"csrf": token}, headers={"Origin": str(client.base_url)})
+    assert ok.status_code == 303 and ok.headers["location"].startswith(f"/runs/{task}?notice=")
+    assert app.get(task).status == "cancelled"
+    assert "Cancelled 1 task(s)." in client.get(ok.headers["location"]).text
+
+
+def test_retry_a_failed_run(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+    app.enqueue("flaky", {}, queue="r")
+    task = fail_task(db_conn, "r")
+    token = csrf_of(client)
+    resp = client.post(f"/runs/{task}/retry", data={"csrf": token})
+    assert resp.status_code == 303
+    assert app.get(task).status == "queued"
+    # retrying a queued task is refused by conductor.retry; the page says so
+    again = client.post(f"/runs/{task}/retry", data={"csrf": token}, follow_redirects=True)
+    assert again.status_code == 200 and "Could not retry task" in again.text
+    assert client.post("/runs/999999/retry", data={"csrf": token}).status_code == 404
+
+
+def test_the_csrf_cookie_is_strict_and_http_only(client: httpx.Client) -> None:
+    resp = client.get("/")
+    cookie = resp.headers["set-cookie"]
+    assert cookie.startswith(f"{CSRF_COOKIE}=") and "SameSite=strict" in cookie and "HttpOnly" in cookie
+    assert "set-cookie" not in client.get("/").headers, "one token per session, not per request"
+
+
+def test_bind_rules(db_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost") and is_loopback("127.1.2.3")
+    assert not is_loopback("0.0.0.0") and not is_loopback("10.0.0.1") and not is_loopback("example.com")
+    check_bind("127.0.0.1", None)
+    check_bind("0.0.0.0", "s3cret")
+    with pytest.raises(DashboardConfigError, match="refusing to listen on 0.0.0.0 without a token"):
+        DashboardServer(db_dsn, "0.0.0.0", 0)
+    assert main(["dashboard", "--dsn", db_dsn, "--host", "0.0.0.0", "--port", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "refusing to listen on 0.0.0.0 without a token" in err and "--token" in err
+
+
+def test_with_a_token_every_request_needs_it(app: Conductor, db_dsn: str) -> None:
+    task = app.enqueue("guarded", {})
+    with DashboardServer(db_dsn, "127.0.0.1", 0, token="s3cret-token") as server:
+        with httpx.Client(base_url=server.url, timeout=10) as anon:
+            home = anon.get("/")
+            assert home.status_code == 401 and home.headers["www-authenticate"].startswith("Bearer")
+            assert "guarded" not in home.text and 'name=token' in home.text  # a login form, nothing else
+            assert anon.get("/runs").status_code == 401
+            assert anon.get(f"/runs/{task}", params={"fragment": "1"}).status_code == 401
+            assert anon.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
+            token = str(anon.cookies[CSRF_COOKIE])
+            assert anon.post(f"/runs/{task}/cancel", data={"csrf": token}).status_code == 401
+            assert app.get(task).status == "queued"
+
+            bearer = {"Authorization": "Bearer s3cret-token"}
+            assert anon.get("/runs", headers=bearer).status_code == 200
+            assert "guarded" in anon.get(f"/runs/{task}", headers=bearer).text
+
+            # the login form: a wrong token, then the right one sets the session cookie
+            assert anon.post("/login", data={"csrf": token, "token": "nope"}).status_code == 401
+            assert anon.post("/login", data={"token": "s3cret-token"}).status_code == 403  # no CSRF value
+            login = anon.post("/login?next=/runs", data={"csrf": token, "token": "s3cret-token"})
+            assert login.status_code == 303 and login.headers["location"] == "/runs"
+            assert "s3cret-token" not in login.headers["set-cookie"]
+            assert anon.get("/runs").status_code == 200
+            assert anon.post(f"/runs/{task}/cancel", data={"csrf": token}).status_code == 303
+            assert app.get(task).status == "cancelled"
+
+
+def test_the_list_page_query_uses_the_primary_key(db_conn: Conn) -> None:
+    """list_tasks' page query (the same SQL as in conductor.list_tasks) walks tasks_pkey
+    backwards from before_id instead of sorting, on a table of many finished tasks."""
+    db_conn.execute("""
+        insert into conductor.tasks (kind, queue, run_at, status, enqueued_at, finished_at, root_id)
+        select 'bulk.kind', 'bulk', now(), 'succeeded', now(), now(), 0 from generate_series(1, 20000)
+    """)
+    db_conn.execute("update conductor.tasks set root_id = id where root_id = 0")
+    db_conn.execute("analyze conductor.tasks")
+    plan = "\n".join(str(r[0]) for r in db_conn.execute("""
+        explain select t.* from conductor.tasks t
+         where (null::conductor.task_status is null or t.status = null)
+           and (null::text is null or t.queue = null) and ('bulk.kind' is null or t.kind = 'bulk.kind')
+           and (15000::bigint is null or t.id < 15000)
+         order by t.id desc limit 51
+    """).fetchall())  # fmt: skip
+    assert "Index Scan Backward using tasks_pkey" in plan, plan
+    assert "Sort" not in plan, plan
