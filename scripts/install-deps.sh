@@ -2,7 +2,8 @@
 # Install what Conductor's build and tests need, then the .venv. Idempotent.
 #
 #   system (apt, as root): PostgreSQL server, pgTAP for that server version,
-#     pg_prove, sqitch (+ DBD::Pg, psql), python3-venv when ensurepip is missing.
+#     pg_prove, sqitch (+ DBD::Pg, psql), python3-venv when ensurepip is missing;
+#     chromium for the browser tests (only as root; optional).
 #   .venv: pip install -e '.[test]', skipped while pyproject.toml is unchanged
 #     (stamp .venv/.conductor-deps holds its sha256).
 #
@@ -74,6 +75,17 @@ if [[ ${CONDUCTOR_SKIP_SYSTEM_DEPS:-0} != 1 ]]; then
       log "still missing after apt-get install: ${need[*]}"
       exit 1
     fi
+  fi
+fi
+
+# The dashboard's browser tests: Playwright drives Debian's /usr/bin/chromium (never
+# `playwright install`, whose download does not work here). Optional: installed only
+# as root; without it those tests skip and say why.
+if [[ ${CONDUCTOR_SKIP_SYSTEM_DEPS:-0} != 1 && ! -x /usr/bin/chromium ]]; then
+  if (( EUID == 0 )); then
+    apt_install chromium
+  else
+    log "no /usr/bin/chromium: the browser tests will skip (sudo apt-get install -y chromium)"
   fi
 fi
 
