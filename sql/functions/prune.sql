@@ -5,7 +5,7 @@
 --   conductor.prune(older_than, include_failed, batch) -> bigint   admin only
 --
 -- Tables: conductor.tasks (read via tasks_finished, deleted), conductor.attempts,
--- conductor.steps (when that table exists), conductor.schedule_fires (read via
+-- conductor.steps, conductor.schedule_fires (read via
 -- schedule_fires_task, an index this change owns).
 --
 -- What goes: tasks that finished (finished_at) before conductor.now() - older_than,
@@ -85,11 +85,7 @@ begin
 
   delete from conductor.attempts a where a.task_id = any (v_ids);
 
-  -- conductor.steps arrives with durable runs; PL/pgSQL plans a statement at its
-  -- first run, so this one is only planned where the table exists.
-  if pg_catalog.to_regclass('conductor.steps') is not null then
-    delete from conductor.steps s where s.task_id = any (v_ids);
-  end if;
+  delete from conductor.steps s where s.task_id = any (v_ids);
 
   delete from conductor.schedule_fires f
    using conductor.schedules s
