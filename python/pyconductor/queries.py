@@ -47,3 +47,10 @@ DASHBOARD_HAS_STEPS = "select to_regclass('conductor.steps') is not null as has_
 DASHBOARD_STEPS = "select task_id, name, result, attempt_id, saved_at from conductor.steps where task_id = any(%(task_ids)s::bigint[]) order by task_id, saved_at limit %(limit)s"
 DASHBOARD_WORKERS = "select id, host, pid, queues, concurrency, roles, version, started_at, last_seen_at from conductor.workers order by id limit 200"
 DASHBOARD_LEADERS = "select * from conductor.leaders()"
+
+# -- operations (pyconductor.ops: stats, health, prune, tasks, status) --------------
+STATS = "select * from conductor.stats()"
+PRUNE = "select conductor.prune(older_than => %(older_than)s::interval, include_failed => %(include_failed)s, batch => %(batch)s) as pruned"
+LIST_TASKS = 'select * from conductor.list_tasks(status => %(status)s, queue => %(queue)s, kind => %(kind)s, before_id => %(before_id)s, "limit" => %(limit)s)'
+LEADERS = "select * from conductor.leaders()"
+LIVE_WORKERS = "select w.*, conductor.now() - w.last_seen_at as last_seen_ago from conductor.workers w where w.last_seen_at > conductor.now() - %(seen_within)s::interval order by w.id"
