@@ -14,6 +14,9 @@ ENQUEUE_MANY = "select id from conductor.enqueue_many(tasks => %(tasks)s::jsonb)
 GET_TASK = "select * from conductor.get_task(task_id => %(task_id)s)"
 CANCEL = "select conductor.cancel(task_id => %(task_id)s)"
 RETRY = "select conductor.retry(task_id => %(task_id)s)"
+RETRY_RUN = "select conductor.retry(task_id => %(task_id)s, keep_steps => %(keep_steps)s) as retry"
+EMIT_EVENT = "select conductor.emit_event(name => %(name)s, payload => %(payload)s::jsonb) as woken"
+LISTEN_DONE = "listen conductor_done"
 
 # -- worker ------------------------------------------------------------------------
 REGISTER_WORKER = "select conductor.register_worker(worker_id => %(worker_id)s, host => %(host)s, pid => %(pid)s, queues => %(queues)s, concurrency => %(concurrency)s, roles => %(roles)s, version => %(version)s, metadata => %(metadata)s::jsonb)"
@@ -25,6 +28,20 @@ COMPLETE_MANY = "select * from conductor.complete_many(attempt_ids => %(attempt_
 FAIL = "select conductor.fail(attempt_id => %(attempt_id)s, error => %(error)s, traceback => %(traceback)s, unknown_kind => %(unknown_kind)s)::text"
 RELEASE = "select conductor.release(attempt_id => %(attempt_id)s)"
 REAP = "select conductor.reap()"
+# reap, then how long until reap next has something to do (seconds; NULL: nothing waits or runs)
+REAP_NEXT = "select conductor.reap() as reap, extract(epoch from conductor.next_wake() - conductor.now())::float8 as wake_in"
+
+# -- durable runs (TaskContext) ------------------------------------------------------
+SAVE_STEP = "select conductor.save_step(attempt_id => %(attempt_id)s, name => %(name)s, result => %(result)s::jsonb) as result"
+SUSPEND = "select * from conductor.suspend(attempt_id => %(attempt_id)s, step => %(step)s, wait_for => %(wait_for)s, event => %(event)s, duration => %(duration)s::interval, timeout => %(timeout)s::interval)"
+# {options}: ", name => %(name)s" for each option given (SPAWN_OPTIONS), so the others take spawn's defaults
+SPAWN = "select conductor.spawn(attempt_id => %(attempt_id)s, step => %(step)s, kind => %(kind)s, payload => %(payload)s::jsonb{options}) as spawn"
+SPAWN_OPTIONS = {
+    "queue": "queue => %(queue)s", "priority": "priority => %(priority)s",
+    "run_at": "run_at => %(run_at)s::timestamptz", "max_attempts": "max_attempts => %(max_attempts)s",
+    "dedupe_key": "dedupe_key => %(dedupe_key)s", "concurrency_key": "concurrency_key => %(concurrency_key)s",
+    "max_recoveries": "max_recoveries => %(max_recoveries)s",
+}  # fmt: skip
 LISTEN = "listen conductor"
 PROBE = "select 1"
 
