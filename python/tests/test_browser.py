@@ -1,0 +1,205 @@
+"""The dashboard in a real browser: Debian's Chromium driven by Playwright.
+
+Playwright's own browser download does not work here, so it launches
+/usr/bin/chromium (``apt-get install chromium``; scripts/install-deps.sh does
+it as root). These tests skip, saying why, only when that browser cannot be
+launched at all.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from helpers import wait_until
+
+from pyconductor import Conductor, TaskContext, Worker
+from pyconductor.dashboard import DashboardServer
+
+playwright_sync = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+expect = playwright_sync.expect
+
+CHROMIUM = os.environ.get("CONDUCTOR_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]  # fmt: skip
+TIMEOUT_MS = 15_000
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"chromium not installed: no {CHROMIUM} (apt-get install -y chromium, or scripts/install-deps.sh as root)")
+    with playwright_sync.sync_playwright() as p:
+        try:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
+        except Exception as exc:  # noqa: BLE001 - reported in the skip reason
+            pytest.skip(f"chromium cannot be launched from {CHROMIUM}: {exc}")
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context()
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def app(db_dsn: str) -> Iterator[Conductor]:
+    with Conductor(db_dsn, pool_max=2) as app:
+        yield app
+
+
+@pytest.fixture
+def dashboard(db_dsn: str) -> Iterator[DashboardServer]:
+    with DashboardServer(db_dsn, "127.0.0.1", 0) as server:
+        yield server
+
+
+def fast_worker(app: Conductor, **options: Any) -> Worker:
+    defaults: dict[str, Any] = {"heartbeat_interval": 0.2, "poll_interval": 0.2, "reap_interval": 0.5,
+                                "shutdown_grace": 5, "run_scheduler": False}  # fmt: skip
+    return Worker(app, **{**defaults, **options})
+
+
+def test_see_a_failed_run_retry_it_and_see_it_succeed(app: Conductor, dashboard: DashboardServer, page: Any) -> None:
+    calls: list[int] = []
+
+    @app.task("report.build", queue="reports")
+    def build(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
+        calls.append(ctx.attempt_id)
+        if len(calls) == 1:
+            raise RuntimeError("the warehouse is down")
+        return {"rows": 42}
+
+    task = build.enqueue({"day": "2026-11-30"})
+    with fast_worker(app, queues=["reports"]):
+        wait_until(lambda: app.get(task).status == "failed")
+
+        page.goto(dashboard.url + "/runs?status=failed")
+        row = page.locator(f'tr[data-id="{task}"]')
+        expect(row).to_contain_text("report.build")
+        expect(row).to_contain_text("RuntimeError: the warehouse is down")
+        row.get_by_role("link", name=str(task)).click()
+
+        expect(page.locator("#task-status")).to_have_text("failed")
+        expect(page.locator("pre.traceback").first).to_contain_text("the warehouse is down", use_inner_text=False)
+        page.locator(f"#retry-{task}").click()
+        expect(page.locator("#notice")).to_contain_text(f"Task {task} is queued again.")
+        # the worker runs it again; the page's live refresh shows the outcome
+        expect(page.locator("#task-status")).to_have_text("succeeded")
+        expect(page.locator("#result")).to_contain_text('"rows": 42')
+        expect(page.locator(f"#retry-{task}")).to_have_count(0)
+    assert app.get(task).status == "succeeded" and len(calls) == 2
+
+
+def test_cancel_a_queued_run(app: Conductor, dashboard: DashboardServer, page: Any) -> None:
+    root = app.enqueue("import.batch", {}, queue="nobody-serves-this")
+    child = app.enqueue("import.row", {}, queue="nobody-serves-this", parent_id=root)
+    page.goto(f"{dashboard.url}/runs/{root}")
+    expect(page.locator("#task-status")).to_have_text("queued")
+    expect(page.locator(f'#tree li[data-id="{child}"]')).to_contain_text("queued")
+    page.locator(f"#cancel-{root}").click()
+    expect(page.locator("#notice")).to_contain_text("Cancelled 2 task(s).")
+    expect(page.locator("#task-status")).to_have_text("cancelled")
+    expect(page.locator(f'#tree li[data-id="{child}"]')).to_contain_text("cancelled")
+    expect(page.locator(f"#retry-{root}")).to_be_visible()
+    assert app.get(child).status == "cancelled"
+
+
+def test_the_queues_page_refreshes_itself(app: Conductor, dashboard: DashboardServer, page: Any) -> None:
+    page.goto(dashboard.url + "/")
+    expect(page.locator('tr[data-queue="live"]')).to_have_count(0)
+    app.enqueue("x", {}, queue="live")
+    expect(page.locator('tr[data-queue="live"]')).to_contain_text("live")  # no reload: the 2 s poll
+
+
+def test_an_action_without_the_csrf_value_is_refused(app: Conductor, dashboard: DashboardServer, page: Any) -> None:
+    task = app.enqueue("victim", {}, queue="nobody-serves-this")
+    page.goto(f"{dashboard.url}/runs/{task}")
+    page.locator(f"#cancel-{task} >> xpath=..").locator("input[name=csrf]").evaluate("el => el.value = 'forged'")
+    page.locator(f"#cancel-{task}").click()
+    expect(page.locator("body")).to_contain_text("403 forbidden")
+    assert app.get(task).status == "queued"
+
+
+@pytest.fixture
+def attacker() -> Iterator[tuple[str, dict[str, str]]]:
+    """Another origin (same host, another port) whose page posts a form to the dashboard."""
+    pages: dict[str, str] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            body = pages.get(self.path, "").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", pages
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_cross_site_form_is_refused(
+    app: Conductor, dashboard: DashboardServer, page: Any, attacker: tuple[str, dict[str, str]]
+) -> None:
+    origin, pages = attacker
+    task = app.enqueue("victim", {}, queue="nobody-serves-this")
+    page.goto(f"{dashboard.url}/runs/{task}")  # the victim has a dashboard session (CSRF cookie)
+    csrf = page.locator("input[name=csrf]").first.input_value()
+    # even knowing the token value, a form posted from another origin is refused
+    form = (f'<form id=f method=post action="{dashboard.url}/runs/{task}/cancel">'
+            f'<input name=csrf value="{csrf}"></form><script>document.getElementById("f").submit()</script>')  # fmt: skip
+    pages["/evil"] = form
+    page.goto(f"{origin}/evil")
+    page.wait_for_url(f"{dashboard.url}/runs/{task}/cancel")
+    expect(page.locator("body")).to_contain_text("403 forbidden")
+    assert app.get(task).status == "queued"
+
+
+def test_with_a_token_the_browser_must_log_in(app: Conductor, db_dsn: str, browser: Any) -> None:
+    task = app.enqueue("guarded", {}, queue="nobody-serves-this")
+    with DashboardServer(db_dsn, "127.0.0.1", 0, token="browser-s3cret") as server:
+        context = browser.new_context()
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        response = page.goto(f"{server.url}/runs/{task}")
+        assert response is not None and response.status == 401
+        expect(page.locator("body")).not_to_contain_text("guarded")
+        # a POST without the token is refused even with the right CSRF value
+        status = page.evaluate(
+            """async ([url, csrf]) => (await fetch(url, {method: 'POST', body: new URLSearchParams({csrf}),
+                 credentials: 'same-origin'})).status""",
+            [f"{server.url}/runs/{task}/cancel", page.locator("input[name=csrf]").first.input_value()],
+        )
+        assert status == 401 and app.get(task).status == "queued"
+
+        page.locator("input[name=token]").fill("wrong")
+        page.locator("button[type=submit]").click()
+        expect(page.locator("body")).to_contain_text("Wrong token.")
+        page.locator("input[name=token]").fill("browser-s3cret")
+        page.locator("button[type=submit]").click()
+        expect(page.locator("#task-status")).to_have_text("queued")
+        page.locator(f"#cancel-{task}").click()
+        expect(page.locator("#task-status")).to_have_text("cancelled")
+        context.close()
+    assert app.get(task).status == "cancelled"
