@@ -219,13 +219,15 @@ def load_app(spec: str) -> Any:
     return obj
 
 
-def _setup_logging(level: str) -> None:
-    import logging
+def _setup_logging(level: str, log_format: str = "text") -> None:
+    from pyconductor.logs import setup_logging
 
-    logging.basicConfig(
-        level=level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s [%(process)d %(threadName)s] %(message)s",
-    )
+    setup_logging(level, log_format)
+
+
+def _log_format_arg(p: argparse.ArgumentParser) -> None:
+    env_arg(p, "--log-format", env="CONDUCTOR_LOG_FORMAT", default="text", choices=["text", "json"], type=str.lower,
+            help="log lines as text, or one JSON object per line for log shippers (default: %(default)s)")  # fmt: skip
 
 
 def _env_flag(value: str) -> bool:
@@ -242,7 +244,7 @@ def _run_worker(args: argparse.Namespace) -> int:
     from pyconductor.client import Conductor
     from pyconductor.worker import Worker
 
-    _setup_logging(args.log_level)
+    _setup_logging(args.log_level, args.log_format)
     if not args.app:
         return _fail("no app given: pass --app module:attr (or set CONDUCTOR_APP)")
     try:
@@ -324,6 +326,7 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
             choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
             help="log level (default: %(default)s)")  # fmt: skip
+    _log_format_arg(p)
     env_arg(p, "--no-scheduler", env="CONDUCTOR_NO_SCHEDULER", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
             help="do not run the scheduler (tick() under the leader lock) in this process")  # fmt: skip
     env_arg(p, "--no-workers", env="CONDUCTOR_NO_WORKERS", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
@@ -403,7 +406,7 @@ def _run_scheduler(args: argparse.Namespace) -> int:
 
     from pyconductor.scheduler import Scheduler
 
-    _setup_logging(args.log_level)
+    _setup_logging(args.log_level, args.log_format)
     dsn = _resolve_dsn(args)
     if not dsn:
         return _fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
@@ -438,6 +441,7 @@ def add_scheduler_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
     env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
             choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
             help="log level (default: %(default)s)")  # fmt: skip
+    _log_format_arg(p)
     p.set_defaults(func=_run_scheduler)
 
 
@@ -530,6 +534,137 @@ def add_dashboard_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
             choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
             help="log level (default: %(default)s)")  # fmt: skip
     p.set_defaults(func=_run_dashboard)
+
+
+# -- operations: stats, health, prune, tasks, cancel, retry, status ----------------------
+# The runners and the formatting live in pyconductor.ops.
+
+
+def _dsn_arg(p: argparse.ArgumentParser) -> None:
+    env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
+            help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
+
+
+def _duration(text: str) -> Any:
+    from pyconductor.ops import parse_duration
+
+    return parse_duration(text)
+
+
+@subcommand
+def add_stats_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor import ops
+
+    p = subparsers.add_parser(
+        "stats", help="per-queue depth, backlog age, throughput and failure rate",
+        description="One row per queue from conductor.stats(): ready (depth), scheduled, running, "
+        "waiting, backlog age, tasks succeeded and failed (failed + dead) in the last 1/5/15 "
+        "minutes, and the failure rate over 15 minutes.",
+    )  # fmt: skip
+    _dsn_arg(p)
+    env_arg(p, "--queue", env="CONDUCTOR_QUEUE", help="only this queue")
+    p.add_argument("--json", action="store_true", help="print JSON (ages in seconds)")
+    p.set_defaults(func=ops.run_stats)
+
+
+@subcommand
+def add_health_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor import ops
+
+    p = subparsers.add_parser(
+        "health", help="check the queues against thresholds (exit 0 ok, 1 unhealthy, 2 unreachable)",
+        description="For cron jobs and container probes: print one line and exit 0 when every "
+        "queue is within the thresholds, 1 with the reasons when one is not, 2 when the database "
+        "cannot be reached. Durations: 30s, 5m, 1h, 7d.",
+    )  # fmt: skip
+    _dsn_arg(p)
+    env_arg(p, "--max-depth", env="CONDUCTOR_HEALTH_MAX_DEPTH", type=int,
+            help="most ready tasks a queue may hold (default: no limit)")  # fmt: skip
+    env_arg(p, "--max-age", env="CONDUCTOR_HEALTH_MAX_AGE", type=_duration,
+            help="oldest a ready task may be, e.g. 5m (default: no limit)")  # fmt: skip
+    env_arg(p, "--max-failure-rate", env="CONDUCTOR_HEALTH_MAX_FAILURE_RATE", type=float,
+            help="highest failure rate over 15 minutes, 0..1 (default: no limit)")  # fmt: skip
+    env_arg(p, "--queue", env="CONDUCTOR_QUEUE", help="check only this queue")
+    p.set_defaults(func=ops.run_health)
+
+
+@subcommand
+def add_prune_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor import ops
+
+    p = subparsers.add_parser(
+        "prune", help="delete old finished tasks with their attempts and steps (admin)",
+        description="Call conductor.prune() until it returns less than a batch: each call deletes up "
+        "to --batch succeeded or cancelled tasks (and with --include-failed failed, dead and timed "
+        "out ones) finished before --older-than ago, with their attempts, steps and schedule fires, "
+        "in its own short transaction. Runs with an unfinished task are kept. Progress on stderr.",
+    )  # fmt: skip
+    _dsn_arg(p)
+    env_arg(p, "--older-than", env="CONDUCTOR_PRUNE_OLDER_THAN", type=_duration, required=True,
+            help="delete tasks finished more than this long ago, e.g. 7d")  # fmt: skip
+    env_arg(p, "--include-failed", env="CONDUCTOR_PRUNE_INCLUDE_FAILED", type=_env_flag, default=False,
+            nargs="?", const=True, metavar="0|1", help="delete failed, dead and timed out tasks too")  # fmt: skip
+    env_arg(p, "--batch", env="CONDUCTOR_PRUNE_BATCH", type=int, default=10000,
+            help="tasks per call (default: %(default)s)")  # fmt: skip
+    p.set_defaults(func=ops.run_prune)
+
+
+@subcommand
+def add_tasks_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor import ops
+
+    p = subparsers.add_parser(
+        "tasks", help="list tasks, newest first; `tasks show ID` for one with its attempts",
+        description="List tasks newest first (conductor.list_tasks), filtered by status, queue and "
+        "kind; `pyconductor tasks show ID` prints one task with every attempt, its error and traceback.",
+    )  # fmt: skip
+    _dsn_arg(p)
+    p.add_argument("--status", help="only this status (queued, running, waiting, succeeded, failed, ...)")
+    p.add_argument("--queue", help="only this queue")
+    p.add_argument("--kind", help="only this kind")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (default: %(default)s)")
+    p.add_argument("--before", type=int, metavar="ID", help="only tasks with a smaller id (the next page)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("show", nargs="*", metavar="show ID", help="show one task with its attempts and tracebacks")
+    p.set_defaults(func=ops.run_tasks)
+
+
+@subcommand
+def add_cancel_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor import ops
+
+    p = subparsers.add_parser("cancel", help="cancel a task and its descendants",
+                              description="conductor.cancel(ID): running descendants learn it at their next heartbeat.")  # fmt: skip
+    p.add_argument("task_id", type=int, metavar="ID")
+    _dsn_arg(p)
+    p.set_defaults(func=ops.run_cancel)
+
+
+@subcommand
+def add_retry_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor import ops
+
+    p = subparsers.add_parser("retry", help="requeue a failed, dead, timed-out or cancelled task",
+                              description="conductor.retry(ID): the task is due now again, with fresh counts.")  # fmt: skip
+    p.add_argument("task_id", type=int, metavar="ID")
+    _dsn_arg(p)
+    p.set_defaults(func=ops.run_retry)
+
+
+@subcommand
+def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor import ops
+
+    p = subparsers.add_parser(
+        "status", help="live workers (roles, queues, last seen) and the leader locks held",
+        description="Workers from conductor.workers seen recently, with their roles and queues, and "
+        "who holds the leader locks (conductor.leaders()).",
+    )  # fmt: skip
+    _dsn_arg(p)
+    env_arg(p, "--seen-within", env="CONDUCTOR_STATUS_SEEN_WITHIN", type=_duration, default=_duration("5m"),
+            help="a worker counts as live when seen this recently (default: 5m)")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=ops.run_status)
 
 
 # -- demo ----------------------------------------------------------------------------

@@ -1,0 +1,414 @@
+"""The operator's commands: stats, health, prune, tasks, cancel, retry, status.
+
+``pyconductor.cli`` declares their parsers; the functions here run them: one
+short connection, the one-line queries of :mod:`pyconductor.queries`, and the
+formatting of what comes back (tables, JSON, one-line health verdicts). Every
+decision (what is ready, what may be pruned) is the database's.
+
+Exit codes: 0 done (health: healthy), 1 an error or (health) unhealthy, with a
+one-line reason on stderr (health: on stdout), 2 (health only) the database is
+unreachable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+__all__ = [
+    "STATS_COLUMNS",
+    "TASK_COLUMNS",
+    "format_duration",
+    "health_verdict",
+    "parse_duration",
+    "render_table",
+]
+
+# -- durations -------------------------------------------------------------------------
+
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+
+
+def parse_duration(text: str) -> timedelta:
+    """``30s``, ``5m``, ``1h``, ``7d``, ``2w``, ``1h30m``, or a bare number of seconds."""
+    s = text.strip().lower().replace(" ", "")
+    if re.fullmatch(r"\d+(?:\.\d+)?", s):
+        return timedelta(seconds=float(s))
+    pos, total = 0, 0.0
+    for m in _PART.finditer(s):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+        pos = m.end()
+    if not s or pos != len(s):
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: use e.g. 30s, 5m, 1h, 7d or 1h30m")
+    return timedelta(seconds=total)
+
+
+def format_duration(value: timedelta | None) -> str:
+    """A short human duration: ``850ms``, ``42s``, ``5m12s``, ``3h04m``, ``2d05h``; ``-`` for None."""
+    if value is None:
+        return "-"
+    secs = value.total_seconds()
+    if secs == 0:
+        return "0s"
+    if secs < 1:
+        return f"{secs * 1000:.0f}ms"
+    secs_i = int(secs)
+    d, rem = divmod(secs_i, 86400)
+    h, rem = divmod(rem, 3600)
+    m, s = divmod(rem, 60)
+    if d:
+        return f"{d}d{h:02d}h"
+    if h:
+        return f"{h}h{m:02d}m"
+    if m:
+        return f"{m}m{s:02d}s"
+    return f"{s}s"
+
+
+# -- tables ----------------------------------------------------------------------------
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, timedelta):
+        return format_duration(value)
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value) or "-"
+    return str(value)
+
+
+def render_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], headers: Sequence[str] | None = None) -> str:
+    """Rows as aligned columns under upper-case headers; numbers right-aligned."""
+    header = [h.upper() for h in (headers or columns)]
+    body = [[_cell(r.get(c)) for c in columns] for r in rows]
+    def is_number(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    numeric = [any(is_number(r.get(c)) for r in rows) and all(is_number(r.get(c)) or r.get(c) is None for r in rows)
+               for c in columns]  # fmt: skip
+    widths = [max(len(x) for x in col) for col in zip(header, *body)]
+    lines = []
+    for line in [header, *body]:
+        cells = [x.rjust(w) if num else x.ljust(w) for x, w, num in zip(line, widths, numeric)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+# -- connection ------------------------------------------------------------------------
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+class Unreachable(Exception):
+    """The database could not be reached (or no DSN was given)."""
+
+
+@contextmanager
+def _connect(args: argparse.Namespace) -> Iterator[Any]:
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from pyconductor.cli import _resolve_dsn
+
+    dsn = _resolve_dsn(args)
+    if not dsn:
+        raise Unreachable("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL), "
+                          "or start the development cluster with `pyconductor devdb start`")  # fmt: skip
+    try:
+        conn = psycopg.connect(dsn, autocommit=True, row_factory=dict_row, connect_timeout=10,
+                               application_name=f"pyconductor {args.command}")  # fmt: skip
+    except psycopg.OperationalError as exc:
+        raise Unreachable(f"cannot connect to the database: {_one_line(exc)}") from exc
+    with conn:
+        yield conn
+
+
+def _command(run: Callable[[argparse.Namespace, Any], int], unreachable_code: int = 1) -> Callable[[argparse.Namespace], int]:
+    """Wrap ``run(args, conn)``: connect, map Conductor's errors, one clear line on failure."""
+
+    def handler(args: argparse.Namespace) -> int:
+        import psycopg
+
+        from pyconductor.cli import _fail
+        from pyconductor.errors import ConductorError, mapped_errors
+
+        try:
+            with _connect(args) as conn, mapped_errors():
+                return run(args, conn)
+        except Unreachable as exc:
+            _fail(str(exc))
+            return unreachable_code
+        except ConductorError as exc:
+            return _fail(f"{exc} [{exc.sqlstate}]" if exc.sqlstate else str(exc))
+        except psycopg.OperationalError as exc:
+            _fail(f"lost the database: {_one_line(exc)}")
+            return unreachable_code
+        except psycopg.Error as exc:
+            hint = " (is the database migrated? `pyconductor migrate`)" if exc.sqlstate in ("42883", "3F000", "42P01") else ""
+            return _fail(f"{_one_line(exc)}{hint}")
+
+    return handler
+
+
+# -- stats -----------------------------------------------------------------------------
+
+STATS_COLUMNS = ("queue", "ready", "scheduled", "running", "waiting", "oldest_ready_age",
+                 "succeeded_1m", "succeeded_5m", "succeeded_15m", "failed_1m", "failed_5m", "failed_15m",
+                 "failure_rate")  # fmt: skip
+_STATS_HEADERS = ("queue", "ready", "sched", "running", "waiting", "backlog",
+                  "ok/1m", "ok/5m", "ok/15m", "fail/1m", "fail/5m", "fail/15m", "fail%")  # fmt: skip
+
+
+def _stats(args: argparse.Namespace, conn: Any) -> int:
+    from pyconductor import queries
+
+    rows = conn.execute(queries.STATS).fetchall()
+    if args.queue:
+        rows = [r for r in rows if r["queue"] == args.queue]
+    if args.json:
+        print(json.dumps([{k: _jsonable(r[k]) for k in STATS_COLUMNS} for r in rows], indent=2))
+        return 0
+    if not rows:
+        print("no queues: nothing unfinished and nothing finished in the last 15 minutes")
+        return 0
+    shown = [dict(r, failure_rate=None if r["failure_rate"] is None else f"{r['failure_rate'] * 100:.1f}%")
+             for r in rows]  # fmt: skip
+    print(render_table(shown, STATS_COLUMNS, _STATS_HEADERS))
+    return 0
+
+
+run_stats = _command(_stats)
+
+
+# -- health ----------------------------------------------------------------------------
+
+
+def health_verdict(rows: Sequence[dict[str, Any]], max_depth: int | None, max_age: timedelta | None,
+                   max_failure_rate: float | None) -> tuple[bool, str]:  # fmt: skip
+    """(healthy, one line): every threshold broken, worst queue first, or a summary."""
+    problems: list[str] = []
+    for r in rows:
+        q = r["queue"]
+        if max_depth is not None and r["ready"] > max_depth:
+            problems.append(f"queue {q}: depth {r['ready']} > {max_depth}")
+        age = r["oldest_ready_age"]
+        if max_age is not None and age is not None and age > max_age:
+            problems.append(f"queue {q}: backlog age {format_duration(age)} > {format_duration(max_age)}")
+        rate = r["failure_rate"]
+        if max_failure_rate is not None and rate is not None and rate > max_failure_rate:
+            problems.append(f"queue {q}: failure rate {rate:.2f} > {max_failure_rate:g} "
+                            f"({r['failed_15m']} of {r['failed_15m'] + r['succeeded_15m']} in 15m)")  # fmt: skip
+    if problems:
+        return False, "unhealthy: " + "; ".join(problems)
+    depth = sum(r["ready"] for r in rows)
+    ages = [r["oldest_ready_age"] for r in rows if r["oldest_ready_age"] is not None]
+    failed = sum(r["failed_15m"] for r in rows)
+    done = failed + sum(r["succeeded_15m"] for r in rows)
+    rate = f"{failed / done:.2f}" if done else "-"
+    return True, (f"ok: {len(rows)} queue(s), depth {depth}, backlog age {format_duration(max(ages) if ages else None)}, "
+                  f"failure rate {rate} (15m)")  # fmt: skip
+
+
+def _health(args: argparse.Namespace, conn: Any) -> int:
+    from pyconductor import queries
+
+    rows = conn.execute(queries.STATS).fetchall()
+    if args.queue:
+        rows = [r for r in rows if r["queue"] == args.queue]
+    healthy, line = health_verdict(rows, args.max_depth, args.max_age, args.max_failure_rate)
+    print(line)
+    return 0 if healthy else 1
+
+
+run_health = _command(_health, unreachable_code=2)
+
+
+# -- prune -----------------------------------------------------------------------------
+
+
+def _prune(args: argparse.Namespace, conn: Any) -> int:
+    from pyconductor import queries
+
+    if args.batch < 1:
+        from pyconductor.cli import _fail
+
+        return _fail("--batch must be at least 1")
+    total = 0
+    batches = 0
+    while True:
+        row = conn.execute(queries.PRUNE, {"older_than": args.older_than, "include_failed": args.include_failed,
+                                           "batch": args.batch}).fetchone()  # fmt: skip
+        n = int(row["pruned"])
+        total += n
+        batches += 1
+        print(f"prune: batch {batches}: {n} task(s), {total} so far", file=sys.stderr, flush=True)
+        if n < args.batch:
+            break
+    what = "finished" if args.include_failed else "succeeded or cancelled"
+    print(f"pruned {total} {what} task(s) older than {format_duration(args.older_than)}")
+    return 0
+
+
+run_prune = _command(_prune)
+
+
+# -- tasks -----------------------------------------------------------------------------
+
+TASK_COLUMNS = ("id", "status", "queue", "kind", "attempt", "enqueued_at", "finished_at", "error")
+
+
+def _short(text: str | None, width: int = 60) -> str | None:
+    if text is None:
+        return None
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _tasks(args: argparse.Namespace, conn: Any) -> int:
+    from pyconductor import queries
+
+    if args.show:
+        return _task_show(args, conn)
+    rows = conn.execute(queries.LIST_TASKS, {"status": args.status, "queue": args.queue, "kind": args.kind,
+                                             "before_id": args.before, "limit": args.limit}).fetchall()  # fmt: skip
+    if args.json:
+        print(json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in rows], indent=2, default=str))
+        return 0
+    if not rows:
+        print("no tasks")
+        return 0
+    shown = [dict(r, error=_short(r["error"]), attempt=f"{r['attempt']}/{r['max_attempts']}") for r in rows]
+    print(render_table(shown, TASK_COLUMNS))
+    return 0
+
+
+def _task_show(args: argparse.Namespace, conn: Any) -> int:
+    from pyconductor import queries
+    from pyconductor.cli import _fail
+
+    if len(args.show) != 2 or args.show[0] != "show" or not args.show[1].isdigit():
+        return _fail(f"expected `tasks show ID`, got `tasks {' '.join(args.show)}`")
+    task = conn.execute(queries.GET_TASK, {"task_id": int(args.show[1])}).fetchone()
+    if args.json:
+        print(json.dumps({k: _jsonable(v) for k, v in task.items()}, indent=2, default=str))
+        return 0
+    out = [f"task {task['id']}  {task['status']}  kind {task['kind']}  queue {task['queue']}"]
+    fields = [
+        ("priority", task["priority"]),
+        ("attempt", f"{task['attempt']}/{task['max_attempts']}"),
+        ("recoveries", f"{task['recoveries']}/{task['max_recoveries']}"),
+        ("run", task["root_id"] if task["root_id"] != task["id"] else "(root)"),
+        ("parent", task["parent_id"]),
+        ("dedupe_key", task["dedupe_key"]),
+        ("concurrency_key", task["concurrency_key"]),
+        ("run_at", task["run_at"]),
+        ("enqueued", task["enqueued_at"]),
+        ("started", task["started_at"]),
+        ("finished", task["finished_at"]),
+        ("payload", json.dumps(task["payload"])),
+        ("result", json.dumps(task["result"]) if task["result"] is not None else None),
+        ("error", task["error"]),
+    ]
+    out += [f"  {name + ':':<17}{_cell(value)}" for name, value in fields if value is not None]
+    attempts = task["attempts"] or []
+    out.append(f"attempts ({len(attempts)}):")
+    for a in attempts:
+        claimed = _parse_ts(a.get("claimed_at"))
+        finished = _parse_ts(a.get("finished_at"))
+        took = format_duration(finished - claimed) if claimed and finished else "running"
+        out.append(f"  #{a['attempt']} attempt {a['id']}  {a.get('outcome') or 'running'}  worker {a['worker_id']}  "
+                   f"claimed {_cell(claimed)}  took {took}")  # fmt: skip
+        if a.get("error"):
+            out.append(f"    error: {a['error']}")
+        if a.get("traceback"):
+            out.extend("    " + line for line in a["traceback"].rstrip().splitlines())
+    print("\n".join(out))
+    return 0
+
+
+def _parse_ts(value: Any) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value))
+
+
+run_tasks = _command(_tasks)
+
+
+# -- cancel, retry ---------------------------------------------------------------------
+
+
+def _cancel(args: argparse.Namespace, conn: Any) -> int:
+    from pyconductor import queries
+
+    n = conn.execute(queries.CANCEL, {"task_id": args.task_id}).fetchone()["cancel"]
+    if n == 0:
+        print(f"task {args.task_id} was already finished; nothing cancelled")
+    else:
+        print(f"cancelled {n} task(s): {args.task_id} and its unfinished descendants")
+    return 0
+
+
+def _retry(args: argparse.Namespace, conn: Any) -> int:
+    from pyconductor import queries
+
+    task_id = conn.execute(queries.RETRY, {"task_id": args.task_id}).fetchone()["retry"]
+    print(f"task {task_id} is queued again")
+    return 0
+
+
+run_cancel = _command(_cancel)
+run_retry = _command(_retry)
+
+
+# -- status ----------------------------------------------------------------------------
+
+WORKER_COLUMNS = ("id", "host", "pid", "roles", "queues", "concurrency", "version", "last_seen")
+
+
+def _status(args: argparse.Namespace, conn: Any) -> int:
+    from pyconductor import queries
+
+    workers = conn.execute(queries.LIVE_WORKERS, {"seen_within": args.seen_within}).fetchall()
+    leaders = conn.execute(queries.LEADERS).fetchall()
+    if args.json:
+        print(json.dumps({"workers": [{k: _jsonable(v) for k, v in w.items()} for w in workers],
+                          "leaders": [{k: _jsonable(v) for k, v in row.items()} for row in leaders]},
+                         indent=2, default=str))  # fmt: skip
+        return 0
+    print(f"workers seen in the last {format_duration(args.seen_within)}: {len(workers)}")
+    if workers:
+        shown = [dict(w, queues=w["queues"] or ["(all)"], last_seen=f"{format_duration(w['last_seen_ago'])} ago")
+                 for w in workers]  # fmt: skip
+        print(render_table(shown, WORKER_COLUMNS))
+    print(f"leader locks held: {len(leaders)}")
+    if leaders:
+        print(render_table(leaders, ("name", "pid", "application_name", "backend_start")))
+    return 0
+
+
+run_status = _command(_status)
