@@ -1,0 +1,62 @@
+-- The reverse order: an emit committed in one session before another session suspends on the
+-- event. The suspend, taking the event's lock after the emit, sees the event and is 'ready'
+-- with it: the task never waits. Then an emit whose transaction is still open when a suspend
+-- starts: the suspend waits for it and is then 'ready' too.
+begin;
+select plan(5);
+\ir ../helpers.psql
+create extension if not exists dblink;
+
+select 'race-emit-first-' || pg_backend_pid() as q \gset
+select dblink_connect('stage', conductor_tests.conninfo()) as c1 \gset
+select dblink_connect('waiter', conductor_tests.conninfo()) as c2 \gset
+select dblink_connect('emitter', conductor_tests.conninfo()) as c3 \gset
+
+select t as task_id from dblink('stage', format('select conductor.enqueue(''k'', ''{}'', %L)', :'q')) as r(t bigint) \gset
+select a as attempt_id from dblink('stage', format('select attempt_id from conductor.claim(''w1'', array[%L])', :'q')) as r(a bigint) \gset
+
+select is((select n from dblink('emitter', format('select conductor.emit_event(%L, ''"early"'')', :'q')) as r(n int)), 0,
+  'The emit, committed first, wakes nobody.');
+select results_eq(format($$select * from dblink('waiter', %L) as r(state text, result jsonb)$$,
+    format('select state, result from conductor.suspend(%s, ''approval'', ''event'', %L)', :attempt_id, :'q')),
+  format($$values ('ready'::text, '{"event": "%s", "payload": "early"}'::jsonb)$$, :'q'),
+  'The later suspend in another session is ready with the event.');
+select is((select s from dblink('stage', format('select status::text from conductor.tasks where id = %s', :task_id)) as r(s text)),
+  'running', 'The task never waited.');
+
+-- an emit still uncommitted when the suspend starts: the suspend waits for it, then is ready
+select pid as waiter_pid from dblink('waiter', 'select pg_backend_pid()') as r(pid int) \gset
+select dblink_exec('emitter', 'begin') as b \gset
+select n from dblink('emitter', format('select conductor.emit_event(%L, ''"late"'')', :'q' || '-2')) as r(n int) \gset
+select dblink_send_query('waiter', format('select state, result from conductor.suspend(%s, ''approval#2'', ''event'', %L)',
+                                          :attempt_id, :'q' || '-2')) as sent \gset
+set local conductor_tests.waiter_pid = :'waiter_pid';
+do $$
+declare
+  v_deadline timestamptz := clock_timestamp() + interval '10 seconds';
+begin
+  while not exists (select from pg_stat_activity
+                     where pid = current_setting('conductor_tests.waiter_pid')::int and wait_event_type = 'Lock')
+        and clock_timestamp() < v_deadline loop
+    perform pg_sleep(0.01);
+  end loop;
+end
+$$;
+select is(dblink_is_busy('waiter'), 1, 'The suspend waits while the emit is uncommitted.');
+select dblink_exec('emitter', 'commit') as c \gset
+select results_eq($$select * from dblink_get_result('waiter') as r(state text, result jsonb)$$,
+  format($$values ('ready'::text, '{"event": "%s-2", "payload": "late"}'::jsonb)$$, :'q'),
+  'After the emit commits, the suspend is ready with the event.');
+select * from dblink_get_result('waiter') as r(state text, result jsonb);
+
+-- Clean up the committed rows.
+select dblink_exec('stage', format('delete from conductor.steps s using conductor.tasks t where s.task_id = t.id and t.queue = %L', :'q')) as d1 \gset
+select dblink_exec('stage', format('delete from conductor.attempts a using conductor.tasks t where a.task_id = t.id and t.queue = %L', :'q')) as d2 \gset
+select dblink_exec('stage', format('delete from conductor.tasks where queue = %L', :'q')) as d3 \gset
+select dblink_exec('stage', format('delete from conductor.events where name in (%L, %L)', :'q', :'q' || '-2')) as d4 \gset
+select dblink_disconnect('stage') as x1 \gset
+select dblink_disconnect('waiter') as x2 \gset
+select dblink_disconnect('emitter') as x3 \gset
+
+select * from finish();
+rollback;
