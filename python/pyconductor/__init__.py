@@ -28,7 +28,7 @@ __version__ = "0.1.0"
 logging.getLogger("pyconductor").addHandler(logging.NullHandler())
 
 from pyconductor.client import AttemptInfo, Conductor, TaskInfo  # noqa: E402
-from pyconductor.context import TaskContext  # noqa: E402
+from pyconductor.context import EventTimeout, TaskContext  # noqa: E402
 from pyconductor.errors import (  # noqa: E402
     ConductorError,
     AlreadyExists,
@@ -57,6 +57,7 @@ __all__ = [
     "ConductorError",
     "AlreadyExists",
     "DedupeConflict",
+    "EventTimeout",
     "InvalidArgument",
     "InvalidCron",
     "InvalidKind",

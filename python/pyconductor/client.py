@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -356,10 +357,70 @@ class Conductor:
         cancelled. Running ones stop at their worker's next heartbeat. Raises NotFound."""
         return int(self._fetch(queries.CANCEL, {"task_id": task_id})[0]["cancel"])
 
-    def retry(self, task_id: int) -> int:
+    def retry(self, task_id: int, keep_steps: bool = True) -> int:
         """Requeue a failed, dead, timed-out or cancelled task with fresh counts;
-        returns its id. Raises NotFound, InvalidState, DedupeConflict."""
-        return int(self._fetch(queries.RETRY, {"task_id": task_id})[0]["retry"])
+        returns its id. A durable run keeps its checkpointed steps (it resumes
+        after them) unless ``keep_steps=False``. Raises NotFound, InvalidState,
+        DedupeConflict."""
+        return int(self._fetch(queries.RETRY_RUN, {"task_id": task_id, "keep_steps": keep_steps})[0]["retry"])
+
+    def emit_event(self, name: str, payload: Any = None) -> int:
+        """Emit event ``name`` with ``payload`` (JSON; None means ``{}``) and
+        return how many waiting tasks it woke. The first payload for a name wins;
+        an event emitted before anyone waits still counts. Raises InvalidArgument."""
+        try:
+            body = dumps_json({} if payload is None else payload)
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgument(f"the payload of event {name!r} is not JSON-serialisable: {exc}") from exc
+        return int(self._fetch(queries.EMIT_EVENT, {"name": name, "payload": body})[0]["woken"])
+
+    def result(self, task_id: int, timeout: float | timedelta | None = None) -> TaskInfo:
+        """Wait until the task is finished and return it (status, result, error).
+
+        Without polling: LISTENs on ``conductor_done`` on a connection of its own,
+        reads the task, then sleeps until a notification names it (or says '*'),
+        and reads again. Raises TimeoutError after ``timeout`` seconds (None:
+        wait as long as it takes), NotFound for an unknown task."""
+        limit = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
+        deadline = None if limit is None else time.monotonic() + limit
+        wanted = str(task_id)
+        conn: psycopg.Connection[Any] | None = None
+        delay = 0.1
+        try:
+            while True:
+                try:
+                    if conn is None or conn.closed:
+                        conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
+                        conn.execute(queries.LISTEN_DONE)
+                    # listening first, then reading: a finish after the read is heard
+                    with mapped_errors(), conn.cursor(row_factory=dict_row) as cur:
+                        cur.execute(queries.GET_TASK, {"task_id": task_id})
+                        info = TaskInfo.from_row(cur.fetchall()[0])
+                    if info.finished:
+                        return info
+                    while True:
+                        remaining = None if deadline is None else deadline - time.monotonic()
+                        if remaining is not None and remaining <= 0:
+                            raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
+                        heard = False
+                        for note in conn.notifies(timeout=remaining):
+                            if note.payload == "*" or wanted in note.payload.split(","):
+                                heard = True
+                                break
+                        if heard:
+                            break
+                except (psycopg.OperationalError, psycopg.InterfaceError):
+                    # the listening connection dropped: listen again, then read again
+                    if conn is not None:
+                        conn.close()
+                    conn = None
+                    if deadline is not None and time.monotonic() + delay > deadline:
+                        raise
+                    time.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+        finally:
+            if conn is not None:
+                conn.close()
 
     # -- workers -------------------------------------------------------------------
 

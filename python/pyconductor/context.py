@@ -1,21 +1,93 @@
-"""TaskContext: what a running handler may know about its claim.
+"""TaskContext: what a running handler may know about its claim, and its durable steps.
 
 A handler written as ``def handler(payload, ctx)`` receives one. Its
 ``cancelled`` flag is set by the worker when a heartbeat answers that the task
 was cancelled or that the lease was lost (or when a shutdown hands the task
 back), so a long handler can stop early with ``ctx.raise_if_cancelled()``.
+
+Durable runs (every decision is SQL's; the context only names the checkpoints
+and calls ``conductor.save_step`` / ``spawn`` / ``suspend``):
+
+- ``ctx.step(name, fn)``: the checkpointed result when the step already finished
+  (``claim`` returns the task's steps), else ``fn()``, checkpointed, returned.
+- ``ctx.spawn(kind, payload, **options)``: a child task, once per step name.
+- ``ctx.wait_for_children(mode, timeout)``, ``ctx.wait_for_event(name, timeout)``,
+  ``ctx.sleep(seconds)``: the outcome when it needs no waiting; otherwise the
+  task is parked in SQL (``waiting``, its worker slot freed) and the handler is
+  stopped by a private control-flow exception (a ``BaseException``, so a
+  handler's ``except Exception`` does not swallow it). Woken, the task is queued
+  again and its handler runs from the top, skipping the finished steps.
+
+Checkpoint names: a base name used more than once in one execution is numbered
+('charge', 'charge#2', ...), counted as the handler runs, one counter per base
+name shared by step/spawn/wait (spawn uses 'spawn:<kind>', waits 'children',
+'event:<name>', 'sleep'). A replay therefore asks for the same names in the
+same order: keep the calls deterministic (no step inside a branch on the clock
+or on randomness that is not itself a step's result).
+
+Results and payloads must be JSON; a step returning anything else raises
+TypeError in the handler.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Protocol, TypeVar
 
-from pyconductor.errors import TaskCancelled
+from pyconductor.errors import LeaseLost, NotFound, TaskCancelled
 
-__all__ = ["TaskContext"]
+__all__ = ["EventTimeout", "TaskContext"]
+
+T = TypeVar("T")
+
+CHILD_MODES = ("all", "any")
+
+
+class EventTimeout(TimeoutError):
+    """``ctx.wait_for_event`` timed out before the event was emitted.
+
+    The timeout itself is checkpointed, so a resumed run raises it again at the
+    same place. ``event`` is the event's name."""
+
+    def __init__(self, event: str, task_id: int | None = None) -> None:
+        super().__init__(f"event {event!r} was not emitted before the wait's timeout"
+                         + (f" (task {task_id})" if task_id is not None else ""))  # fmt: skip
+        self.event = event
+        self.task_id = task_id
+
+
+class _Suspended(BaseException):  # noqa: N818 - control flow, not an error
+    """The task is parked in SQL (its attempt closed 'suspended'): stop the handler.
+
+    Private. The worker catches it and reports nothing else for the attempt."""
+
+
+class _Runtime(Protocol):
+    """What the worker gives a context for its SQL calls."""
+
+    def ctx_rows(self, ctx: TaskContext, query: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Run one statement (autocommit), Conductor errors mapped; retried on a lost connection."""
+
+    def spawn_defaults(self, kind: str) -> dict[str, Any]:
+        """The enqueue defaults registered for ``kind`` (queue, priority, ...)."""
+
+    def waiting(self, ctx: TaskContext) -> None:
+        """A wait was parked: the reaper should look at next_wake again."""
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, allow_nan=False, separators=(",", ":"))
+
+
+def _interval(seconds: float | timedelta | None) -> str | None:
+    if seconds is None:
+        return None
+    value = seconds.total_seconds() if isinstance(seconds, timedelta) else float(seconds)
+    return f"{value} seconds"
 
 
 @dataclass(eq=False)
@@ -24,6 +96,8 @@ class TaskContext:
 
     ``attempt_id`` is the fencing token of the claim; ``attempt`` counts the
     attempts that count against ``max_attempts`` (1 for the first run).
+    ``steps`` holds the task's checkpoints ({name: result}) as claimed, updated
+    as the handler checkpoints more.
     """
 
     task_id: int
@@ -39,11 +113,17 @@ class TaskContext:
     root_id: int | None = None
     lease_expires_at: datetime | None = None
     worker_id: str | None = None
+    steps: dict[str, Any] = field(default_factory=dict)
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
     _reason: str | None = field(default=None, repr=False)
+    _runtime: _Runtime | None = field(default=None, repr=False)
+    _counts: dict[str, int] = field(default_factory=dict, repr=False)
+    _suspended: bool = field(default=False, repr=False)
+    _refused: str | None = field(default=None, repr=False)
 
     @classmethod
-    def from_claim(cls, row: dict[str, Any], worker_id: str | None = None) -> TaskContext:
+    def from_claim(cls, row: dict[str, Any], worker_id: str | None = None,
+                   runtime: _Runtime | None = None) -> TaskContext:  # fmt: skip
         """Build from a row of ``conductor.claim`` (a dict)."""
         return cls(
             task_id=row["task_id"], attempt_id=row["attempt_id"], attempt=row["attempt"],
@@ -51,8 +131,10 @@ class TaskContext:
             priority=row.get("priority", 0), max_attempts=row.get("max_attempts", 1),
             recoveries=row.get("recoveries", 0), parent_id=row.get("parent_id"),
             root_id=row.get("root_id"), lease_expires_at=row.get("lease_expires_at"),
-            worker_id=worker_id,
+            worker_id=worker_id, steps=dict(row.get("steps") or {}), _runtime=runtime,
         )  # fmt: skip
+
+    # -- cancellation ------------------------------------------------------------
 
     @property
     def cancelled(self) -> bool:
@@ -80,3 +162,142 @@ class TaskContext:
             raise TaskCancelled(
                 f"task {self.task_id} ({self.kind}) attempt {self.attempt_id}: {self._reason or 'cancelled'}"
             )
+
+    # -- durable steps -------------------------------------------------------------
+
+    @property
+    def suspended(self) -> bool:
+        """True once a wait parked the task (the handler is being stopped)."""
+        return self._suspended
+
+    def _next_name(self, base: str) -> str:
+        n = self._counts.get(base, 0) + 1
+        self._counts[base] = n
+        return base if n == 1 else f"{base}#{n}"
+
+    def _call(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if self._suspended:
+            raise _Suspended(f"task {self.task_id} is waiting")
+        if self._runtime is None:
+            raise RuntimeError("this TaskContext has no database: durable steps run under a Worker")
+        try:
+            return self._runtime.ctx_rows(self, query, params)
+        except LeaseLost:
+            self._refused = "lost"
+            self.cancel("lost")
+            raise
+        except TaskCancelled:
+            self._refused = "cancelled"
+            self.cancel("cancelled")
+            raise
+        except NotFound:
+            self._refused = "lost"
+            self.cancel("lost")
+            raise
+
+    def step(self, name: str, fn: Callable[[], T]) -> T:
+        """Run ``fn()`` once for the run: the stored result when step ``name``
+        (numbered 'name#2', ... when used again in this execution) already
+        finished, else ``fn()``'s result, checkpointed (``conductor.save_step``)
+        and returned as stored. The result must be JSON (TypeError otherwise).
+        Raises LeaseLost / TaskCancelled when the task is no longer held."""
+        from pyconductor import queries
+
+        key = self._next_name(name)
+        if key in self.steps:
+            return self.steps[key]  # type: ignore[no-any-return]
+        if self._suspended:
+            raise _Suspended(f"task {self.task_id} is waiting")
+        self.raise_if_cancelled()
+        value = fn()
+        try:
+            body = _json(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"step {key!r} of task {self.task_id} ({self.kind}) returned {type(value).__name__}, "
+                f"which is not JSON ({exc}); return dict, list, str, int, float, bool or None"
+            ) from exc
+        stored = self._call(queries.SAVE_STEP, {"attempt_id": self.attempt_id, "name": key, "result": body})
+        result = stored[0]["result"]
+        self.steps[key] = result
+        return result  # type: ignore[no-any-return]
+
+    def spawn(self, kind: str, payload: Any = None, **options: Any) -> int:
+        """Enqueue a child task (same run, ``parent_id`` = this task) and return
+        its id; a replay gets the same child, never a second one (step
+        'spawn:<kind>', numbered). ``options``: queue, priority, run_at,
+        max_attempts, dedupe_key, concurrency_key, max_recoveries; those left
+        out take the kind's registered defaults, else the database's."""
+        from pyconductor import queries
+        from pyconductor.client import _timestamp
+
+        unknown = set(options) - set(queries.SPAWN_OPTIONS)
+        if unknown:
+            raise TypeError(f"unknown spawn option(s): {', '.join(sorted(unknown))}")
+        key = self._next_name(f"spawn:{kind}")
+        done = self.steps.get(key)
+        if isinstance(done, dict) and "task_id" in done:
+            return int(done["task_id"])
+        merged = dict(self._runtime.spawn_defaults(kind)) if self._runtime is not None else {}
+        merged.update({k: v for k, v in options.items() if v is not None})
+        if merged.get("run_at") is not None:
+            merged["run_at"] = _timestamp(merged["run_at"])
+        try:
+            body = _json({} if payload is None else payload)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"the payload of child {kind!r} is not JSON: {exc}") from exc
+        # only the options given are named, so the others take spawn's own defaults
+        given = [opt for opt in queries.SPAWN_OPTIONS if merged.get(opt) is not None]
+        query = queries.SPAWN.format(options="".join(", " + queries.SPAWN_OPTIONS[opt] for opt in given))
+        params = {opt: merged[opt] for opt in given}
+        params.update(attempt_id=self.attempt_id, step=key, kind=kind, payload=body)
+        child = int(self._call(query, params)[0]["spawn"])
+        self.steps[key] = {"task_id": child}
+        return child
+
+    def _wait(self, key: str, wait_for: str, *, event: str | None = None,
+              duration: float | timedelta | None = None, timeout: float | timedelta | None = None) -> Any:  # fmt: skip
+        from pyconductor import queries
+
+        rows = self._call(queries.SUSPEND, {
+            "attempt_id": self.attempt_id, "step": key, "wait_for": wait_for, "event": event,
+            "duration": _interval(duration), "timeout": _interval(timeout),
+        })  # fmt: skip
+        state, result = rows[0]["state"], rows[0]["result"]
+        if state == "waiting":
+            self._suspended = True
+            if self._runtime is not None:
+                self._runtime.waiting(self)
+            raise _Suspended(f"task {self.task_id} waits ({wait_for} {key!r})")
+        self.steps[key] = result
+        return result
+
+    def wait_for_children(self, mode: str = "all", timeout: float | timedelta | None = None) -> list[dict[str, Any]]:
+        """Wait until all (``mode='all'``) or any (``'any'``) of this task's
+        children finished; returns their outcomes, oldest first: dicts with
+        task_id, kind, status, result, error. Without waiting when they already
+        did. ``timeout`` (seconds; default 4 h, in SQL): the task then ends
+        ``timed_out`` and its unfinished children are cancelled."""
+        if mode not in CHILD_MODES:
+            raise ValueError(f"mode must be 'all' or 'any', not {mode!r}")
+        key = self._next_name("children")
+        if key in self.steps:
+            return self.steps[key]  # type: ignore[no-any-return]
+        return self._wait(key, f"children_{mode}", timeout=timeout)  # type: ignore[no-any-return]
+
+    def wait_for_event(self, name: str, timeout: float | timedelta | None = None) -> Any:
+        """The payload of event ``name`` (``Conductor.emit_event``), emitted
+        before or after this call; the task waits, without a worker slot, as
+        long as it takes, or until ``timeout`` seconds: then EventTimeout."""
+        key = self._next_name(f"event:{name}")
+        outcome = self.steps[key] if key in self.steps else self._wait(key, "event", event=name, timeout=timeout)
+        if isinstance(outcome, dict) and outcome.get("timed_out"):
+            raise EventTimeout(name, self.task_id)
+        return outcome.get("payload") if isinstance(outcome, dict) else None
+
+    def sleep(self, seconds: float | timedelta) -> None:
+        """Sleep durably: the task waits ``seconds`` without a worker slot (the
+        wake time is checkpointed, so a replay wakes at the same instant)."""
+        key = self._next_name("sleep")
+        # always asked of SQL: the step holds the wake time, whether it passed is the database's call
+        self._wait(key, "sleep", duration=seconds)

@@ -15,7 +15,15 @@ dead-lettering are SQL); it only:
 - extends the leases of everything it holds with one ``conductor.heartbeat``
   call per interval, and flags the handlers of tasks answered 'cancelled' or
   'lost' (``ctx.cancelled``), whose results are then discarded;
-- runs ``conductor.reap()`` every ``reap_interval``.
+- runs ``conductor.reap()`` every ``reap_interval``, or sooner when
+  ``conductor.next_wake()`` says a wait's deadline or a lease's expiry comes
+  first (durable sleeps and timeouts wake on time);
+- gives each handler's ``ctx`` (durable steps, spawn, waits) a small connection
+  pool of its own, opened on the first such call and sized to ``concurrency``.
+  A wait that parks the task (``conductor.suspend`` answered 'waiting') has
+  already closed the attempt in SQL: the worker reports nothing else for it and
+  frees the slot. A step refused because the lease was lost or the task
+  cancelled is treated like a refused report (warning, outcome discarded).
 
 Each of claim, report, heartbeat, reap and LISTEN has its own connection, so a
 slow one never blocks another. A lost connection is retried with capped
@@ -47,10 +55,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
 
 from pyconductor import __version__, queries
 from pyconductor.client import _interval, dumps_json
-from pyconductor.context import TaskContext
+from pyconductor.context import TaskContext, _Suspended
 from pyconductor.errors import ConductorError, LeaseLost, NotFound, TaskCancelled, mapped_errors, translate
 from pyconductor.registry import POLICY_OPTIONS
 from pyconductor.scheduler import Scheduler
@@ -71,6 +80,9 @@ BACKOFF_MIN = 0.1
 BACKOFF_MAX = 5.0
 LISTEN_PROBE_AFTER = 30.0
 CONNECT_TIMEOUT = 10
+CTX_RETRY_FOR = 30.0  # seconds a handler's step call retries a lost connection
+REAP_MIN_WAIT = 0.02  # seconds between reaps when next_wake is due now
+REAP_STUCK_WAIT = 0.5  # ... and when it was already due at the last reap
 DEFAULT_CONCURRENCY = 32
 
 
@@ -207,6 +219,7 @@ class Worker:
         process_tasks: bool = True,
         run_scheduler: bool = True,
         tick_interval: float = 5.0,
+        claim_linger: float = 0.002,
     ) -> None:
         if isinstance(queues, str):
             queues = [q.strip() for q in queues.split(",") if q.strip()]
@@ -226,6 +239,9 @@ class Worker:
         self.report_batch = report_batch
         self.report_linger = report_linger
         self.version = version or f"pyconductor {__version__}"
+        self.claim_linger = claim_linger
+        # a claim waits (claim_linger at most) until this many slots are free
+        self._claim_at_least = max(1, self.concurrency // 4)
         self.process_tasks = process_tasks
         self.run_scheduler = run_scheduler
         self.tick_interval = tick_interval
@@ -252,9 +268,11 @@ class Worker:
         self.abandoned = 0
         """How many handlers were still running when stop() returned (released, not waited for)."""
         self.stats: dict[str, int] = dict.fromkeys(
-            ("claimed", "succeeded", "failed", "unknown", "discarded", "refused", "released"), 0
+            ("claimed", "succeeded", "failed", "unknown", "discarded", "refused", "released", "suspended"), 0
         )
-        """Counters since start: claimed, succeeded, failed, unknown, discarded, refused, released."""
+        """Counters since start: claimed, succeeded, failed, unknown, discarded, refused, released, suspended."""
+        self._ctx_pool: ConnectionPool | None = None  # handlers' durable calls, opened on first use
+        self._reap_wake = threading.Event()  # reaper: look at next_wake again (or halt)
 
     def __repr__(self) -> str:
         return f"<Worker {self.worker_id} queues={self.queues} concurrency={self.concurrency}>"
@@ -364,6 +382,7 @@ class Worker:
             reporter.join(timeout=5.0)
 
         self._halt.set()
+        self._reap_wake.set()
         for name in ("heartbeat", "reap", "listen"):
             if name in self._threads:
                 self._threads[name].join(timeout=5.0)
@@ -377,6 +396,10 @@ class Worker:
             logger.warning("could not deregister: %s", exc, extra=self._log_extra())
         for link in (self._claim_link, self._report_link, self._heartbeat_link, self._reap_link):
             link.close()
+        with self._lock:
+            pool, self._ctx_pool = self._ctx_pool, None
+        if pool is not None:
+            pool.close(timeout=1.0)
         assert self._executor is not None
         self._executor.shutdown(wait=False, cancel_futures=True)
         logger.info("worker %s stopped (%d released)", self.worker_id, len(leftover), extra=self._log_extra())
@@ -440,6 +463,19 @@ class Worker:
             self._wake.clear()
             with self._lock:
                 free = self.concurrency - len(self._running)
+            if 0 < free < self._claim_at_least and free < self.concurrency:
+                # Slots free up one handler at a time; claiming for each would be a
+                # round trip (and a commit) per task. Let a few more free up, for at
+                # most claim_linger, so one claim fills many.
+                deadline = time.monotonic() + self.claim_linger
+                while free < self._claim_at_least and not self._stopping.is_set():
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._wake.clear()
+                    self._wake.wait(left)
+                    with self._lock:
+                        free = self.concurrency - len(self._running)
             if free > 0:
                 try:
                     rows = self._claim_link.rows(queries.CLAIM, {
@@ -461,7 +497,7 @@ class Worker:
                         self._reports.put(_Report("release", ctx))
                     return
                 for row in rows:
-                    self._dispatch(TaskContext.from_claim(row, self.worker_id))
+                    self._dispatch(TaskContext.from_claim(row, self.worker_id, self))
                 if len(rows) == free:
                     continue  # a full batch: there may be more
             self._wake.wait(self.poll_interval)
@@ -497,6 +533,9 @@ class Worker:
         report: _Report | None
         try:
             result = task.run(ctx.payload, ctx)
+        except _Suspended:
+            report = None
+            ms = (time.perf_counter() - start) * 1000
         except BaseException as exc:  # noqa: BLE001 - the handler's failure is the task's (even SystemExit)
             ms = (time.perf_counter() - start) * 1000
             report = _Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(), duration_ms=ms)
@@ -513,16 +552,70 @@ class Worker:
         finally:
             with self._lock:
                 self._running.pop(ctx.attempt_id, None)
-                if ctx.cancelled and ctx.cancel_reason != "released":
+                if ctx.suspended or (ctx.cancelled and ctx.cancel_reason != "released"):
                     self._held.pop(ctx.attempt_id, None)  # released ones leave after their release
             self._wake.set()
+        if ctx.suspended:
+            # suspend closed the attempt in SQL ('suspended'): nothing to report, the slot is free
+            self._count("suspended")
+            logger.debug("task %d (%s) waiting", ctx.task_id, ctx.kind, extra=_extra(ctx, ms))
+            return
+        if ctx._refused is not None and ctx.cancel_reason != "released":
+            # a step, spawn or wait was refused: the lease was lost or the task cancelled
+            self._count("refused")
+            logger.warning("task %d (%s) %s (a step was refused); its outcome is discarded", ctx.task_id,
+                           ctx.kind, ctx._refused, extra=_extra(ctx, ms))  # fmt: skip
+            return
         if ctx.cancelled:
             # cancelled, lost or released: the database would refuse the report anyway
             self._count("discarded")
             logger.warning("task %d (%s) %s; its outcome is discarded", ctx.task_id, ctx.kind,
                            ctx.cancel_reason, extra=_extra(ctx, ms))  # fmt: skip
             return
+        assert report is not None
         self._reports.put(report)
+
+    # -- the handlers' durable calls (TaskContext's runtime) --------------------------
+
+    def _get_ctx_pool(self) -> ConnectionPool:
+        with self._lock:
+            if self._ctx_pool is None:
+                self._ctx_pool = ConnectionPool(
+                    self.dsn, min_size=1, max_size=self.concurrency, open=True, name=f"pyconductor-ctx-{self.worker_id}",
+                    kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT,
+                            "application_name": f"pyconductor ctx {self.worker_id}"[:63]},
+                )  # fmt: skip
+            return self._ctx_pool
+
+    def ctx_rows(self, ctx: TaskContext, query: str, params: Any) -> list[dict[str, Any]]:
+        """One statement for a handler's ctx (save_step, spawn, suspend), Conductor
+        errors mapped. A lost connection is retried with backoff for a while: each
+        call is idempotent per step name (a suspend that did commit answers
+        LeaseLost when sent again, which discards the outcome; the task waits)."""
+        delay = BACKOFF_MIN
+        deadline = time.monotonic() + CTX_RETRY_FOR
+        while True:
+            try:
+                with mapped_errors(), self._get_ctx_pool().connection() as conn:
+                    with conn.cursor(row_factory=dict_row) as cur:
+                        cur.execute(query, params)
+                        return cur.fetchall()
+            except CONNECTION_ERRORS:
+                if time.monotonic() + delay > deadline or self._halt.is_set():
+                    raise
+                logger.warning("task %d (%s): database connection lost during a step; retrying in %.1fs",
+                               ctx.task_id, ctx.kind, delay, extra=_extra(ctx))  # fmt: skip
+                time.sleep(delay)
+                delay = min(delay * 2, BACKOFF_MAX)
+
+    def spawn_defaults(self, kind: str) -> dict[str, Any]:
+        """The enqueue options registered for ``kind`` on this worker's app."""
+        task = self.app.registry.get(kind)
+        return task.options() if task is not None else {}
+
+    def waiting(self, ctx: TaskContext) -> None:
+        """A handler's wait parked its task: the reaper re-reads next_wake."""
+        self._reap_wake.set()
 
     # -- reporting -------------------------------------------------------------------
 
@@ -655,16 +748,31 @@ class Worker:
         return rows
 
     def _reap_loop(self) -> None:
+        """reap(), then sleep until min(reap_interval, next_wake - now) (the
+        database's clock), or until a handler of this worker parks a wait."""
+        was_due = False
         while True:
+            delay = self.reap_interval
             try:
-                reaped = self._reap_link.rows(queries.REAP, {}, self._halt)[0]["reap"]
-                if reaped:
-                    logger.warning("reaped %d task(s) with expired leases", reaped, extra=self._log_extra())
+                self._reap_wake.clear()
+                row = self._reap_link.rows(queries.REAP_NEXT, {}, self._halt)[0]
+                if row["reap"]:
+                    logger.info("reaped %d task(s) (expired leases, waits past their deadline)", row["reap"],
+                                extra=self._log_extra())  # fmt: skip
+                wake_in = row["wake_in"]
+                if wake_in is not None:
+                    # due already: reap again soon, but do not spin on a deadline reap skipped (row locked)
+                    floor = REAP_STUCK_WAIT if (wake_in <= 0 and was_due) else REAP_MIN_WAIT
+                    was_due = wake_in <= 0
+                    delay = min(self.reap_interval, max(wake_in, floor))
+                else:
+                    was_due = False
             except _Aborted:
                 return
             except Exception as exc:  # noqa: BLE001 - never die
                 logger.error("reap failed: %s", exc, extra=self._log_extra())
-            if self._halt.wait(self.reap_interval):
+            self._reap_wake.wait(delay)
+            if self._halt.is_set():
                 return
 
     def _wants(self, queue: str) -> bool:
