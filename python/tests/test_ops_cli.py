@@ -1,0 +1,225 @@
+"""The operator's commands as an operator runs them: ``python -m pyconductor ...``
+subprocesses against a real database, checking output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import psycopg
+import pytest
+
+from helpers import REPO
+
+ENV = {k: v for k, v in os.environ.items() if k not in ("CONDUCTOR_DSN", "DATABASE_URL")}
+ENV["PYTHONPATH"] = str(REPO / "python")
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+
+
+def cli(dsn: str | None, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    extra = ["--dsn", dsn] if dsn else []
+    return subprocess.run([sys.executable, "-m", "pyconductor", *args, *extra], capture_output=True, text=True,
+                          env={**ENV, **(env or {})}, cwd=REPO, timeout=60, check=False)  # fmt: skip
+
+
+def enqueue(conn: Conn, queue: str, kind: str = "k", **options: Any) -> int:
+    spec = json.dumps([{"kind": kind, "queue": queue, **options}])
+    return int(conn.execute("select id from conductor.enqueue_many(%s::jsonb) as id", (spec,)).fetchone()[0])
+
+
+def claim(conn: Conn, queue: str) -> int:
+    return int(conn.execute("select attempt_id from conductor.claim('w-test', array[%s], 1, interval '1 minute')",
+                            (queue,)).fetchone()[0])  # fmt: skip
+
+
+def finish(conn: Conn, queue: str, ok: bool = True, traceback: str | None = None) -> int:
+    """Enqueue one task, claim the first ready one of the queue and finish it; its id."""
+    enqueue(conn, queue)
+    attempt = claim(conn, queue)
+    task = int(conn.execute("select task_id from conductor.attempts where id = %s", (attempt,)).fetchone()[0])
+    if ok:
+        conn.execute("select conductor.complete(%s, '{\"done\": true}')", (attempt,))
+    else:
+        conn.execute("select conductor.fail(attempt_id => %s, error => 'ValueError: boom', traceback => %s)",
+                     (attempt, traceback))  # fmt: skip
+    return task
+
+
+@pytest.fixture
+def busy(db_conn: Conn) -> dict[str, int]:
+    """Two queues: 'mail' with 5 ready, 1 scheduled, 1 running, 2 succeeded, 1 failed
+    (10 tasks); 'img' with 1 ready."""
+    ids = {"ready": enqueue(db_conn, "mail")}
+    enqueue(db_conn, "mail")
+    enqueue(db_conn, "mail", run_at="2999-01-01T00:00:00Z")
+    ids["ok1"] = finish(db_conn, "mail")
+    ids["ok2"] = finish(db_conn, "mail")
+    ids["failed"] = finish(db_conn, "mail", ok=False, traceback="Traceback (most recent call last):\n  File \"h.py\"\nValueError: boom")
+    ids["running"] = enqueue(db_conn, "mail")
+    claim(db_conn, "mail")
+    enqueue(db_conn, "mail")
+    enqueue(db_conn, "mail")
+    enqueue(db_conn, "mail")
+    ids["img"] = enqueue(db_conn, "img")
+    return ids
+
+
+def test_stats_table_and_json(db_dsn: str, busy: dict[str, int]) -> None:
+    out = cli(db_dsn, "stats")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].split()[:6] == ["QUEUE", "READY", "SCHED", "RUNNING", "WAITING", "BACKLOG"]
+    assert [line.split()[0] for line in lines[1:]] == ["img", "mail"]
+    data = json.loads(cli(db_dsn, "stats", "--json").stdout)
+    mail = next(r for r in data if r["queue"] == "mail")
+    assert (mail["ready"], mail["scheduled"], mail["running"], mail["waiting"]) == (5, 1, 1, 0)
+    assert (mail["succeeded_15m"], mail["failed_15m"]) == (2, 1)
+    assert mail["failure_rate"] == pytest.approx(1 / 3)
+    assert isinstance(mail["oldest_ready_age"], float) and mail["oldest_ready_age"] >= 0
+    only = json.loads(cli(db_dsn, "stats", "--json", "--queue", "img").stdout)
+    assert [r["queue"] for r in only] == ["img"]
+
+
+def test_stats_of_an_empty_database(db_dsn: str) -> None:
+    out = cli(db_dsn, "stats")
+    assert out.returncode == 0 and "no queues" in out.stdout
+    assert json.loads(cli(db_dsn, "stats", "--json").stdout) == []
+
+
+def test_health_ok_and_each_threshold(db_dsn: str, busy: dict[str, int]) -> None:
+    ok = cli(db_dsn, "health", "--max-depth", "10", "--max-age", "1h", "--max-failure-rate", "0.5")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.startswith("ok: 2 queue(s), depth 6,") and len(ok.stdout.splitlines()) == 1
+
+    deep = cli(db_dsn, "health", "--max-depth", "2")
+    assert deep.returncode == 1
+    assert deep.stdout.strip() == "unhealthy: queue mail: depth 5 > 2"
+
+    failing = cli(db_dsn, "health", "--max-failure-rate", "0.2")
+    assert failing.returncode == 1 and "queue mail: failure rate 0.33 > 0.2 (1 of 3 in 15m)" in failing.stdout
+
+    old = cli(db_dsn, "health", "--max-age", "0s")
+    assert old.returncode == 1 and "backlog age" in old.stdout
+
+    assert cli(db_dsn, "health", "--max-depth", "2", "--queue", "img").returncode == 0
+
+
+def test_health_thresholds_from_the_environment(db_dsn: str, busy: dict[str, int]) -> None:
+    out = cli(db_dsn, "health", env={"CONDUCTOR_HEALTH_MAX_DEPTH": "1"})
+    assert out.returncode == 1 and "depth 5 > 1" in out.stdout
+
+
+def test_health_unreachable_database_exits_2(tmp_path: Any) -> None:
+    out = cli(f"postgresql://nobody@/postgres?host={tmp_path}&port=1", "health", "--max-depth", "1")
+    assert out.returncode == 2
+    assert out.stderr.startswith("pyconductor: error: cannot connect to the database:")
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_health_rejects_a_bad_duration(db_dsn: str) -> None:
+    out = cli(db_dsn, "health", "--max-age", "5 parsecs")
+    assert out.returncode == 2 and "invalid duration" in out.stderr  # argparse's usage error
+
+
+def test_prune_loops_in_batches_with_progress(db_dsn: str, db_conn: Conn) -> None:
+    db_conn.execute("set conductor.fake_now = '2020-01-01 00:00:00+00'")
+    done = [finish(db_conn, "old") for _ in range(5)]
+    failed = finish(db_conn, "old", ok=False)
+    keep = enqueue(db_conn, "old")
+    out = cli(db_dsn, "prune", "--older-than", "7d", "--batch", "2")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "pruned 5 succeeded or cancelled task(s) older than 7d00h"
+    progress = out.stderr.strip().splitlines()
+    assert progress == ["prune: batch 1: 2 task(s), 2 so far", "prune: batch 2: 2 task(s), 4 so far",
+                        "prune: batch 3: 1 task(s), 5 so far"]  # fmt: skip
+    left = {r[0] for r in db_conn.execute("select id from conductor.tasks where queue = 'old'")}
+    assert left == {failed, keep} and not left & set(done)
+    out = cli(db_dsn, "prune", "--older-than", "7d", "--include-failed")
+    assert out.returncode == 0 and out.stdout.startswith("pruned 1 finished task(s)")
+
+
+def test_prune_needs_older_than(db_dsn: str) -> None:
+    out = cli(db_dsn, "prune")
+    assert out.returncode == 2 and "--older-than" in out.stderr
+
+
+def test_prune_refused_input_is_a_clear_error(db_dsn: str) -> None:
+    out = cli(db_dsn, "prune", "--older-than", "1d", "--batch", "2000000")
+    assert out.returncode == 1
+    assert out.stderr.startswith("pyconductor: error: invalid batch 2000000") and "[QC106]" in out.stderr
+
+
+def test_tasks_list_filters_and_show(db_dsn: str, busy: dict[str, int]) -> None:
+    out = cli(db_dsn, "tasks")
+    assert out.returncode == 0, out.stderr
+    ids = [int(line.split()[0]) for line in out.stdout.splitlines()[1:]]
+    assert ids == sorted(ids, reverse=True) and len(ids) == 11
+    failed = cli(db_dsn, "tasks", "--status", "failed")
+    rows = failed.stdout.splitlines()[1:]
+    assert len(rows) == 1 and rows[0].split()[:2] == [str(busy["failed"]), "failed"] and "ValueError: boom" in rows[0]
+    assert len(cli(db_dsn, "tasks", "--queue", "img").stdout.splitlines()) == 2
+    assert len(cli(db_dsn, "tasks", "--limit", "3").stdout.splitlines()) == 4
+    assert json.loads(cli(db_dsn, "tasks", "--kind", "nope", "--json").stdout) == []
+    assert cli(db_dsn, "tasks", "--kind", "nope").stdout.strip() == "no tasks"
+
+    show = cli(db_dsn, "tasks", "show", str(busy["failed"]))
+    assert show.returncode == 0, show.stderr
+    text = show.stdout
+    assert text.startswith(f"task {busy['failed']}  failed  kind k  queue mail")
+    assert "attempts (1):" in text and "worker w-test" in text
+    assert "    error: ValueError: boom" in text and '    File "h.py"' in text
+
+
+def test_tasks_errors(db_dsn: str) -> None:
+    bad = cli(db_dsn, "tasks", "--status", "sleepy")
+    assert bad.returncode == 1 and "[QC105]" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    missing = cli(db_dsn, "tasks", "show", "999999")
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == "pyconductor: error: task 999999 does not exist [QC203]"
+    assert cli(db_dsn, "tasks", "shwo", "1").returncode == 1
+
+
+def test_cancel_and_retry(db_dsn: str, db_conn: Conn, busy: dict[str, int]) -> None:
+    task = busy["img"]
+    out = cli(db_dsn, "cancel", str(task))
+    assert out.returncode == 0 and out.stdout.startswith("cancelled 1 task(s)")
+    assert cli(db_dsn, "cancel", str(task)).stdout.startswith(f"task {task} was already finished")
+    out = cli(db_dsn, "retry", str(task))
+    assert out.returncode == 0 and out.stdout.strip() == f"task {task} is queued again"
+    assert db_conn.execute("select status::text from conductor.tasks where id = %s", (task,)).fetchone() == ("queued",)
+    again = cli(db_dsn, "retry", str(task))
+    assert again.returncode == 1 and "[QC204]" in again.stderr
+    assert cli(db_dsn, "cancel", "999999").returncode == 1
+
+
+def test_status_lists_live_workers_and_leaders(db_dsn: str, db_conn: Conn) -> None:
+    db_conn.execute("select conductor.register_worker(worker_id => 'w-live', host => 'box', pid => 42, "
+                    "roles => array['worker', 'scheduler'], queues => array['mail'])")  # fmt: skip
+    db_conn.execute("select conductor.register_worker(worker_id => 'w-gone')")
+    db_conn.execute("update conductor.workers set last_seen_at = now() - interval '1 hour' where id = 'w-gone'")
+    with psycopg.connect(db_dsn, autocommit=True) as leader:
+        assert leader.execute("select conductor.try_lead('scheduler')").fetchone() == (True,)
+        out = cli(db_dsn, "status")
+        assert out.returncode == 0, out.stderr
+        assert "workers seen in the last 5m00s: 1" in out.stdout
+        row = next(line for line in out.stdout.splitlines() if line.startswith("w-live"))
+        assert "worker,scheduler" in row and "box" in row and "mail" in row and "ago" in row
+        assert "w-gone" not in out.stdout
+        assert "leader locks held: 1" in out.stdout and "scheduler" in out.stdout.split("leader locks held")[1]
+        data = json.loads(cli(db_dsn, "status", "--json", "--seen-within", "2h").stdout)
+        assert {w["id"] for w in data["workers"]} == {"w-live", "w-gone"}
+        assert [x["name"] for x in data["leaders"]] == ["scheduler"]
+
+
+def test_dsn_from_the_environment(db_dsn: str) -> None:
+    out = cli(None, "stats", env={"CONDUCTOR_DSN": db_dsn})
+    assert out.returncode == 0 and "no queues" in out.stdout
+
+
+def test_unmigrated_database_says_so(empty_dsn: str) -> None:
+    out = cli(empty_dsn, "stats")
+    assert out.returncode == 1 and "pyconductor migrate" in out.stderr
