@@ -22,6 +22,7 @@ create function conductor._complete(attempt_ids bigint[], results jsonb[])
   language plpgsql volatile
   security definer
   set search_path = ''
+  set plan_cache_mode = force_generic_plan
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -35,9 +36,12 @@ begin
       using errcode = 'QC106';
   end if;
 
-  with given as (
-    select g.id, _complete.results[g.n] as result
+  -- The given attempts are looked up by primary key first (materialized), and
+  -- their tasks then by primary key: the plan never starts from the running set.
+  with given as materialized (
+    select a.id, a.task_id, _complete.results[g.n] as result
       from pg_catalog.unnest(_complete.attempt_ids) with ordinality as g(id, n)
+      join conductor.attempts a on a.id = g.id
   ), finished as (
     update conductor.tasks t
        set status = 'succeeded',
@@ -46,9 +50,8 @@ begin
            lease_expires_at = null,
            finished_at = v_now
       from given
-      join conductor.attempts a on a.id = given.id
-     where t.id = a.task_id
-       and t.attempt_id = a.id
+     where t.id = given.task_id
+       and t.attempt_id = given.id
        and t.status = 'running'
     returning t.attempt_id
   ), recorded as (

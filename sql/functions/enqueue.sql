@@ -21,6 +21,7 @@ create function conductor._enqueue(specs conductor._task_spec[])
   language plpgsql volatile
   security definer
   set search_path = ''
+  set plan_cache_mode = force_generic_plan
 as $$
 declare
   v_now timestamptz := conductor.now();

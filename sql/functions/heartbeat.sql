@@ -19,6 +19,7 @@ create function conductor.heartbeat(
   language plpgsql volatile
   security definer
   set search_path = ''
+  set plan_cache_mode = force_generic_plan
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -32,14 +33,16 @@ begin
   end if;
 
   return query
-  with extended as (
+  with given as materialized (
+    -- attempts by primary key first, then their tasks by primary key
+    select a.id, a.task_id from conductor.attempts a
+     where a.id = any (heartbeat.attempt_ids) and a.worker_id = heartbeat.worker_id
+  ), extended as (
     update conductor.tasks t
        set lease_expires_at = v_now + heartbeat.lease
-      from conductor.attempts a
-     where a.id = any (heartbeat.attempt_ids)
-       and a.worker_id = heartbeat.worker_id
-       and t.id = a.task_id
-       and t.attempt_id = a.id
+      from given
+     where t.id = given.task_id
+       and t.attempt_id = given.id
        and t.status = 'running'
     returning t.attempt_id
   )

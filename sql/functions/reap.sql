@@ -104,8 +104,7 @@ begin
       order by c.id desc;
     update conductor.tasks t
        set status = 'timed_out', finished_at = v_now,
-           error = pg_catalog.format('waited for its children until %s; the unfinished ones were cancelled',
-                                     v_task.wait_until),
+           error = pg_catalog.format('waited for its children past its deadline %s', v_task.wait_until),
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
      where t.id = v_task.id and t.status = 'waiting' and t.wait_until <= v_now;
     if found then

@@ -171,6 +171,10 @@ begin
   select (s.result->>'task_id')::bigint into v_child
     from conductor.steps s where s.task_id = v_task.id and s.name = spawn.step;
   if found then
+    if v_child is null then
+      raise exception 'step % of task % is checkpointed and is not a spawn', pg_catalog.quote_literal(spawn.step), v_task.id
+        using errcode = 'QC106', hint = 'Give each spawn a step name of its own.';
+    end if;
     return v_child;
   end if;
 

@@ -18,6 +18,7 @@
 --   tasks_ready_keyed     claim: ready tasks that have a concurrency_key
 --   tasks_running_keyed   claim: is a task of this concurrency_key running?
 --   tasks_dedupe_key      at most one unfinished task per dedupe_key
+--   tasks_unsuccessful    listing failed, dead and timed-out tasks, newest first
 --   tasks_children        cancel cascade, a parent reading its children
 --   tasks_run             every task of a run (root_id), non-roots only
 
@@ -111,6 +112,9 @@ create index tasks_running_keyed on conductor.tasks (concurrency_key)
   where status = 'running' and concurrency_key is not null;
 create unique index tasks_dedupe_key on conductor.tasks (dedupe_key)
   where dedupe_key is not null and status in ('queued', 'running', 'waiting');
+-- the rare rows a person looks for (dashboard, pyconductor tasks --status failed)
+create index tasks_unsuccessful on conductor.tasks (id)
+  where status in ('failed', 'dead', 'timed_out');
 create index tasks_children on conductor.tasks (parent_id)
   where parent_id is not null;
 create index tasks_run on conductor.tasks (root_id)

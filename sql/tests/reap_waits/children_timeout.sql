@@ -23,7 +23,7 @@ select is(conductor.reap(), 1, 'At 4 h reap ends the wait and counts it.');
 select is((select jsonb_build_object('status', status, 'finished_at', finished_at, 'error', error, 'wait_for', wait_for,
                                      'wait_until', wait_until) from conductor.tasks where id = :root),
   jsonb_build_object('status', 'timed_out', 'finished_at', '2030-01-01 04:00:00+00'::timestamptz,
-    'error', format('waited for its children until %s; the unfinished ones were cancelled', '2030-01-01 04:00:00+00'::timestamptz),
+    'error', format('waited for its children past its deadline %s', '2030-01-01 04:00:00+00'::timestamptz),
     'wait_for', null, 'wait_until', null),
   'The parent ends timed_out now, with an error naming its deadline.');
 select results_eq(format('select task_id, status::text from conductor.children(%s)', :root),
