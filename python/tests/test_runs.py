@@ -459,3 +459,26 @@ def test_result_of_a_finished_task_returns_at_once(app: Conductor, db_conn: Conn
     task_id = app.enqueue("res.done", {})
     db_conn.execute("select conductor.cancel(%s)", (task_id,))
     assert app.result(task_id, timeout=0).status == "cancelled"
+
+
+# -- the example ---------------------------------------------------------------------------
+
+
+def test_the_order_pipeline_example_ships_an_order(db_dsn: str, db_conn: Conn, capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+
+    from helpers import REPO
+
+    spec = importlib.util.spec_from_file_location("order_pipeline", REPO / "examples" / "order_pipeline.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+
+    info = example.main(db_dsn, approver="bob")
+    assert info.status == "succeeded", info.error
+    assert info.result["status"] == "shipped" and info.result["approved_by"] == "bob"
+    assert [r["sku"] for r in info.result["reserved"]] == ["SKU-1001", "SKU-2002", "SKU-3003"]
+    out = capsys.readouterr().out
+    assert out.count("handler runs") == 3, out  # started, woken by the children, woken by the approval
+    assert out.count("charging") == 1 and out.count("shipping") == 1, out
+    assert db_conn.execute("select count(*) from conductor.tasks where parent_id = %s", (info.id,)).fetchone() == (3,)
