@@ -22,7 +22,16 @@
 -- indexed (predicate) column, so those updates are never HOT and already add
 -- a new entry to the primary key; tasks_finished adds one more btree insert
 -- at the right edge for each task that finishes. Claims and heartbeats leave
--- finished_at null and do not touch it. Measured (see below).
+-- finished_at null and do not touch it.
+--
+-- Measured (2 shared CPUs, PostgreSQL defaults): with 1M finished and 100k queued
+-- tasks, explain analyze of stats() takes 73-124 ms, of which counting the 100k
+-- queued backlog (index-only, no heap fetches) is ~75 ms and the last 15 minutes
+-- of history (1,385 rows via tasks_finished) 1.4 ms: the cost follows the backlog
+-- and the 15-minute throughput, not the history. pgbench claim+complete with and
+-- without tasks_finished (500k finished rows, 4 alternating rounds of 15 s) gave
+-- 496 vs 432 tps on average, round-to-round noise (157-690 tps) far above any
+-- difference: no cost could be resolved on this machine.
 --
 -- Takes no locks beyond a plain snapshot read; any number of callers at once.
 
