@@ -34,14 +34,7 @@ declare
   v_error text := coalesce(nullif(fail.error, ''), 'error not given');
   v_run_at timestamptz;
 begin
-  select t.* into v_task
-    from conductor.attempts a
-    join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status = 'running'
-   where a.id = fail.attempt_id
-     for update of t;
-  if not found then
-    perform conductor._refuse(fail.attempt_id);
-  end if;
+  v_task := conductor._held_task(fail.attempt_id);
 
   if fail.unknown_kind then
     v_status := 'dead';

@@ -8,6 +8,7 @@
 --   conductor._max_payload_bytes()  the payload size limit
 --   conductor._backoff(...)         the delay before retry number n
 --   conductor._refuse(attempt_id)   raises why an attempt no longer holds its task
+--   conductor._held_task(attempt_id) the task an attempt holds, locked; else _refuse
 --
 -- SQLSTATEs (class QC, one per condition a caller handles; docs/errors.md):
 --   QC101 invalid kind         QC201 lease lost
@@ -103,6 +104,28 @@ begin
 end
 $$;
 
+-- The fence of every call a worker makes about one claim: the task the attempt
+-- still holds (running, tasks.attempt_id = the attempt), locked; else raises.
+create function conductor._held_task(attempt_id bigint) returns conductor.tasks
+  language plpgsql volatile
+  set search_path = ''
+as $$
+declare
+  v_task conductor.tasks;
+begin
+  select t.* into v_task
+    from conductor.attempts a
+    join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status = 'running'
+   where a.id = _held_task.attempt_id
+     for no key update of t;
+  if not found then
+    perform conductor._refuse(_held_task.attempt_id);
+  end if;
+  return v_task;
+end
+$$;
+
+revoke execute on function conductor._held_task(bigint) from public;
 revoke execute on function conductor._backoff(bigint, integer, interval, double precision, interval) from public;
 revoke execute on function conductor._refuse(bigint) from public;
 revoke execute on function conductor._max_payload_bytes() from public;

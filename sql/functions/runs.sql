@@ -31,25 +31,6 @@
 
 begin;
 
-create function conductor._held_task(attempt_id bigint) returns conductor.tasks
-  language plpgsql volatile
-  set search_path = ''
-as $$
-declare
-  v_task conductor.tasks;
-begin
-  select t.* into v_task
-    from conductor.attempts a
-    join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status = 'running'
-   where a.id = _held_task.attempt_id
-     for no key update of t;
-  if not found then
-    perform conductor._refuse(_held_task.attempt_id);
-  end if;
-  return v_task;
-end
-$$;
-
 create function conductor._check_step_name(name text) returns void
   language plpgsql immutable
   set search_path = ''
@@ -108,7 +89,6 @@ begin
 end
 $$;
 
-revoke execute on function conductor._held_task(bigint) from public;
 revoke execute on function conductor._check_step_name(text) from public;
 revoke execute on function conductor._children_summary(bigint) from public;
 revoke execute on function conductor._wake(bigint, jsonb) from public;

@@ -2,6 +2,7 @@
 
 begin;
 
+drop function conductor._held_task(bigint);
 drop function conductor._refuse(bigint);
 drop function conductor._backoff(bigint, integer, interval, double precision, interval);
 drop function conductor._max_payload_bytes();

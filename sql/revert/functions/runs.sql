@@ -12,6 +12,5 @@ drop function conductor.save_step(bigint, text, jsonb);
 drop function conductor._wake(bigint, jsonb);
 drop function conductor._children_summary(bigint);
 drop function conductor._check_step_name(text);
-drop function conductor._held_task(bigint);
 
 commit;
