@@ -595,5 +595,9 @@ revoke execute on function conductor._cron_next_local(integer[], timestamp) from
 revoke execute on function conductor._cron_transition(timestamptz, timestamptz, text) from public;
 revoke execute on function conductor._cron_instants(timestamp, text) from public;
 revoke execute on function conductor._cron_next_parsed(integer[], timestamptz, text) from public;
+revoke execute on function conductor.cron_next(text, timestamptz, text) from public;
+revoke execute on function conductor.cron_validate(text) from public;
+grant execute on function conductor.cron_next(text, timestamptz, text) to conductor_client, conductor_worker, conductor_admin;
+grant execute on function conductor.cron_validate(text) to conductor_client, conductor_worker, conductor_admin;
 
 commit;

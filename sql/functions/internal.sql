@@ -1,7 +1,7 @@
 -- Deploy conductor:functions/internal to pg
 --
 -- The clock and the private helpers the API functions share. Nothing here is
--- granted to the application roles except conductor.now(), which is harmless.
+-- granted to the application roles except conductor.now(), which reads no table.
 --
 --   conductor.now()                 the one clock: a session setting, else now()
 --   conductor._task_spec            one task to enqueue (the shape enqueue_many reads)
@@ -129,6 +129,7 @@ revoke execute on function conductor._held_task(bigint) from public;
 revoke execute on function conductor._backoff(bigint, integer, interval, double precision, interval) from public;
 revoke execute on function conductor._refuse(bigint) from public;
 revoke execute on function conductor._max_payload_bytes() from public;
+revoke execute on function conductor.now() from public;
 grant execute on function conductor.now() to conductor_client, conductor_worker, conductor_admin;
 
 commit;

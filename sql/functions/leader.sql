@@ -79,6 +79,7 @@ schema; a name nobody holds has no row.$$;
 revoke execute on function conductor.try_lead(text) from public;
 revoke execute on function conductor.release_lead(text) from public;
 revoke execute on function conductor.leaders(text[]) from public;
+revoke execute on function conductor.lead_key(text) from public;
 grant execute on function conductor.lead_key(text) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.try_lead(text) to conductor_worker, conductor_admin;
 grant execute on function conductor.release_lead(text) to conductor_worker, conductor_admin;

@@ -11,8 +11,9 @@
 -- What goes: tasks that finished (finished_at) before conductor.now() - older_than,
 -- succeeded or cancelled, and also failed, dead and timed_out with include_failed;
 -- with them their attempts, their steps, and the schedule fires that enqueued them.
--- What stays: every task of a run (root_id) that still has an unfinished task
--- (queued, running, waiting), root and children alike, whatever their age.
+-- What stays: every task of a run (root_id) that still has a task that may not
+-- go (unfinished, finished too recently, or failed without include_failed),
+-- root and children alike: runs go whole, so no child outlives its root.
 --
 -- Schedule fires: a fire whose due time lies before its schedule's next_due_at can
 -- never fire again (tick only fires from next_due_at on), so its row is deleted
@@ -63,18 +64,20 @@ begin
                    then array['succeeded', 'cancelled', 'failed', 'dead', 'timed_out']::conductor.task_status[]
                    else array['succeeded', 'cancelled']::conductor.task_status[] end;
 
-  -- The batch: old finished tasks whose run has no unfinished task. A run's
-  -- tasks are its root (id = root_id) and its non-roots (tasks_run).
+  -- The batch: old finished tasks whose whole run may go: no task of the run
+  -- (its root, id = root_id, or a non-root, tasks_run) is unfinished, too
+  -- recent, or kept for its status (a failed child keeps its succeeded root).
   select pg_catalog.array_agg(v.id) into v_ids
     from (select t.id
             from conductor.tasks t
            where t.finished_at < v_cutoff
              and t.status = any (v_status)
              and not exists (select from conductor.tasks r
-                              where r.id = t.root_id and r.finished_at is null)
+                              where r.id = t.root_id
+                                and not (r.status = any (v_status) and r.finished_at < v_cutoff))
              and not exists (select from conductor.tasks c
                               where c.root_id = t.root_id and c.parent_id is not null
-                                and c.finished_at is null)
+                                and not (c.status = any (v_status) and c.finished_at < v_cutoff))
            order by t.finished_at
            limit prune.batch
              for update of t skip locked) v;
@@ -104,8 +107,8 @@ comment on function conductor.prune(interval, boolean, integer) is
 $$Deletes at most batch (10000) finished tasks that finished before conductor.now() -
 older_than, oldest first, with their attempts, steps and schedule fires; returns how many
 tasks went. Succeeded and cancelled tasks go; failed, dead and timed_out ones only with
-include_failed. A task whose run (root_id) still has an unfinished task stays, root and
-children alike. Call it again until it returns less than batch; each call is one short
+include_failed. Runs go whole: a task whose run (root_id) has a task that may not go
+(unfinished, too recent, or failed without include_failed) stays, root and children alike. Call it again until it returns less than batch; each call is one short
 transaction. Locks the rows it deletes, skipping rows others hold, so concurrent calls and
 the hot path never wait on it. Raises QC106 for a NULL or negative older_than, a NULL
 include_failed, or a batch outside 1..1000000.$$;
