@@ -533,9 +533,11 @@ class Worker:
         report: _Report | None
         try:
             result = task.run(ctx.payload, ctx)
-        except _Suspended:
-            report = None
+        except _Suspended as exc:
             ms = (time.perf_counter() - start) * 1000
+            report = None
+            if not ctx.suspended:  # another task's context raised it: a failure of this one
+                report = _Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(), duration_ms=ms)
         except BaseException as exc:  # noqa: BLE001 - the handler's failure is the task's (even SystemExit)
             ms = (time.perf_counter() - start) * 1000
             report = _Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(), duration_ms=ms)
@@ -572,8 +574,8 @@ class Worker:
             logger.warning("task %d (%s) %s; its outcome is discarded", ctx.task_id, ctx.kind,
                            ctx.cancel_reason, extra=_extra(ctx, ms))  # fmt: skip
             return
-        assert report is not None
-        self._reports.put(report)
+        if report is not None:
+            self._reports.put(report)
 
     # -- the handlers' durable calls (TaskContext's runtime) --------------------------
 
