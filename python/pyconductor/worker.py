@@ -17,7 +17,8 @@ dead-lettering are SQL); it only:
   'lost' (``ctx.cancelled``), whose results are then discarded;
 - runs ``conductor.reap()`` every ``reap_interval``, or sooner when
   ``conductor.next_wake()`` says a wait's deadline or a lease's expiry comes
-  first (durable sleeps and timeouts wake on time);
+  first (durable sleeps and timeouts wake on time; the reaper also looks again
+  when a handler parks a wait, or a claim's lease ends before its next run);
 - gives each handler's ``ctx`` (durable steps, spawn, waits) a small connection
   pool of its own, opened on the first such call and sized to ``concurrency``.
   A wait that parks the task (``conductor.suspend`` answered 'waiting') has
@@ -273,6 +274,7 @@ class Worker:
         """Counters since start: claimed, succeeded, failed, unknown, discarded, refused, released, suspended."""
         self._ctx_pool: ConnectionPool | None = None  # handlers' durable calls, opened on first use
         self._reap_wake = threading.Event()  # reaper: look at next_wake again (or halt)
+        self._reap_due = 0.0  # monotonic time of the reaper's next run
 
     def __repr__(self) -> str:
         return f"<Worker {self.worker_id} queues={self.queues} concurrency={self.concurrency}>"
@@ -496,6 +498,8 @@ class Worker:
                             self._held[ctx.attempt_id] = ctx
                         self._reports.put(_Report("release", ctx))
                     return
+                if rows and time.monotonic() + self.lease.total_seconds() < self._reap_due:
+                    self._reap_wake.set()  # these leases expire before the reaper's next run
                 for row in rows:
                     self._dispatch(TaskContext.from_claim(row, self.worker_id, self))
                 if len(rows) == free:
@@ -773,6 +777,7 @@ class Worker:
                 return
             except Exception as exc:  # noqa: BLE001 - never die
                 logger.error("reap failed: %s", exc, extra=self._log_extra())
+            self._reap_due = time.monotonic() + delay
             self._reap_wake.wait(delay)
             if self._halt.is_set():
                 return
