@@ -111,8 +111,8 @@ begin
 
   return query
   with picked as (
-    select one.id, one.concurrency_key, one.priority, one.run_at from (
-      select t.id, t.concurrency_key, t.priority, t.run_at from conductor.tasks t
+    select one.id, one.concurrency_key, one.priority, one.run_at, one.started_at from (
+      select t.id, t.concurrency_key, t.priority, t.run_at, t.started_at from conductor.tasks t
        where t.status = 'queued' and t.run_at <= v_now and t.queue = v_one_queue
          and (t.concurrency_key is null
               or (t.concurrency_key = any (v_keys)
@@ -124,8 +124,8 @@ begin
          for update skip locked
     ) one
     union all
-    select several.id, several.concurrency_key, several.priority, several.run_at from (
-      select t.id, t.concurrency_key, t.priority, t.run_at from conductor.tasks t
+    select several.id, several.concurrency_key, several.priority, several.run_at, several.started_at from (
+      select t.id, t.concurrency_key, t.priority, t.run_at, t.started_at from conductor.tasks t
        where v_one_queue is null
          and t.status = 'queued' and t.run_at <= v_now
          and (claim.queues is null or t.queue = any (claim.queues))
@@ -140,8 +140,8 @@ begin
     ) several
   ), chosen as (
     -- one task per key: the first in claim order
-    select p.id from (
-      select p.id, p.concurrency_key,
+    select p.id, p.started_at from (
+      select p.id, p.concurrency_key, p.started_at,
              pg_catalog.row_number() over (partition by p.concurrency_key
                                            order by p.priority desc, p.run_at, p.id) as n
         from picked p
@@ -166,9 +166,13 @@ begin
   select c.id, c.attempt_id, c.kind, c.queue, c.payload, c.priority, c.attempt,
          c.max_attempts, c.recoveries, c.parent_id, c.root_id, c.run_at,
          c.enqueued_at, c.lease_expires_at,
-         coalesce((select pg_catalog.jsonb_object_agg(s.name, s.result)
-                     from conductor.steps s where s.task_id = c.id), '{}')
+         -- a task never claimed before has no steps: skip the lookup
+         case when ch.started_at is not null
+              then coalesce((select pg_catalog.jsonb_object_agg(s.name, s.result)
+                               from conductor.steps s where s.task_id = c.id), '{}')
+              else '{}' end
     from claimed c
+    join chosen ch on ch.id = c.id
    order by c.priority desc, c.run_at, c.id;
 end
 $$;
