@@ -51,7 +51,8 @@ $$;
 comment on function conductor.retry(bigint, boolean) is
 $$Puts a failed, dead, timed_out or cancelled task back in its queue, due now, with
 fresh counts; returns its id. Its checkpointed steps are kept (the run resumes after
-them) unless keep_steps => false. Raises QC203 when it does not exist, QC204 when it is in
+them) unless keep_steps => false; kept spawn steps give the replay the same children
+(retry those separately, or pass keep_steps => false for new ones). Raises QC203 when it does not exist, QC204 when it is in
 another status, QC205 when another unfinished task holds its dedupe_key.$$;
 
 revoke execute on function conductor.retry(bigint, boolean) from public;

@@ -360,7 +360,9 @@ comment on function conductor.emit_event(text, jsonb) is
 $$Records event name with payload (the first payload for a name wins; later emits keep it)
 and wakes every task waiting for it, checkpointing {"event", "payload"} as each waiter's
 outcome in the same statement. Returns how many tasks it woke. An event emitted before
-anyone waits still counts: a later wait finds it at once. Callable from any client, a
+anyone waits still counts: a later wait finds it at once. A waiter whose timeout passed
+but that reap() has not reached yet is woken with the payload (the outcome is whichever
+is checkpointed first, and stays). Callable from any client, a
 trigger or a task. Raises QC106 for an empty name or one over 1000 bytes.$$;
 
 create function conductor.children(task_id bigint)
