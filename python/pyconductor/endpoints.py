@@ -157,7 +157,7 @@ class WorkerMetrics(Collector):
         yield GaugeMetricFamily("conductor_worker_concurrency", "Handler slots.", value=w.concurrency)
         leader = GaugeMetricFamily("conductor_worker_leader", "1 while this worker holds the leader lock.",
                                    labels=["lock"])  # fmt: skip
-        for name, held in leader_locks(w).items():
+        for name, held in w.leader_locks.items():
             leader.add_metric([name], 1 if held else 0)
         yield leader
 
@@ -202,14 +202,6 @@ class WorkerMetrics(Collector):
         yield rate
 
 
-def leader_locks(worker: Worker) -> dict[str, bool]:
-    """Leader locks this worker contends for -> whether it holds each now."""
-    scheduler = getattr(worker, "_scheduler", None)  # TODO: a public Worker.leader_locks
-    if scheduler is None:
-        return {}
-    return {"scheduler": bool(scheduler.is_leader)}
-
-
 def instrument_handlers(registry: Registry, metrics: WorkerMetrics) -> None:
     """Time every handler registered in ``registry`` (now) and record each call's
     outcome in ``metrics``: succeeded (returned), retried (raised with attempts
@@ -240,7 +232,7 @@ def _timed(run: Callable[[Any, TaskContext], Any], kind: str, metrics: WorkerMet
 def health(worker: Worker, dsn: str | None = None, timeout: float = PROBE_TIMEOUT) -> tuple[int, dict[str, Any]]:
     """(HTTP status, body) of ``/health``: 200 when the database answers, else 503."""
     probe = probe_database(dsn or worker.dsn, timeout)
-    locks = leader_locks(worker)
+    locks = worker.leader_locks
     body = {
         "status": "ok" if probe["reachable"] else "unavailable",
         "worker_id": worker.worker_id,

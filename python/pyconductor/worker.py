@@ -287,6 +287,11 @@ class Worker:
         return len(self._running)
 
     @property
+    def leader_locks(self) -> dict[str, bool]:
+        """The leader locks this worker contends for, and whether it holds each now."""
+        return {"scheduler": self._scheduler.is_leader} if self._scheduler is not None else {}
+
+    @property
     def held(self) -> list[int]:
         """The attempt ids this worker holds (running, or finished and not yet reported)."""
         with self._lock:
