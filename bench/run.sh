@@ -13,6 +13,18 @@
 # Knobs (environment): BENCH_DURATION (s, default 15), BENCH_ROUNDS (2),
 # BENCH_CLIENTS (2), BENCH_THREADS (2), BENCH_PY_TASKS (20000),
 # BENCH_SKIP_PY=1 (pgbench only), BENCH_ONLY="a b c d" (a subset of pairs).
+#
+# BENCH_SUITE picks the parts (default "sql py", about 6 minutes, as before):
+#   sql       the pgbench pairs above          py        bench/bench_python.py
+#   peers     Python end to end vs Procrastinate and PGQueuer (bench/peers/,
+#             installed into bench/.venv-peers by bench/peers/setup.sh), with
+#             the pyconductor Worker at concurrency 32 and BENCH_HIGH_CONCURRENCY
+#   latency   pickup latency at 100 tasks/s, pyconductor and PGQueuer
+#   scale     10 k vs 1 M queued vs BENCH_HISTORY_ROWS (5 M) finished rows
+#   pressure  an xid held open for BENCH_PRESSURE_SECONDS (300)
+#   workers   1, 2, 4, 8 worker processes, wait events, CPU
+#   all       every part above (about 30 minutes on a 2-core machine)
+# e.g. BENCH_SUITE="peers latency" make bench; BENCH_SUITE=all make bench.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,6 +35,9 @@ CLIENTS=${BENCH_CLIENTS:-2}
 THREADS=${BENCH_THREADS:-2}
 PY_TASKS=${BENCH_PY_TASKS:-20000}
 ONLY=${BENCH_ONLY:-a b c d}
+SUITE=" ${BENCH_SUITE:-sql py} "
+[[ $SUITE == *" all "* ]] && SUITE=" sql py peers latency scale pressure workers "
+part() { [[ $SUITE == *" $1 "* ]]; }
 # Ready tasks topped up before each claim run, so no run drains its queue:
 # generous for a 2-core box (about 5x the rates seen there); a drained queue
 # aborts the pgbench run (\gset finds no row), so it cannot go unnoticed.
@@ -119,6 +134,7 @@ run_one() {  # $1 pair, $2 side (api|raw), $3 round
     "$tps" "$(awk -v t="$tps" -v n="${PER_TX[$pair]}" 'BEGIN { print t * n }')"
 }
 
+if part sql; then
 echo "## pgbench runs"
 for (( round = 1; round <= ROUNDS; round++ )); do
   for pair in $ONLY; do
@@ -145,9 +161,78 @@ for pair in $ONLY; do
     }' "$results"
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
 
-if [[ ${BENCH_SKIP_PY:-0} != 1 ]]; then
+if part py && [[ ${BENCH_SKIP_PY:-0} != 1 ]]; then
   echo
   echo "## Python driver (bench/bench_python.py --tasks $PY_TASKS)"
   "$PY" bench/bench_python.py --dsn "$URL" --tasks "$PY_TASKS" --clean-all
+fi
+
+loadavg() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
+peer_db() {  # $1: database name; a database of its own on the same server
+  sql "drop database if exists $1" "create database $1" >/dev/null
+  echo "${URL%/*}/$1"
+}
+
+if part peers || part latency; then
+  echo
+  echo "## Peers' environment (bench/peers/setup.sh -> bench/.venv-peers)"
+  bash bench/peers/setup.sh
+  PEERPY=bench/.venv-peers/bin/python
+fi
+
+if part peers; then
+  HIGH=${BENCH_HIGH_CONCURRENCY:-128}
+  echo
+  echo "## Python end to end: drain $PY_TASKS no-op tasks (pyconductor, PGQueuer, Procrastinate)"
+  loadavg
+  for c in 32 "$HIGH"; do
+    echo "- pyconductor Worker, concurrency $c (bench/bench_python.py --concurrency $c):"
+    "$PY" bench/bench_python.py --dsn "$URL" --tasks "$PY_TASKS" --clean-all --concurrency "$c" | sed 's/^/    /'
+  done
+  PGQ_URL=$(peer_db bench_pgqueuer)
+  echo "- PGQueuer (bench/peers/pgqueuer_bench.py drain: 5 QueueManagers, batch_size 10, asyncpg, uvloop):"
+  "$PEERPY" bench/peers/pgqueuer_bench.py drain --dsn "$PGQ_URL" --jobs "$PY_TASKS" | sed 's/^/    /'
+  PRO_URL=$(peer_db bench_procrastinate)
+  for c in ${BENCH_PROCRASTINATE_CONCURRENCY:-4}; do
+    echo "- Procrastinate (bench/peers/procrastinate_bench.py: run_worker_async, concurrency $c, LISTEN/NOTIFY):"
+    "$PEERPY" bench/peers/procrastinate_bench.py --dsn "$PRO_URL" --jobs "$PY_TASKS" --concurrency "$c" 2>/dev/null | sed 's/^/    /'
+  done
+  loadavg
+fi
+
+if part latency; then
+  echo
+  echo "## Pickup latency, ${BENCH_LATENCY_RATE:-100} tasks/s for ${BENCH_LATENCY_SECONDS:-30} s, idle workers"
+  loadavg
+  "$PY" bench/latency.py --dsn "$URL" --rate "${BENCH_LATENCY_RATE:-100}" --seconds "${BENCH_LATENCY_SECONDS:-30}" | sed 's/^/    /'
+  PGQ_URL=$(peer_db bench_pgqueuer)
+  "$PEERPY" bench/peers/pgqueuer_bench.py latency --dsn "$PGQ_URL" --rate "${BENCH_LATENCY_RATE:-100}" \
+    --seconds "${BENCH_LATENCY_SECONDS:-30}" | sed 's/^/    /'
+  loadavg
+fi
+
+if part scale; then
+  echo
+  echo "## Cost as work grows (bench/scale.py, ${BENCH_HISTORY_ROWS:-5000000} finished rows)"
+  loadavg
+  "$PY" bench/scale.py --dsn "$URL" --history "${BENCH_HISTORY_ROWS:-5000000}"
+  loadavg
+fi
+
+if part pressure; then
+  echo
+  echo "## Pressure: an xid held open for ${BENCH_PRESSURE_SECONDS:-300} s (bench/pressure.py)"
+  loadavg
+  "$PY" bench/pressure.py --dsn "$URL" --hold-seconds "${BENCH_PRESSURE_SECONDS:-300}"
+  loadavg
+fi
+
+if part workers; then
+  echo
+  echo "## Many workers: ${BENCH_WORKERS:-1,2,4,8} processes (bench/workers.py)"
+  loadavg
+  "$PY" bench/workers.py --dsn "$URL" --procs "${BENCH_WORKERS:-1,2,4,8}" --tasks "$PY_TASKS"
+  loadavg
 fi

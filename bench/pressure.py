@@ -1,0 +1,128 @@
+"""Pressure: throughput while another session holds an open transaction with
+an xid (``begin; select txid_current();`` then idle: the xmin horizon is pinned,
+so neither VACUUM nor HOT pruning may remove the rows the queue kills), then
+after it ends; table and index sizes before, at the end of the hold, and after.
+
+Workload: pgbench -c 2 -j 2 running bench/pressure_cycle.sql (enqueue 50,
+claim 50, complete_many 50 per transaction, a constant backlog of --backlog
+tasks), with -P 5 progress lines; three phases back to back:
+
+1. clean  (--clean-seconds, default 60): nobody pins the horizon;
+2. during (--hold-seconds, default 300 = 5 minutes; BENCH_PRESSURE_SECONDS in
+   run.sh): a second connection holds the transaction open;
+3. after  (--after-seconds, default 120): the holder committed; autovacuum may
+   now clean up (nothing else is done to help it).
+
+    .venv/bin/python bench/pressure.py --dsn URL [--hold-seconds 300]
+
+Destroys every task in the database. Prints per-phase throughput (tasks/s =
+tps x 50, mean of the progress intervals, and the last interval), ratios
+during/clean and after/clean, and the sizes (pg_total_relation_size of
+conductor.tasks / conductor.attempts, pg_relation_size of each index, and
+n_dead_tup).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import psycopg
+
+from pyconductor.devdb import find_bindir
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sizes(conn: psycopg.Connection) -> dict:
+    out = {}
+    for rel in ("conductor.tasks", "conductor.attempts"):
+        total, dead, live = conn.execute(
+            "select pg_total_relation_size(%s::regclass), n_dead_tup, n_live_tup from pg_stat_user_tables"
+            " where relid = %s::regclass", [rel, rel]).fetchone()
+        idx = dict(conn.execute(
+            "select indexrelid::regclass::text, pg_relation_size(indexrelid) from pg_index"
+            " where indrelid = %s::regclass order by 1", [rel]).fetchall())
+        out[rel] = {"total": total, "heap": conn.execute("select pg_relation_size(%s::regclass)", [rel]).fetchone()[0],
+                    "n_dead_tup": dead, "n_live_tup": live, "indexes": idx}
+    return out
+
+
+def run_phase(dsn: str, seconds: int) -> list[float]:
+    proc = subprocess.run(
+        [str(find_bindir() / "pgbench"), "-n", "-M", "simple", "-c", "2", "-j", "2", "-T", str(seconds), "-P", "5",
+         "-f", str(ROOT / "bench/pressure_cycle.sql"), dsn], capture_output=True, text=True, check=True)
+    return [float(m.group(1)) * 50 for m in re.finditer(r"^progress: [0-9.]+ s, ([0-9.]+) tps", proc.stderr, re.M)]
+
+
+def mb(n: int) -> str:
+    return f"{n / 1048576:.1f} MB"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dsn", required=True)
+    p.add_argument("--clean-seconds", type=int, default=60)
+    p.add_argument("--hold-seconds", type=int, default=300)
+    p.add_argument("--after-seconds", type=int, default=120)
+    p.add_argument("--backlog", type=int, default=10_000)
+    args = p.parse_args()
+
+    with psycopg.connect(args.dsn, autocommit=True) as conn:
+        conn.execute("delete from conductor.attempts")
+        conn.execute("delete from conductor.tasks")
+        conn.execute(f"""insert into conductor.tasks (id, queue, kind, payload, run_at, enqueued_at, root_id)
+            select id, 'bench', 'bench', jsonb_build_object('n', id), now(), now(), id
+              from (select nextval('conductor.tasks_id_seq') as id from generate_series(1, {args.backlog})) s""")
+        conn.execute("vacuum full conductor.tasks")
+        conn.execute("vacuum full conductor.attempts")
+        conn.execute("vacuum analyze conductor.tasks")
+        conn.execute("checkpoint")
+        phases: dict[str, list[float]] = {}
+        report: dict = {"sizes_before": sizes(conn)}
+        phases["clean"] = run_phase(args.dsn, args.clean_seconds)
+        report["sizes_after_clean"] = sizes(conn)
+        with psycopg.connect(args.dsn) as holder:
+            xid = holder.execute("select txid_current()").fetchone()[0]  # idle in transaction from here
+            report["holder_xid"] = xid
+            phases["during"] = run_phase(args.dsn, args.hold_seconds)
+            report["sizes_end_of_hold"] = sizes(conn)
+            holder.commit()
+        phases["after"] = run_phase(args.dsn, args.after_seconds)
+        report["sizes_after"] = sizes(conn)
+    for name, series in phases.items():
+        report[name] = {"mean": round(statistics.fmean(series), 1) if series else None,
+                        "first": series[0] if series else None, "last": series[-1] if series else None,
+                        "series": [round(x) for x in series]}
+    clean = report["clean"]["mean"]
+    report["ratio_during_clean"] = round(report["during"]["mean"] / clean, 2)
+    report["ratio_after_clean"] = round(report["after"]["mean"] / clean, 2)
+    report["ratio_last_after_clean"] = round(report["after"]["last"] / clean, 2)
+    report["load"] = open("/proc/loadavg").read().split()[:3]
+    print(json.dumps(report), flush=True)
+    print()
+    print(f"| phase | seconds | tasks/s mean | first 5 s | last 5 s | ratio to clean |")
+    print("|---|---|---|---|---|---|")
+    secs = {"clean": args.clean_seconds, "during": args.hold_seconds, "after": args.after_seconds}
+    for name in phases:
+        r = report[name]
+        print(f"| {name} | {secs[name]} | {r['mean']:,.0f} | {r['first']:,.0f} | {r['last']:,.0f} | {r['mean'] / clean:.2f} |")
+    print()
+    print("| relation | before | after clean phase | end of hold | after |")
+    print("|---|---|---|---|---|")
+    keys = ["sizes_before", "sizes_after_clean", "sizes_end_of_hold", "sizes_after"]
+    for rel in ("conductor.tasks", "conductor.attempts"):
+        print(f"| {rel} total | " + " | ".join(mb(report[k][rel]["total"]) for k in keys) + " |")
+        print(f"| {rel} heap | " + " | ".join(mb(report[k][rel]["heap"]) for k in keys) + " |")
+        print(f"| {rel} n_dead_tup | " + " | ".join(str(report[k][rel]["n_dead_tup"]) for k in keys) + " |")
+        for idx in report["sizes_before"][rel]["indexes"]:
+            print(f"| {idx} | " + " | ".join(mb(report[k][rel]["indexes"].get(idx, 0)) for k in keys) + " |")
+
+
+if __name__ == "__main__":
+    main()
