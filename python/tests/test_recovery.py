@@ -18,20 +18,18 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import Any
 
 import psycopg
 import pytest
 from helpers import wait_until
+from processes import Spawn, WorkerProcess, spawner
 
 from pyconductor import Conductor
 
-TESTS = Path(__file__).resolve().parent
 APP = "apps.recovery_app:app"
 # lease 2 s, heartbeat 0.5 s, reap 0.5 s, poll 0.5 s
 SHORT = ("--lease", "2", "--heartbeat", "0.5", "--reap", "0.5", "--poll", "0.5")
@@ -48,67 +46,10 @@ def q1(dsn: str, query: str, params: Any = None) -> Any:
     return q(dsn, query, params)[0][0]
 
 
-class WorkerProcess:
-    """``python -m pyconductor worker`` with its output in a log file."""
-
-    def __init__(self, dsn: str, log: Path, worker_id: str, *args: str) -> None:
-        self.log = log
-        self.worker_id = worker_id
-        self._out: IO[bytes] = log.open("wb")
-        env = {**os.environ, "CONDUCTOR_DSN": dsn, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pyconductor", "worker", "--app", APP, "--worker-id", worker_id,
-             "--log-level", "INFO", *args],
-            cwd=TESTS, env=env, stdout=self._out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def signal(self, sig: int) -> None:
-        self.proc.send_signal(sig)
-
-    def kill9(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
-
-    def wait(self, timeout: float) -> int:
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"worker {self.pid} did not exit in {timeout}s:\n{self.output()[-3000:]}") from None
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)  # in case a test left it stopped
-            self.proc.kill()
-            self.proc.wait()
-        self._out.close()
-
-
-Spawn = Callable[..., WorkerProcess]
-
-
 @pytest.fixture
 def spawn(db_dsn: str, tmp_path: Path) -> Iterator[Spawn]:
-    procs: list[WorkerProcess] = []
-
-    def start(*args: str, name: str | None = None) -> WorkerProcess:
-        worker_id = name or f"w{len(procs)}"
-        proc = WorkerProcess(db_dsn, tmp_path / f"{worker_id}.log", worker_id, *args)
-        procs.append(proc)
-        return proc
-
-    yield start
-    for proc in procs:
-        proc.close()
+    with spawner(db_dsn, tmp_path, APP) as start:
+        yield start
 
 
 @pytest.fixture

@@ -9,19 +9,16 @@ apps.runs_app:app``), real SIGKILLs and a real PostgreSQL:
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import Any
 
 import psycopg
 import pytest
 from helpers import wait_until
+from processes import Spawn, spawner
 
-TESTS = Path(__file__).resolve().parent
 APP = "apps.runs_app:app"
 # lease 2 s, heartbeat 0.5 s, reap 0.5 s (and at next_wake), poll 0.5 s
 SHORT = ("--lease", "2", "--heartbeat", "0.5", "--reap", "0.5", "--poll", "0.5", "--no-scheduler")
@@ -33,51 +30,10 @@ def q(dsn: str, query: str, params: Any = None) -> list[tuple[Any, ...]]:
         return cur.fetchall() if cur.description else []
 
 
-class WorkerProcess:
-    def __init__(self, dsn: str, log: Path, worker_id: str, *args: str) -> None:
-        self.log = log
-        self._out: IO[bytes] = log.open("wb")
-        env = {**os.environ, "CONDUCTOR_DSN": dsn, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pyconductor", "worker", "--app", APP, "--worker-id", worker_id,
-             "--log-level", "INFO", *SHORT, *args],
-            cwd=TESTS, env=env, stdout=self._out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def kill9(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self._out.close()
-
-
-Spawn = Callable[..., WorkerProcess]
-
-
 @pytest.fixture
 def spawn(db_dsn: str, tmp_path: Path) -> Iterator[Spawn]:
-    procs: list[WorkerProcess] = []
-
-    def start(*args: str) -> WorkerProcess:
-        worker_id = f"w{len(procs)}"
-        proc = WorkerProcess(db_dsn, tmp_path / f"{worker_id}.log", worker_id, *args)
-        procs.append(proc)
-        return proc
-
-    yield start
-    for proc in procs:
-        proc.close()
+    with spawner(db_dsn, tmp_path, APP, *SHORT) as start:
+        yield start
 
 
 @pytest.fixture

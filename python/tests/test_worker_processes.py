@@ -2,66 +2,25 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import psycopg
 import pytest
 from helpers import wait_until
+from processes import Spawn, spawner
 
 from pyconductor import Conductor
 
-TESTS = Path(__file__).resolve().parent
 Conn = psycopg.Connection[tuple[object, ...]]
 
 
-class WorkerProcess:
-    def __init__(self, dsn: str, log: Path, *args: str) -> None:
-        self.log = log
-        self._out: IO[bytes] = log.open("wb")
-        env = {**os.environ, "CONDUCTOR_DSN": dsn, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pyconductor", "worker", "--app", "apps.proc_app:app",
-             "--heartbeat", "1", "--poll", "2", "--reap", "5", "--log-level", "INFO", *args],
-            cwd=TESTS, env=env, stdout=self._out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def signal(self, sig: int = signal.SIGTERM) -> None:
-        self.proc.send_signal(sig)
-
-    def wait(self, timeout: float) -> int:
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"worker {self.proc.pid} did not exit in {timeout}s:\n{self.output()}") from None
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self._out.close()
-
-
 @pytest.fixture
-def spawn(db_dsn: str, tmp_path: Path) -> Iterator[object]:
-    procs: list[WorkerProcess] = []
-
-    def start(*args: str) -> WorkerProcess:
-        proc = WorkerProcess(db_dsn, tmp_path / f"worker{len(procs)}.log", *args)
-        procs.append(proc)
-        return proc
-
-    yield start
-    for proc in procs:
-        proc.close()
+def spawn(db_dsn: str, tmp_path: Path) -> Iterator[Spawn]:
+    with spawner(db_dsn, tmp_path, "apps.proc_app:app", "--heartbeat", "1", "--poll", "2", "--reap", "5",
+                 named=False) as start:  # fmt: skip
+        yield start
 
 
 @pytest.fixture
