@@ -21,10 +21,11 @@
 --
 -- Index use: one queue -> tasks_ready_by_queue (equality, then the claim
 -- order); several or all queues -> tasks_ready (the claim order) with a filter.
--- Both branches sit in one statement; a one-time filter on the parameter runs
--- only the branch that applies. Its plan is left to PostgreSQL's plan cache:
--- a forced generic plan was faster at first but collapsed (to a tenth) once
--- finished rows piled up at the head of the queue's index in the bench.
+-- Picking is one small statement per case (one queue, several, or with
+-- concurrency keys), so each has a plan of its own; the lease, the attempt
+-- rows and the answer are one statement shared by all. Plans are left to
+-- PostgreSQL's plan cache: a forced generic plan was faster at first but
+-- collapsed (to a tenth) once finished rows piled up in the bench.
 
 begin;
 
@@ -60,6 +61,8 @@ declare
   v_host text;
   v_pid integer;
   v_keys text[];
+  v_ids bigint[];
+  v_seen bigint[];
 begin
   if claim.worker_id is null or claim.worker_id = '' then
     raise exception 'claim needs a worker_id' using errcode = 'QC106';
@@ -109,45 +112,55 @@ begin
       using errcode = 'QC106';
   end if;
 
+  -- Pick, in claim order, and lock the tasks (one statement per case, each a
+  -- plan of its own): the plain cases scan one ready index; with keys, the
+  -- tasks of locked keys that have nothing running come in too, one per key.
+  if v_keys is null and v_one_queue is not null then
+    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+      into v_ids, v_seen
+      from (select t.id, t.started_at from conductor.tasks t
+             where t.status = 'queued' and t.queue = v_one_queue and t.run_at <= v_now
+               and t.concurrency_key is null
+             order by t.priority desc, t.run_at, t.id
+             limit claim.max_tasks
+               for update skip locked) p;
+  elsif v_keys is null then
+    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+      into v_ids, v_seen
+      from (select t.id, t.started_at from conductor.tasks t
+             where t.status = 'queued' and t.run_at <= v_now
+               and (claim.queues is null or t.queue = any (claim.queues))
+               and t.concurrency_key is null
+             order by t.priority desc, t.run_at, t.id
+             limit claim.max_tasks
+               for update skip locked) p;
+  else
+    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+      into v_ids, v_seen
+      from (select p.id, p.started_at,
+                   pg_catalog.row_number() over (partition by p.concurrency_key
+                                                 order by p.priority desc, p.run_at, p.id) as n,
+                   p.concurrency_key
+              from (select t.id, t.started_at, t.concurrency_key, t.priority, t.run_at
+                      from conductor.tasks t
+                     where t.status = 'queued' and t.run_at <= v_now
+                       and (claim.queues is null or t.queue = any (claim.queues))
+                       and (t.concurrency_key is null
+                            or (t.concurrency_key = any (v_keys)
+                                and not exists (select from conductor.tasks r
+                                                 where r.concurrency_key = t.concurrency_key
+                                                   and r.status = 'running')))
+                     order by t.priority desc, t.run_at, t.id
+                     limit claim.max_tasks
+                       for update skip locked) p) p
+     where p.concurrency_key is null or p.n = 1;  -- one task per key
+  end if;
+  if v_ids is null then
+    return;
+  end if;
+
   return query
-  with picked as (
-    select one.id, one.concurrency_key, one.priority, one.run_at, one.started_at from (
-      select t.id, t.concurrency_key, t.priority, t.run_at, t.started_at from conductor.tasks t
-       where t.status = 'queued' and t.run_at <= v_now and t.queue = v_one_queue
-         and (t.concurrency_key is null
-              or (t.concurrency_key = any (v_keys)
-                  and not exists (select from conductor.tasks r
-                                   where r.concurrency_key = t.concurrency_key
-                                     and r.status = 'running')))
-       order by t.priority desc, t.run_at, t.id
-       limit claim.max_tasks
-         for update skip locked
-    ) one
-    union all
-    select several.id, several.concurrency_key, several.priority, several.run_at, several.started_at from (
-      select t.id, t.concurrency_key, t.priority, t.run_at, t.started_at from conductor.tasks t
-       where v_one_queue is null
-         and t.status = 'queued' and t.run_at <= v_now
-         and (claim.queues is null or t.queue = any (claim.queues))
-         and (t.concurrency_key is null
-              or (t.concurrency_key = any (v_keys)
-                  and not exists (select from conductor.tasks r
-                                   where r.concurrency_key = t.concurrency_key
-                                     and r.status = 'running')))
-       order by t.priority desc, t.run_at, t.id
-       limit claim.max_tasks
-         for update skip locked
-    ) several
-  ), chosen as (
-    -- one task per key: the first in claim order
-    select p.id, p.started_at from (
-      select p.id, p.concurrency_key, p.started_at,
-             pg_catalog.row_number() over (partition by p.concurrency_key
-                                           order by p.priority desc, p.run_at, p.id) as n
-        from picked p
-    ) p
-     where p.concurrency_key is null or p.n = 1
-  ), claimed as (
+  with claimed as (
     update conductor.tasks t
        set status = 'running',
            attempt = t.attempt + 1,
@@ -155,8 +168,7 @@ begin
            claimed_by = claim.worker_id,
            lease_expires_at = v_now + claim.lease,
            started_at = coalesce(t.started_at, v_now)
-      from chosen
-     where t.id = chosen.id
+     where t.id = any (v_ids)
     returning t.*
   ), recorded as (
     insert into conductor.attempts (id, task_id, attempt, worker_id, host, pid, claimed_at)
@@ -167,12 +179,11 @@ begin
          c.max_attempts, c.recoveries, c.parent_id, c.root_id, c.run_at,
          c.enqueued_at, c.lease_expires_at,
          -- a task never claimed before has no steps: skip the lookup
-         case when ch.started_at is not null
+         case when c.id = any (v_seen)
               then coalesce((select pg_catalog.jsonb_object_agg(s.name, s.result)
                                from conductor.steps s where s.task_id = c.id), '{}')
               else '{}' end
     from claimed c
-    join chosen ch on ch.id = c.id
    order by c.priority desc, c.run_at, c.id;
 end
 $$;
