@@ -32,6 +32,7 @@ from pyconductor.context import EventTimeout, TaskContext  # noqa: E402
 from pyconductor.errors import (  # noqa: E402
     ConductorError,
     AlreadyExists,
+    RetryLater,
     DedupeConflict,
     InvalidArgument,
     InvalidCron,
@@ -56,6 +57,7 @@ __all__ = [
     "Conductor",
     "ConductorError",
     "AlreadyExists",
+    "RetryLater",
     "DedupeConflict",
     "EventTimeout",
     "InvalidArgument",

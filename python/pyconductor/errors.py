@@ -13,6 +13,8 @@ reconnect keeps working.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
@@ -22,6 +24,7 @@ import psycopg
 __all__ = [
     "ConductorError",
     "AlreadyExists",
+    "RetryLater",
     "DedupeConflict",
     "InvalidArgument",
     "InvalidCron",
@@ -183,3 +186,24 @@ def mapped_errors() -> Iterator[None]:
         if new is exc:
             raise
         raise new from exc
+
+
+class RetryLater(Exception):
+    """Raised by a handler to fail this attempt and ask for the retry at a given
+    time: ``raise RetryLater("rate limited", delay=30)`` or ``at=datetime``.
+
+    The database still decides: the task is retried then only if it has
+    attempts left (``max_attempts``); otherwise it fails as any error would.
+    """
+
+    def __init__(self, message: str = "retry later", *, delay: float | timedelta | None = None,
+                 at: datetime | None = None) -> None:  # fmt: skip
+        if (delay is None) == (at is None):
+            raise TypeError("RetryLater takes one of delay= or at=")
+        super().__init__(message)
+        if at is None:
+            seconds = delay.total_seconds() if isinstance(delay, timedelta) else float(delay)  # type: ignore[union-attr, arg-type]
+            at = datetime.now(timezone.utc) + timedelta(seconds=seconds)
+        elif at.tzinfo is None:
+            raise ValueError("RetryLater(at=...) needs a timezone-aware datetime")
+        self.at = at

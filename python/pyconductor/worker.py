@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
@@ -61,7 +61,7 @@ from psycopg_pool import ConnectionPool
 from pyconductor import __version__, queries
 from pyconductor.client import _interval, dumps_json
 from pyconductor.context import TaskContext, _Suspended
-from pyconductor.errors import ConductorError, LeaseLost, NotFound, TaskCancelled, mapped_errors, translate
+from pyconductor.errors import ConductorError, LeaseLost, NotFound, RetryLater, TaskCancelled, mapped_errors, translate
 from pyconductor.registry import POLICY_OPTIONS
 from pyconductor.scheduler import Scheduler
 
@@ -162,6 +162,7 @@ class _Report:
     error: str | None = None
     traceback: str | None = None
     duration_ms: float | None = None
+    retry_at: datetime | None = None  # the handler asked for this retry time (RetryLater)
 
 
 def _policy_params(policy: dict[str, Any]) -> dict[str, Any]:
@@ -549,7 +550,8 @@ class Worker:
                 report = _Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(), duration_ms=ms)
         except BaseException as exc:  # noqa: BLE001 - the handler's failure is the task's (even SystemExit)
             ms = (time.perf_counter() - start) * 1000
-            report = _Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(), duration_ms=ms)
+            report = _Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(), duration_ms=ms,
+                             retry_at=exc.at if isinstance(exc, RetryLater) else None)  # fmt: skip
         else:
             ms = (time.perf_counter() - start) * 1000
             try:
@@ -714,7 +716,8 @@ class Worker:
             return
         unknown = r.what == "unknown"
         status = fetch(queries.FAIL, {
-            "attempt_id": r.ctx.attempt_id, "error": r.error, "traceback": r.traceback, "unknown_kind": unknown,
+            "attempt_id": r.ctx.attempt_id, "error": r.error, "retry_at": r.retry_at, "traceback": r.traceback,
+            "unknown_kind": unknown,
         })[0]["fail"]  # fmt: skip
         self._count("unknown" if unknown else "failed")
         if status == "queued":

@@ -320,3 +320,29 @@ def test_a_server_restart_keeps_handlers_and_reports_held_results(app: Conductor
         wait_until(lambda: finished(app, after), timeout=30)
         assert worker.stats["succeeded"] == 2
     assert app.get(task_id).result == "survived"
+
+
+def test_a_handler_asks_for_its_retry_time(app: Conductor, db_conn: Conn) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from pyconductor import RetryLater
+
+    asked = datetime.now(timezone.utc) + timedelta(hours=2)
+
+    @app.task("rate.limited", max_attempts=3)
+    def limited(payload: dict[str, Any]) -> None:
+        raise RetryLater("the API said 429", at=asked)
+
+    @app.task("rate.once")
+    def once(payload: dict[str, Any]) -> None:
+        raise RetryLater("no attempts left for this one", delay=60)
+
+    retried = limited.enqueue({})
+    final = once.enqueue({})
+    with fast_worker(app, concurrency=2):
+        wait_until(lambda: app.get(retried).attempts and app.get(retried).status == "queued"
+                   and app.get(final).finished)  # fmt: skip
+    run_at = db_conn.execute("select run_at from conductor.tasks where id = %s", (retried,)).fetchone()[0]
+    assert abs((run_at - asked).total_seconds()) < 0.01, "the retry is due when the handler asked"
+    assert app.get(retried).attempts[0].error == "RetryLater: the API said 429"
+    assert app.get(final).status == "failed", "with no attempts left the database fails it anyway"
