@@ -57,6 +57,12 @@ begin
      and not exists (select from extended e where e.attempt_id = given.id);
 
   update conductor.workers w set last_seen_at = v_now where w.id = heartbeat.worker_id;
+  if not found then
+    -- reap() forgot a worker that went quiet for long: it is back, so it shows again
+    insert into conductor.workers as w (id, started_at, last_seen_at)
+    values (heartbeat.worker_id, v_now, v_now)
+    on conflict on constraint workers_pkey do update set last_seen_at = excluded.last_seen_at;
+  end if;
 end
 $$;
 
@@ -67,8 +73,9 @@ longer holds its task: state 'cancelled' (the task was cancelled: stop the handl
 'finished' (the attempt already reported complete, fail, release or suspend: nothing to
 do) or 'lost' (taken back after its lease expired, unknown, or another worker's: discard
 the result).
-An empty answer means every lease was extended. Raises QC106 for a missing worker_id
-or a non-positive lease. Any number of callers at once.$$;
+An empty answer means every lease was extended. A worker that reap() forgot after a
+long silence is recorded again (without its details until it registers). Raises QC106
+for a missing worker_id or a non-positive lease. Any number of callers at once.$$;
 
 revoke execute on function conductor.heartbeat(text, bigint[], interval) from public;
 grant execute on function conductor.heartbeat(text, bigint[], interval) to conductor_worker, conductor_admin;
