@@ -5,8 +5,10 @@ and what limits it.
 
 For each process count: the workers are started on an empty queue and given
 a few seconds to connect and go idle; then --tasks no-op tasks are inserted in
-one set-based statement (one commit, one notification), and the drain is timed
-from that commit until no task of the queue is queued or running. Meanwhile
+one set-based statement (one commit, one notification), followed at once by
+ANALYZE conductor.tasks (--no-analyze to skip it: see bench/RESULTS.md, the
+idle workers' cached claim plan was made on an empty table), and the drain is
+timed from that commit until no task of the queue is queued or running. Meanwhile
 pg_stat_activity is sampled --sample-hz times a second (wait_event_type /
 wait_event of every active backend other than the sampler; "CPU" when it has
 none), and CPU time is read from /proc: the whole machine (/proc/stat: user,
@@ -53,7 +55,7 @@ def unfinished(conn: psycopg.Connection) -> int:
                         " and status in ('queued', 'running')").fetchone()[0]
 
 
-def run(dsn: str, procs: int, tasks: int, hz: float, concurrency: int) -> dict:
+def run(dsn: str, procs: int, tasks: int, hz: float, concurrency: int, analyze: bool) -> dict:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("delete from conductor.attempts")
         conn.execute("delete from conductor.tasks")
@@ -92,6 +94,10 @@ def run(dsn: str, procs: int, tasks: int, hz: float, concurrency: int) -> dict:
             select id, 'bench', 'noop', jsonb_build_object('n', id), now(), now(), id
               from (select nextval('conductor.tasks_id_seq') as id from generate_series(1, {tasks})) s""")
         t0 = time.perf_counter()
+        if analyze:
+            # what autoanalyze does a minute later: the idle workers planned their
+            # claim on an empty table; ANALYZE invalidates those cached plans
+            conn.execute("analyze conductor.tasks")
         thread = threading.Thread(target=sample, daemon=True)
         thread.start()
         while unfinished(conn) > 0:
@@ -120,7 +126,7 @@ def run(dsn: str, procs: int, tasks: int, hz: float, concurrency: int) -> dict:
                 w.kill()
     top = waits.most_common(6)
     return {
-        "procs": procs, "concurrency": concurrency, "tasks": tasks, "succeeded": ok, "seconds": round(dt, 2),
+        "procs": procs, "analyze_after_insert": analyze, "concurrency": concurrency, "tasks": tasks, "succeeded": ok, "seconds": round(dt, 2),
         "rate": round(tasks / dt, 1),
         "machine_cpu_pct": {"user": round(100 * (user + nice) / total), "system": round(100 * (system + irq + softirq) / total),
                             "iowait": round(100 * iowait / total), "idle": round(100 * idle / total),
@@ -139,10 +145,12 @@ def main() -> None:
     p.add_argument("--tasks", type=int, default=20000)
     p.add_argument("--concurrency", type=int, default=32)
     p.add_argument("--sample-hz", type=float, default=5.0)
+    p.add_argument("--no-analyze", action="store_true",
+                   help="do not ANALYZE right after the insert (the workers then keep plans made on an empty table)")
     args = p.parse_args()
     results = []
     for n in (int(x) for x in args.procs.split(",")):
-        r = run(args.dsn, n, args.tasks, args.sample_hz, args.concurrency)
+        r = run(args.dsn, n, args.tasks, args.sample_hz, args.concurrency, not args.no_analyze)
         results.append(r)
         print(json.dumps(r), flush=True)
     print()
