@@ -225,7 +225,8 @@ if part pressure; then
   echo
   echo "## Pressure: an xid held open for ${BENCH_PRESSURE_SECONDS:-300} s (bench/pressure.py)"
   loadavg
-  "$PY" bench/pressure.py --dsn "$URL" --hold-seconds "${BENCH_PRESSURE_SECONDS:-300}"
+  "$PY" bench/pressure.py --dsn "$URL" --hold-seconds "${BENCH_PRESSURE_SECONDS:-300}" \
+    --clean-seconds "${BENCH_PRESSURE_CLEAN_SECONDS:-60}" --after-seconds "${BENCH_PRESSURE_AFTER_SECONDS:-120}"
   loadavg
 fi
 
