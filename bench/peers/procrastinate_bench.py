@@ -55,14 +55,18 @@ async def run(args: argparse.Namespace) -> dict:
         t0 = time.perf_counter()
         await asyncio.gather(*(
             app.run_worker_async(queues=["bench"], wait=False, concurrency=args.concurrency, listen_notify=True,
-                                 install_signal_handlers=False, name=f"bench-{i}")
+                                 install_signal_handlers=False, name=f"bench-{i}",
+                                 delete_jobs=args.delete_jobs)
             for i in range(args.workers)
         ))  # fmt: skip
         dt = time.perf_counter() - t0
     with psycopg.connect(args.dsn, autocommit=True) as conn:
         done = conn.execute("select count(*) from procrastinate_jobs where status = 'succeeded'").fetchone()[0]
+        if args.delete_jobs != "never":
+            done = args.jobs - conn.execute("select count(*) from procrastinate_jobs").fetchone()[0]
     return {"peer": "procrastinate", "measure": "drain", "jobs": args.jobs, "done": done, "seconds": round(dt, 3),
             "rate": round(args.jobs / dt, 1), "concurrency": args.concurrency, "workers": args.workers,
+            "delete_jobs": args.delete_jobs,
             "enqueue_batch_1000_rate": round(enqueue_rate, 1)}
 
 
@@ -72,6 +76,8 @@ def main() -> None:
     p.add_argument("--jobs", type=int, default=20000)
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--delete-jobs", choices=["never", "successful", "always"], default="never",
+                   help="Procrastinate's delete_jobs worker option (its default: never)")
     args = p.parse_args()
     logging.basicConfig(level=logging.WARNING)
     print(json.dumps(asyncio.run(run(args))), flush=True)
