@@ -171,7 +171,7 @@ fi
 
 loadavg() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
 peer_db() {  # $1: database name; a database of its own on the same server
-  sql "drop database if exists $1" "create database $1" >/dev/null
+  sql "set client_min_messages = warning" "drop database if exists $1" "create database $1" >/dev/null
   echo "${URL%/*}/$1"
 }
 
@@ -196,8 +196,10 @@ if part peers; then
   "$PEERPY" bench/peers/pgqueuer_bench.py drain --dsn "$PGQ_URL" --jobs "$PY_TASKS" | sed 's/^/    /'
   PRO_URL=$(peer_db bench_procrastinate)
   for c in ${BENCH_PROCRASTINATE_CONCURRENCY:-4}; do
-    echo "- Procrastinate (bench/peers/procrastinate_bench.py: run_worker_async, concurrency $c, LISTEN/NOTIFY):"
-    "$PEERPY" bench/peers/procrastinate_bench.py --dsn "$PRO_URL" --jobs "$PY_TASKS" --concurrency "$c" 2>/dev/null | sed 's/^/    /'
+    DJ=${BENCH_PROCRASTINATE_DELETE_JOBS:-successful}
+    echo "- Procrastinate (bench/peers/procrastinate_bench.py: run_worker_async, concurrency $c, delete_jobs=$DJ, LISTEN/NOTIFY):"
+    "$PEERPY" bench/peers/procrastinate_bench.py --dsn "$PRO_URL" --jobs "$PY_TASKS" --concurrency "$c" \
+      --delete-jobs "$DJ" 2>/dev/null | sed 's/^/    /'
   done
   loadavg
 fi
