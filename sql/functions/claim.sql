@@ -23,9 +23,10 @@
 -- order); several or all queues -> tasks_ready (the claim order) with a filter.
 -- Picking is one small statement per case (one queue, several, or with
 -- concurrency keys), so each has a plan of its own; the lease, the attempt
--- rows and the answer are one statement shared by all. Plans are left to
--- PostgreSQL's plan cache: a forced generic plan was faster at first but
--- collapsed (to a tenth) once finished rows piled up in the bench.
+-- rows and the answer are one statement shared by all. Every call plans
+-- afresh (force_custom_plan): a cached generic plan made while the table was
+-- empty or small stayed on the connection as it grew, 5-200x slower
+-- (bench/stale_plans.py); planning costs less than that risk.
 
 begin;
 
@@ -54,6 +55,7 @@ create function conductor.claim(
   language plpgsql volatile
   security definer
   set search_path = ''
+  set plan_cache_mode = force_custom_plan
 as $$
 declare
   v_now timestamptz := conductor.now();

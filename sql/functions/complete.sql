@@ -10,6 +10,10 @@
 -- statement and returns the ones it finished. The fence and the update are the
 -- same statement, so a zombie worker whose lease was taken back changes nothing.
 --
+-- Plans: made afresh each call (plan_cache_mode = force_custom_plan). A cached
+-- generic plan made while conductor.tasks was empty stayed on the connection
+-- as the table grew, up to 200x slower (bench/stale_plans.py).
+--
 -- Finished tasks are announced on the channel 'conductor_done' (one
 -- notification per call) for clients waiting for results.
 --
@@ -22,7 +26,7 @@ create function conductor._complete(attempt_ids bigint[], results jsonb[])
   language plpgsql volatile
   security definer
   set search_path = ''
-  set plan_cache_mode = force_generic_plan
+  set plan_cache_mode = force_custom_plan
 as $$
 declare
   v_now timestamptz := conductor.now();

@@ -11,6 +11,10 @@
 -- its id in the answer is the holder's. The unique index tasks_dedupe_key is
 -- the arbiter, so concurrent enqueues of one key still give one task.
 --
+-- Plans: made afresh each call (plan_cache_mode = force_custom_plan). A cached
+-- generic plan made while conductor.tasks was empty stayed on the connection
+-- as the table grew, up to 200x slower (bench/stale_plans.py).
+--
 -- Locks: the inserted rows, and the holder's index entry while waiting on a
 -- concurrent enqueue of the same dedupe_key. Any number of callers at once.
 
@@ -21,7 +25,7 @@ create function conductor._enqueue(specs conductor._task_spec[])
   language plpgsql volatile
   security definer
   set search_path = ''
-  set plan_cache_mode = force_generic_plan
+  set plan_cache_mode = force_custom_plan
 as $$
 declare
   v_now timestamptz := conductor.now();

@@ -6,6 +6,10 @@
 -- 'finished' (this worker already reported it: a report crossed the beat), or
 -- 'lost' (the lease expired and the task was taken back; discard its result).
 --
+-- Plans: made afresh each call (plan_cache_mode = force_custom_plan). A cached
+-- generic plan made while conductor.tasks was empty stayed on the connection
+-- as the table grew, up to 200x slower (bench/stale_plans.py).
+--
 -- Locks: the held task rows (a lease-only update, usually HOT), then the
 -- worker's row. Any number of workers at once.
 
@@ -19,7 +23,7 @@ create function conductor.heartbeat(
   language plpgsql volatile
   security definer
   set search_path = ''
-  set plan_cache_mode = force_generic_plan
+  set plan_cache_mode = force_custom_plan
 as $$
 declare
   v_now timestamptz := conductor.now();
