@@ -275,7 +275,7 @@ class Worker:
         """Counters since start: claimed, succeeded, failed, unknown, discarded, refused, released, suspended."""
         self._ctx_pool: ConnectionPool | None = None  # handlers' durable calls, opened on first use
         self._reap_wake = threading.Event()  # reaper: look at next_wake again (or halt)
-        self._reap_due = 0.0  # monotonic time of the reaper's next run
+        self._reap_due = float("inf")  # monotonic time of the reaper's next run (inf: running, or not yet)
 
     def __repr__(self) -> str:
         return f"<Worker {self.worker_id} queues={self.queues} concurrency={self.concurrency}>"
@@ -768,6 +768,9 @@ class Worker:
         while True:
             delay = self.reap_interval
             try:
+                # While this reap runs, a claim cannot know when the next one comes:
+                # it nudges, and the wait below returns at once to look again.
+                self._reap_due = float("inf")
                 self._reap_wake.clear()
                 row = self._reap_link.rows(queries.REAP_NEXT, {}, self._halt)[0]
                 if row["reap"]:

@@ -353,7 +353,8 @@ def test_wait_before_emit_and_two_waiters(app: Conductor, db_conn: Conn) -> None
     a, b = waiter.enqueue({"n": 1}), waiter.enqueue({"n": 2})
     with fast_worker(app) as worker:
         wait_until(lambda: statuses(db_conn, [a, b]) == {"waiting": 2}, timeout=10)
-        assert worker.running == 0 and worker.held == []
+        # the handlers return just after their suspend commits
+        wait_until(lambda: worker.running == 0 and worker.held == [], timeout=10)
         assert app.emit_event("ev.approve", {"by": "alice"}) == 2
         ra, rb = app.result(a, timeout=10), app.result(b, timeout=10)
     assert ra.result == {"before": 1, "got": {"by": "alice"}}

@@ -1,8 +1,10 @@
 -- Deploy conductor:functions/enqueue to pg
 --
--- Writing work. One implementation, conductor._enqueue(specs), validates a
--- batch and inserts it in one statement; enqueue() and enqueue_many() are thin
--- shapes over it.
+-- Writing work. One implementation, conductor._enqueue(specs) -> ids in input
+-- order, validates a batch and inserts it in one statement; enqueue() and
+-- enqueue_many() are thin shapes over it. The common path is two statements
+-- (validate, insert); a missing parent or a dedupe holder committed meanwhile
+-- takes a slower path only when it happens.
 --
 --   conductor.enqueue(kind, payload, queue, ...) -> bigint
 --   conductor.enqueue_many(tasks jsonb)          -> setof bigint, in input order
@@ -21,7 +23,7 @@
 begin;
 
 create function conductor._enqueue(specs conductor._task_spec[])
-  returns table (ord bigint, id bigint)
+  returns bigint[]
   language plpgsql volatile
   security definer
   set search_path = ''
@@ -32,7 +34,7 @@ declare
   v_max_bytes integer := conductor._max_payload_bytes();
   v_bad record;
   v_ids bigint[];
-  v_missing integer;
+  v_missing_parent bigint;
 begin
   select s.ordinality as ord, s.kind, s.queue, s.payload, s.max_attempts, s.max_recoveries,
          s.backoff_base, s.backoff_factor, s.backoff_max, s.dedupe_key, s.concurrency_key,
@@ -92,15 +94,6 @@ begin
     end case;
   end if;
 
-  select s.ordinality as ord, s.parent_id into v_bad
-    from pg_catalog.unnest(_enqueue.specs) with ordinality as s
-   where s.parent_id is not null
-     and not exists (select from conductor.tasks p where p.id = s.parent_id)
-   limit 1;
-  if found then
-    raise exception 'parent task % does not exist', v_bad.parent_id using errcode = 'QC203';
-  end if;
-
   -- Ids are drawn before the insert so a root can be its own root_id, and the
   -- answer keeps the input order. A row that loses to a dedupe holder leaves a
   -- gap in the sequence, which is harmless.
@@ -120,6 +113,7 @@ begin
       from spec
       left join conductor.tasks p on p.id = spec.parent_id
       left join conductor.kinds k on k.kind = spec.kind
+     where spec.parent_id is null or p.id is not null
     on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
     do nothing
     returning t.id
@@ -137,10 +131,18 @@ begin
        group by k.dedupe_key
     ) first_of_key on first_of_key.dedupe_key = spec.dedupe_key;
 
-  -- What is still null lost to a holder committed before this statement began
-  -- or while it waited; a fresh statement sees it.
-  select pg_catalog.count(*) into v_missing from pg_catalog.unnest(v_ids) as x(id) where x.id is null;
-  if v_missing > 0 then
+  -- A null is a task not inserted: its parent does not exist (raise), or it
+  -- lost to a dedupe holder committed before this statement began or while it
+  -- waited, which a fresh statement sees.
+  if pg_catalog.array_position(v_ids, null) is not null then
+    select s.parent_id into v_missing_parent
+      from pg_catalog.unnest(_enqueue.specs) as s
+     where s.parent_id is not null
+       and not exists (select from conductor.tasks p where p.id = s.parent_id)
+     limit 1;
+    if found then
+      raise exception 'parent task % does not exist', v_missing_parent using errcode = 'QC203';
+    end if;
     select pg_catalog.array_agg(coalesce(v_ids[s.ordinality], holder.id) order by s.ordinality)
       into v_ids
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
@@ -155,7 +157,7 @@ begin
     end if;
   end if;
 
-  return query select u.ord, u.id from pg_catalog.unnest(v_ids) with ordinality as u(id, ord);
+  return v_ids;
 end
 $$;
 
@@ -176,16 +178,17 @@ create function conductor.enqueue(
   backoff_factor  double precision default null,
   backoff_max     interval default null
 ) returns bigint
-  language sql volatile
+  language plpgsql volatile
   security definer
   set search_path = ''
 as $$
-  select e.id
-    from conductor._enqueue(array[row(
-           enqueue.kind, enqueue.payload, enqueue.queue, enqueue.priority, enqueue.run_at,
-           enqueue.max_attempts, enqueue.dedupe_key, enqueue.concurrency_key,
-           enqueue.parent_id, enqueue.max_recoveries, enqueue.backoff_base,
-           enqueue.backoff_factor, enqueue.backoff_max)::conductor._task_spec]) as e
+begin
+  return (conductor._enqueue(array[row(
+            enqueue.kind, enqueue.payload, enqueue.queue, enqueue.priority, enqueue.run_at,
+            enqueue.max_attempts, enqueue.dedupe_key, enqueue.concurrency_key,
+            enqueue.parent_id, enqueue.max_recoveries, enqueue.backoff_base,
+            enqueue.backoff_factor, enqueue.backoff_max)::conductor._task_spec]))[1];
+end
 $$;
 
 comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval) is
@@ -217,8 +220,7 @@ begin
   end if;
 
   return query
-  select e.id
-    from conductor._enqueue(array(
+  select pg_catalog.unnest(conductor._enqueue(array(
       select row(
                t->>'kind',
                coalesce(t->'payload', '{}'),
@@ -235,8 +237,7 @@ begin
                (t->>'backoff_max')::interval
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
-       order by a.n)) as e
-   order by e.ord;
+       order by a.n)));
 end
 $$;
 

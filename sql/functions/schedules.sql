@@ -280,11 +280,10 @@ begin
       values (v_s.name, v_due, v_now)
       on conflict do nothing;
       if found then
-        select e.id into v_task
-          from conductor._enqueue(array[row(
-                 v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-                 v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null
-               )::conductor._task_spec]) as e;
+        v_task := (conductor._enqueue(array[row(
+                     v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
+                     v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null
+                   )::conductor._task_spec]))[1];
         update conductor.schedule_fires f set task_id = v_task
          where f.schedule_name = v_s.name and f.due_at = v_due;
         schedule_name := v_s.name;
