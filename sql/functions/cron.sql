@@ -139,6 +139,30 @@ begin
 end;
 $$;
 
+-- For each value v of lo..hi, the smallest of vals (sorted ascending) that is
+-- >= v, or -1: the "next allowed value" table of one field.
+create function conductor._cron_next_values(vals integer[], lo integer, hi integer)
+  returns integer[]
+  language plpgsql immutable parallel safe
+  set search_path = ''
+as $$
+declare
+  v_out integer[] := array_fill(-1, array[hi - lo + 1]);
+  v_i   integer := cardinality(vals);
+  v_n   integer := -1;
+  v_j   integer;
+begin
+  for v_j in reverse hi .. lo loop
+    if v_i > 0 and vals[v_i] = v_j then
+      v_n := v_j;
+      v_i := v_i - 1;
+    end if;
+    v_out[1 + v_j - lo] := v_n;
+  end loop;
+  return v_out;
+end;
+$$;
+
 create function conductor._cron_parse(expr text)
   returns integer[]
   language plpgsql immutable parallel safe
@@ -158,7 +182,6 @@ declare
   v_p       integer[];
   v_i       integer;
   v_j       integer;
-  v_n       integer;
   v_dom_tok text;
   v_ok      boolean := false;
   v_mdays   constant integer[] := '{31,29,31,30,31,30,31,31,30,31,30,31}';
@@ -238,32 +261,12 @@ begin
 
   -- the lookup tables: fill each "next" from the top down, walking the
   -- field's sorted values with a pointer
-  v_p := array_fill(-1, array[195]);
-  v_i := cardinality(v_secs);
-  for v_j in reverse 59 .. 0 loop
-    if v_i > 0 and v_secs[v_i] = v_j then v_n := v_j; v_i := v_i - 1; end if;
-    v_p[1 + v_j] := case when v_i = cardinality(v_secs) then -1 else v_n end;
-  end loop;
-  v_i := cardinality(v_mins);
-  for v_j in reverse 59 .. 0 loop
-    if v_i > 0 and v_mins[v_i] = v_j then v_n := v_j; v_i := v_i - 1; end if;
-    v_p[61 + v_j] := case when v_i = cardinality(v_mins) then -1 else v_n end;
-  end loop;
-  v_i := cardinality(v_hours);
-  for v_j in reverse 23 .. 0 loop
-    if v_i > 0 and v_hours[v_i] = v_j then v_n := v_j; v_i := v_i - 1; end if;
-    v_p[121 + v_j] := case when v_i = cardinality(v_hours) then -1 else v_n end;
-  end loop;
-  v_i := cardinality(v_doms);
-  for v_j in reverse 31 .. 1 loop
-    if v_i > 0 and v_doms[v_i] = v_j then v_n := v_j; v_i := v_i - 1; end if;
-    v_p[144 + v_j] := case when v_i = cardinality(v_doms) then -1 else v_n end;
-  end loop;
-  v_i := cardinality(v_months);
-  for v_j in reverse 12 .. 1 loop
-    if v_i > 0 and v_months[v_i] = v_j then v_n := v_j; v_i := v_i - 1; end if;
-    v_p[175 + v_j] := case when v_i = cardinality(v_months) then -1 else v_n end;
-  end loop;
+  v_p := conductor._cron_next_values(v_secs, 0, 59)
+      || conductor._cron_next_values(v_mins, 0, 59)
+      || conductor._cron_next_values(v_hours, 0, 23)
+      || conductor._cron_next_values(v_doms, 1, 31)
+      || conductor._cron_next_values(v_months, 1, 12)
+      || array_fill(-1, array[8]);
   for v_j in 0 .. 6 loop
     for v_i in 0 .. 6 loop
       if (v_j + v_i) % 7 = any (v_dows) then
@@ -590,6 +593,7 @@ comment on function conductor.cron_next(text, timestamptz, text) is
 
 -- the helpers are not API: nobody but the owner calls them directly
 revoke execute on function conductor._cron_field(text, text, text, integer, integer, text[]) from public;
+revoke execute on function conductor._cron_next_values(integer[], integer, integer) from public;
 revoke execute on function conductor._cron_parse(text) from public;
 revoke execute on function conductor._cron_next_local(integer[], timestamp) from public;
 revoke execute on function conductor._cron_transition(timestamptz, timestamptz, text) from public;
