@@ -4,7 +4,9 @@ The worker decides nothing the database decides (retries, backoff, expiry,
 dead-lettering are SQL); it only:
 
 - claims in batches exactly as many tasks as it has free slots
-  (``conductor.claim``), again at once while claims come back full, otherwise
+  (``conductor.claim``; a slot whose result awaits its report counts as busy
+  once concurrency such results wait, so it holds at most 2 x concurrency
+  tasks), again at once while claims come back full, otherwise
   waits for a ``NOTIFY conductor`` naming one of its queues, or the poll
   interval;
 - runs each handler on a ``ThreadPoolExecutor`` of ``concurrency`` threads
@@ -469,8 +471,7 @@ class Worker:
             return
         while not self._stopping.is_set():
             self._wake.clear()
-            with self._lock:
-                free = self.concurrency - len(self._running)
+            free = self._free_slots()
             if 0 < free < self._claim_at_least and free < self.concurrency:
                 # Slots free up one handler at a time; claiming for each would be a
                 # round trip (and a commit) per task. Let a few more free up, for at
@@ -482,8 +483,7 @@ class Worker:
                         break
                     self._wake.clear()
                     self._wake.wait(left)
-                    with self._lock:
-                        free = self.concurrency - len(self._running)
+                    free = self._free_slots()
             if free > 0:
                 try:
                     rows = self._claim_link.rows(queries.CLAIM, {
@@ -511,6 +511,14 @@ class Worker:
                 if len(rows) == free:
                     continue  # a full batch: there may be more
             self._wake.wait(self.poll_interval)
+
+    def _free_slots(self) -> int:
+        """Handler slots free, held back while results wait for their report: a
+        worker holds at most 2 x concurrency tasks (running, or finished and not
+        yet reported), so a slow or cut-off report connection stops the claiming
+        instead of piling up results that a crash would make run again."""
+        with self._lock:
+            return min(self.concurrency - len(self._running), 2 * self.concurrency - len(self._held))
 
     def _dispatch(self, ctx: TaskContext) -> None:
         self._count("claimed")
@@ -666,6 +674,7 @@ class Worker:
                 with self._lock:
                     for r in batch:
                         self._held.pop(r.ctx.attempt_id, None)
+                self._wake.set()
 
     def _send(self, batch: list[_Report]) -> None:
         oks = [r for r in batch if r.what == "ok"]

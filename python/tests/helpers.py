@@ -22,13 +22,14 @@ def wait_until(
     predicate: Callable[[], T],
     timeout: float = 10.0,
     interval: float = 0.01,
-    message: str | None = None,
+    message: str | Callable[[], str] | None = None,
 ) -> T:
     """Call ``predicate`` until it returns something truthy, and return that.
 
     Use instead of sleeping whenever a condition can be awaited. Raises
     ``WaitTimeout`` (an AssertionError) after ``timeout`` seconds; the last
-    exception raised by the predicate, if any, is chained.
+    exception raised by the predicate, if any, is chained. A callable
+    ``message`` is called at the timeout, so it can describe the state then.
     """
     deadline = time.monotonic() + timeout
     last_exc: Exception | None = None
@@ -41,6 +42,6 @@ def wait_until(
         except Exception as exc:  # noqa: BLE001 - retried until the deadline
             last_exc = exc
         if time.monotonic() >= deadline:
-            what = message or getattr(predicate, "__name__", repr(predicate))
+            what = (message() if callable(message) else message) or getattr(predicate, "__name__", repr(predicate))
             raise WaitTimeout(f"condition not met within {timeout:g}s: {what}") from last_exc
         time.sleep(interval)

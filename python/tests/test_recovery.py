@@ -118,7 +118,10 @@ STORM_TASKS = 3000
 STORM_CONCURRENCY = 4
 STORM_SLEEP_MS = 70  # 12 slots x ~75 ms, less the restarts: the drain outlasts the 20 s storm
 STORM_SECONDS = 20.0
-STORM_EVERY = 2.0
+# Kills come at random gaps around 2 s. A fixed 2 s beat equal to the 2 s lease
+# phase-locks killer and reaper: a task claimed just before one kill is reaped
+# one lease later, just before the next, and can be lost a fourth time (dead).
+STORM_GAPS = (1.3, 2.7)
 
 
 def test_kill_9_storm_loses_nothing_and_reruns_only_lost_attempts(side: str, spawn: Spawn) -> None:
@@ -133,9 +136,9 @@ def test_kill_9_storm_loses_nothing_and_reruns_only_lost_attempts(side: str, spa
     rng = random.Random(seed)
     killed: list[str] = []
     held_at_kill = 0
-    start = time.monotonic()
-    for tick in range(1, int(STORM_SECONDS / STORM_EVERY) + 1):
-        time.sleep(max(0.0, start + tick * STORM_EVERY - time.monotonic()))  # pacing, not a wait
+    end = time.monotonic() + STORM_SECONDS
+    while time.monotonic() + STORM_GAPS[0] < end:
+        time.sleep(rng.uniform(*STORM_GAPS))  # pacing, not a wait
         if succeeded(dsn) == STORM_TASKS:
             break
         i = rng.randrange(len(workers))
@@ -152,13 +155,16 @@ def test_kill_9_storm_loses_nothing_and_reruns_only_lost_attempts(side: str, spa
     assert held_at_kill > 0, "no kill hit a worker holding tasks: the storm tested nothing"
 
     wait_until(lambda: succeeded(dsn) == STORM_TASKS, timeout=60, interval=0.25,
-               message=f"all {STORM_TASKS} tasks succeeded (now {statuses(dsn)})")  # fmt: skip
+               message=lambda: f"all {STORM_TASKS} tasks succeeded (now {statuses(dsn)})")  # fmt: skip
     totals = check_executions(dsn, STORM_TASKS)
     lost_by = dict(q(dsn, "select worker_id, count(*) from conductor.attempts where outcome = 'lost' group by 1"))
     print(f"storm totals: {totals}, lost attempts by worker: {lost_by}")
     assert set(lost_by) <= set(killed), f"a live worker lost a lease: {lost_by}, killed {killed}"
     assert totals["lost"] > 0
-    assert totals["extra"] <= STORM_CONCURRENCY * len(killed)
+    # a killed worker loses what ran and what had finished but was not yet
+    # reported (complete_many batches); the worker caps the two at 2 x concurrency
+    over = {w: n for w, n in lost_by.items() if n > 2 * STORM_CONCURRENCY}
+    assert not over, f"a killed worker held more than 2 x {STORM_CONCURRENCY} tasks: {over}"
     assert all(w.alive() for w in workers), "a worker died on its own"
 
 
@@ -177,7 +183,7 @@ def test_database_restart_mid_drain_the_same_workers_finish(cluster: Any, side: 
     after = succeeded(dsn)  # a fresh connection, on the restarted server
     assert after < n, "the drain ended before the restart: make the tasks longer"
     wait_until(lambda: succeeded(dsn) == n, timeout=60, interval=0.25,
-               message=f"all {n} tasks succeeded after the restart (now {statuses(dsn)})")  # fmt: skip
+               message=lambda: f"all {n} tasks succeeded after the restart (now {statuses(dsn)})")  # fmt: skip
     totals = check_executions(dsn, n)
     print(f"\nrestart: {after}/{n} succeeded right after it; totals {totals}")
     for w in workers:
@@ -223,7 +229,7 @@ def test_terminated_backends_are_reconnected_and_everything_finishes(side: str, 
     assert left > 0, "the drain ended before the kills did: make the tasks longer"
 
     wait_until(lambda: succeeded(dsn) == n, timeout=60, interval=0.25,
-               message=f"all {n} tasks succeeded (now {statuses(dsn)})")  # fmt: skip
+               message=lambda: f"all {n} tasks succeeded (now {statuses(dsn)})")  # fmt: skip
     totals = check_executions(dsn, n)
     print(f"backend kills: totals {totals}")
     for w in workers:

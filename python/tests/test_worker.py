@@ -173,6 +173,36 @@ def test_claims_only_free_slots(app: Conductor, db_conn: Conn) -> None:
     assert db_conn.execute("select count(*) from conductor.attempts").fetchone() == (5,)
 
 
+def test_results_waiting_for_their_report_hold_back_claims(app: Conductor, db_conn: Conn) -> None:
+    # A stalled report connection must stop the claiming: each result not yet
+    # reported is a task a crash would run again. The cap is 2 x concurrency.
+    @app.task("quick")
+    def quick(payload: Any) -> None:
+        return None
+
+    gate = threading.Event()
+    ids = app.enqueue_many([("quick", {}) for _ in range(12)])
+    worker = fast_worker(app, concurrency=2, poll_interval=0.05)
+    send = worker._send
+
+    def stalled_send(batch: Any) -> None:
+        gate.wait(30)
+        send(batch)
+
+    worker._send = stalled_send  # type: ignore[method-assign]
+    with worker:
+        running = "select count(*) from conductor.tasks where status = 'running'"
+        try:
+            wait_until(lambda: db_conn.execute(running).fetchone() == (4,))
+            # absence of further claims: ten poll intervals, each a chance to claim
+            threading.Event().wait(0.5)
+            assert db_conn.execute(running).fetchone() == (4,)
+            assert worker.running == 0, "the two slots are idle, held back by four unreported results"
+        finally:
+            gate.set()
+        wait_until(lambda: finished(app, *ids))
+
+
 def test_a_notification_wakes_an_idle_worker(app: Conductor) -> None:
     @app.task("ping", queue="pings")
     def ping(payload: Any) -> str:
