@@ -11,9 +11,9 @@ dead-lettering are SQL); it only:
   interval;
 - runs each handler on a ``ThreadPoolExecutor`` of ``concurrency`` threads
   (an unknown kind is failed with ``unknown_kind => true`` without running);
-- reports successes in batches (``conductor.complete_many``, flushed as soon as
-  the queue of results runs dry or after a few milliseconds), failures one by
-  one with the full traceback (``conductor.fail``);
+- reports successes in batches (``conductor.complete_many``: what is queued
+  goes at once when no handler runs, else after a few milliseconds), failures
+  one by one with the full traceback (``conductor.fail``);
 - extends the leases of everything it holds with one ``conductor.heartbeat``
   call per interval, and flags the handlers of tasks answered 'cancelled' or
   'lost' (``ctx.cancelled``), whose results are then discarded;
@@ -197,7 +197,8 @@ class Worker:
     tasks running at once; ``lease``, ``heartbeat_interval``, ``poll_interval``,
     ``reap_interval`` and ``shutdown_grace`` are seconds (or timedeltas).
     ``dsn`` defaults to the app's. ``report_batch`` caps one complete_many call;
-    ``report_linger`` is how long a result may wait for company (seconds).
+    ``report_linger`` is how long a result may wait for company (seconds) while
+    other handlers are running.
 
     ``start()`` returns at once; ``stop(grace)`` stops claiming, waits for the
     running tasks up to the grace period, then releases the rest;
@@ -657,8 +658,8 @@ class Worker:
                 except queue_mod.Empty:
                     pass
                 remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
+                if remaining <= 0 or not self._running:
+                    break  # no running handler can give it company: waiting only delays the next claim
                 try:
                     batch.append(self._reports.get(timeout=remaining))
                 except queue_mod.Empty:
