@@ -1,26 +1,89 @@
 -- Deploy conductor:functions/enqueue to pg
 --
--- Writing work. One implementation, conductor._enqueue(specs) -> ids in input
--- order, validates a batch and inserts it in one statement; enqueue() and
--- enqueue_many() are thin shapes over it. The common path is two statements
--- (validate, insert); a missing parent or a dedupe holder committed meanwhile
--- takes a slower path only when it happens.
+-- Writing work. Two paths share one validation (conductor._spec_problem, an
+-- inlinable SQL expression, and conductor._raise_spec_problem, its messages):
 --
 --   conductor.enqueue(kind, payload, queue, ...) -> bigint
+--       one task: plain statements (a kinds lookup, INSERT ... VALUES), about
+--       4x the batch path's rate for a single task (bench/RESULTS.md)
 --   conductor.enqueue_many(tasks jsonb)          -> setof bigint, in input order
+--   conductor._enqueue(specs) -> ids in input order
+--       a batch in one INSERT; enqueue_many, spawn and tick use it. The common
+--       path is two statements (validate, insert); a missing parent or a dedupe
+--       holder committed meanwhile takes a slower path only when it happens.
 --
 -- Dedupe: a task whose dedupe_key an unfinished task holds is not inserted;
 -- its id in the answer is the holder's. The unique index tasks_dedupe_key is
 -- the arbiter, so concurrent enqueues of one key still give one task.
 --
--- Plans: made afresh each call (plan_cache_mode = force_custom_plan). A cached
--- generic plan made while conductor.tasks was empty stayed on the connection
--- as the table grew, up to 200x slower (bench/stale_plans.py).
+-- Plans: _enqueue's are made afresh each call (plan_cache_mode =
+-- force_custom_plan). A cached generic plan of its joins made while
+-- conductor.tasks was empty stayed on the connection as the table grew, up to
+-- 200x slower (bench/stale_plans.py). enqueue's statements are lookups by a
+-- unique key and an INSERT ... VALUES: their generic plans cannot go stale, so
+-- they are cached.
 --
 -- Locks: the inserted rows, and the holder's index entry while waiting on a
 -- concurrent enqueue of the same dedupe_key. Any number of callers at once.
 
 begin;
+
+create function conductor._spec_problem(s conductor._task_spec) returns text
+  language sql stable
+as $$
+  select case
+           when s.kind is null or s.kind = '' or s.kind <> pg_catalog.btrim(s.kind)
+                or pg_catalog.length(s.kind) > 200 then 'QC101'
+           when s.payload is null or pg_catalog.jsonb_typeof(s.payload) <> 'object' then 'QC102'
+           when pg_catalog.pg_column_size(s.payload) > conductor._max_payload_bytes() then 'QC103'
+           when s.queue is null or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$' then 'QC104'
+           when s.max_attempts < 1 or s.max_recoveries < 0
+                or s.backoff_base < interval '0' or s.backoff_max < interval '0'
+                or s.backoff_factor < 1
+                or pg_catalog.octet_length(s.dedupe_key) > 1000
+                or pg_catalog.octet_length(s.concurrency_key) > 1000 then 'QC106'
+         end
+$$;
+
+comment on function conductor._spec_problem(conductor._task_spec) is
+$$The SQLSTATE a task spec would be refused with (QC101-QC104, QC106), or NULL when it is valid.$$;
+
+create function conductor._raise_spec_problem(code text, ord bigint, s conductor._task_spec) returns void
+  language plpgsql stable
+as $$
+begin
+  case code
+  when 'QC101' then
+    raise exception 'invalid kind %: a kind is a non-empty name of at most 200 characters without surrounding spaces',
+      coalesce(pg_catalog.quote_literal(s.kind), 'NULL')
+      using errcode = 'QC101', detail = pg_catalog.format('task #%s of the batch', ord);
+  when 'QC102' then
+    raise exception 'invalid payload for kind %: a payload is a JSON object, got %',
+      pg_catalog.quote_literal(s.kind), coalesce(pg_catalog.jsonb_typeof(s.payload), 'SQL NULL')
+      using errcode = 'QC102', detail = pg_catalog.format('task #%s of the batch', ord);
+  when 'QC103' then
+    raise exception 'payload too large for kind %: % bytes, the limit is % bytes',
+      pg_catalog.quote_literal(s.kind), pg_catalog.pg_column_size(s.payload), conductor._max_payload_bytes()
+      using errcode = 'QC103',
+            hint = 'Store large data elsewhere and pass a reference, or raise conductor.max_payload_bytes.';
+  when 'QC104' then
+    raise exception 'invalid queue %: a queue name is 1-100 letters, digits and _ . : / -, starting with a letter or digit',
+      coalesce(pg_catalog.quote_literal(s.queue), 'NULL')
+      using errcode = 'QC104';
+  else
+    raise exception 'invalid retry policy for kind %: max_attempts % (>= 1), max_recoveries % (>= 0), backoff base % and max % (>= 0), factor % (>= 1), dedupe_key and concurrency_key at most 1000 bytes',
+      pg_catalog.quote_literal(s.kind), s.max_attempts, s.max_recoveries,
+      s.backoff_base, s.backoff_max, s.backoff_factor
+      using errcode = 'QC106', detail = pg_catalog.format('task #%s of the batch', ord);
+  end case;
+end
+$$;
+
+comment on function conductor._raise_spec_problem(text, bigint, conductor._task_spec) is
+$$Raises the error _spec_problem named for task #ord: its SQLSTATE, a message naming the value.$$;
+
+revoke execute on function conductor._spec_problem(conductor._task_spec) from public;
+revoke execute on function conductor._raise_spec_problem(text, bigint, conductor._task_spec) from public;
 
 create function conductor._enqueue(specs conductor._task_spec[])
   returns bigint[]
@@ -31,67 +94,19 @@ create function conductor._enqueue(specs conductor._task_spec[])
 as $$
 declare
   v_now timestamptz := conductor.now();
-  v_max_bytes integer := conductor._max_payload_bytes();
   v_bad record;
   v_ids bigint[];
   v_missing_parent bigint;
 begin
-  select s.ordinality as ord, s.kind, s.queue, s.payload, s.max_attempts, s.max_recoveries,
-         s.backoff_base, s.backoff_factor, s.backoff_max, s.dedupe_key, s.concurrency_key,
-         case
-           when s.kind is null or s.kind = '' or s.kind <> pg_catalog.btrim(s.kind)
-                or pg_catalog.length(s.kind) > 200 then 'QC101'
-           when s.payload is null or pg_catalog.jsonb_typeof(s.payload) <> 'object' then 'QC102'
-           when pg_catalog.pg_column_size(s.payload) > v_max_bytes then 'QC103'
-           when s.queue is null or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$' then 'QC104'
-           when s.max_attempts < 1 or s.max_recoveries < 0
-                or s.backoff_base < interval '0' or s.backoff_max < interval '0'
-                or s.backoff_factor < 1
-                or pg_catalog.octet_length(s.dedupe_key) > 1000
-                or pg_catalog.octet_length(s.concurrency_key) > 1000 then 'QC106'
-         end as code
+  -- the first bad spec, in array order (a function scan keeps it)
+  select conductor._spec_problem(s) as code, s as spec
     into v_bad
-    from pg_catalog.unnest(_enqueue.specs) with ordinality as s
-   where s.kind is null or s.kind = '' or s.kind <> pg_catalog.btrim(s.kind)
-      or pg_catalog.length(s.kind) > 200
-      or s.payload is null or pg_catalog.jsonb_typeof(s.payload) <> 'object'
-      or pg_catalog.pg_column_size(s.payload) > v_max_bytes
-      or s.queue is null or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$'
-      or s.max_attempts < 1 or s.max_recoveries < 0
-      or s.backoff_base < interval '0' or s.backoff_max < interval '0'
-      or s.backoff_factor < 1
-      or pg_catalog.octet_length(s.dedupe_key) > 1000
-      or pg_catalog.octet_length(s.concurrency_key) > 1000
-   order by s.ordinality
+    from pg_catalog.unnest(_enqueue.specs) as s
+   where conductor._spec_problem(s) is not null
    limit 1;
-
   if found then
-    case v_bad.code
-    when 'QC101' then
-      raise exception 'invalid kind %: a kind is a non-empty name of at most 200 characters without surrounding spaces',
-        coalesce(pg_catalog.quote_literal(v_bad.kind), 'NULL')
-        using errcode = 'QC101', detail = pg_catalog.format('task #%s of the batch', v_bad.ord);
-    when 'QC102' then
-      raise exception 'invalid payload for kind %: a payload is a JSON object, got %',
-        pg_catalog.quote_literal(v_bad.kind),
-        coalesce(pg_catalog.jsonb_typeof(v_bad.payload), 'SQL NULL')
-        using errcode = 'QC102', detail = pg_catalog.format('task #%s of the batch', v_bad.ord);
-    when 'QC103' then
-      raise exception 'payload too large for kind %: % bytes, the limit is % bytes',
-        pg_catalog.quote_literal(v_bad.kind), pg_catalog.pg_column_size(v_bad.payload), v_max_bytes
-        using errcode = 'QC103',
-              hint = 'Store large data elsewhere and pass a reference, or raise conductor.max_payload_bytes.';
-    when 'QC104' then
-      raise exception 'invalid queue %: a queue name is 1-100 letters, digits and _ . : / -, starting with a letter or digit',
-        coalesce(pg_catalog.quote_literal(v_bad.queue), 'NULL')
-        using errcode = 'QC104';
-    else
-      raise exception 'invalid retry policy for kind %: max_attempts % (>= 1), max_recoveries % (>= 0), backoff base % and max % (>= 0), factor % (>= 1), dedupe_key and concurrency_key at most 1000 bytes',
-        pg_catalog.quote_literal(v_bad.kind), v_bad.max_attempts, v_bad.max_recoveries,
-        v_bad.backoff_base, v_bad.backoff_max, v_bad.backoff_factor
-        using errcode = 'QC106',
-              detail = pg_catalog.format('task #%s of the batch', v_bad.ord);
-    end case;
+    perform conductor._raise_spec_problem(v_bad.code, pg_catalog.array_position(_enqueue.specs, v_bad.spec),
+                                          v_bad.spec);
   end if;
 
   -- Ids are drawn before the insert so a root can be its own root_id, and the
@@ -182,12 +197,61 @@ create function conductor.enqueue(
   security definer
   set search_path = ''
 as $$
+#variable_conflict use_column
+declare
+  v_spec conductor._task_spec := row(
+    enqueue.kind, enqueue.payload, enqueue.queue, enqueue.priority, enqueue.run_at,
+    enqueue.max_attempts, enqueue.dedupe_key, enqueue.concurrency_key, enqueue.parent_id,
+    enqueue.max_recoveries, enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max);
+  v_problem text := conductor._spec_problem(v_spec);
+  v_now timestamptz := conductor.now();
+  v_id bigint;
+  v_root bigint;
+  v_kind_attempts integer;
+  v_kind_recoveries integer;
 begin
-  return (conductor._enqueue(array[row(
-            enqueue.kind, enqueue.payload, enqueue.queue, enqueue.priority, enqueue.run_at,
-            enqueue.max_attempts, enqueue.dedupe_key, enqueue.concurrency_key,
-            enqueue.parent_id, enqueue.max_recoveries, enqueue.backoff_base,
-            enqueue.backoff_factor, enqueue.backoff_max)::conductor._task_spec]))[1];
+  if v_problem is not null then
+    perform conductor._raise_spec_problem(v_problem, 1, v_spec);
+  end if;
+  v_id := pg_catalog.nextval('conductor.tasks_id_seq');
+  v_root := v_id;
+  if enqueue.parent_id is not null then
+    select p.root_id into v_root from conductor.tasks p where p.id = enqueue.parent_id;
+    if not found then
+      raise exception 'parent task % does not exist', enqueue.parent_id using errcode = 'QC203';
+    end if;
+  end if;
+  if enqueue.max_attempts is null or enqueue.max_recoveries is null then
+    select k.max_attempts, k.max_recoveries into v_kind_attempts, v_kind_recoveries
+      from conductor.kinds k where k.kind = enqueue.kind;
+  end if;
+
+  insert into conductor.tasks as t (
+    id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
+    backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
+    parent_id, root_id, enqueued_at)
+  values (v_id, enqueue.queue, enqueue.kind, enqueue.payload, coalesce(enqueue.priority, 0),
+          coalesce(enqueue.run_at, v_now), coalesce(enqueue.max_attempts, v_kind_attempts, 1),
+          coalesce(enqueue.max_recoveries, v_kind_recoveries, 3), enqueue.backoff_base,
+          enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key, enqueue.concurrency_key,
+          enqueue.parent_id, v_root, v_now)
+  on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
+  do nothing;
+  if found then
+    return v_id;
+  end if;
+
+  -- a dedupe holder, committed before this statement began or while it waited
+  select holder.id into v_id
+    from conductor.tasks holder
+   where holder.dedupe_key = enqueue.dedupe_key
+     and holder.status in ('queued', 'running', 'waiting');
+  if not found then
+    raise exception 'the holder of dedupe_key % finished while this enqueue waited for it',
+      pg_catalog.quote_literal(enqueue.dedupe_key)
+      using errcode = '40001', hint = 'Retry the enqueue.';
+  end if;
+  return v_id;
 end
 $$;
 
