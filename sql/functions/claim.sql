@@ -27,8 +27,38 @@
 -- afresh (force_custom_plan): a cached generic plan made while the table was
 -- empty or small stayed on the connection as it grew, 5-200x slower
 -- (bench/stale_plans.py); planning costs less than that risk.
+--
+-- Pinned xmin horizon (a long transaction elsewhere): the index entries of
+-- every task claimed since cannot be removed, and they sit at the head of the
+-- ready index, where each claim's scan starts and must step over them all:
+-- claims get slower with every task claimed while the horizon is held. So
+-- when a full scan takes longer than conductor.claim_slow_scan (default 1 ms),
+-- the session remembers the position after the last task it claimed (setting
+-- conductor.claim_position) and, until the next full scan, claims in three
+-- steps, each only if the previous found too few: tasks of higher priority
+-- than the position's; tasks after the position at its priority (stepping
+-- over only what others claimed since); a full scan. The next full scan comes
+-- after 2 s, or 20 times the last full scan's time if longer (at most 5 % of
+-- the claims' time goes to full scans however long they get). What the
+-- position passes over (a task returned to the queue behind it, or one whose
+-- enqueueing transaction began earlier) waits for that full scan. After a fast
+-- full scan nothing is remembered: claims keep the exact order. Not used for
+-- claims with concurrency keys.
 
 begin;
+
+create function conductor._claim_slow_scan() returns interval
+  language sql stable
+as $$
+  select coalesce(nullif(pg_catalog.current_setting('conductor.claim_slow_scan', true), '')::interval,
+                  interval '1 millisecond')
+$$;
+
+comment on function conductor._claim_slow_scan() is
+$$How long a full claim scan may take before the session claims from a remembered position
+(setting conductor.claim_slow_scan, default 1 ms).$$;
+
+revoke execute on function conductor._claim_slow_scan() from public;
 
 create function conductor.claim(
   worker_id text,
@@ -65,6 +95,16 @@ declare
   v_keys text[];
   v_ids bigint[];
   v_seen bigint[];
+  v_scope text;
+  v_position text[];
+  v_after_priority integer;
+  v_after_run_at timestamptz;
+  v_after_id bigint;
+  v_until double precision;
+  v_stage integer := 3;  -- 1: above the position's priority, 2: after the position, 3: full scan
+  v_started timestamptz;
+  v_more bigint[];
+  v_more_seen bigint[];
 begin
   if claim.worker_id is null or claim.worker_id = '' then
     raise exception 'claim needs a worker_id' using errcode = 'QC106';
@@ -117,25 +157,79 @@ begin
   -- Pick, in claim order, and lock the tasks (one statement per case, each a
   -- plan of its own): the plain cases scan one ready index; with keys, the
   -- tasks of locked keys that have nothing running come in too, one per key.
-  if v_keys is null and v_one_queue is not null then
-    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-      into v_ids, v_seen
-      from (select t.id, t.started_at from conductor.tasks t
-             where t.status = 'queued' and t.queue = v_one_queue and t.run_at <= v_now
-               and t.concurrency_key is null
-             order by t.priority desc, t.run_at, t.id
-             limit claim.max_tasks
-               for update skip locked) p;
-  elsif v_keys is null then
-    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-      into v_ids, v_seen
-      from (select t.id, t.started_at from conductor.tasks t
-             where t.status = 'queued' and t.run_at <= v_now
-               and (claim.queues is null or t.queue = any (claim.queues))
-               and t.concurrency_key is null
-             order by t.priority desc, t.run_at, t.id
-             limit claim.max_tasks
-               for update skip locked) p;
+  if v_keys is null then
+    -- Under a pinned xmin horizon, see the map: a remembered position, else the full scan.
+    v_scope := coalesce(pg_catalog.array_to_string(claim.queues, ','), '*');
+    v_position := pg_catalog.string_to_array(pg_catalog.current_setting('conductor.claim_position', true), '|');
+    if v_position[1] = v_scope
+       and v_position[5]::double precision > extract(epoch from pg_catalog.clock_timestamp()) then
+      v_after_priority := v_position[2]::integer;
+      v_after_run_at := timestamptz 'epoch' + v_position[3]::bigint * interval '1 microsecond';
+      v_after_id := v_position[4]::bigint;
+      v_until := v_position[5]::double precision;
+    end if;
+    if v_until is not null then
+      v_stage := 1;
+    end if;
+    loop
+      v_started := pg_catalog.clock_timestamp();
+      if v_one_queue is not null then
+        select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+          into v_more, v_more_seen
+          from (select t.id, t.started_at from conductor.tasks t
+                 where t.status = 'queued' and t.queue = v_one_queue and t.run_at <= v_now
+                   and t.concurrency_key is null
+                   and case v_stage
+                         when 1 then t.priority > v_after_priority
+                         when 2 then t.priority = v_after_priority
+                                     and (t.run_at, t.id) > (v_after_run_at, v_after_id)
+                         else true end
+                   and (v_ids is null or t.id <> all (v_ids))
+                 order by t.priority desc, t.run_at, t.id
+                 limit claim.max_tasks - coalesce(pg_catalog.cardinality(v_ids), 0)
+                   for update skip locked) p;
+      else
+        select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+          into v_more, v_more_seen
+          from (select t.id, t.started_at from conductor.tasks t
+                 where t.status = 'queued' and t.run_at <= v_now
+                   and (claim.queues is null or t.queue = any (claim.queues))
+                   and t.concurrency_key is null
+                   and case v_stage
+                         when 1 then t.priority > v_after_priority
+                         when 2 then t.priority = v_after_priority
+                                     and (t.run_at, t.id) > (v_after_run_at, v_after_id)
+                         else true end
+                   and (v_ids is null or t.id <> all (v_ids))
+                 order by t.priority desc, t.run_at, t.id
+                 limit claim.max_tasks - coalesce(pg_catalog.cardinality(v_ids), 0)
+                   for update skip locked) p;
+      end if;
+      v_ids := v_ids || v_more;
+      v_seen := v_seen || v_more_seen;
+      if v_stage = 3 then
+        -- a slow full scan means dead index entries at the head: remember the
+        -- position, and scan in full again after 2 s or 20 times this scan's time
+        v_until := case when pg_catalog.clock_timestamp() - v_started >= conductor._claim_slow_scan()
+                        then extract(epoch from pg_catalog.clock_timestamp())
+                             + greatest(2, 20 * extract(epoch from pg_catalog.clock_timestamp() - v_started)) end;
+        exit;
+      end if;
+      exit when pg_catalog.cardinality(v_ids) = claim.max_tasks;
+      v_stage := v_stage + 1;
+    end loop;
+    if v_until is not null and v_ids is not null then
+      select pg_catalog.concat_ws('|', v_scope, t.priority,
+               (extract(epoch from t.run_at) * 1000000)::bigint, t.id, v_until)
+        into v_scope
+        from conductor.tasks t
+       where t.id = any (v_ids)
+       order by t.priority, t.run_at desc, t.id desc
+       limit 1;
+      perform pg_catalog.set_config('conductor.claim_position', v_scope, false);
+    elsif pg_catalog.cardinality(v_position) > 0 and v_until is null then
+      perform pg_catalog.set_config('conductor.claim_position', '', false);
+    end if;
   else
     select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
       into v_ids, v_seen

@@ -38,7 +38,8 @@ begin
 
   return query
   with given as materialized (
-    -- attempts by primary key first, then their tasks by primary key
+    -- attempts by primary key first, then their tasks by primary key (status::text
+    -- keeps the planner off tasks_running; see conductor._complete)
     select a.id, a.task_id from conductor.attempts a
      where a.id = any (heartbeat.attempt_ids) and a.worker_id = heartbeat.worker_id
   ), extended as (
@@ -47,7 +48,7 @@ begin
       from given
      where t.id = given.task_id
        and t.attempt_id = given.id
-       and t.status = 'running'
+       and t.status::text = 'running'
     returning t.attempt_id
   )
   select given.id, a.task_id,

@@ -106,6 +106,8 @@ $$;
 
 -- The fence of every call a worker makes about one claim: the task the attempt
 -- still holds (running, tasks.attempt_id = the attempt), locked; else raises.
+-- status::text keeps the planner on the primary key, off tasks_running (see
+-- conductor._complete).
 create function conductor._held_task(attempt_id bigint) returns conductor.tasks
   language plpgsql volatile
   set search_path = ''
@@ -115,7 +117,7 @@ declare
 begin
   select t.* into v_task
     from conductor.attempts a
-    join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status = 'running'
+    join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status::text = 'running'
    where a.id = _held_task.attempt_id
      for no key update of t;
   if not found then

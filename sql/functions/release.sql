@@ -27,7 +27,7 @@ begin
    where a.id = release.attempt_id
      and t.id = a.task_id
      and t.attempt_id = a.id
-     and t.status = 'running'
+     and t.status::text = 'running'  -- off tasks_running: see conductor._complete
   returning t.id, t.queue, t.run_at into v_task_id, v_queue, v_run_at;
   if not found then
     perform conductor._refuse(release.attempt_id);

@@ -3,5 +3,6 @@
 begin;
 
 drop function conductor.claim(text, text[], integer, interval);
+drop function conductor._claim_slow_scan();
 
 commit;
