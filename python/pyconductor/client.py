@@ -314,12 +314,17 @@ class Conductor:
         A ``dedupe_key`` held by an unfinished task returns that task's id.
         Raises InvalidKind, InvalidPayload, PayloadTooLarge, InvalidQueue,
         InvalidArgument, NotFound (parent)."""
-        return self.enqueue_many([self.task_spec(
+        spec = self.task_spec(
             kind, payload, queue=queue, priority=priority, run_at=run_at, max_attempts=max_attempts,
             dedupe_key=dedupe_key, concurrency_key=concurrency_key, parent_id=parent_id,
             max_recoveries=max_recoveries, backoff_base=backoff_base, backoff_factor=backoff_factor,
             backoff_max=backoff_max,
-        )])[0]  # fmt: skip
+        )  # fmt: skip
+        try:
+            spec["payload"] = dumps_json(spec["payload"])
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgument(f"a payload is not JSON-serialisable: {exc}") from exc
+        return int(self._fetch(queries.enqueue(spec), spec)[0]["id"])
 
     def enqueue_many(self, specs: Iterable[Mapping[str, Any] | Sequence[Any]]) -> list[int]:
         """Write a batch of tasks in one statement; returns their ids in input order.

@@ -7,10 +7,34 @@ The functions' contracts are their ``COMMENT ON FUNCTION`` (``\\df+ conductor.*`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from functools import lru_cache
+
 # -- client ------------------------------------------------------------------------
-# A single task goes through enqueue_many too: a key left out of the JSON object
-# takes the database's default (queue, max_attempts, ...), so Python decides none.
+# A key left out of a task (a JSON object for enqueue_many, a parameter not named
+# for enqueue) takes the database's default (queue, max_attempts, ...), so Python
+# decides none.
 ENQUEUE_MANY = "select id from conductor.enqueue_many(tasks => %(tasks)s::jsonb) as id"
+# conductor.enqueue's parameters in its order, each with the cast its value needs
+ENQUEUE_PARAMETERS = {
+    "kind": "", "payload": "::jsonb", "queue": "", "priority": "::integer", "run_at": "::timestamptz",
+    "max_attempts": "::integer", "dedupe_key": "", "concurrency_key": "", "parent_id": "::bigint",
+    "max_recoveries": "::integer", "backoff_base": "::interval", "backoff_factor": "::float8",
+    "backoff_max": "::interval",
+}  # fmt: skip
+
+
+@lru_cache(maxsize=128)
+def _enqueue(names: frozenset[str]) -> str:
+    args = ", ".join(f"{name} => %({name})s{cast}" for name, cast in ENQUEUE_PARAMETERS.items() if name in names)
+    return f"select conductor.enqueue({args}) as id"
+
+
+def enqueue(names: Iterable[str]) -> str:
+    """``conductor.enqueue`` naming only the parameters in ``names``."""
+    return _enqueue(frozenset(names))
+
+
 GET_TASK = "select * from conductor.get_task(task_id => %(task_id)s)"
 CANCEL = "select conductor.cancel(task_id => %(task_id)s)"
 RETRY = "select conductor.retry(task_id => %(task_id)s)"

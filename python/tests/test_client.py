@@ -51,6 +51,19 @@ def test_enqueue_leaves_defaults_to_the_database(app: Conductor) -> None:
     assert (info.queue, info.priority, info.max_attempts, info.max_recoveries) == ("default", 0, 1, 3)
 
 
+def test_enqueue_passes_every_option(app: Conductor, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    parent = app.enqueue("demo.parent")
+    task_id = app.enqueue("demo.child", {"x": [1, "two"]}, queue="q1", priority=-2, max_attempts=4,
+                          dedupe_key="d-1", concurrency_key="c-1", parent_id=parent, max_recoveries=0,
+                          backoff_factor=1.5)  # fmt: skip
+    row = conn.execute(
+        "select payload, queue, priority, max_attempts, dedupe_key, concurrency_key, parent_id, root_id,"
+        " max_recoveries, backoff_factor from conductor.tasks where id = %s", (task_id,)).fetchone()  # fmt: skip
+    assert row == ({"x": [1, "two"]}, "q1", -2, 4, "d-1", "c-1", parent, parent, 0, 1.5)
+    with pytest.raises(InvalidArgument, match="JSON-serialisable"):
+        app.enqueue("demo.child", {"when": object()})
+
+
 def test_enqueue_run_at_and_backoff(app: Conductor, conn: psycopg.Connection[tuple[object, ...]]) -> None:
     due = datetime(2030, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
     task_id = app.enqueue("demo.later", run_at=due, backoff_base=timedelta(seconds=5), backoff_max=60)
