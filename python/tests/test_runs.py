@@ -206,9 +206,15 @@ def test_spawn_takes_the_childs_registered_defaults_and_options(app: Conductor, 
 
 def test_fan_out_of_50_children_joined_by_the_parent(app: Conductor, db_conn: Conn) -> None:
     runs: list[int] = []
+    parent_waits = threading.Event()
 
     @app.task("fan.child")
     def child(payload: dict[str, int]) -> int:
+        # Children end only once the parent has parked its wait: else the 50 may
+        # all finish while it still spawns, and its wait is ready without parking.
+        if not parent_waits.is_set():
+            wait_until(lambda: app.get(task_id).status == "waiting", timeout=30)
+            parent_waits.set()
         return payload["n"] * 2
 
     @app.task("fan.parent")
@@ -474,7 +480,9 @@ def test_waiting_runs_hold_no_slot(app: Conductor, db_conn: Conn) -> None:
             for i in range(100):
                 conn.execute("select conductor.emit_event(name => %s, payload => %s::jsonb)", (f"slot-{i}", f'{{"i": {i}}}'))
         wait_until(lambda: statuses(db_conn, ids) == {"succeeded": 100}, timeout=30)
-        assert worker.stats["suspended"] == 100 and worker.stats["succeeded"] == 100
+        # the worker counts a success once complete_many has answered, just after the commit
+        wait_until(lambda: worker.stats["succeeded"] == 100, timeout=10)
+        assert worker.stats["suspended"] == 100
     results = dict(db_conn.execute("select id, result from conductor.tasks where id = any(%s)", (ids,)).fetchall())
     assert [results[t] for t in ids] == [i * 3 for i in range(100)]
 

@@ -97,6 +97,7 @@ declare
   v_seen bigint[];
   v_scope text;
   v_position text[];
+  v_remembered text;
   v_after_priority integer;
   v_after_run_at timestamptz;
   v_after_id bigint;
@@ -221,12 +222,12 @@ begin
     if v_until is not null and v_ids is not null then
       select pg_catalog.concat_ws('|', v_scope, t.priority,
                (extract(epoch from t.run_at) * 1000000)::bigint, t.id, v_until)
-        into v_scope
+        into v_remembered
         from conductor.tasks t
        where t.id = any (v_ids)
-       order by t.priority, t.run_at desc, t.id desc
+       order by t.priority, t.run_at desc, t.id desc  -- the last claimed, in claim order
        limit 1;
-      perform pg_catalog.set_config('conductor.claim_position', v_scope, false);
+      perform pg_catalog.set_config('conductor.claim_position', v_remembered, false);
     elsif pg_catalog.cardinality(v_position) > 0 and v_until is null then
       perform pg_catalog.set_config('conductor.claim_position', '', false);
     end if;
