@@ -25,9 +25,10 @@ worker's own connections are stuck.
   worker_tasks_total{event}        the worker's own counters (claimed, succeeded,
                                    failed, unknown, discarded, refused, released):
                                    what the database accepted, totals only
-  handler_runs_total{kind,queue,outcome}  handler calls by outcome: succeeded,
-                                   retried (raised with attempts left), failed
-                                   (raised on its last attempt)
+  handler_runs_total{kind,queue,outcome}  handler outcomes as the database took
+                                   them: succeeded, retried (fail requeued the
+                                   task), failed (fail ended it), refused (the
+                                   attempt no longer held the task)
   handler_duration_seconds{kind,queue}    histogram of handler run time
   worker_in_flight, worker_held, worker_concurrency, worker_leader{lock}
   database_up                      1 when ``select 1`` worked during this scrape
@@ -37,8 +38,9 @@ worker's own connections are stuck.
   queue_failure_rate{queue}
   stats_available                  0 while ``conductor.stats()`` does not exist
 
-The handler metrics come from timing each registered handler (see
-:func:`instrument_handlers`), because the Worker keeps totals only.
+The handler metrics come from the Worker's ``outcome_listeners``: each
+outcome once the database answered (so 'retried' is what ``conductor.fail``
+decided, not a guess), with the handler's run time.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -63,10 +65,9 @@ from pyconductor import queries
 
 if TYPE_CHECKING:
     from pyconductor.context import TaskContext
-    from pyconductor.registry import Registry
     from pyconductor.worker import Worker
 
-__all__ = ["EndpointServer", "WorkerMetrics", "instrument_handlers", "parse_hostport", "probe_database"]
+__all__ = ["EndpointServer", "WorkerMetrics", "parse_hostport", "probe_database"]
 
 logger = logging.getLogger("pyconductor")
 
@@ -128,7 +129,7 @@ class WorkerMetrics(Collector):
         self.probe_timeout = probe_timeout
         self.registry = CollectorRegistry(auto_describe=False)
         self.handler_runs = Counter(
-            "conductor_handler_runs", "Handler calls by kind, queue and outcome (succeeded, retried, failed).",
+            "conductor_handler_runs", "Handler outcomes by kind and queue (succeeded, retried, failed, refused).",
             ["kind", "queue", "outcome"], registry=self.registry,
         )  # fmt: skip
         self.handler_duration = Histogram(
@@ -136,11 +137,13 @@ class WorkerMetrics(Collector):
             ["kind", "queue"], buckets=DURATION_BUCKETS, registry=self.registry,
         )  # fmt: skip
         self.registry.register(self)
+        worker.outcome_listeners.append(self.observe)
 
-    def observe(self, kind: str, queue: str, outcome: str, seconds: float) -> None:
-        """Record one handler call (what :func:`instrument_handlers` calls)."""
-        self.handler_runs.labels(kind, queue, outcome).inc()
-        self.handler_duration.labels(kind, queue).observe(seconds)
+    def observe(self, ctx: TaskContext, outcome: str, handler_ms: float | None) -> None:
+        """Record one handler outcome (a Worker outcome listener)."""
+        self.handler_runs.labels(ctx.kind, ctx.queue, outcome).inc()
+        if handler_ms is not None:
+            self.handler_duration.labels(ctx.kind, ctx.queue).observe(handler_ms / 1000)
 
     def collect(self) -> Iterable[Metric]:
         w = self.worker
@@ -200,33 +203,6 @@ class WorkerMetrics(Collector):
         yield age
         yield from done.values()
         yield rate
-
-
-def instrument_handlers(registry: Registry, metrics: WorkerMetrics) -> None:
-    """Time every handler registered in ``registry`` (now) and record each call's
-    outcome in ``metrics``: succeeded (returned), retried (raised with attempts
-    left: conductor.fail requeues it), failed (raised on its last attempt).
-    Idempotent. A stopgap until the Worker offers a per-outcome hook."""
-    for task in registry:
-        if getattr(task.run, "_conductor_timed", False):
-            continue
-        task.run = _timed(task.run, task.kind, metrics)  # type: ignore[method-assign]
-
-
-def _timed(run: Callable[[Any, TaskContext], Any], kind: str, metrics: WorkerMetrics) -> Callable[..., Any]:
-    def timed(payload: Any, ctx: TaskContext) -> Any:
-        start = time.perf_counter()
-        try:
-            result = run(payload, ctx)
-        except BaseException:
-            outcome = "retried" if ctx.attempt < ctx.max_attempts else "failed"
-            metrics.observe(kind, ctx.queue, outcome, time.perf_counter() - start)
-            raise
-        metrics.observe(kind, ctx.queue, "succeeded", time.perf_counter() - start)
-        return result
-
-    timed._conductor_timed = True  # type: ignore[attr-defined]
-    return timed
 
 
 def health(worker: Worker, dsn: str | None = None, timeout: float = PROBE_TIMEOUT) -> tuple[int, dict[str, Any]]:
@@ -289,8 +265,7 @@ class _Server(ThreadingHTTPServer):
 class EndpointServer:
     """``/health`` and ``/metrics`` of ``worker`` on ``host:port`` (port 0: any
     free port; read ``.port``). ``start()`` binds and serves from a daemon
-    thread; ``stop()`` shuts it down. Handlers registered on the worker's app
-    are timed for the handler metrics (:func:`instrument_handlers`)."""
+    thread; ``stop()`` shuts it down."""
 
     def __init__(self, worker: Worker, host: str = "127.0.0.1", port: int = 9100, *,
                  dsn: str | None = None, probe_timeout: float = PROBE_TIMEOUT) -> None:  # fmt: skip
@@ -309,7 +284,6 @@ class EndpointServer:
         return f"http://{host}:{self.port}"
 
     def start(self) -> EndpointServer:
-        instrument_handlers(self.worker.app.registry, self.metrics)
         server_cls = _Server
         if ":" in self.host:
             import socket

@@ -255,6 +255,12 @@ class Worker:
             raise ValueError("a Worker with neither tasks nor the scheduler has nothing to do")
         self._scheduler: Scheduler | None = None
 
+        # fn(ctx, outcome, handler_ms) once the database has taken a handler's outcome:
+        # 'succeeded', 'retried' (fail requeued the task), 'failed' (fail ended it:
+        # failed or dead), 'refused' (its attempt no longer held the task). Called on
+        # the reporting thread, before the worker's stats count it; keep it quick.
+        # What /metrics counts.
+        self.outcome_listeners: list[Callable[[TaskContext, str, float | None], None]] = []
         self._lock = threading.Lock()
         self._held: dict[int, TaskContext] = {}  # claimed, not yet reported
         self._running: dict[int, TaskContext] = {}  # handler running
@@ -689,10 +695,12 @@ class Worker:
             for r in oks:
                 if r.ctx.attempt_id in refused:
                     r.ctx.cancel(refused[r.ctx.attempt_id])
+                    self._outcome(r, "refused")
                     self._count("refused")
                     logger.warning("result of task %d (%s) refused: %s; discarded", r.ctx.task_id, r.ctx.kind,
                                    refused[r.ctx.attempt_id], extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
                 else:
+                    self._outcome(r, "succeeded")
                     self._count("succeeded")
                     logger.debug("task %d (%s) succeeded", r.ctx.task_id, r.ctx.kind,
                                  extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
@@ -702,12 +710,21 @@ class Worker:
             try:
                 self._send_one(r)
             except (LeaseLost, TaskCancelled, NotFound) as exc:
+                if r.what == "fail":
+                    self._outcome(r, "refused")
                 self._count("refused")
                 logger.warning("%s of task %d (%s) refused: %s", r.what, r.ctx.task_id, r.ctx.kind, exc,
                                extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
             except ConductorError as exc:
                 logger.error("%s of task %d (%s) failed: %s", r.what, r.ctx.task_id, r.ctx.kind, exc,
                              extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+
+    def _outcome(self, r: _Report, outcome: str) -> None:
+        for listener in self.outcome_listeners:
+            try:
+                listener(r.ctx, outcome, r.duration_ms)
+            except Exception:  # noqa: BLE001 - a listener never stops the reporting
+                logger.exception("outcome listener %r failed", listener, extra=self._log_extra())
 
     def _send_one(self, r: _Report) -> None:
         def fetch(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -729,6 +746,8 @@ class Worker:
             "attempt_id": r.ctx.attempt_id, "error": r.error, "retry_at": r.retry_at, "traceback": r.traceback,
             "unknown_kind": unknown,
         })[0]["fail"]  # fmt: skip
+        if not unknown:
+            self._outcome(r, "retried" if status == "queued" else "failed")
         self._count("unknown" if unknown else "failed")
         if status == "queued":
             logger.warning("task %d (%s) failed, will retry: %s", r.ctx.task_id, r.ctx.kind, r.error,

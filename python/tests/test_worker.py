@@ -203,6 +203,32 @@ def test_results_waiting_for_their_report_hold_back_claims(app: Conductor, db_co
         wait_until(lambda: finished(app, *ids))
 
 
+def test_outcome_listeners_hear_what_the_database_decided(app: Conductor, caplog: pytest.LogCaptureFixture) -> None:
+    @app.task("flaky", max_attempts=2, backoff_base=0)
+    def flaky(payload: Any, ctx: TaskContext) -> None:
+        if ctx.attempt == 1:
+            raise RuntimeError("first time")
+
+    @app.task("doomed")
+    def doomed(payload: Any) -> None:
+        raise RuntimeError("always")
+
+    heard: list[tuple[str, str, int, bool]] = []
+
+    def broken(ctx: TaskContext, outcome: str, handler_ms: float | None) -> None:
+        raise ValueError("a listener's bug")
+
+    worker = fast_worker(app)
+    worker.outcome_listeners.append(broken)
+    worker.outcome_listeners.append(lambda ctx, outcome, ms: heard.append((ctx.kind, outcome, ctx.attempt, ms is not None)))
+    ids = [flaky.enqueue(), doomed.enqueue()]
+    with caplog.at_level(logging.ERROR, logger="pyconductor"), worker:
+        wait_until(lambda: finished(app, *ids) and len(heard) == 3)
+    assert sorted(heard) == [("doomed", "failed", 1, True), ("flaky", "retried", 1, True), ("flaky", "succeeded", 2, True)]
+    assert [app.get(i).status for i in ids] == ["succeeded", "failed"]
+    assert "outcome listener" in caplog.text, "a failing listener is logged, and reporting goes on"
+
+
 def test_a_notification_wakes_an_idle_worker(app: Conductor) -> None:
     @app.task("ping", queue="pings")
     def ping(payload: Any) -> str:
