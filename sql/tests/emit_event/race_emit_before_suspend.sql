@@ -30,18 +30,7 @@ select dblink_exec('emitter', 'begin') as b \gset
 select n from dblink('emitter', format('select conductor.emit_event(%L, ''"late"'')', :'q' || '-2')) as r(n int) \gset
 select dblink_send_query('waiter', format('select state, result from conductor.suspend(%s, ''approval#2'', ''event'', %L)',
                                           :attempt_id, :'q' || '-2')) as sent \gset
-set local conductor_tests.waiter_pid = :'waiter_pid';
-do $$
-declare
-  v_deadline timestamptz := clock_timestamp() + interval '10 seconds';
-begin
-  while not exists (select from pg_stat_activity
-                     where pid = current_setting('conductor_tests.waiter_pid')::int and wait_event_type = 'Lock')
-        and clock_timestamp() < v_deadline loop
-    perform pg_sleep(0.01);
-  end loop;
-end
-$$;
+select conductor_tests.await_lock_wait(:waiter_pid) as lock_wait \gset
 select is(dblink_is_busy('waiter'), 1, 'The suspend waits while the emit is uncommitted.');
 select dblink_exec('emitter', 'commit') as c \gset
 select results_eq($$select * from dblink_get_result('waiter') as r(state text, result jsonb)$$,

@@ -23,18 +23,7 @@ select is((select s from dblink('waiter', format('select state from conductor.su
 
 select dblink_send_query('emitter', format('select conductor.emit_event(%L, ''{"go": 1}'')', :'q')) as sent \gset
 -- wait (up to 10 s) until the emitter blocks on a lock, rather than sleeping a fixed time
-set local conductor_tests.emitter_pid = :'emitter_pid';
-do $$
-declare
-  v_deadline timestamptz := clock_timestamp() + interval '10 seconds';
-begin
-  while not exists (select from pg_stat_activity
-                     where pid = current_setting('conductor_tests.emitter_pid')::int and wait_event_type = 'Lock')
-        and clock_timestamp() < v_deadline loop
-    perform pg_sleep(0.01);
-  end loop;
-end
-$$;
+select conductor_tests.await_lock_wait(:emitter_pid) as lock_wait \gset
 select is((select wait_event from pg_stat_activity where pid = :emitter_pid), 'advisory',
   'The emit waits on the event''s advisory lock, held by the uncommitted suspend.');
 select is(dblink_is_busy('emitter'), 1, 'The emit has not finished while the suspend is uncommitted.');

@@ -10,20 +10,6 @@ select 'dedupe-race-' || pg_backend_pid() as q \gset
 select dblink_connect('first', conductor_tests.conninfo()) as c1 \gset
 select dblink_connect('second', conductor_tests.conninfo()) as c2 \gset
 select pid as second_pid from dblink('second', 'select pg_backend_pid()') as r(pid int) \gset
-set local conductor_tests.second_pid = :'second_pid';
-
-create function pg_temp.await_second_blocked() returns boolean language plpgsql as $$
-declare
-  v_deadline timestamptz := clock_timestamp() + interval '10 seconds';
-begin
-  while not exists (select from pg_stat_activity
-                     where pid = current_setting('conductor_tests.second_pid')::int and wait_event_type = 'Lock')
-        and clock_timestamp() < v_deadline loop
-    perform pg_sleep(0.01);
-  end loop;
-  return dblink_is_busy('second') = 1;
-end
-$$;
 
 -- 1. the first commits: the second gets its id
 select dblink_exec('first', 'begin') as b1 \gset
@@ -31,7 +17,8 @@ select id as first_id from dblink('first', format('select conductor.enqueue(''k'
                                                    :'q', :'q' || '-a')) as r(id bigint) \gset
 select dblink_send_query('second', format('select conductor.enqueue(''k'', ''{"n": 2}'', %L, dedupe_key => %L)',
                                           :'q', :'q' || '-a')) as sent \gset
-select ok(pg_temp.await_second_blocked(), 'The second enqueue waits on the first''s uncommitted holder.');
+select ok(conductor_tests.await_lock_wait(:second_pid) and dblink_is_busy('second') = 1,
+  'The second enqueue waits on the first''s uncommitted holder.');
 select dblink_exec('first', 'commit') as c1 \gset
 select is((select id from dblink_get_result('second') as r(id bigint)), :first_id::bigint,
   'When the first commits, the second returns the first''s id.');
@@ -45,7 +32,8 @@ select id as gone_id from dblink('first', format('select conductor.enqueue(''k''
                                                   :'q', :'q' || '-b')) as r(id bigint) \gset
 select dblink_send_query('second', format('select conductor.enqueue(''k'', ''{"n": 4}'', %L, dedupe_key => %L)',
                                           :'q', :'q' || '-b')) as sent \gset
-select ok(pg_temp.await_second_blocked(), 'The second enqueue waits again.');
+select ok(conductor_tests.await_lock_wait(:second_pid) and dblink_is_busy('second') = 1,
+  'The second enqueue waits again.');
 select dblink_exec('first', 'rollback') as r2 \gset
 select id as second_id from dblink_get_result('second') as r(id bigint) \gset
 select * from dblink_get_result('second') as r(id bigint);

@@ -23,18 +23,7 @@ select is((select s from dblink('parent', format('select state from conductor.su
   'waiting', 'The parent''s suspend returns waiting inside its open transaction.');
 
 select dblink_send_query('child', format('select conductor.complete(%s, ''"done"'')', :ca)) as sent \gset
-set local conductor_tests.child_pid = :'child_pid';
-do $$
-declare
-  v_deadline timestamptz := clock_timestamp() + interval '10 seconds';
-begin
-  while not exists (select from pg_stat_activity
-                     where pid = current_setting('conductor_tests.child_pid')::int and wait_event_type = 'Lock')
-        and clock_timestamp() < v_deadline loop
-    perform pg_sleep(0.01);
-  end loop;
-end
-$$;
+select conductor_tests.await_lock_wait(:child_pid) as lock_wait \gset
 select is(dblink_is_busy('child'), 1, 'The child''s end waits for the parent''s row while the suspend is uncommitted.');
 
 select dblink_exec('parent', 'commit') as c \gset
