@@ -1,4 +1,5 @@
-"""Every SQL statement pyconductor sends, one line each.
+"""Every SQL statement pyconductor sends, one line each (``enqueue`` builds its
+call from the parameters given, so the database's defaults apply to the rest).
 
 Each is a call of one function of the ``conductor`` schema in named notation,
 with named placeholders; no query logic lives anywhere else in the package.

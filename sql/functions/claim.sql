@@ -162,7 +162,9 @@ begin
     -- Under a pinned xmin horizon, see the map: a remembered position, else the full scan.
     v_scope := coalesce(pg_catalog.array_to_string(claim.queues, ','), '*');
     v_position := pg_catalog.string_to_array(pg_catalog.current_setting('conductor.claim_position', true), '|');
+    -- a position of other queues, or not of claim's making (set by hand), is ignored
     if v_position[1] = v_scope
+       and pg_catalog.array_to_string(v_position[2:5], '|') ~ '^-?[0-9]+\|[0-9]+\|[0-9]+\|[0-9]+(\.[0-9]+)?$'
        and v_position[5]::double precision > extract(epoch from pg_catalog.clock_timestamp()) then
       v_after_priority := v_position[2]::integer;
       v_after_run_at := timestamptz 'epoch' + v_position[3]::bigint * interval '1 microsecond';
@@ -297,7 +299,11 @@ no task of its key is running, one per key per claim; the others wait in order a
 no other key or queue.
 Raises QC106 for a missing worker_id, negative max_tasks or a non-positive lease (or a
 claim of keyed tasks outside READ COMMITTED), QC104 for an empty queue list.
-FOR UPDATE SKIP LOCKED: any number of callers at once, none waits, no task goes to two.$$;
+FOR UPDATE SKIP LOCKED: any number of callers at once, none waits, no task goes to two.
+When a full scan is slow (over the setting conductor.claim_slow_scan, default 1 ms: dead
+index entries under a pinned xmin horizon), the session claims from where it stopped
+(setting conductor.claim_position): higher priorities still first, but a task returned to
+the queue behind that point waits for the next full scan (2 s, or 20x the last one's time).$$;
 
 revoke execute on function conductor.claim(text, text[], integer, interval) from public;
 grant execute on function conductor.claim(text, text[], integer, interval) to conductor_worker, conductor_admin;

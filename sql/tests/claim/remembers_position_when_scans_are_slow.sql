@@ -4,7 +4,7 @@
 -- position is not used; fast scans remember nothing. conductor.claim_slow_scan = 0 makes every
 -- scan count as slow.
 begin;
-select plan(11);
+select plan(12);
 \ir ../helpers.psql
 set local conductor.fake_now = '2030-01-01 00:00:00+00';
 set local conductor.claim_slow_scan = '0';
@@ -45,6 +45,9 @@ select results_eq($$select task_id from conductor.claim('w', null, 1)$$,
 select matches(current_setting('conductor.claim_position'), '^\*\|5\|',
   'The claim of every queue remembers its own position.');
 
+select set_config('conductor.claim_position', 'elsewhere|x|1|2|9999999999', false) as garbage \gset
+select lives_ok($$select * from conductor.claim('w', array['elsewhere'], 1)$$,
+  'A malformed position (set by hand) is ignored, not an error.');
 reset conductor.claim_slow_scan;
 select results_eq($$select task_id from conductor.claim('w', array['pos'], 1)$$,
   format('values (%s::bigint)', :t7), 'With fast scans the claim is in exact order.');
