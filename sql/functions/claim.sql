@@ -22,11 +22,18 @@
 -- Index use: one queue -> tasks_ready_by_queue (equality, then the claim
 -- order); several or all queues -> tasks_ready (the claim order) with a filter.
 -- Picking is one small statement per case (one queue, several, or with
--- concurrency keys), so each has a plan of its own; the lease, the attempt
--- rows and the answer are one statement shared by all. Every call plans
--- afresh (force_custom_plan): a cached generic plan made while the table was
--- empty or small stayed on the connection as it grew, 5-200x slower
--- (bench/stale_plans.py); planning costs less than that risk.
+-- concurrency keys), so each has a plan of its own, made afresh on every call
+-- (force_custom_plan): which index serves best depends on the queues' sizes,
+-- and a cached generic plan made while the table was empty or small stayed on
+-- the connection as it grew, 5-200x slower (bench/stale_plans.py).
+-- The rest has one right plan whatever the sizes, primary-key and partial-index
+-- probes, so it is planned once per connection: the key probe
+-- (conductor._claim_keys) and the lease, the attempt rows and the answer
+-- (conductor._lease, one statement shared by all cases) run with
+-- force_generic_plan and with sequential scans, hash and merge joins disabled,
+-- so a plan made on empty tables cannot turn into a scan later
+-- (sql/tests/claim/cached_plans_stay_on_index_probes.sql). Planning them on
+-- every call was a fifth of the database's time in bench (d).
 --
 -- Pinned xmin horizon (a long transaction elsewhere): the index entries of
 -- every task claimed since cannot be removed, and they sit at the head of the
@@ -60,6 +67,111 @@ $$How long a full claim scan may take before the session claims from a remembere
 
 revoke execute on function conductor._claim_slow_scan() from public;
 
+-- The keys a claim may use: those of the first ready keyed tasks whose key has
+-- no running task, each locked for the transaction (without waiting: a key
+-- another claimer holds is skipped). NULL when there are none, the common case.
+create function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz)
+  returns text[]
+  language plpgsql volatile
+  set search_path = ''
+  set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
+  set enable_hashjoin = off
+  set enable_mergejoin = off
+as $$
+begin
+  return (
+  select pg_catalog.array_agg(distinct k.concurrency_key)
+    from (
+      select t.concurrency_key from conductor.tasks t
+       where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
+         and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
+         and not exists (select from conductor.tasks r
+                          where r.concurrency_key = t.concurrency_key and r.status = 'running')
+       order by t.priority desc, t.run_at, t.id
+       limit _claim_keys.max_tasks
+    ) k
+   where pg_catalog.pg_try_advisory_xact_lock(
+           pg_catalog.hashtextextended('conductor:concurrency:' || k.concurrency_key, 0)));
+end
+$$;
+
+comment on function conductor._claim_keys(text[], integer, timestamptz) is
+$$claim's key probe: the concurrency keys of the first max_tasks ready keyed tasks of queues
+whose key has no running task, each locked with pg_try_advisory_xact_lock (a key held by another
+claimer is left out). NULL when there are none. Planned once per connection (index probes only).$$;
+
+revoke execute on function conductor._claim_keys(text[], integer, timestamptz) from public;
+
+create function conductor._lease(
+  task_ids       bigint[],
+  seen_ids       bigint[],
+  worker_id      text,
+  lease_until    timestamptz,
+  claimed_at     timestamptz
+) returns table (
+  task_id          bigint,
+  attempt_id       bigint,
+  kind             text,
+  queue            text,
+  payload          jsonb,
+  priority         integer,
+  attempt          integer,
+  max_attempts     integer,
+  recoveries       integer,
+  parent_id        bigint,
+  root_id          bigint,
+  run_at           timestamptz,
+  enqueued_at      timestamptz,
+  lease_expires_at timestamptz,
+  steps            jsonb
+)
+  language plpgsql volatile
+  set search_path = ''
+  set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
+  set enable_hashjoin = off
+  set enable_mergejoin = off
+as $$
+begin
+  return query
+  with claimed as (
+    update conductor.tasks t
+       set status = 'running',
+           attempt = t.attempt + 1,
+           attempt_id = pg_catalog.nextval('conductor.attempts_id_seq'),
+           claimed_by = _lease.worker_id,
+           lease_expires_at = _lease.lease_until,
+           started_at = coalesce(t.started_at, _lease.claimed_at)
+     where t.id = any (_lease.task_ids)
+    returning t.*
+  ), recorded as (
+    insert into conductor.attempts (id, task_id, attempt, worker_id, host, pid, claimed_at)
+    select c.attempt_id, c.id, c.attempt, _lease.worker_id, w.host, w.pid, _lease.claimed_at
+      from claimed c
+      left join conductor.workers w on w.id = _lease.worker_id
+  )
+  select c.id, c.attempt_id, c.kind, c.queue, c.payload, c.priority, c.attempt,
+         c.max_attempts, c.recoveries, c.parent_id, c.root_id, c.run_at,
+         c.enqueued_at, c.lease_expires_at,
+         -- a task never claimed before has no steps: skip the lookup
+         case when c.id = any (_lease.seen_ids)
+              then coalesce((select pg_catalog.jsonb_object_agg(s.name, s.result)
+                               from conductor.steps s where s.task_id = c.id), '{}')
+              else '{}' end
+    from claimed c
+   order by c.priority desc, c.run_at, c.id;
+end
+$$;
+
+comment on function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz) is
+$$claim's second half: leases the picked task_ids (locked by the caller) to worker_id until
+lease_until, writes an attempt row for each (host and pid from conductor.workers) and returns
+them in claim order with their steps (looked up only for seen_ids, tasks claimed before).
+Planned once per connection (primary-key probes only).$$;
+
+revoke execute on function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz) from public;
+
 create function conductor.claim(
   worker_id text,
   queues    text[] default null,
@@ -90,8 +202,6 @@ as $$
 declare
   v_now timestamptz := conductor.now();
   v_one_queue text;
-  v_host text;
-  v_pid integer;
   v_keys text[];
   v_ids bigint[];
   v_seen bigint[];
@@ -131,23 +241,7 @@ begin
     v_one_queue := claim.queues[1];
   end if;
 
-  select w.host, w.pid into v_host, v_pid from conductor.workers w where w.id = claim.worker_id;
-
-  -- The keys this claim may use: those of the first ready keyed tasks whose key
-  -- has no running task, locked for this transaction (skipped if another
-  -- claimer holds one).
-  select pg_catalog.array_agg(distinct k.concurrency_key) into v_keys
-    from (
-      select t.concurrency_key from conductor.tasks t
-       where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= v_now
-         and (claim.queues is null or t.queue = any (claim.queues))
-         and not exists (select from conductor.tasks r
-                          where r.concurrency_key = t.concurrency_key and r.status = 'running')
-       order by t.priority desc, t.run_at, t.id
-       limit claim.max_tasks
-    ) k
-   where pg_catalog.pg_try_advisory_xact_lock(
-           pg_catalog.hashtextextended('conductor:concurrency:' || k.concurrency_key, 0));
+  v_keys := conductor._claim_keys(claim.queues, claim.max_tasks, v_now);
   if v_keys is not null
      and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     raise exception 'claim needs READ COMMITTED to honour concurrency keys, not %',
@@ -258,32 +352,7 @@ begin
     return;
   end if;
 
-  return query
-  with claimed as (
-    update conductor.tasks t
-       set status = 'running',
-           attempt = t.attempt + 1,
-           attempt_id = pg_catalog.nextval('conductor.attempts_id_seq'),
-           claimed_by = claim.worker_id,
-           lease_expires_at = v_now + claim.lease,
-           started_at = coalesce(t.started_at, v_now)
-     where t.id = any (v_ids)
-    returning t.*
-  ), recorded as (
-    insert into conductor.attempts (id, task_id, attempt, worker_id, host, pid, claimed_at)
-    select c.attempt_id, c.id, c.attempt, claim.worker_id, v_host, v_pid, v_now
-      from claimed c
-  )
-  select c.id, c.attempt_id, c.kind, c.queue, c.payload, c.priority, c.attempt,
-         c.max_attempts, c.recoveries, c.parent_id, c.root_id, c.run_at,
-         c.enqueued_at, c.lease_expires_at,
-         -- a task never claimed before has no steps: skip the lookup
-         case when c.id = any (v_seen)
-              then coalesce((select pg_catalog.jsonb_object_agg(s.name, s.result)
-                               from conductor.steps s where s.task_id = c.id), '{}')
-              else '{}' end
-    from claimed c
-   order by c.priority desc, c.run_at, c.id;
+  return query select * from conductor._lease(v_ids, v_seen, claim.worker_id, v_now + claim.lease, v_now);
 end
 $$;
 

@@ -9,10 +9,14 @@
 -- still holds its task (status running, tasks.attempt_id = the attempt) in one
 -- statement and returns the ones it finished. The fence and the update are the
 -- same statement, so a zombie worker whose lease was taken back changes nothing.
+-- complete_many looks at the refused ones only when there are any.
 --
--- Plans: made afresh each call (plan_cache_mode = force_custom_plan). A cached
--- generic plan made while conductor.tasks was empty stayed on the connection
--- as the table grew, up to 200x slower (bench/stale_plans.py).
+-- Plans: _complete's statement is planned once per connection (a generic
+-- plan) with sequential scans, hash and merge joins disabled, so the plan is
+-- primary-key probes whatever the table's size was when it was made: planning
+-- it afresh on every call cost more than executing it. (A generic plan that
+-- could choose a scan went stale as the table grew, up to 200x slower:
+-- bench/stale_plans.py.)
 --
 -- Finished tasks are announced on the channel 'conductor_done' (one
 -- notification per call) for clients waiting for results.
@@ -22,11 +26,14 @@
 begin;
 
 create function conductor._complete(attempt_ids bigint[], results jsonb[])
-  returns table (attempt_id bigint)
+  returns bigint[]
   language plpgsql volatile
   security definer
   set search_path = ''
-  set plan_cache_mode = force_custom_plan
+  set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
+  set enable_hashjoin = off
+  set enable_mergejoin = off
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -73,7 +80,7 @@ begin
   select pg_catalog.array_agg(r.id), pg_catalog.array_agg(r.task_id) into v_done, v_tasks from recorded r;
 
   perform conductor._notify_done(v_tasks);
-  return query select pg_catalog.unnest(v_done);
+  return coalesce(v_done, '{}');
 end
 $$;
 
@@ -85,8 +92,7 @@ create function conductor.complete(attempt_id bigint, result jsonb default null)
   set search_path = ''
 as $$
 begin
-  perform from conductor._complete(array[complete.attempt_id], array[complete.result]);
-  if not found then
+  if pg_catalog.cardinality(conductor._complete(array[complete.attempt_id], array[complete.result])) = 0 then
     perform conductor._refuse(complete.attempt_id);
   end if;
 end
@@ -99,20 +105,25 @@ was cancelled, QC203 when the attempt does not exist; then nothing changes.$$;
 
 create function conductor.complete_many(attempt_ids bigint[], results jsonb[] default null)
   returns table (attempt_id bigint, task_id bigint, state text)
-  language sql volatile
+  language plpgsql volatile
   security definer
   set search_path = ''
 as $$
-  with done as (
-    select c.attempt_id from conductor._complete(complete_many.attempt_ids, complete_many.results) c
-  )
+declare
+  v_done bigint[] := conductor._complete(complete_many.attempt_ids, complete_many.results);
+begin
+  if pg_catalog.cardinality(v_done) = pg_catalog.cardinality(complete_many.attempt_ids) then
+    return;  -- every one stored: the common case needs no second look
+  end if;
+  return query
   select given.id, a.task_id,
          case when a.outcome = 'cancelled' then 'cancelled'
               when a.outcome in ('succeeded', 'failed', 'released', 'suspended') then 'finished'
               else 'lost' end
     from pg_catalog.unnest(complete_many.attempt_ids) as given(id)
     left join conductor.attempts a on a.id = given.id
-   where not exists (select from done d where d.attempt_id = given.id)
+   where given.id <> all (v_done);
+end
 $$;
 
 comment on function conductor.complete_many(bigint[], jsonb[]) is

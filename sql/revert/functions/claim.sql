@@ -3,6 +3,8 @@
 begin;
 
 drop function conductor.claim(text, text[], integer, interval);
+drop function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz);
+drop function conductor._claim_keys(text[], integer, timestamptz);
 drop function conductor._claim_slow_scan();
 
 commit;
