@@ -90,6 +90,9 @@ def _interval(seconds: float | timedelta | None) -> str | None:
     return f"{value} seconds"
 
 
+_CANCEL_LOCK = threading.Lock()
+
+
 @dataclass(eq=False)
 class TaskContext:
     """One claim of one task, as the handler sees it.
@@ -114,7 +117,11 @@ class TaskContext:
     lease_expires_at: datetime | None = None
     worker_id: str | None = None
     steps: dict[str, Any] = field(default_factory=dict)
-    _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    # Set by cancel(); the Event exists only once a handler waits on it
+    # (wait_cancelled): making one per claimed task was a sixth of a busy
+    # worker's CPU. _CANCEL_LOCK orders its creation against cancel().
+    _cancelled: bool = field(default=False, repr=False)
+    _cancel_event: threading.Event | None = field(default=None, repr=False)
     _reason: str | None = field(default=None, repr=False)
     _runtime: _Runtime | None = field(default=None, repr=False)
     _counts: dict[str, int] = field(default_factory=dict, repr=False)
@@ -139,7 +146,7 @@ class TaskContext:
     @property
     def cancelled(self) -> bool:
         """True once the task was cancelled, its lease lost, or the worker handed it back."""
-        return self._cancel.is_set()
+        return self._cancelled
 
     @property
     def cancel_reason(self) -> str | None:
@@ -148,17 +155,27 @@ class TaskContext:
 
     def cancel(self, reason: str) -> None:
         """Set ``cancelled`` (the worker calls this; the first reason given sticks)."""
-        if self._reason is None:
-            self._reason = reason
-        self._cancel.set()
+        with _CANCEL_LOCK:
+            if self._reason is None:
+                self._reason = reason
+            self._cancelled = True
+            event = self._cancel_event
+        if event is not None:
+            event.set()
 
     def wait_cancelled(self, timeout: float | None = None) -> bool:
         """Sleep up to ``timeout`` seconds, waking early when cancelled; returns ``cancelled``."""
-        return self._cancel.wait(timeout)
+        with _CANCEL_LOCK:
+            if self._cancelled:
+                return True
+            if self._cancel_event is None:
+                self._cancel_event = threading.Event()
+            event = self._cancel_event
+        return event.wait(timeout)
 
     def raise_if_cancelled(self) -> None:
         """Raise TaskCancelledError when ``cancelled`` is set; otherwise do nothing."""
-        if self._cancel.is_set():
+        if self._cancelled:
             raise TaskCancelled(
                 f"task {self.task_id} ({self.kind}) attempt {self.attempt_id}: {self._reason or 'cancelled'}"
             )

@@ -9,8 +9,9 @@ dead-lettering are SQL); it only:
   tasks), again at once while claims come back full, otherwise
   waits for a ``NOTIFY conductor`` naming one of its queues, or the poll
   interval;
-- runs each handler on a ``ThreadPoolExecutor`` of ``concurrency`` threads
-  (an unknown kind is failed with ``unknown_kind => true`` without running);
+- runs each handler on one of ``concurrency`` handler threads, fed through a
+  ``queue.SimpleQueue`` (an unknown kind is failed with
+  ``unknown_kind => true`` without running);
 - reports successes in batches (``conductor.complete_many``: what is queued
   goes at once when no handler runs, else after a few milliseconds), failures
   one by one with the full traceback (``conductor.fail``);
@@ -50,8 +51,6 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -264,7 +263,13 @@ class Worker:
         self._lock = threading.Lock()
         self._held: dict[int, TaskContext] = {}  # claimed, not yet reported
         self._running: dict[int, TaskContext] = {}  # handler running
-        self._futures: set[Future[None]] = set()
+        self._idle = threading.Condition(self._lock)  # notified when _running empties
+        # (task, ctx) for the handler threads; None tells one thread to exit. A
+        # SimpleQueue and plain threads, not a ThreadPoolExecutor: its Future per
+        # task (each with a Condition) cost more CPU than the worker's own
+        # bookkeeping for a short task.
+        self._jobs: queue_mod.SimpleQueue[tuple[Task, TaskContext] | None] = queue_mod.SimpleQueue()
+        self._handler_threads: list[threading.Thread] = []
         self._reports: queue_mod.Queue[_Report] = queue_mod.Queue()
         self._wake = threading.Event()  # claim now
         self._stopping = threading.Event()  # no more claims
@@ -273,7 +278,6 @@ class Worker:
         self._halt = threading.Event()  # heartbeat, reaper, listener: exit
         self._stop_requested = threading.Event()  # run(): a signal came
         self._threads: dict[str, threading.Thread] = {}
-        self._executor: ThreadPoolExecutor | None = None
         self._started = False
         self._stopped = False
         self.abandoned = 0
@@ -324,7 +328,11 @@ class Worker:
         self._started = True
         if self.run_scheduler:
             self._scheduler = Scheduler(self.dsn, tick_interval=self.tick_interval).start()
-        self._executor = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="pyconductor-task")
+        if self.process_tasks:
+            for n in range(self.concurrency):
+                thread = threading.Thread(target=self._handler_loop, name=f"pyconductor-task_{n}", daemon=True)
+                self._handler_threads.append(thread)
+                thread.start()
         self._claim_link = _Link(self.dsn, "claim", self.worker_id)
         self._report_link = _Link(self.dsn, "report", self.worker_id)
         self._heartbeat_link = _Link(self.dsn, "heartbeat", self.worker_id)
@@ -378,10 +386,7 @@ class Worker:
         self._threads["claim"].join(timeout=CONNECT_TIMEOUT + 5)
 
         with self._lock:
-            futures = set(self._futures)
-        if futures:
-            wait_futures(futures, timeout=max(0.0, deadline - time.monotonic()))
-        with self._lock:
+            self._idle.wait_for(lambda: not self._running, timeout=max(0.0, deadline - time.monotonic()))
             leftover = list(self._running.values())
         for ctx in leftover:
             ctx.cancel("released")
@@ -417,8 +422,8 @@ class Worker:
             pool, self._ctx_pool = self._ctx_pool, None
         if pool is not None:
             pool.close(timeout=1.0)
-        assert self._executor is not None
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        for _ in self._handler_threads:
+            self._jobs.put(None)  # a handler still running keeps its (daemon) thread until it returns
         logger.info("worker %s stopped (%d released)", self.worker_id, len(leftover), extra=self._log_extra())
 
     def request_stop(self) -> None:
@@ -528,9 +533,9 @@ class Worker:
             return min(self.concurrency - len(self._running), 2 * self.concurrency - len(self._held))
 
     def _dispatch(self, ctx: TaskContext) -> None:
-        self._count("claimed")
         task = self.app.registry.get(ctx.kind)
         with self._lock:
+            self.stats["claimed"] += 1
             self._held[ctx.attempt_id] = ctx
             if task is not None:
                 self._running[ctx.attempt_id] = ctx
@@ -541,15 +546,18 @@ class Worker:
             self._reports.put(_Report("unknown", ctx, error=f"this worker has handlers for: "
                                       f"{', '.join(self.app.registry.kinds) or 'none'}"))  # fmt: skip
             return
-        assert self._executor is not None
-        future = self._executor.submit(self._execute, task, ctx)
-        with self._lock:
-            self._futures.add(future)
-        future.add_done_callback(self._forget_future)
+        self._jobs.put((task, ctx))
 
-    def _forget_future(self, future: Future[None]) -> None:
-        with self._lock:
-            self._futures.discard(future)
+    def _handler_loop(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            task, ctx = job
+            if ctx.cancelled and ctx.cancel_reason == "released":
+                continue  # stop() handed it back before a thread was free to start it
+            try:
+                self._execute(task, ctx)
+            except Exception:  # noqa: BLE001 - the thread serves the next task
+                logger.exception("task %d (%s): the worker failed around its handler", ctx.task_id, ctx.kind,
+                                 extra=_extra(ctx))  # fmt: skip
 
     # -- running ---------------------------------------------------------------------
 
@@ -582,6 +590,8 @@ class Worker:
                 self._running.pop(ctx.attempt_id, None)
                 if ctx.suspended or (ctx.cancelled and ctx.cancel_reason != "released"):
                     self._held.pop(ctx.attempt_id, None)  # released ones leave after their release
+                if not self._running:
+                    self._idle.notify_all()
             self._wake.set()
         if ctx.suspended:
             # suspend closed the attempt in SQL ('suspended'): nothing to report, the slot is free
@@ -692,6 +702,8 @@ class Worker:
             # 'finished': an earlier sending of this batch was stored before the
             # connection dropped, so the result is in
             refused = {row["attempt_id"]: row["state"] for row in rows if row["state"] != "finished"}
+            succeeded = 0
+            log_each = logger.isEnabledFor(logging.DEBUG)
             for r in oks:
                 if r.ctx.attempt_id in refused:
                     r.ctx.cancel(refused[r.ctx.attempt_id])
@@ -701,9 +713,11 @@ class Worker:
                                    refused[r.ctx.attempt_id], extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
                 else:
                     self._outcome(r, "succeeded")
-                    self._count("succeeded")
-                    logger.debug("task %d (%s) succeeded", r.ctx.task_id, r.ctx.kind,
-                                 extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+                    succeeded += 1
+                    if log_each:
+                        logger.debug("task %d (%s) succeeded", r.ctx.task_id, r.ctx.kind,
+                                     extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+            self._count("succeeded", succeeded)
         for r in batch:
             if r.what == "ok":
                 continue
