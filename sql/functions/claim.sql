@@ -54,6 +54,29 @@
 
 begin;
 
+-- What claim returns, one row per leased task (conductor._lease builds it):
+-- the contract's columns, in this order.
+create type conductor.claimed_task as (
+  task_id          bigint,
+  attempt_id       bigint,
+  kind             text,
+  queue            text,
+  payload          jsonb,
+  priority         integer,
+  attempt          integer,
+  max_attempts     integer,
+  recoveries       integer,
+  parent_id        bigint,
+  root_id          bigint,
+  run_at           timestamptz,
+  enqueued_at      timestamptz,
+  lease_expires_at timestamptz,
+  steps            jsonb
+);
+
+comment on type conductor.claimed_task is
+  'A task leased by conductor.claim: what its handler needs, with attempt_id (the fencing token) and steps (its checkpoints).';
+
 create function conductor._claim_slow_scan() returns interval
   language sql stable
 as $$
@@ -109,23 +132,7 @@ create function conductor._lease(
   worker_id      text,
   lease_until    timestamptz,
   claimed_at     timestamptz
-) returns table (
-  task_id          bigint,
-  attempt_id       bigint,
-  kind             text,
-  queue            text,
-  payload          jsonb,
-  priority         integer,
-  attempt          integer,
-  max_attempts     integer,
-  recoveries       integer,
-  parent_id        bigint,
-  root_id          bigint,
-  run_at           timestamptz,
-  enqueued_at      timestamptz,
-  lease_expires_at timestamptz,
-  steps            jsonb
-)
+) returns setof conductor.claimed_task
   language plpgsql volatile
   set search_path = ''
   set plan_cache_mode = force_generic_plan
@@ -177,23 +184,7 @@ create function conductor.claim(
   queues    text[] default null,
   max_tasks integer default 1,
   lease     interval default interval '60 seconds'
-) returns table (
-  task_id          bigint,
-  attempt_id       bigint,
-  kind             text,
-  queue            text,
-  payload          jsonb,
-  priority         integer,
-  attempt          integer,
-  max_attempts     integer,
-  recoveries       integer,
-  parent_id        bigint,
-  root_id          bigint,
-  run_at           timestamptz,
-  enqueued_at      timestamptz,
-  lease_expires_at timestamptz,
-  steps            jsonb
-)
+) returns setof conductor.claimed_task
   language plpgsql volatile
   security definer
   set search_path = ''

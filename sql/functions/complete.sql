@@ -13,7 +13,8 @@
 --
 -- Plans: _complete's statement is planned once per connection (a generic
 -- plan) with sequential scans, hash and merge joins disabled, so the plan is
--- primary-key probes whatever the table's size was when it was made: planning
+-- primary-key probes whatever the table's size was when it was made
+-- (sql/tests/claim/cached_plans_stay_on_index_probes.sql stages it): planning
 -- it afresh on every call cost more than executing it. (A generic plan that
 -- could choose a scan went stale as the table grew, up to 200x slower:
 -- bench/stale_plans.py.)

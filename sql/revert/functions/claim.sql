@@ -6,5 +6,6 @@ drop function conductor.claim(text, text[], integer, interval);
 drop function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz);
 drop function conductor._claim_keys(text[], integer, timestamptz);
 drop function conductor._claim_slow_scan();
+drop type conductor.claimed_task;
 
 commit;
