@@ -22,12 +22,15 @@
 -- Index use: one queue -> tasks_ready_by_queue (equality, then the claim
 -- order); several or all queues -> tasks_ready (the claim order) with a filter.
 -- Picking is one small statement per case (one queue, several, or with
--- concurrency keys), so each has a plan of its own, made afresh on every call
--- (force_custom_plan): which index serves best depends on the queues' sizes,
--- and a cached generic plan made while the table was empty or small stayed on
--- the connection as it grew, 5-200x slower (bench/stale_plans.py).
--- The rest has one right plan whatever the sizes, primary-key and partial-index
--- probes, so it is planned once per connection: the key probe
+-- concurrency keys), so each has a plan of its own. The pick from several or
+-- all queues, with keys, or from a remembered position, is planned afresh on
+-- every call (force_custom_plan): which index serves best depends on the
+-- queues' sizes, or the position's bounds must reach the index, and a cached
+-- generic plan made while the table was empty or small stayed on the
+-- connection as it grew, 5-200x slower (bench/stale_plans.py).
+-- The rest has one right plan whatever the sizes, so it is planned once per
+-- connection: the common pick from one queue (conductor._pick_queue, written so
+-- that tasks_ready_by_queue is the only plan without a sort), the key probe
 -- (conductor._claim_keys) and the lease, the attempt rows and the answer
 -- (conductor._lease, one statement shared by all cases) run with
 -- force_generic_plan and with sequential scans, hash and merge joins disabled,
@@ -39,9 +42,10 @@
 -- every task claimed since cannot be removed, and they sit at the head of the
 -- ready index, where each claim's scan starts and must step over them all:
 -- claims get slower with every task claimed while the horizon is held. So
--- when a full scan takes longer than conductor.claim_slow_scan (default 1 ms),
--- the session remembers the position after the last task it claimed (setting
--- conductor.claim_position) and, until the next full scan, claims in three
+-- when two full scans in a row take longer than conductor.claim_slow_scan
+-- (default 1 ms), the session remembers the position after the last task it
+-- claimed (setting conductor.claim_position) and, until the next full scan,
+-- claims in three
 -- steps, each only if the previous found too few: tasks of higher priority
 -- than the position's; tasks after the position at its priority (stepping
 -- over only what others claimed since); a full scan. The next full scan comes
@@ -49,8 +53,12 @@
 -- the claims' time goes to full scans however long they get). What the
 -- position passes over (a task returned to the queue behind it, or one whose
 -- enqueueing transaction began earlier) waits for that full scan. After a fast
--- full scan nothing is remembered: claims keep the exact order. Not used for
--- claims with concurrency keys.
+-- full scan nothing is remembered: claims keep the exact order. A first slow
+-- scan only leaves a strike ('<queues>|slow'): on a busy or virtual machine a
+-- backend paused for a few milliseconds makes one scan slow (measured: a bare
+-- round trip's p99 is 4-9 ms on the 2-vCPU bench VM), and taking that for dead
+-- entries cost a second, per-call planned pick per claim for the next 2 s.
+-- Not used for claims with concurrency keys.
 
 begin;
 
@@ -125,6 +133,44 @@ whose key has no running task, each locked with pg_try_advisory_xact_lock (a key
 claimer is left out). NULL when there are none. Planned once per connection (index probes only).$$;
 
 revoke execute on function conductor._claim_keys(text[], integer, timestamptz) from public;
+
+-- The pick from one queue when nothing is remembered (the common case):
+-- the first max_tasks ready unkeyed tasks of the queue, in claim order, locked.
+-- Planned once per connection. Its one right index is tasks_ready_by_queue,
+-- and the statement leaves the planner no other: queue is bounded by a range
+-- (queue >= q and queue <= q, the same rows as queue = q) and the rows are
+-- ordered by queue first, so only that index yields the order, sorting is
+-- disabled, and so are sequential and bitmap scans. (With queue = q, a plan
+-- made while one queue filled the table scanned tasks_ready and filtered
+-- queue, a scan over every other queue's tasks once there were more.)
+create function conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamptz,
+                                      out ids bigint[], out seen_ids bigint[])
+  language plpgsql volatile
+  set search_path = ''
+  set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
+  set enable_bitmapscan = off
+  set enable_sort = off
+as $$
+begin
+  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+    into _pick_queue.ids, _pick_queue.seen_ids
+    from (select t.id, t.started_at from conductor.tasks t
+           where t.status = 'queued' and t.queue >= _pick_queue.queue and t.queue <= _pick_queue.queue
+             and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+           order by t.queue, t.priority desc, t.run_at, t.id
+           limit _pick_queue.max_tasks
+             for update skip locked) p;
+end
+$$;
+
+comment on function conductor._pick_queue(text, integer, timestamptz) is
+$$claim's pick from one queue (no concurrency keys, no remembered position): locks up to
+max_tasks ready unkeyed tasks of queue due by claimed_at, FOR UPDATE SKIP LOCKED, and returns
+their ids in claim order and, of those, the ones claimed before (seen_ids). Planned once per
+connection, always a scan of tasks_ready_by_queue.$$;
+
+revoke execute on function conductor._pick_queue(text, integer, timestamptz) from public;
 
 create function conductor._lease(
   task_ids       bigint[],
@@ -207,6 +253,7 @@ declare
   v_started timestamptz;
   v_more bigint[];
   v_more_seen bigint[];
+  v_strike boolean := false;
 begin
   if claim.worker_id is null or claim.worker_id = '' then
     raise exception 'claim needs a worker_id' using errcode = 'QC106';
@@ -261,7 +308,10 @@ begin
     end if;
     loop
       v_started := pg_catalog.clock_timestamp();
-      if v_one_queue is not null then
+      if v_one_queue is not null and v_stage = 3 and v_ids is null then
+        select p.ids, p.seen_ids into v_more, v_more_seen
+          from conductor._pick_queue(v_one_queue, claim.max_tasks, v_now) p;
+      elsif v_one_queue is not null then
         select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
           into v_more, v_more_seen
           from (select t.id, t.started_at from conductor.tasks t
@@ -297,10 +347,16 @@ begin
       v_seen := v_seen || v_more_seen;
       if v_stage = 3 then
         -- a slow full scan means dead index entries at the head: remember the
-        -- position, and scan in full again after 2 s or 20 times this scan's time
+        -- position, and scan in full again after 2 s or 20 times this scan's time.
+        -- Only when the scan before was slow too (a position or a strike of this
+        -- scope): one slow scan alone is as likely the machine pausing this backend.
         v_until := case when pg_catalog.clock_timestamp() - v_started >= conductor._claim_slow_scan()
                         then extract(epoch from pg_catalog.clock_timestamp())
                              + greatest(2, 20 * extract(epoch from pg_catalog.clock_timestamp() - v_started)) end;
+        if v_until is not null and v_position[1] is distinct from v_scope then
+          v_until := null;
+          v_strike := true;
+        end if;
         exit;
       end if;
       exit when pg_catalog.cardinality(v_ids) = claim.max_tasks;
@@ -315,6 +371,8 @@ begin
        order by t.priority, t.run_at desc, t.id desc  -- the last claimed, in claim order
        limit 1;
       perform pg_catalog.set_config('conductor.claim_position', v_remembered, false);
+    elsif v_strike then
+      perform pg_catalog.set_config('conductor.claim_position', v_scope || '|slow', false);
     elsif pg_catalog.cardinality(v_position) > 0 and v_until is null then
       perform pg_catalog.set_config('conductor.claim_position', '', false);
     end if;
@@ -360,8 +418,8 @@ no other key or queue.
 Raises QC106 for a missing worker_id, negative max_tasks or a non-positive lease (or a
 claim of keyed tasks outside READ COMMITTED), QC104 for an empty queue list.
 FOR UPDATE SKIP LOCKED: any number of callers at once, none waits, no task goes to two.
-When a full scan is slow (over the setting conductor.claim_slow_scan, default 1 ms: dead
-index entries under a pinned xmin horizon), the session claims from where it stopped
+When two full scans in a row are slow (over the setting conductor.claim_slow_scan, default
+1 ms: dead index entries under a pinned xmin horizon), the session claims from where it stopped
 (setting conductor.claim_position): higher priorities still first, but a task returned to
 the queue behind that point waits for the next full scan (2 s, or 20x the last one's time).$$;
 

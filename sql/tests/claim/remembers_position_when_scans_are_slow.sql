@@ -1,10 +1,10 @@
--- When a full claim scan is slow (dead index entries at the head: a pinned xmin horizon), the
--- session claims from the position after its last task: higher priorities first, then after the
--- position; a claim that finds too few there scans in full for the rest; an expired or foreign
--- position is not used; fast scans remember nothing. conductor.claim_slow_scan = 0 makes every
--- scan count as slow.
+-- When two full claim scans in a row are slow (dead index entries at the head: a pinned xmin
+-- horizon), the session claims from the position after its last task: higher priorities first,
+-- then after the position; a claim that finds too few there scans in full for the rest; an
+-- expired or foreign position is not used; a first slow scan leaves only a strike; fast scans
+-- remember nothing. conductor.claim_slow_scan = 0 makes every scan count as slow.
 begin;
-select plan(12);
+select plan(16);
 \ir ../helpers.psql
 set local conductor.fake_now = '2030-01-01 00:00:00+00';
 set local conductor.claim_slow_scan = '0';
@@ -14,10 +14,14 @@ select array_agg(conductor.enqueue('k', jsonb_build_object('n', n), 'pos') order
 select (:'ids'::bigint[])[1] as t1, (:'ids'::bigint[])[2] as t2, (:'ids'::bigint[])[3] as t3,
        (:'ids'::bigint[])[4] as t4, (:'ids'::bigint[])[5] as t5, (:'ids'::bigint[])[6] as t6 \gset
 
-select results_eq($$select task_id from conductor.claim('w', array['pos'], 2)$$,
-  format('values (%s::bigint), (%s)', :t1, :t2), 'A full scan claims the first two.');
+select results_eq($$select task_id from conductor.claim('w', array['pos'], 1)$$,
+  format('values (%s::bigint)', :t1), 'A full scan claims the first.');
+select is(current_setting('conductor.claim_position'), 'pos|slow',
+  'One slow scan leaves a strike, not a position (a paused backend is slow once too).');
+select results_eq($$select task_id from conductor.claim('w', array['pos'], 1)$$,
+  format('values (%s::bigint)', :t2), 'The next full scan claims the second.');
 select matches(current_setting('conductor.claim_position'), format('^pos\|0\|\d+\|%s\|[0-9.]+$', :t2),
-  'The slow scan left the position after the last task claimed: queues, priority, run_at, id, until.');
+  'The second slow scan in a row left the position after the last task claimed: queues, priority, run_at, id, until.');
 
 select conductor.enqueue('k', '{"urgent": true}', 'pos', priority => 5) as urgent \gset
 select conductor.enqueue('k', '{"behind": true}', 'pos', run_at => '2029-12-31 23:00:00+00') as behind \gset
@@ -42,18 +46,22 @@ select conductor.enqueue('k', '{"n": 8}', 'pos') as t8 \gset
 select conductor.enqueue('k', '{"urgent": 3}', 'pos', priority => 5) as urgent3 \gset
 select results_eq($$select task_id from conductor.claim('w', null, 1)$$,
   format('values (%s::bigint)', :urgent3), 'A position of other queues is not used.');
-select matches(current_setting('conductor.claim_position'), '^\*\|5\|',
-  'The claim of every queue remembers its own position.');
+select is(current_setting('conductor.claim_position'), '*|slow',
+  'The claim of every queue keeps its own record: a first slow scan, a strike.');
+select results_eq($$select task_id from conductor.claim('w', null, 1)$$,
+  format('values (%s::bigint)', :t7), 'Its second slow scan claims in order');
+select matches(current_setting('conductor.claim_position'), format('^\*\|0\|\d+\|%s\|', :t7),
+  'and remembers its own position.');
 
 select set_config('conductor.claim_position', 'elsewhere|x|1|2|9999999999', false) as garbage \gset
 select lives_ok($$select * from conductor.claim('w', array['elsewhere'], 1)$$,
   'A malformed position (set by hand) is ignored, not an error.');
 reset conductor.claim_slow_scan;
 select results_eq($$select task_id from conductor.claim('w', array['pos'], 1)$$,
-  format('values (%s::bigint)', :t7), 'With fast scans the claim is in exact order.');
+  format('values (%s::bigint)', :t8), 'With fast scans the claim is in exact order.');
 select is(current_setting('conductor.claim_position'), '', 'and forgets the position.');
 
-select is((select count(*) from conductor.tasks where queue = 'pos' and status = 'running'), 11::bigint,
+select is((select count(*) from conductor.tasks where queue = 'pos' and status = 'running'), 12::bigint,
   'No task was claimed twice.');
 
 select * from finish();
