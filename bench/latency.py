@@ -8,7 +8,10 @@ The producer calls ``app.enqueue`` (one statement, autocommit: it returns after
 the commit) and records time.time() before the call and after it returns; the
 handler records time.time() as its first line. Reported: p50/p99/max of
 handler start - after commit (the figure), and of handler start - before the
-call (an upper bound that includes the commit itself). The worker runs with
+call (an upper bound that includes the commit itself); and, measured first at
+the same pace, the machine's floor: a bare ``select 1`` round trip on an idle
+connection (a pickup needs at least the notification and a claim round trip,
+so its p99 cannot be below this one's). The worker runs with
 its defaults (LISTEN/NOTIFY wake-up, poll_interval 10 s as the backstop), in
 the same process as the producer but on its own threads and connections.
 Works in queue 'pybench_lat' (its tasks are deleted first). Prints one JSON line.
@@ -41,14 +44,33 @@ def summary(values: list[float], prefix: str) -> dict:
             f"{prefix}_mean_ms": round(statistics.fmean(values), 2)}
 
 
+def round_trip_floor(dsn: str, rate: float, samples: int) -> list[float]:
+    """``select 1`` round trips (ms) at ``rate`` per second on an idle connection."""
+    out = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("select 1")
+        t_next = time.perf_counter()
+        for _ in range(samples):
+            t = time.perf_counter()
+            conn.execute("select 1").fetchall()
+            out.append((time.perf_counter() - t) * 1000)
+            t_next += 1.0 / rate
+            delay = t_next - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dsn", required=True)
     p.add_argument("--rate", type=float, default=100.0)
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--concurrency", type=int, default=32)
+    p.add_argument("--floor-samples", type=int, default=1000, help="select 1 round trips measured first (0: none)")
     args = p.parse_args()
 
+    floor = round_trip_floor(args.dsn, args.rate, args.floor_samples) if args.floor_samples else []
     with psycopg.connect(args.dsn, autocommit=True) as conn:
         conn.execute("delete from conductor.attempts a using conductor.tasks t where a.task_id = t.id and t.queue = %s", [QUEUE])
         conn.execute("delete from conductor.tasks where queue = %s", [QUEUE])
@@ -88,7 +110,8 @@ def main() -> None:
     commit = [(committed[i][1] - committed[i][0]) * 1000 for i in committed]
     print(json.dumps({"peer": "pyconductor", "measure": "latency", "sent": n, "seen": len(after),
                       "rate": args.rate, "concurrency": args.concurrency, **summary(after, "after_commit"),
-                      **summary(before, "from_before_commit"), **summary(commit, "enqueue_call")}), flush=True)
+                      **summary(before, "from_before_commit"), **summary(commit, "enqueue_call"),
+                      **summary(floor, "select1_round_trip")}), flush=True)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,10 @@ tasks), with -P 5 progress lines; three phases back to back:
 2. during (--hold-seconds, default 300 = 5 minutes; BENCH_PRESSURE_SECONDS in
    run.sh): a second connection holds the transaction open;
 3. after  (--after-seconds, default 120): the holder committed; autovacuum may
-   now clean up (nothing else is done to help it).
+   now clean up (nothing else is done to help it). A watcher notes when
+   autovacuum's first pass over conductor.tasks and conductor.attempts since
+   the hold ended (pg_stat_user_tables.autovacuum_count) finished, and the
+   throughput from then on is reported as "recovered".
 
     .venv/bin/python bench/pressure.py --dsn URL [--hold-seconds 300]
 
@@ -29,6 +32,7 @@ import json
 import re
 import statistics
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -58,6 +62,46 @@ def run_phase(dsn: str, seconds: int) -> list[float]:
         [str(find_bindir() / "pgbench"), "-n", "-M", "simple", "-c", "2", "-j", "2", "-T", str(seconds), "-P", "5",
          "-f", str(ROOT / "bench/pressure_cycle.sql"), dsn], capture_output=True, text=True, check=True)
     return [float(m.group(1)) * 50 for m in re.finditer(r"^progress: [0-9.]+ s, ([0-9.]+) tps", proc.stderr, re.M)]
+
+
+class VacuumWatch:
+    """When autovacuum finishes its first pass begun after start() over each of
+    conductor.tasks and conductor.attempts, in seconds from start() (a pass
+    already running at start() does not count: it began under the pinned
+    horizon); polls once a second."""
+
+    RELS = ("conductor.tasks", "conductor.attempts")
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.done_at: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _counts(self, conn: psycopg.Connection) -> dict[str, int]:
+        return dict(conn.execute("select relid::regclass::text, autovacuum_count from pg_stat_user_tables"
+                                 " where relid = any(%s::regclass[])", [list(self.RELS)]).fetchall())
+
+    def start(self) -> None:
+        self._conn = psycopg.connect(self.dsn, autocommit=True)
+        running = {r for (r,) in self._conn.execute(
+            "select relid::regclass::text from pg_stat_progress_vacuum where relid = any(%s::regclass[])",
+            [list(self.RELS)]).fetchall()}
+        self._need = {rel: n + (2 if rel in running else 1) for rel, n in self._counts(self._conn).items()}
+        self._t0 = time.monotonic()
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(1.0) and len(self.done_at) < len(self.RELS):
+            self._conn.execute("select pg_stat_clear_snapshot()")
+            for rel, n in self._counts(self._conn).items():
+                if n >= self._need[rel] and rel not in self.done_at:
+                    self.done_at[rel] = round(time.monotonic() - self._t0, 1)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._conn.close()
 
 
 def mb(n: int) -> str:
@@ -93,8 +137,12 @@ def main() -> None:
             phases["during"] = run_phase(args.dsn, args.hold_seconds)
             report["sizes_end_of_hold"] = sizes(conn)
             holder.commit()
+        watch = VacuumWatch(args.dsn)
+        watch.start()
         phases["after"] = run_phase(args.dsn, args.after_seconds)
+        watch.stop()
         report["sizes_after"] = sizes(conn)
+        report["autovacuum_done_after_s"] = watch.done_at
     for name, series in phases.items():
         report[name] = {"mean": round(statistics.fmean(series), 1) if series else None,
                         "first": series[0] if series else None, "last": series[-1] if series else None,
@@ -103,6 +151,12 @@ def main() -> None:
     report["ratio_during_clean"] = round(report["during"]["mean"] / clean, 2)
     report["ratio_after_clean"] = round(report["after"]["mean"] / clean, 2)
     report["ratio_last_after_clean"] = round(report["after"]["last"] / clean, 2)
+    # the 5 s progress intervals that began once both tables had been vacuumed
+    vacuumed = max(watch.done_at.values()) if len(watch.done_at) == len(VacuumWatch.RELS) else None
+    recovered = [x for i, x in enumerate(phases["after"]) if vacuumed is not None and 5 * i >= vacuumed]
+    report["recovered"] = {"from_s": vacuumed, "mean": round(statistics.fmean(recovered), 1) if recovered else None,
+                           "intervals": len(recovered)}
+    report["ratio_recovered_clean"] = round(report["recovered"]["mean"] / clean, 2) if recovered else None
     report["load"] = open("/proc/loadavg").read().split()[:3]
     print(json.dumps(report), flush=True)
     print()
@@ -112,6 +166,12 @@ def main() -> None:
     for name in phases:
         r = report[name]
         print(f"| {name} | {secs[name]} | {r['mean']:,.0f} | {r['first']:,.0f} | {r['last']:,.0f} | {r['mean'] / clean:.2f} |")
+    rec = report["recovered"]
+    if rec["mean"] is not None:
+        print(f"| after, once vacuumed (from {rec['from_s']:.0f} s) | {args.after_seconds - 5 * (len(phases['after']) - rec['intervals'])} "
+              f"| {rec['mean']:,.0f} | | | {report['ratio_recovered_clean']:.2f} |")
+    else:
+        print(f"| after, once vacuumed | autovacuum had not finished both tables ({watch.done_at}) | | | | |")
     print()
     print("| relation | before | after clean phase | end of hold | after |")
     print("|---|---|---|---|---|")
