@@ -35,7 +35,8 @@
 -- (conductor._lease, one statement shared by all cases) run with
 -- force_generic_plan and with sequential scans, hash and merge joins disabled,
 -- so a plan made on empty tables cannot turn into a scan later
--- (sql/tests/claim/cached_plans_stay_on_index_probes.sql). Planning them on
+-- (sql/tests/claim/cached_plans_stay_on_index_probes.sql; the pick's index:
+-- sql/tests/claim/pick_plan_stays_on_queue_index.sql). Planning them on
 -- every call was a fifth of the database's time in bench (d).
 --
 -- Pinned xmin horizon (a long transaction elsewhere): the index entries of
