@@ -16,12 +16,16 @@
 -- its id in the answer is the holder's. The unique index tasks_dedupe_key is
 -- the arbiter, so concurrent enqueues of one key still give one task.
 --
--- Plans: _enqueue's are made afresh each call (plan_cache_mode =
--- force_custom_plan). A cached generic plan of its joins made while
--- conductor.tasks was empty stayed on the connection as the table grew, up to
--- 200x slower (bench/stale_plans.py). enqueue's statements are lookups by a
--- unique key and an INSERT ... VALUES: their generic plans cannot go stale, so
--- they are cached.
+-- Plans: every statement of _enqueue is planned once per connection
+-- (plan_cache_mode = force_generic_plan; planning it afresh each call cost
+-- about 0.7 ms of a 50-task batch's 3 ms). A generic plan made while
+-- conductor.tasks was empty stays on the connection as the table grows
+-- (bench/stale_plans.py measured a join so planned at 200x slower), so its
+-- only table accesses are probes by key (the parent's root, a kind's policy, a
+-- dedupe holder) and sequential and bitmap scans are off: every plan is an
+-- index probe whatever the statistics said (pgTAP
+-- enqueue_many/cached_plans_stay_on_index_probes). enqueue's statements are
+-- lookups by a unique key and an INSERT ... VALUES, planned once too.
 --
 -- Locks: the inserted rows, and the holder's index entry while waiting on a
 -- concurrent enqueue of the same dedupe_key. Any number of callers at once.
@@ -36,7 +40,8 @@ as $$
                 or pg_catalog.length(s.kind) > 200 then 'QC101'
            when s.payload is null or pg_catalog.jsonb_typeof(s.payload) <> 'object' then 'QC102'
            when pg_catalog.pg_column_size(s.payload) > conductor._max_payload_bytes() then 'QC103'
-           when s.queue is null or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$' then 'QC104'
+           when s.queue is null or pg_catalog.length(s.queue) > 100
+                or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]*$' then 'QC104'
            when s.max_attempts < 1 or s.max_recoveries < 0
                 or s.backoff_base < interval '0' or s.backoff_max < interval '0'
                 or s.backoff_factor < 1
@@ -90,7 +95,9 @@ create function conductor._enqueue(specs conductor._task_spec[])
   language plpgsql volatile
   security definer
   set search_path = ''
-  set plan_cache_mode = force_custom_plan
+  set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
+  set enable_bitmapscan = off
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -113,22 +120,26 @@ begin
   -- answer keeps the input order. A row that loses to a dedupe holder leaves a
   -- gap in the sequence, which is harmless.
   with spec as (
-    select s.ordinality as ord, pg_catalog.nextval('conductor.tasks_id_seq') as new_id, s.*
-      from pg_catalog.unnest(_enqueue.specs) with ordinality as s
+    select n.*,
+           case when n.parent_id is null then n.new_id
+                else (select p.root_id from conductor.tasks p where p.id = n.parent_id) end as root_id
+      from (select s.ordinality as ord, pg_catalog.nextval('conductor.tasks_id_seq') as new_id, s.*
+              from pg_catalog.unnest(_enqueue.specs) with ordinality as s) n
   ), inserted as (
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
       parent_id, root_id, enqueued_at)
     select spec.new_id, spec.queue, spec.kind, spec.payload, coalesce(spec.priority, 0),
-           coalesce(spec.run_at, v_now), coalesce(spec.max_attempts, k.max_attempts, 1),
-           coalesce(spec.max_recoveries, k.max_recoveries, 3), spec.backoff_base, spec.backoff_factor,
-           spec.backoff_max, spec.dedupe_key, spec.concurrency_key, spec.parent_id,
-           coalesce(p.root_id, spec.new_id), v_now
+           coalesce(spec.run_at, v_now),
+           coalesce(spec.max_attempts,
+                    (select k.max_attempts from conductor.kinds k where k.kind = spec.kind), 1),
+           coalesce(spec.max_recoveries,
+                    (select k.max_recoveries from conductor.kinds k where k.kind = spec.kind), 3),
+           spec.backoff_base, spec.backoff_factor, spec.backoff_max, spec.dedupe_key,
+           spec.concurrency_key, spec.parent_id, spec.root_id, v_now
       from spec
-      left join conductor.tasks p on p.id = spec.parent_id
-      left join conductor.kinds k on k.kind = spec.kind
-     where spec.parent_id is null or p.id is not null
+     where spec.root_id is not null  -- null: the parent does not exist
     on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
     do nothing
     returning t.id
