@@ -9,8 +9,8 @@
 --   conductor.enqueue_many(tasks jsonb)          -> setof bigint, in input order
 --   conductor._enqueue(specs) -> ids in input order
 --       a batch in one INSERT; enqueue_many, spawn and tick use it. The common
---       path is two statements (validate, insert); a missing parent or a dedupe
---       holder committed meanwhile takes a slower path only when it happens.
+--       path is two statements (validate, insert); a missing parent or a task
+--       losing to a dedupe holder takes a slower path only when it happens.
 --
 -- Dedupe: a task whose dedupe_key an unfinished task holds is not inserted;
 -- its id in the answer is the holder's. The unique index tasks_dedupe_key is
@@ -20,10 +20,10 @@
 -- (plan_cache_mode = force_generic_plan; planning it afresh each call cost
 -- about 0.7 ms of a 50-task batch's 3 ms). A generic plan made while
 -- conductor.tasks was empty stays on the connection as the table grows
--- (bench/stale_plans.py measured a join so planned at 200x slower), so its
--- only table accesses are probes by key (the parent's root, a kind's policy, a
--- dedupe holder) and sequential and bitmap scans are off: every plan is an
--- index probe whatever the statistics said (pgTAP
+-- (bench/stale_plans.py measured a join so planned at 200x slower), so it
+-- reads conductor.tasks only by key (the parent's root, a dedupe holder) and
+-- sequential and bitmap scans are off: every such plan is an index probe
+-- whatever the statistics said (pgTAP
 -- enqueue_many/cached_plans_stay_on_index_probes). enqueue's statements are
 -- lookups by a unique key and an INSERT ... VALUES, planned once too.
 --
@@ -103,6 +103,7 @@ declare
   v_now timestamptz := conductor.now();
   v_bad record;
   v_ids bigint[];
+  v_inserted bigint;
   v_missing_parent bigint;
 begin
   -- the first bad spec, in array order (a function scan keeps it)
@@ -132,35 +133,26 @@ begin
       parent_id, root_id, enqueued_at)
     select spec.new_id, spec.queue, spec.kind, spec.payload, coalesce(spec.priority, 0),
            coalesce(spec.run_at, v_now),
-           coalesce(spec.max_attempts,
-                    (select k.max_attempts from conductor.kinds k where k.kind = spec.kind), 1),
-           coalesce(spec.max_recoveries,
-                    (select k.max_recoveries from conductor.kinds k where k.kind = spec.kind), 3),
+           coalesce(spec.max_attempts, k.max_attempts, 1),
+           coalesce(spec.max_recoveries, k.max_recoveries, 3),
            spec.backoff_base, spec.backoff_factor, spec.backoff_max, spec.dedupe_key,
            spec.concurrency_key, spec.parent_id, spec.root_id, v_now
       from spec
+      left join conductor.kinds k on k.kind = spec.kind
      where spec.root_id is not null  -- null: the parent does not exist
     on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
     do nothing
-    returning t.id
+    returning 1
   )
-  select pg_catalog.array_agg(coalesce(own.id, first_of_key.id) order by spec.ord)
-    into v_ids
-    from spec
-    left join inserted own on own.id = spec.new_id
-    left join (
-      -- a later row of this batch with the same key gets the first one's id
-      select k.dedupe_key, pg_catalog.min(i.id) as id
-        from inserted i
-        join spec k on k.new_id = i.id
-       where k.dedupe_key is not null
-       group by k.dedupe_key
-    ) first_of_key on first_of_key.dedupe_key = spec.dedupe_key;
+  select pg_catalog.array_agg(spec.new_id order by spec.ord), (select pg_catalog.count(*) from inserted)
+    into v_ids, v_inserted
+    from spec;
 
-  -- A null is a task not inserted: its parent does not exist (raise), or it
-  -- lost to a dedupe holder committed before this statement began or while it
-  -- waited, which a fresh statement sees.
-  if pg_catalog.array_position(v_ids, null) is not null then
+  -- A task not inserted: its parent does not exist (raise), or it lost to a
+  -- dedupe holder (committed before this statement began or while it waited,
+  -- or an earlier task of this batch with the same key), which a fresh
+  -- statement sees.
+  if v_inserted < pg_catalog.cardinality(_enqueue.specs) then
     select s.parent_id into v_missing_parent
       from pg_catalog.unnest(_enqueue.specs) as s
      where s.parent_id is not null
@@ -169,11 +161,12 @@ begin
     if found then
       raise exception 'parent task % does not exist', v_missing_parent using errcode = 'QC203';
     end if;
-    select pg_catalog.array_agg(coalesce(v_ids[s.ordinality], holder.id) order by s.ordinality)
+    select pg_catalog.array_agg(coalesce(own.id, holder.id) order by s.ordinality)
       into v_ids
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
+      left join conductor.tasks own on own.id = v_ids[s.ordinality]
       left join conductor.tasks holder
-        on v_ids[s.ordinality] is null
+        on own.id is null
        and holder.dedupe_key = s.dedupe_key
        and holder.status in ('queued', 'running', 'waiting');
     if pg_catalog.array_position(v_ids, null) is not null then
