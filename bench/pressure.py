@@ -16,7 +16,12 @@ tasks), with -P 5 progress lines; three phases back to back:
    the hold ended (pg_stat_user_tables.autovacuum_count) finished, and the
    throughput from then on is reported as "recovered".
 
-    .venv/bin/python bench/pressure.py --dsn URL [--hold-seconds 300]
+    .venv/bin/python bench/pressure.py --dsn URL [--hold-seconds 300] [--control]
+
+--control runs the same three phases with nobody holding a transaction: the
+workload never prunes, so the table grows through all three phases, and
+the control run's after/clean ratio is what growth alone costs; the pinned
+run's after/clean beside it is what the pin left behind.
 
 Destroys every task in the database. Prints per-phase throughput (tasks/s =
 tps x 50, mean of the progress intervals, and the last interval), ratios
@@ -115,6 +120,8 @@ def main() -> None:
     p.add_argument("--hold-seconds", type=int, default=300)
     p.add_argument("--after-seconds", type=int, default=120)
     p.add_argument("--backlog", type=int, default=10_000)
+    p.add_argument("--control", action="store_true",
+                   help="hold nothing in the middle phase: what the same run costs without a pinned horizon")
     args = p.parse_args()
 
     with psycopg.connect(args.dsn, autocommit=True) as conn:
@@ -131,9 +138,11 @@ def main() -> None:
         report: dict = {"sizes_before": sizes(conn)}
         phases["clean"] = run_phase(args.dsn, args.clean_seconds)
         report["sizes_after_clean"] = sizes(conn)
+        report["control"] = args.control
         with psycopg.connect(args.dsn) as holder:
-            xid = holder.execute("select txid_current()").fetchone()[0]  # idle in transaction from here
-            report["holder_xid"] = xid
+            if not args.control:
+                xid = holder.execute("select txid_current()").fetchone()[0]  # idle in transaction from here
+                report["holder_xid"] = xid
             phases["during"] = run_phase(args.dsn, args.hold_seconds)
             report["sizes_end_of_hold"] = sizes(conn)
             holder.commit()
@@ -160,6 +169,8 @@ def main() -> None:
     report["load"] = open("/proc/loadavg").read().split()[:3]
     print(json.dumps(report), flush=True)
     print()
+    if args.control:
+        print("control run: nobody held a transaction during the middle phase ('during').")
     print(f"| phase | seconds | tasks/s mean | first 5 s | last 5 s | ratio to clean |")
     print("|---|---|---|---|---|---|")
     secs = {"clean": args.clean_seconds, "during": args.hold_seconds, "after": args.after_seconds}

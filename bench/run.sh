@@ -21,7 +21,8 @@
 #             the pyconductor Worker at concurrency 32 and BENCH_HIGH_CONCURRENCY
 #   latency   pickup latency at 100 tasks/s, pyconductor and PGQueuer
 #   scale     10 k vs 1 M queued vs BENCH_HISTORY_ROWS (5 M) finished rows
-#   pressure  an xid held open for BENCH_PRESSURE_SECONDS (300)
+#   pressure  an xid held open for BENCH_PRESSURE_SECONDS (300); with
+#             BENCH_PRESSURE_CONTROL=1 the same run again without the pin
 #   workers   1, 2, 4, 8 worker processes, wait events, CPU
 #   all       every part above (about 30 minutes on a 2-core machine)
 # e.g. BENCH_SUITE="peers latency" make bench; BENCH_SUITE=all make bench.
@@ -227,9 +228,16 @@ if part pressure; then
   echo
   echo "## Pressure: an xid held open for ${BENCH_PRESSURE_SECONDS:-300} s (bench/pressure.py)"
   loadavg
-  "$PY" bench/pressure.py --dsn "$URL" --hold-seconds "${BENCH_PRESSURE_SECONDS:-300}" \
-    --clean-seconds "${BENCH_PRESSURE_CLEAN_SECONDS:-60}" --after-seconds "${BENCH_PRESSURE_AFTER_SECONDS:-120}"
+  pressure_args=(--dsn "$URL" --hold-seconds "${BENCH_PRESSURE_SECONDS:-300}"
+    --clean-seconds "${BENCH_PRESSURE_CLEAN_SECONDS:-60}" --after-seconds "${BENCH_PRESSURE_AFTER_SECONDS:-120}")
+  "$PY" bench/pressure.py "${pressure_args[@]}"
   loadavg
+  if [[ ${BENCH_PRESSURE_CONTROL:-0} == 1 ]]; then
+    echo
+    echo "### Control: the same phases, nobody holding a transaction (what table growth alone costs)"
+    "$PY" bench/pressure.py "${pressure_args[@]}" --control
+    loadavg
+  fi
 fi
 
 if part workers; then
