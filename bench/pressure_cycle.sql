@@ -6,6 +6,10 @@
 select count(*) from conductor.enqueue_many((
   select jsonb_agg(jsonb_build_object('kind', 'bench', 'queue', 'bench', 'payload', jsonb_build_object('n', i)))
     from generate_series(1, 50) i));
-select quote_literal(array_agg(attempt_id)::text) as ids
+-- A claim may come back short, even empty: late in a pinned horizon a full
+-- scan steps over millions of dead entries, and the other client can take
+-- every task due at this claim's start meanwhile (pressure.py reports the
+-- tasks left queued so at the end).
+select coalesce(quote_literal(array_agg(attempt_id)::text), quote_literal('{}')) as ids
   from conductor.claim(worker_id => 'bench', queues => array['bench'], max_tasks => 50) \gset
 select count(*) from conductor.complete_many(cast(:ids as bigint[]));
