@@ -4,8 +4,9 @@
 -- inlinable SQL expression, and conductor._raise_spec_problem, its messages):
 --
 --   conductor.enqueue(kind, payload, queue, ...) -> bigint
---       one task: plain statements (a kinds lookup, INSERT ... VALUES), about
---       4x the batch path's rate for a single task (bench/RESULTS.md)
+--       one task: plain statements (a kinds lookup, INSERT ... VALUES), for
+--       one task 1.1-1.25x the batch path's rate (pgbench -c 2, enqueue_many
+--       of one object) and 0.7x its backend CPU
 --   conductor.enqueue_many(tasks jsonb)          -> setof bigint, in input order
 --   conductor._enqueue(specs) -> ids in input order
 --       a batch in one INSERT; enqueue_many, spawn and tick use it. The common
