@@ -11,6 +11,7 @@
 -- (pg_stat_xact_user_tables counts this transaction's scans).
 begin;
 select plan(5);
+\ir ../helpers.psql
 
 truncate conductor.tasks cascade;
 analyze conductor.tasks;
@@ -27,8 +28,7 @@ select count(*) from conductor.enqueue_many(
   (select jsonb_agg(jsonb_build_object('kind', 'k', 'queue', 'plans-other'))
      from generate_series(1, 5000)));
 
-create temp table scans_before as
-  select relname, seq_scan from pg_stat_xact_user_tables where schemaname = 'conductor';
+select conductor_tests.seq_scans('tasks') as tasks_scans \gset
 
 create temp table batch as
   select * from conductor.enqueue_many(
@@ -38,8 +38,8 @@ create temp table batch as
                       end order by i)
        from generate_series(1, 50) i)) with ordinality as b(id, n);
 
-create temp table scans_after as
-  select relname, seq_scan from pg_stat_xact_user_tables where schemaname = 'conductor';
+-- counted before the checks below, which scan conductor.tasks themselves
+select conductor_tests.seq_scans('tasks') - :tasks_scans as new_tasks_scans \gset
 
 select is((select count(*) from conductor.tasks t join batch b on b.id = t.id
             where b.n < 50 and t.parent_id = (select id from parent) and t.root_id = (select id from parent)),
@@ -50,10 +50,8 @@ select is((select b.id from batch b where b.n = 50),
 select is((select count(*) from conductor.tasks where dedupe_key = 'plans-held'), 1::bigint,
   'The dedupe key still has one task.');
 
-select is((select s.seq_scan - b.seq_scan from scans_after s
-             join scans_before b using (relname)
-            where s.relname = 'tasks'),
-  0::bigint, 'No sequential scan of conductor.tasks after it grew.');
+select is(:new_tasks_scans::bigint, 0::bigint,
+  'No sequential scan of conductor.tasks after it grew.');
 
 select * from finish();
 rollback;
