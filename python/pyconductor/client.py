@@ -17,7 +17,6 @@ come from a ``psycopg_pool.ConnectionPool`` (autocommit), closed by
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -33,6 +32,7 @@ from psycopg_pool import ConnectionPool
 
 from pyconductor import queries
 from pyconductor.errors import InvalidArgument, mapped_errors
+from pyconductor.jsonwire import dumps_json
 from pyconductor.registry import ENQUEUE_OPTIONS, Registry, Task
 
 if TYPE_CHECKING:
@@ -49,11 +49,6 @@ SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *sorted(ENQ
 def _schedule_name(kind: str) -> str:
     """A valid schedule name for a kind (``__main__.job`` -> ``main__.job``)."""
     return re.sub(r"[^A-Za-z0-9_.:/-]", "-", kind).lstrip("_.:/-")[:200] or "schedule"
-
-
-def dumps_json(value: Any) -> str:
-    """Strict JSON (no NaN/Infinity, which PostgreSQL rejects); TypeError/ValueError otherwise."""
-    return json.dumps(value, allow_nan=False, separators=(",", ":"))
 
 
 def _interval(value: timedelta | float | int | str) -> str:

@@ -31,7 +31,6 @@ TypeError in the handler.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 from pyconductor.errors import LeaseLost, NotFound, TaskCancelled
+from pyconductor.jsonwire import dumps_json
 
 __all__ = ["EventTimeout", "TaskContext"]
 
@@ -77,10 +77,6 @@ class _Runtime(Protocol):
 
     def waiting(self, ctx: TaskContext) -> None:
         """A wait was parked: the reaper should look at next_wake again."""
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, allow_nan=False, separators=(",", ":"))
 
 
 def _interval(seconds: float | timedelta | None) -> str | None:
@@ -228,7 +224,7 @@ class TaskContext:
         self.raise_if_cancelled()
         value = fn()
         try:
-            body = _json(value)
+            body = dumps_json(value)
         except (TypeError, ValueError) as exc:
             raise TypeError(
                 f"step {key!r} of task {self.task_id} ({self.kind}) returned {type(value).__name__}, "
@@ -260,7 +256,7 @@ class TaskContext:
         if merged.get("run_at") is not None:
             merged["run_at"] = _timestamp(merged["run_at"])
         try:
-            body = _json({} if payload is None else payload)
+            body = dumps_json({} if payload is None else payload)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"the payload of child {kind!r} is not JSON: {exc}") from exc
         # only the options given are named, so the others take spawn's own defaults

@@ -60,9 +60,10 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from pyconductor import __version__, queries
-from pyconductor.client import _interval, dumps_json
+from pyconductor.client import _interval
 from pyconductor.context import TaskContext, _Suspended
 from pyconductor.errors import ConductorError, LeaseLost, NotFound, RetryLater, TaskCancelled, mapped_errors, translate
+from pyconductor.jsonwire import dumps_json, use_fast_loads
 from pyconductor.registry import POLICY_OPTIONS
 from pyconductor.scheduler import Scheduler
 
@@ -116,6 +117,7 @@ class _Link:
             self.conn = psycopg.connect(
                 self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name=f"pyconductor {self.name} {self.worker_id}"[:63]
             )
+            use_fast_loads(self.conn)
         return self.conn
 
     def close(self) -> None:
@@ -620,6 +622,7 @@ class Worker:
             if self._ctx_pool is None:
                 self._ctx_pool = ConnectionPool(
                     self.dsn, min_size=1, max_size=self.concurrency, open=True, name=f"pyconductor-ctx-{self.worker_id}",
+                    configure=use_fast_loads,
                     kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT,
                             "application_name": f"pyconductor ctx {self.worker_id}"[:63]},
                 )  # fmt: skip

@@ -1,0 +1,46 @@
+"""JSON to and from the database, at the worker's per-task rate.
+
+``dumps_json`` is the one encoder for everything pyconductor sends as json or
+jsonb (payloads, results, steps): strict (no NaN/Infinity, which PostgreSQL
+rejects) and compact. ``use_fast_loads`` makes a connection decode json and
+jsonb with a shared decoder.
+
+Why not plain ``json.dumps(value, allow_nan=False, ...)`` and psycopg's
+default loader: with keyword arguments ``json.dumps`` builds a new encoder per
+call, and ``json.loads`` on bytes sniffs the encoding in Python first. A
+worker encodes one result and decodes a payload and a steps object per task;
+py-spy on a 128-slot drain of no-op tasks put 16 % of the worker's GIL time in
+encoding ``None`` results and 10 % in decoding.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import psycopg
+from psycopg.types.json import set_json_loads
+
+__all__ = ["dumps_json", "loads_json", "use_fast_loads"]
+
+_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+_DECODER = json.JSONDecoder()
+
+
+def dumps_json(value: Any) -> str:
+    """Strict, compact JSON text of ``value``; TypeError/ValueError when it is not JSON."""
+    if value is None:
+        return "null"
+    return _ENCODER.encode(value)
+
+
+def loads_json(data: bytes) -> Any:
+    """A json/jsonb value as PostgreSQL sends it (UTF-8 text)."""
+    if data == b"{}":
+        return {}  # a task never claimed before has no steps, and many payloads are empty
+    return _DECODER.decode(data.decode())
+
+
+def use_fast_loads(conn: psycopg.Connection[Any]) -> None:
+    """Decode json and jsonb on ``conn`` (only) with :func:`loads_json`."""
+    set_json_loads(loads_json, conn)
