@@ -32,7 +32,7 @@ from psycopg_pool import ConnectionPool
 
 from pyconductor import queries
 from pyconductor.errors import InvalidArgument, mapped_errors
-from pyconductor.jsonwire import dumps_json
+from pyconductor.wire import dumps_json
 from pyconductor.registry import ENQUEUE_OPTIONS, Registry, Task
 
 if TYPE_CHECKING:

@@ -38,7 +38,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 from pyconductor.errors import LeaseLost, NotFound, TaskCancelled
-from pyconductor.jsonwire import dumps_json
+from pyconductor.wire import dumps_json
 
 __all__ = ["EventTimeout", "TaskContext"]
 

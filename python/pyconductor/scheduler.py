@@ -38,7 +38,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pyconductor import queries
-from pyconductor.jsonwire import dumps_json
+from pyconductor.wire import dumps_json
 from pyconductor.errors import mapped_errors
 
 __all__ = ["LEADER_LOCK", "ScheduleSpec", "Scheduler"]

@@ -63,7 +63,7 @@ from pyconductor import __version__, queries
 from pyconductor.client import _interval
 from pyconductor.context import TaskContext, _Suspended
 from pyconductor.errors import ConductorError, LeaseLost, NotFound, RetryLater, TaskCancelled, mapped_errors, translate
-from pyconductor.jsonwire import dumps_json, use_fast_loads
+from pyconductor.wire import bigint_array, dumps_json, text_array, use_fast_loads
 from pyconductor.registry import POLICY_OPTIONS
 from pyconductor.scheduler import Scheduler
 
@@ -700,7 +700,7 @@ class Worker:
         oks = [r for r in batch if r.what == "ok"]
         if oks:
             rows = self._report_link.rows(queries.COMPLETE_MANY, {
-                "attempt_ids": [r.ctx.attempt_id for r in oks], "results": [r.result for r in oks],
+                "attempt_ids": bigint_array(r.ctx.attempt_id for r in oks), "results": text_array(r.result for r in oks),
             }, self._reports_abort)  # fmt: skip
             # 'finished': an earlier sending of this batch was stored before the
             # connection dropped, so the result is in

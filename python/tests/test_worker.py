@@ -47,15 +47,24 @@ def test_tasks_run_and_results_are_stored(app: Conductor, db_conn: Conn) -> None
         seen.append(ctx)
         return {"task_id": ctx.task_id, "kind": ctx.kind, "queue": ctx.queue, "attempt": ctx.attempt}
 
+    # a result and a payload that the batch report's array literal must escape
+    awkward = {"quote": 'a"b', "backslash": "c\\d\\", "braces": "{,}", "null": "NULL", "none": None, "é": "✓"}
+
+    @app.task("echo.payload")
+    def echo_payload(payload: dict[str, Any]) -> dict[str, Any]:
+        return payload
+
     a = add.enqueue({"a": 2, "b": 3})
     b = echo.enqueue({})
+    c = echo_payload.enqueue(awkward)
     with fast_worker(app, concurrency=4) as worker:
-        wait_until(lambda: finished(app, a, b))
+        wait_until(lambda: finished(app, a, b, c))
         assert db_conn.execute(
             "select queues, concurrency, roles from conductor.workers where id = %s", (worker.worker_id,)
         ).fetchone() == (None, 4, ["worker", "scheduler"])
     assert app.get(a).result == {"sum": 5} and app.get(a).status == "succeeded"
     assert app.get(b).result == {"task_id": b, "kind": "ctx.echo", "queue": "ctx", "attempt": 1}
+    assert app.get(c).result == awkward and app.get(c).status == "succeeded"
     assert seen[0].attempt_id == app.get(b).attempts[0].id
     assert db_conn.execute("select count(*) from conductor.workers").fetchone() == (0,), "deregistered at stop"
 

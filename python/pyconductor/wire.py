@@ -1,4 +1,5 @@
-"""JSON to and from the database, at the worker's per-task rate.
+"""Values to and from the database at a worker's per-task rate: JSON, and
+the arrays a batch report sends.
 
 ``dumps_json`` is the one encoder for everything pyconductor sends as json or
 jsonb (payloads, results, steps): strict (no NaN/Infinity, which PostgreSQL
@@ -11,17 +12,23 @@ call, and ``json.loads`` on bytes sniffs the encoding in Python first. A
 worker encodes one result and decodes a payload and a steps object per task;
 py-spy on a 128-slot drain of no-op tasks put 16 % of the worker's GIL time in
 encoding ``None`` results and 10 % in decoding.
+
+``bigint_array`` and ``text_array`` write a PostgreSQL array literal, for a
+parameter cast to ``bigint[]`` / ``jsonb[]``: psycopg's list dumper adapts
+element by element in Python, and a report of 128 results spent 450 us of
+its 620 us round trip there.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import psycopg
 from psycopg.types.json import set_json_loads
 
-__all__ = ["dumps_json", "loads_json", "use_fast_loads"]
+__all__ = ["bigint_array", "dumps_json", "loads_json", "text_array", "use_fast_loads"]
 
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
 _DECODER = json.JSONDecoder()
@@ -44,3 +51,13 @@ def loads_json(data: bytes) -> Any:
 def use_fast_loads(conn: psycopg.Connection[Any]) -> None:
     """Decode json and jsonb on ``conn`` (only) with :func:`loads_json`."""
     set_json_loads(loads_json, conn)
+
+
+def bigint_array(values: Iterable[int]) -> str:
+    """The array literal of ``values`` (ints), e.g. ``{1,2,3}``."""
+    return "{" + ",".join(map(str, map(int, values))) + "}"
+
+
+def text_array(values: Iterable[str]) -> str:
+    """The array literal of ``values`` (strings, none NULL), each element quoted."""
+    return "{" + ",".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"

@@ -1,4 +1,4 @@
-"""pyconductor.jsonwire: the strict encoder, and the decoder a worker's
+"""pyconductor.wire: the strict encoder, and the decoder a worker's
 connections use, against what PostgreSQL really sends."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from pyconductor.jsonwire import dumps_json, loads_json, use_fast_loads
+from pyconductor.wire import bigint_array, dumps_json, loads_json, text_array, use_fast_loads
 
 VALUES: list[Any] = [
     None, True, 0, -7, 2.5, 1e-7, "", "é ✓ \u2028 \"quoted\" \\", [], [1, [2, {"a": None}]],
@@ -54,3 +54,14 @@ def test_a_connection_with_fast_loads_reads_json_and_jsonb_like_the_default(dsn:
             got = fast.cursor(binary=binary).execute(query, params).fetchone()
             assert got == expected
             assert got is not None and got[0] == value and got[3] == {}
+
+
+def test_array_literals_reach_postgresql_element_for_element(dsn: str) -> None:
+    texts = [dumps_json(v) for v in VALUES] + ['"NULL"', '"{\\"x\\": [\\"\\\\\\\\\\"]}"']
+    ids = [1, -2, 2**62, 0]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("select %s::jsonb[], %s::bigint[], %s::bigint[]",
+                           [text_array(texts), bigint_array(ids), bigint_array([])]).fetchone()  # fmt: skip
+    assert row is not None
+    assert row[0] == [json.loads(t) for t in texts]
+    assert row[1] == ids and row[2] == []
