@@ -272,7 +272,7 @@ class Worker:
         # bookkeeping for a short task.
         self._jobs: queue_mod.SimpleQueue[tuple[Task, TaskContext] | None] = queue_mod.SimpleQueue()
         self._handler_threads: list[threading.Thread] = []
-        self._reports: queue_mod.Queue[_Report] = queue_mod.Queue()
+        self._reports: queue_mod.SimpleQueue[_Report] = queue_mod.SimpleQueue()
         self._wake = threading.Event()  # claim now
         self._stopping = threading.Event()  # no more claims
         self._reports_closing = threading.Event()  # reporter: drain and exit
