@@ -19,6 +19,7 @@
 #   peers     Python end to end vs Procrastinate and PGQueuer (bench/peers/,
 #             installed into bench/.venv-peers by bench/peers/setup.sh), with
 #             the pyconductor Worker at concurrency 32 and BENCH_HIGH_CONCURRENCY
+#             (256), BENCH_PEER_ROUNDS (2) rounds, the order alternated
 #   latency   pickup latency at 100 tasks/s, pyconductor and PGQueuer
 #   scale     10 k vs 1 M queued vs BENCH_HISTORY_ROWS (5 M) finished rows
 #   pressure  an xid held open for BENCH_PRESSURE_SECONDS (300); with
@@ -184,17 +185,37 @@ if part peers || part latency; then
 fi
 
 if part peers; then
-  HIGH=${BENCH_HIGH_CONCURRENCY:-128}
+  HIGH=${BENCH_HIGH_CONCURRENCY:-256}
+  PEER_ROUNDS=${BENCH_PEER_ROUNDS:-2}
+  PGQ_URL=$(peer_db bench_pgqueuer)
   echo
   echo "## Python end to end: drain $PY_TASKS no-op tasks (pyconductor, PGQueuer, Procrastinate)"
+  echo "$PEER_ROUNDS rounds of pyconductor (concurrency 32 and $HIGH) and PGQueuer, the order alternated per round;"
+  echo "the ratio is taken within each round (this machine's speed drifts between runs)."
   loadavg
-  for c in 32 "$HIGH"; do
-    echo "- pyconductor Worker, concurrency $c (bench/bench_python.py --concurrency $c):"
-    "$PY" bench/bench_python.py --dsn "$URL" --tasks "$PY_TASKS" --clean-all --concurrency "$c" | sed 's/^/    /'
+  declare -A drain
+  for round in $(seq "$PEER_ROUNDS"); do
+    order=(pyconductor pgqueuer)
+    (( round % 2 == 0 )) && order=(pgqueuer pyconductor)
+    for who in "${order[@]}"; do
+      if [[ $who == pyconductor ]]; then
+        for c in 32 "$HIGH"; do
+          echo "- round $round: pyconductor Worker, concurrency $c (bench/bench_python.py --concurrency $c):"
+          out=$("$PY" bench/bench_python.py --dsn "$URL" --tasks "$PY_TASKS" --clean-all --concurrency "$c" \
+                --single-seconds "$(( round == 1 ? 5 : 1 ))")
+          sed 's/^/    /' <<<"$out"
+          drain[$c]=$(sed -n 's/^python Worker drain, concurrency [0-9]*: *\([0-9.]*\) tasks.*/\1/p' <<<"$out")
+        done
+      else
+        echo "- round $round: PGQueuer (bench/peers/pgqueuer_bench.py drain: 5 QueueManagers, batch_size 10, asyncpg, uvloop):"
+        out=$("$PEERPY" bench/peers/pgqueuer_bench.py drain --dsn "$PGQ_URL" --jobs "$PY_TASKS")
+        sed 's/^/    /' <<<"$out"
+        drain[pgq]=$(sed -n 's/.*"rate": \([0-9.]*\).*/\1/p' <<<"$out")
+      fi
+    done
+    awk -v r="$round" -v a="${drain[32]}" -v b="${drain[$HIGH]}" -v q="${drain[pgq]}" -v h="$HIGH" \
+      'BEGIN { printf "  round %s: pyconductor / PGQueuer = %.2f at concurrency 32, %.2f at %s\n", r, a / q, b / q, h }'
   done
-  PGQ_URL=$(peer_db bench_pgqueuer)
-  echo "- PGQueuer (bench/peers/pgqueuer_bench.py drain: 5 QueueManagers, batch_size 10, asyncpg, uvloop):"
-  "$PEERPY" bench/peers/pgqueuer_bench.py drain --dsn "$PGQ_URL" --jobs "$PY_TASKS" | sed 's/^/    /'
   PRO_URL=$(peer_db bench_procrastinate)
   for c in ${BENCH_PROCRASTINATE_CONCURRENCY:-4}; do
     DJ=${BENCH_PROCRASTINATE_DELETE_JOBS:-successful}
