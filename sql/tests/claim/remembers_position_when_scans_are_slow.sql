@@ -4,7 +4,7 @@
 -- expired or foreign position is not used; a first slow scan leaves only a strike; fast scans
 -- remember nothing. conductor.claim_slow_scan = 0 makes every scan count as slow.
 begin;
-select plan(16);
+select plan(18);
 \ir ../helpers.psql
 set local conductor.fake_now = '2030-01-01 00:00:00+00';
 set local conductor.claim_slow_scan = '0';
@@ -28,12 +28,16 @@ select conductor.enqueue('k', '{"behind": true}', 'pos', run_at => '2029-12-31 2
 select results_eq($$select task_id from conductor.claim('w', array['pos'], 2)$$,
   format('values (%s::bigint), (%s)', :urgent, :t3),
   'From the position: a task of higher priority first, then the tasks after the position.');
+select matches(current_setting('conductor.claim_position'), format('^pos\|0\|\d+\|%s\|', :t3),
+  'The position moves to the last task claimed (t3, not the higher-priority one claimed first).');
 select results_eq($$select task_id from conductor.claim('w', array['pos'], 2)$$,
   format('values (%s::bigint), (%s)', :t4, :t5),
   'A task behind the position at its priority is passed over while the position holds.');
 select results_eq($$select task_id from conductor.claim('w', array['pos'], 5)$$,
   format('values (%s::bigint), (%s)', :behind, :t6),
   'Too few after the position: a full scan finds the rest, in claim order.');
+select matches(current_setting('conductor.claim_position'), format('^pos\|0\|\d+\|%s\|', :t6),
+  'The position is after the last task in claim order, though the full scan found its own last one later.');
 
 select conductor.enqueue('k', '{"n": 7}', 'pos') as t7 \gset
 select conductor.enqueue('k', '{"urgent": 2}', 'pos', priority => 5) as urgent2 \gset
