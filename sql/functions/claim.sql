@@ -27,7 +27,10 @@
 -- every call (force_custom_plan): which index serves best depends on the
 -- queues' sizes, or the position's bounds must reach the index, and a cached
 -- generic plan made while the table was empty or small stayed on the
--- connection as it grew, 5-200x slower (bench/stale_plans.py).
+-- connection as it grew, 5-200x slower (bench/stale_plans.py). The one-queue
+-- pick from a position (conductor._pick_queue_from) is written so that even
+-- stale statistics cannot move it off tasks_ready_by_queue
+-- (sql/tests/claim/position_pick_stays_on_queue_index.sql).
 -- The rest has one right plan whatever the sizes, so it is planned once per
 -- connection: the common pick from one queue (conductor._pick_queue, written so
 -- that tasks_ready_by_queue is the only plan without a sort), the key probe
@@ -147,8 +150,7 @@ revoke execute on function conductor._claim_keys(text[], integer, timestamptz) f
 -- The range costs nothing here, and only here: a btree key on a later column
 -- ends the scan only when every earlier column has an equality key, and this
 -- scan has no later key that must end it (its LIMIT does). The position pick
--- in claim bounds priority, and with the range it read the rest of the queue's
--- index on every claim ((d) at 0.27 of raw; reverted in a00379f).
+-- (_pick_queue_from) bounds priority, so it matches queue another way: see there.
 create function conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamptz,
                                       out ids bigint[], out seen_ids bigint[])
   language plpgsql volatile
@@ -177,6 +179,66 @@ their ids in claim order and, of those, the ones claimed before (seen_ids). Plan
 connection, always a scan of tasks_ready_by_queue.$$;
 
 revoke execute on function conductor._pick_queue(text, integer, timestamptz) from public;
+
+-- The pick from one queue from a remembered position, or after one (stage 1:
+-- above the position's priority; 2: after it at its priority; 3: the rest,
+-- leaving out taken_ids). Planned per call: the stage and the position must
+-- reach the index as bounds. With stale statistics (one queue filled the
+-- table when they were taken) a plain queue = q pick chose tasks_ready and
+-- stepped through another queue's 5,000 tasks for stage 1
+-- (sql/tests/claim/position_pick_stays_on_queue_index.sql). Here queue is
+-- matched by a one-element array, queue = any(array[q]): the planner does not
+-- treat it as a constant, so with the rows ordered by queue first only
+-- tasks_ready_by_queue yields the order, and sorts are off. To the btree scan
+-- an array key is an equality, so the priority and position bounds still end
+-- it. (_pick_queue's range, queue >= q and queue <= q, would not: a key on a
+-- later column ends the scan only when every earlier column has an equality
+-- key, and with the range each claim read the rest of the queue's index; (d)
+-- fell to 0.27 of raw, a00379f.)
+create function conductor._pick_queue_from(
+  queue          text,
+  max_tasks      integer,
+  claimed_at     timestamptz,
+  stage          integer,
+  after_priority integer,
+  after_run_at   timestamptz,
+  after_id       bigint,
+  taken_ids      bigint[],
+  out ids        bigint[],
+  out seen_ids   bigint[])
+  language plpgsql volatile
+  set search_path = ''
+  set plan_cache_mode = force_custom_plan
+  set enable_seqscan = off
+  set enable_bitmapscan = off
+  set enable_sort = off
+as $$
+begin
+  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+    into _pick_queue_from.ids, _pick_queue_from.seen_ids
+    from (select t.id, t.started_at from conductor.tasks t
+           where t.status = 'queued' and t.queue = any (array[_pick_queue_from.queue])
+             and t.run_at <= _pick_queue_from.claimed_at and t.concurrency_key is null
+             and case _pick_queue_from.stage
+                   when 1 then t.priority > _pick_queue_from.after_priority
+                   when 2 then t.priority = _pick_queue_from.after_priority
+                               and (t.run_at, t.id) > (_pick_queue_from.after_run_at, _pick_queue_from.after_id)
+                   else true end
+             and (_pick_queue_from.taken_ids is null or t.id <> all (_pick_queue_from.taken_ids))
+           order by t.queue, t.priority desc, t.run_at, t.id
+           limit _pick_queue_from.max_tasks
+             for update skip locked) p;
+end
+$$;
+
+comment on function conductor._pick_queue_from(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) is
+$$claim's pick from one queue at a stage of a remembered position (1: priority above
+after_priority; 2: at after_priority, after (after_run_at, after_id); 3: any), leaving out
+taken_ids: locks up to max_tasks ready unkeyed tasks, FOR UPDATE SKIP LOCKED, and returns
+their ids in claim order and the ones claimed before (seen_ids). Planned per call, always a
+scan of tasks_ready_by_queue.$$;
+
+revoke execute on function conductor._pick_queue_from(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) from public;
 
 create function conductor._lease(
   task_ids       bigint[],
@@ -319,20 +381,9 @@ begin
         select p.ids, p.seen_ids into v_more, v_more_seen
           from conductor._pick_queue(v_one_queue, claim.max_tasks, v_now) p;
       elsif v_one_queue is not null then
-        select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-          into v_more, v_more_seen
-          from (select t.id, t.started_at from conductor.tasks t
-                 where t.status = 'queued' and t.queue = v_one_queue and t.run_at <= v_now
-                   and t.concurrency_key is null
-                   and case v_stage
-                         when 1 then t.priority > v_after_priority
-                         when 2 then t.priority = v_after_priority
-                                     and (t.run_at, t.id) > (v_after_run_at, v_after_id)
-                         else true end
-                   and (v_ids is null or t.id <> all (v_ids))
-                 order by t.priority desc, t.run_at, t.id
-                 limit claim.max_tasks - coalesce(pg_catalog.cardinality(v_ids), 0)
-                   for update skip locked) p;
+        select p.ids, p.seen_ids into v_more, v_more_seen
+          from conductor._pick_queue_from(v_one_queue, claim.max_tasks - coalesce(pg_catalog.cardinality(v_ids), 0),
+                                          v_now, v_stage, v_after_priority, v_after_run_at, v_after_id, v_ids) p;
       else
         select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
           into v_more, v_more_seen

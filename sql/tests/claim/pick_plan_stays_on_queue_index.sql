@@ -6,9 +6,14 @@
 -- queue must not step through the other queue's tasks: it fetches a handful
 -- of heap rows, not thousands (pg_stat_xact_user_tables.idx_tup_fetch counts
 -- this transaction's). Full scans count as fast here, so no claim remembers a
--- position (that path is planned per call, and tested on its own).
+-- position by itself. The pick from a remembered position
+-- (conductor._pick_queue_from, planned per call from the same stale
+-- statistics) must stay on that index too: the test then sets a position by
+-- hand, as claim writes it, and claims again; its stage 1 asks for tasks of
+-- the queue above the position's priority, which tasks_ready would answer by
+-- stepping through the other queue.
 begin;
-select plan(3);
+select plan(6);
 \ir ../helpers.psql
 set local conductor.claim_slow_scan = '1 hour';
 
@@ -35,6 +40,25 @@ select cmp_ok((select s.idx_tup_fetch - b.idx_tup_fetch
                 where s.relid = 'conductor.tasks'::regclass),
   '<', 50::bigint,
   'It fetched a handful of rows, not the 5,000 tasks of the other queue ahead of them in tasks_ready.');
+
+-- the position after the next task of 'pick-solo', valid for a long while
+select set_config('conductor.claim_position',
+  (select concat_ws('|', 'pick-solo', t.priority, (extract(epoch from t.run_at) * 1000000)::bigint, t.id,
+                    extract(epoch from now() + interval '1 hour'))
+     from conductor.tasks t where t.queue = 'pick-solo' and t.status = 'queued' order by t.id limit 1), false);
+truncate fetched_before;
+insert into fetched_before
+  select idx_tup_fetch from pg_stat_xact_user_tables where relid = 'conductor.tasks'::regclass;
+
+select is((select count(*) from conductor.claim('pick-w', array['pick-solo'], 1)),
+  1::bigint, 'A claim from a remembered position leased a task of that queue.');
+select matches(current_setting('conductor.claim_position'), '^pick-solo\|0\|',
+  'The position was in use (kept, not cleared).');
+select cmp_ok((select s.idx_tup_fetch - b.idx_tup_fetch
+                 from pg_stat_xact_user_tables s, fetched_before b
+                where s.relid = 'conductor.tasks'::regclass),
+  '<', 50::bigint,
+  'From the position too it fetched a handful of rows, not the other queue''s 5,000.');
 
 select * from finish();
 rollback;
