@@ -23,17 +23,15 @@
 -- order); several or all queues -> tasks_ready (the claim order) with a filter.
 -- Picking is one small statement per case (one queue, several, or with
 -- concurrency keys), so each has a plan of its own. The pick from several or
--- all queues, with keys, or from a remembered position, is planned afresh on
--- every call (force_custom_plan): which index serves best depends on the
--- queues' sizes, or the position's bounds must reach the index, and a cached
--- generic plan made while the table was empty or small stayed on the
--- connection as it grew, 5-200x slower (bench/stale_plans.py). The one-queue
--- pick from a position (conductor._pick_queue_from) is written so that even
--- stale statistics cannot move it off tasks_ready_by_queue
--- (sql/tests/claim/position_pick_stays_on_queue_index.sql).
+-- all queues, or with keys, is planned afresh on every call
+-- (force_custom_plan): which index serves best depends on the queues' sizes,
+-- or the position's bounds must reach the index, and a cached generic plan
+-- made while the table was empty or small stayed on the connection as it
+-- grew, 5-200x slower (bench/stale_plans.py).
 -- The rest has one right plan whatever the sizes, so it is planned once per
--- connection: the common pick from one queue (conductor._pick_queue, written so
--- that tasks_ready_by_queue is the only plan without a sort), the key probe
+-- connection: the pick from one queue, from its head or from a remembered
+-- position (conductor._pick_queue, one statement per stage, written so that
+-- tasks_ready_by_queue is the only plan without a sort), the key probe
 -- (conductor._claim_keys) and the lease, the attempt rows and the answer
 -- (conductor._lease, one statement shared by all cases) run with
 -- force_generic_plan and with sequential scans, hash and merge joins disabled,
@@ -138,21 +136,39 @@ claimer is left out). NULL when there are none. Planned once per connection (ind
 
 revoke execute on function conductor._claim_keys(text[], integer, timestamptz) from public;
 
--- The pick from one queue when nothing is remembered (the common case):
--- the first max_tasks ready unkeyed tasks of the queue, in claim order, locked.
--- Planned once per connection. Its one right index is tasks_ready_by_queue,
--- and the statement leaves the planner no other: queue is bounded by a range
--- (queue >= q and queue <= q, the same rows as queue = q) and the rows are
--- ordered by queue first, so only that index yields the order, sorting is
--- disabled, and so are sequential and bitmap scans. (With queue = q, a plan
--- made while one queue filled the table scanned tasks_ready and filtered
--- queue, a scan over every other queue's tasks once there were more.)
--- The range costs nothing here, and only here: a btree key on a later column
--- ends the scan only when every earlier column has an equality key, and this
--- scan has no later key that must end it (its LIMIT does). The position pick
--- (_pick_queue_from) bounds priority, so it matches queue another way: see there.
-create function conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamptz,
-                                      out ids bigint[], out seen_ids bigint[])
+-- The pick from one queue: up to max_tasks ready unkeyed tasks of the queue,
+-- in claim order, locked. Stage 3 (the default) scans the queue from its
+-- head, leaving out taken_ids; from a remembered position, stage 1 takes the
+-- tasks of higher priority than the position's and stage 2 the ones after it
+-- at its priority (see the map at the top). One statement per stage, so that
+-- each has a plan whose index bounds are the stage's, planned once per
+-- connection: planned per call, the position's picks cost 0.2 ms of planning
+-- each under a pinned horizon, where every claim makes them.
+--
+-- Every statement's one right index is tasks_ready_by_queue, and none leaves
+-- the planner another: queue is matched as queue = any(array[q]), which the
+-- planner does not treat as a constant, and the rows are ordered by queue
+-- first, so only that index yields the order; sorts, sequential and bitmap
+-- scans are off. With queue = q, a plan made while one queue filled the table
+-- read tasks_ready and filtered on queue, stepping through every other
+-- queue's tasks once there were more (sql/tests/claim/pick_plan_stays_on_queue_index.sql,
+-- both parts). The btree scan takes the array key as an equality, so the
+-- priority and position bounds still end the scan; a range (queue >= q and
+-- queue <= q), which pinned the index as well, did not: a key on a later
+-- column ends the scan only when every earlier column has an equality key,
+-- and with it each position pick read the rest of the queue's index ((d) at
+-- 0.27 of raw, reverted in a00379f).
+create function conductor._pick_queue(
+  queue          text,
+  max_tasks      integer,
+  claimed_at     timestamptz,
+  stage          integer default 3,
+  after_priority integer default null,
+  after_run_at   timestamptz default null,
+  after_id       bigint default null,
+  taken_ids      bigint[] default null,
+  out ids        bigint[],
+  out seen_ids   bigint[])
   language plpgsql volatile
   set search_path = ''
   set plan_cache_mode = force_generic_plan
@@ -161,84 +177,50 @@ create function conductor._pick_queue(queue text, max_tasks integer, claimed_at 
   set enable_sort = off
 as $$
 begin
-  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-    into _pick_queue.ids, _pick_queue.seen_ids
-    from (select t.id, t.started_at from conductor.tasks t
-           where t.status = 'queued' and t.queue >= _pick_queue.queue and t.queue <= _pick_queue.queue
-             and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
-           order by t.queue, t.priority desc, t.run_at, t.id
-           limit _pick_queue.max_tasks
-             for update skip locked) p;
+  if _pick_queue.stage = 1 then
+    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+      into _pick_queue.ids, _pick_queue.seen_ids
+      from (select t.id, t.started_at from conductor.tasks t
+             where t.status = 'queued' and t.queue = any (array[_pick_queue.queue])
+               and t.priority > _pick_queue.after_priority
+               and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+             order by t.queue, t.priority desc, t.run_at, t.id
+             limit _pick_queue.max_tasks
+               for update skip locked) p;
+  elsif _pick_queue.stage = 2 then
+    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+      into _pick_queue.ids, _pick_queue.seen_ids
+      from (select t.id, t.started_at from conductor.tasks t
+             where t.status = 'queued' and t.queue = any (array[_pick_queue.queue])
+               and t.priority = _pick_queue.after_priority
+               and (t.run_at, t.id) > (_pick_queue.after_run_at, _pick_queue.after_id)
+               and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+             order by t.queue, t.priority desc, t.run_at, t.id
+             limit _pick_queue.max_tasks
+               for update skip locked) p;
+  else
+    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+      into _pick_queue.ids, _pick_queue.seen_ids
+      from (select t.id, t.started_at from conductor.tasks t
+             where t.status = 'queued' and t.queue = any (array[_pick_queue.queue])
+               and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+               and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
+             order by t.queue, t.priority desc, t.run_at, t.id
+             limit _pick_queue.max_tasks
+               for update skip locked) p;
+  end if;
 end
 $$;
 
-comment on function conductor._pick_queue(text, integer, timestamptz) is
-$$claim's pick from one queue (no concurrency keys, no remembered position): locks up to
-max_tasks ready unkeyed tasks of queue due by claimed_at, FOR UPDATE SKIP LOCKED, and returns
-their ids in claim order and, of those, the ones claimed before (seen_ids). Planned once per
-connection, always a scan of tasks_ready_by_queue.$$;
+comment on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) is
+$$claim's pick from one queue: locks up to max_tasks ready unkeyed tasks of queue due by
+claimed_at, FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones
+claimed before (seen_ids). stage 3 (default): from the queue's head, leaving out taken_ids; from
+a remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
+after (after_run_at, after_id). Planned once per connection, always a scan of
+tasks_ready_by_queue bounded by the stage.$$;
 
-revoke execute on function conductor._pick_queue(text, integer, timestamptz) from public;
-
--- The pick from one queue from a remembered position, or after one (stage 1:
--- above the position's priority; 2: after it at its priority; 3: the rest,
--- leaving out taken_ids). Planned per call: the stage and the position must
--- reach the index as bounds. With stale statistics (one queue filled the
--- table when they were taken) a plain queue = q pick chose tasks_ready and
--- stepped through another queue's 5,000 tasks for stage 1
--- (sql/tests/claim/position_pick_stays_on_queue_index.sql). Here queue is
--- matched by a one-element array, queue = any(array[q]): the planner does not
--- treat it as a constant, so with the rows ordered by queue first only
--- tasks_ready_by_queue yields the order, and sorts are off. To the btree scan
--- an array key is an equality, so the priority and position bounds still end
--- it. (_pick_queue's range, queue >= q and queue <= q, would not: a key on a
--- later column ends the scan only when every earlier column has an equality
--- key, and with the range each claim read the rest of the queue's index; (d)
--- fell to 0.27 of raw, a00379f.)
-create function conductor._pick_queue_from(
-  queue          text,
-  max_tasks      integer,
-  claimed_at     timestamptz,
-  stage          integer,
-  after_priority integer,
-  after_run_at   timestamptz,
-  after_id       bigint,
-  taken_ids      bigint[],
-  out ids        bigint[],
-  out seen_ids   bigint[])
-  language plpgsql volatile
-  set search_path = ''
-  set plan_cache_mode = force_custom_plan
-  set enable_seqscan = off
-  set enable_bitmapscan = off
-  set enable_sort = off
-as $$
-begin
-  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-    into _pick_queue_from.ids, _pick_queue_from.seen_ids
-    from (select t.id, t.started_at from conductor.tasks t
-           where t.status = 'queued' and t.queue = any (array[_pick_queue_from.queue])
-             and t.run_at <= _pick_queue_from.claimed_at and t.concurrency_key is null
-             and case _pick_queue_from.stage
-                   when 1 then t.priority > _pick_queue_from.after_priority
-                   when 2 then t.priority = _pick_queue_from.after_priority
-                               and (t.run_at, t.id) > (_pick_queue_from.after_run_at, _pick_queue_from.after_id)
-                   else true end
-             and (_pick_queue_from.taken_ids is null or t.id <> all (_pick_queue_from.taken_ids))
-           order by t.queue, t.priority desc, t.run_at, t.id
-           limit _pick_queue_from.max_tasks
-             for update skip locked) p;
-end
-$$;
-
-comment on function conductor._pick_queue_from(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) is
-$$claim's pick from one queue at a stage of a remembered position (1: priority above
-after_priority; 2: at after_priority, after (after_run_at, after_id); 3: any), leaving out
-taken_ids: locks up to max_tasks ready unkeyed tasks, FOR UPDATE SKIP LOCKED, and returns
-their ids in claim order and the ones claimed before (seen_ids). Planned per call, always a
-scan of tasks_ready_by_queue.$$;
-
-revoke execute on function conductor._pick_queue_from(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) from public;
+revoke execute on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) from public;
 
 create function conductor._lease(
   task_ids       bigint[],
@@ -377,13 +359,10 @@ begin
     end if;
     loop
       v_started := pg_catalog.clock_timestamp();
-      if v_one_queue is not null and v_stage = 3 and v_ids is null then
+      if v_one_queue is not null then
         select p.ids, p.seen_ids into v_more, v_more_seen
-          from conductor._pick_queue(v_one_queue, claim.max_tasks, v_now) p;
-      elsif v_one_queue is not null then
-        select p.ids, p.seen_ids into v_more, v_more_seen
-          from conductor._pick_queue_from(v_one_queue, claim.max_tasks - coalesce(pg_catalog.cardinality(v_ids), 0),
-                                          v_now, v_stage, v_after_priority, v_after_run_at, v_after_id, v_ids) p;
+          from conductor._pick_queue(v_one_queue, claim.max_tasks - coalesce(pg_catalog.cardinality(v_ids), 0),
+                                     v_now, v_stage, v_after_priority, v_after_run_at, v_after_id, v_ids) p;
       else
         select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
           into v_more, v_more_seen

@@ -3,8 +3,7 @@
 begin;
 
 drop function conductor.claim(text, text[], integer, interval);
-drop function conductor._pick_queue(text, integer, timestamptz);
-drop function conductor._pick_queue_from(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]);
+drop function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]);
 drop function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz);
 drop function conductor._claim_keys(text[], integer, timestamptz);
 drop function conductor._claim_slow_scan();
