@@ -32,8 +32,8 @@ from psycopg_pool import ConnectionPool
 
 from pyconductor import queries
 from pyconductor.errors import InvalidArgument, mapped_errors
-from pyconductor.wire import dumps_json
 from pyconductor.registry import ENQUEUE_OPTIONS, Registry, Task
+from pyconductor.wire import dumps_json
 
 if TYPE_CHECKING:
     from pyconductor.worker import Worker

@@ -38,8 +38,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pyconductor import queries
-from pyconductor.wire import dumps_json
 from pyconductor.errors import mapped_errors
+from pyconductor.wire import dumps_json
 
 __all__ = ["LEADER_LOCK", "ScheduleSpec", "Scheduler"]
 
