@@ -6,9 +6,9 @@
 -- queue must not step through the other queue's tasks: it fetches a handful
 -- of heap rows, not thousands (pg_stat_xact_user_tables.idx_tup_fetch counts
 -- this transaction's). Full scans count as fast here, so no claim remembers a
--- position by itself. The pick from a remembered position
--- (conductor._pick_queue_from, planned per call from the same stale
--- statistics) must stay on that index too: the test then sets a position by
+-- position by itself. The picks from a remembered position (_pick_queue's
+-- stages 1 and 2, each a statement and a plan of its own, made from the same
+-- stale statistics) must stay on that index too: the test then sets a position by
 -- hand, as claim writes it, and claims again; its stage 1 asks for tasks of
 -- the queue above the position's priority, which tasks_ready would answer by
 -- stepping through the other queue.
