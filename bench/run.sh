@@ -195,6 +195,7 @@ if part peers; then
   loadavg
   declare -A drain
   for round in $(seq "$PEER_ROUNDS"); do
+    drain=()
     order=(pyconductor pgqueuer)
     (( round % 2 == 0 )) && order=(pgqueuer pyconductor)
     for who in "${order[@]}"; do
@@ -213,8 +214,10 @@ if part peers; then
         drain[pgq]=$(sed -n 's/.*"rate": \([0-9.]*\).*/\1/p' <<<"$out")
       fi
     done
-    awk -v r="$round" -v a="${drain[32]}" -v b="${drain[$HIGH]}" -v q="${drain[pgq]}" -v h="$HIGH" \
-      'BEGIN { printf "  round %s: pyconductor / PGQueuer = %.2f at concurrency 32, %.2f at %s\n", r, a / q, b / q, h }'
+    # a run that printed no rate leaves an empty figure: say so rather than divide by it
+    awk -v r="$round" -v a="${drain[32]:-}" -v b="${drain[$HIGH]:-}" -v q="${drain[pgq]:-}" -v h="$HIGH" \
+      'BEGIN { if (a == "" || b == "" || q + 0 <= 0) { printf "  round %s: a rate is missing above; no ratio\n", r; exit }
+               printf "  round %s: pyconductor / PGQueuer = %.2f at concurrency 32, %.2f at %s\n", r, a / q, b / q, h }'
   done
   PRO_URL=$(peer_db bench_procrastinate)
   for c in ${BENCH_PROCRASTINATE_CONCURRENCY:-4}; do

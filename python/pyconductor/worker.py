@@ -63,9 +63,9 @@ from pyconductor import __version__, queries
 from pyconductor.client import _interval
 from pyconductor.context import TaskContext, _Suspended
 from pyconductor.errors import ConductorError, LeaseLost, NotFound, RetryLater, TaskCancelled, mapped_errors, translate
-from pyconductor.wire import bigint_array, dumps_json, text_array, use_fast_loads
 from pyconductor.registry import POLICY_OPTIONS
 from pyconductor.scheduler import Scheduler
+from pyconductor.wire import bigint_array, dumps_json, text_array, use_fast_loads
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
