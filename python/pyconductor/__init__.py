@@ -32,6 +32,7 @@ from pyconductor.context import EventTimeout, TaskContext  # noqa: E402
 from pyconductor.errors import (  # noqa: E402
     ConductorError,
     AlreadyExists,
+    DatabaseUnusable,
     RetryLater,
     DedupeConflict,
     InvalidArgument,
@@ -57,6 +58,7 @@ __all__ = [
     "Conductor",
     "ConductorError",
     "AlreadyExists",
+    "DatabaseUnusable",
     "RetryLater",
     "DedupeConflict",
     "EventTimeout",

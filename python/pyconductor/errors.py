@@ -24,6 +24,7 @@ import psycopg
 __all__ = [
     "ConductorError",
     "AlreadyExists",
+    "DatabaseUnusable",
     "RetryLater",
     "DedupeConflict",
     "InvalidArgument",
@@ -152,6 +153,14 @@ class InvalidCron(ConductorError):
 @_register("QC302")
 class InvalidTimezone(ConductorError):
     """QC302: an unknown time zone name."""
+
+
+class DatabaseUnusable(ConductorError):
+    """The database cannot be used with this DSN, and retrying will not change
+    that: the DSN does not parse, its host name does not resolve, the server
+    refused the login, or the database or role does not exist. Raised by the
+    driver (no SQLSTATE: libpq reports these without one); its message names
+    the database without the password. See :mod:`pyconductor.dsn`."""
 
 
 def error_class(sqlstate: str | None) -> type[ConductorError] | None:
