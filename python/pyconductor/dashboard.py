@@ -18,9 +18,15 @@ Security (see DESIGN.md, Security):
 
 - it listens on loopback unless given a token; :func:`check_bind` refuses any
   other address without one;
+- it answers only to a Host header naming this server (loopback names, the
+  bound address, ``allowed_hosts``; see :mod:`pyconductor.access`), so a DNS
+  rebinding page reads and cancels nothing; anything else gets 421;
 - with a token, every request must carry it: ``Authorization: Bearer <token>``,
   or the session cookie that ``/login`` sets after the token was typed in
-  (an HMAC of the token, HttpOnly, SameSite=Strict); anything else gets 401;
+  (its issue time and an HMAC of it keyed by the token; HttpOnly,
+  SameSite=Strict, Secure when the page came over TLS or ``secure_cookies``
+  says a TLS proxy serves it; valid for ``session_max_age``, 12 h by
+  default, which the server checks too); anything else gets 401;
 - actions are POSTs with a CSRF token: a random per-session value in the
   cookie ``conductor_csrf`` (SameSite=Strict) that the form must repeat in the
   field ``csrf``; a missing or different value, or an ``Origin`` or
@@ -37,7 +43,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import html
-import ipaddress
 import json
 import logging
 import secrets
@@ -59,6 +64,8 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from pyconductor import queries
+from pyconductor.access import HostCheck, bearer_matches, is_loopback
+from pyconductor.dsn import redact_dsn
 from pyconductor.errors import ConductorError, InvalidState, NotFound, mapped_errors
 
 __all__ = ["DashboardConfigError", "DashboardServer", "check_bind", "create_app", "is_loopback", "serve"]
@@ -74,6 +81,7 @@ STEPS_LIMIT = 1000
 REFRESH_MS = 2000
 CSRF_COOKIE = "conductor_csrf"
 AUTH_COOKIE = "conductor_session"
+SESSION_MAX_AGE = 12 * 3600  # seconds a login lasts
 STATUSES = ("queued", "running", "waiting", "succeeded", "failed", "cancelled", "timed_out", "dead")
 ACTIVE = ("queued", "running", "waiting")
 RETRYABLE = ("failed", "dead", "timed_out", "cancelled")
@@ -83,22 +91,12 @@ class DashboardConfigError(ValueError):
     """The dashboard was asked to start in a way that is not safe."""
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names only this machine (127.0.0.0/8, ::1, localhost)."""
-    if host.strip("[]").lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def check_bind(host: str, token: str | None) -> None:
     """Raise DashboardConfigError unless ``host`` is loopback or a token is set."""
     if not is_loopback(host) and not token:
         raise DashboardConfigError(
             f"refusing to listen on {host} without a token: anyone who reaches it could retry and "
-            "cancel tasks. Pass --token (or set CONDUCTOR_DASHBOARD_TOKEN), or bind to 127.0.0.1."
+            "cancel tasks. Set CONDUCTOR_DASHBOARD_TOKEN (or pass --token-file or --token), or bind to 127.0.0.1."
         )
 
 
@@ -233,16 +231,17 @@ def _steps_table(steps: Sequence[Mapping[str, Any]]) -> str:
 
 
 class Dashboard:
-    """State shared by the routes: the pool and the token."""
+    """State shared by the routes: the pool, the token, the Host check."""
 
-    def __init__(self, dsn: str, token: str | None = None, pool_size: int = 4) -> None:
+    def __init__(
+        self, dsn: str, token: str | None = None, pool_size: int = 4, *, host_check: HostCheck | None = None,
+        session_max_age: int = SESSION_MAX_AGE, secure_cookies: bool = False,
+    ) -> None:  # fmt: skip
         self.dsn = dsn
         self.token = token or None
-        self.session_value = (
-            hmac.new(self.token.encode(), b"conductor-dashboard-session", hashlib.sha256).hexdigest()
-            if self.token
-            else None
-        )
+        self.host_check = host_check or HostCheck(DEFAULT_HOST)
+        self.session_max_age = int(session_max_age)
+        self.secure_cookies = secure_cookies
         self.pool = ConnectionPool(
             dsn, min_size=1, max_size=pool_size, open=False, name="pyconductor-dashboard",
             kwargs={"autocommit": True, "row_factory": dict_row, "application_name": "pyconductor dashboard"},
@@ -260,15 +259,34 @@ class Dashboard:
 
     # -- authentication and CSRF ---------------------------------------------------
 
+    def _session_mac(self, issued: int) -> str:
+        assert self.token is not None
+        return hmac.new(self.token.encode(), f"conductor-dashboard-session:{issued}".encode(), hashlib.sha256).hexdigest()
+
+    def session_cookie(self, issued: int | None = None) -> str:
+        """The login cookie's value: its issue time (epoch seconds) and an HMAC of it keyed by the token."""
+        issued = int(time.time()) if issued is None else issued
+        return f"{issued}.{self._session_mac(issued)}"
+
+    def session_valid(self, cookie: str) -> bool:
+        """A cookie this token issued less than ``session_max_age`` seconds ago."""
+        issued, _, mac = cookie.partition(".")
+        if not issued.isdigit() or not hmac.compare_digest(mac.encode(), self._session_mac(int(issued)).encode()):
+            return False
+        return -60 <= time.time() - int(issued) <= self.session_max_age
+
+    def secure(self, request: Request) -> bool:
+        """Whether cookies get ``Secure``: the page came over TLS (directly, or from a
+        proxy uvicorn trusts), or ``secure_cookies`` says a TLS proxy serves it."""
+        return self.secure_cookies or request.url.scheme == "https"
+
     def authenticated(self, request: Request) -> bool:
         if self.token is None:
             return True
-        auth = request.headers.get("authorization", "")
-        if auth.lower().startswith("bearer ") and hmac.compare_digest(auth[7:].strip().encode(), self.token.encode()):
+        if bearer_matches(request.headers.get("authorization"), self.token):
             return True
         cookie = request.cookies.get(AUTH_COOKIE, "")
-        assert self.session_value is not None
-        return bool(cookie) and hmac.compare_digest(cookie.encode(), self.session_value.encode())
+        return bool(cookie) and self.session_valid(cookie)
 
     @staticmethod
     def cross_site(request: Request) -> bool:
@@ -297,10 +315,18 @@ class Dashboard:
         return form
 
 
-def create_app(dsn: str, token: str | None = None, *, pool_size: int = 4) -> Starlette:
-    """The dashboard as an ASGI application over the database at ``dsn``. With
-    ``token``, every request must carry it (header or login cookie)."""
-    dash = Dashboard(dsn, token, pool_size)
+def create_app(
+    dsn: str, token: str | None = None, *, pool_size: int = 4, host: str = DEFAULT_HOST,
+    allowed_hosts: Sequence[str] = (), session_max_age: int = SESSION_MAX_AGE, secure_cookies: bool = False,
+) -> Starlette:  # fmt: skip
+    """The dashboard as an ASGI application over the database at ``dsn``, bound
+    to ``host``: it answers to a Host header naming loopback, ``host`` or one of
+    ``allowed_hosts``. With ``token``, every request must carry it (header or
+    login cookie, which lasts ``session_max_age`` seconds); ``secure_cookies``
+    marks cookies Secure even when the request did not come over TLS (a TLS
+    proxy in front)."""
+    dash = Dashboard(dsn, token, pool_size, host_check=HostCheck(host, allowed_hosts),
+                     session_max_age=session_max_age, secure_cookies=secure_cookies)  # fmt: skip
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -492,7 +518,7 @@ def create_app(dsn: str, token: str | None = None, *, pool_size: int = 4) -> Sta
             try:
                 content = await run_in_threadpool(render, request)
             except psycopg.OperationalError as exc:
-                return PlainTextResponse(f"503 database unavailable: {exc}", status_code=503)
+                return PlainTextResponse(f"503 database unavailable: {redact_dsn(str(exc))}", status_code=503)
             if isinstance(content, Response):
                 return content
             if request.query_params.get("fragment"):
@@ -536,8 +562,8 @@ def create_app(dsn: str, token: str | None = None, *, pool_size: int = 4) -> Sta
             given = checked.get("token", "")
             if dash.token and hmac.compare_digest(given.encode(), dash.token.encode()):
                 resp = RedirectResponse(nxt, status_code=303)
-                assert dash.session_value is not None
-                resp.set_cookie(AUTH_COOKIE, dash.session_value, httponly=True, samesite="strict", path="/")
+                resp.set_cookie(AUTH_COOKIE, dash.session_cookie(), max_age=dash.session_max_age, httponly=True,
+                                samesite="strict", secure=dash.secure(request), path="/")  # fmt: skip
                 return resp
             error = "<p class=err>Wrong token.</p>"
         return HTMLResponse(login_form(request, nxt, error), status_code=401 if error else 200)
@@ -550,6 +576,9 @@ def create_app(dsn: str, token: str | None = None, *, pool_size: int = 4) -> Sta
         ))  # fmt: skip
 
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        host = request.headers.get("host")
+        if not dash.host_check(host):
+            return PlainTextResponse(dash.host_check.refusal(host), status_code=421)
         csrf = request.cookies.get(CSRF_COOKIE)
         fresh = not csrf or len(csrf) < 32
         request.state.csrf = secrets.token_urlsafe(32) if fresh else csrf
@@ -564,7 +593,8 @@ def create_app(dsn: str, token: str | None = None, *, pool_size: int = 4) -> Sta
         else:
             response = await call_next(request)
         if fresh:
-            response.set_cookie(CSRF_COOKIE, request.state.csrf, httponly=True, samesite="strict", path="/")
+            response.set_cookie(CSRF_COOKIE, request.state.csrf, httponly=True, samesite="strict",
+                                secure=dash.secure(request), path="/")  # fmt: skip
         response.headers["Content-Security-Policy"] = (
             f"default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-{request.state.nonce}'; "
             "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -596,25 +626,28 @@ def create_app(dsn: str, token: str | None = None, *, pool_size: int = 4) -> Sta
 # -- serving -------------------------------------------------------------------------
 
 
-def serve(dsn: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None) -> None:
+def serve(dsn: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
+          **options: Any) -> None:  # fmt: skip
     """Run the dashboard until interrupted. Raises DashboardConfigError for a
-    non-loopback ``host`` without ``token``."""
+    non-loopback ``host`` without ``token``. ``options``: those of :func:`create_app`."""
     import uvicorn
 
     check_bind(host, token)
-    uvicorn.run(create_app(dsn, token), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(dsn, token, host=host, **options), host=host, port=port, log_level="warning")
 
 
 class DashboardServer:
     """The dashboard served by uvicorn from a background thread (tests, embedding).
-    ``port`` 0 picks a free port; ``url`` is where it listens once started."""
+    ``port`` 0 picks a free port; ``url`` is where it listens once started.
+    ``options``: those of :func:`create_app` (allowed_hosts, session_max_age, secure_cookies)."""
 
-    def __init__(self, dsn: str, host: str = DEFAULT_HOST, port: int = 0, token: str | None = None) -> None:
+    def __init__(self, dsn: str, host: str = DEFAULT_HOST, port: int = 0, token: str | None = None,
+                 **options: Any) -> None:  # fmt: skip
         import uvicorn
 
         check_bind(host, token)
         self.host = host
-        self.app = create_app(dsn, token)
+        self.app = create_app(dsn, token, host=host, **options)
         self._server = uvicorn.Server(uvicorn.Config(self.app, host=host, port=port, log_level="warning"))
         self._thread = threading.Thread(target=self._server.run, name="pyconductor-dashboard", daemon=True)
         self.port = port

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -11,7 +12,7 @@ import pytest
 
 from pyconductor import Conductor
 from pyconductor.cli import main
-from pyconductor.dashboard import CSRF_COOKIE, DashboardConfigError, DashboardServer, check_bind, is_loopback
+from pyconductor.dashboard import AUTH_COOKIE, CSRF_COOKIE, DashboardConfigError, DashboardServer, check_bind, is_loopback
 
 Conn = psycopg.Connection[tuple[object, ...]]
 
@@ -257,3 +258,80 @@ def test_the_list_page_query_uses_the_primary_key(db_conn: Conn) -> None:
     """).fetchall())  # fmt: skip
     assert "Index Scan Backward using tasks_pkey" in plan, plan
     assert "Sort" not in plan, plan
+
+
+def test_a_foreign_host_header_is_refused(app: Conductor, server: DashboardServer, client: httpx.Client) -> None:
+    """DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1
+    reaches the loopback dashboard with ``Host: evil.example``; it reads nothing
+    and cancels nothing."""
+    task = app.enqueue("rebound", {"secret": "payload-of-rebound"})
+    token = csrf_of(client)
+    evil = {"Host": f"evil.example:{server.port}"}
+    for path in ("/", "/runs", f"/runs/{task}", f"/runs/{task}?fragment=1", "/login"):
+        resp = client.get(path, headers=evil)
+        assert resp.status_code == 421, (path, resp.status_code)
+        assert "payload-of-rebound" not in resp.text and "evil.example" in resp.text
+    cancel = client.post(f"/runs/{task}/cancel", data={"csrf": token}, headers=evil)
+    assert cancel.status_code == 421 and cancel.text.startswith("421 misdirected request")
+    assert app.get(task).status == "queued"
+
+    # the names of this machine still work, with or without the port
+    for host in (f"127.0.0.1:{server.port}", f"localhost:{server.port}", "localhost", f"[::1]:{server.port}"):
+        assert client.get(f"/runs/{task}", headers={"Host": host}).status_code == 200, host
+    ok = client.post(f"/runs/{task}/cancel", data={"csrf": token})
+    assert ok.status_code == 303 and app.get(task).status == "cancelled"
+
+
+def test_allowed_hosts_extend_the_host_check(db_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with DashboardServer(db_dsn, "127.0.0.1", 0, allowed_hosts=["dash.internal", "Ops.Example.COM."]) as server:
+        with httpx.Client(base_url=server.url, timeout=10) as c:
+            assert c.get("/", headers={"Host": f"dash.internal:{server.port}"}).status_code == 200
+            assert c.get("/", headers={"Host": "ops.example.com"}).status_code == 200
+            assert c.get("/", headers={"Host": "dash.internal.evil.example"}).status_code == 421
+            assert c.get("/", headers={"Host": "10.1.2.3"}).status_code == 421  # bound to loopback only
+
+
+def set_cookies(resp: httpx.Response) -> dict[str, str]:
+    """name -> the whole Set-Cookie line, of each cookie the response sets."""
+    return {line.partition("=")[0]: line for line in resp.headers.get_list("set-cookie")}
+
+
+def login(c: httpx.Client, token: str, headers: dict[str, str] | None = None) -> httpx.Response:
+    """Log in with the form as a new visitor; the cookies are sent by hand (a Secure
+    one is not kept over http)."""
+    c.cookies.clear()
+    first = c.get("/", headers=headers)
+    csrf = set_cookies(first)[CSRF_COOKIE].split(";")[0].partition("=")[2]
+    return c.post("/login", data={"csrf": csrf, "token": token},
+                  headers={**(headers or {}), "Cookie": f"{CSRF_COOKIE}={csrf}"})  # fmt: skip
+
+
+def test_the_session_cookie_expires_and_is_secure_over_tls(db_dsn: str) -> None:
+    with DashboardServer(db_dsn, "127.0.0.1", 0, token="s3cret-token") as server:
+        with httpx.Client(base_url=server.url, timeout=10) as c:
+            session = set_cookies(login(c, "s3cret-token"))[AUTH_COOKIE]
+            assert "Max-Age=43200" in session and "HttpOnly" in session and "SameSite=strict" in session
+            assert "Secure" not in session  # plain http: a Secure cookie would never come back
+
+            # behind a TLS proxy on this host (uvicorn trusts X-Forwarded-Proto from 127.0.0.1)
+            tls = {"X-Forwarded-Proto": "https"}
+            c.cookies.clear()
+            assert "Secure" in set_cookies(c.get("/", headers=tls))[CSRF_COOKIE]
+            session = set_cookies(login(c, "s3cret-token", tls))[AUTH_COOKIE]
+            assert "Secure" in session and "Max-Age=43200" in session
+
+            # the server checks the age too: a copied cookie stops working after 12 h
+            dash = server.app.state.dashboard
+            fresh = dash.session_cookie()
+            stale = dash.session_cookie(issued=int(time.time()) - 12 * 3600 - 5)
+            forged = f"{int(time.time())}.{'0' * 64}"
+            c.cookies.clear()
+            assert c.get("/runs", headers={"Cookie": f"{AUTH_COOKIE}={fresh}"}).status_code == 200
+            assert c.get("/runs", headers={"Cookie": f"{AUTH_COOKIE}={stale}"}).status_code == 401
+            assert c.get("/runs", headers={"Cookie": f"{AUTH_COOKIE}={forged}"}).status_code == 401
+
+    with DashboardServer(db_dsn, "127.0.0.1", 0, token="s3cret-token", session_max_age=600,
+                         secure_cookies=True) as server:  # fmt: skip
+        with httpx.Client(base_url=server.url, timeout=10) as c:
+            session = set_cookies(login(c, "s3cret-token"))[AUTH_COOKIE]
+            assert "Max-Age=600" in session and "Secure" in session
