@@ -9,10 +9,18 @@ or ``pyconductor worker --app mod:app --http 127.0.0.1:9100``.
 
 Served by the standard library's threading HTTP server on a daemon thread, so
 a slow scrape never blocks the worker. Both endpoints read the worker's public
-state (worker_id, roles, queues, concurrency, running, held, stats) and open
-one short-lived database connection per request (connect and statement
-timeouts of ``probe_timeout`` seconds), so they answer even when the
-worker's own connections are stuck.
+state (worker_id, roles, queues, concurrency, running, held, stats) and share
+one database connection of their own (:class:`DatabaseProbe`: connect and
+statement timeouts of ``probe_timeout`` seconds, reopened when it breaks),
+so they answer even when the worker's own connections are stuck, and a
+scrape does not cost a connection.
+
+Access (see :mod:`pyconductor.access`): a request whose Host header does not
+name this server (loopback, the bound address, ``allowed_hosts``) gets 421.
+With a ``token``, ``/metrics`` needs ``Authorization: Bearer <token>`` (401
+otherwise) and ``/health`` shows the details below only to it; without the
+token it answers just ``{"status": ...}`` with the same status code, which is
+what a liveness probe needs.
 
 ``/health`` answers 200 when ``select 1`` works, 503 otherwise, with::
 
@@ -49,7 +57,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -62,12 +70,14 @@ from prometheus_client.registry import Collector
 from psycopg.rows import dict_row
 
 from pyconductor import queries
+from pyconductor.access import HostCheck, bearer_matches
+from pyconductor.dsn import redact_dsn
 
 if TYPE_CHECKING:
     from pyconductor.context import TaskContext
     from pyconductor.worker import Worker
 
-__all__ = ["EndpointServer", "WorkerMetrics", "parse_hostport", "probe_database"]
+__all__ = ["DatabaseProbe", "EndpointServer", "WorkerMetrics", "parse_hostport"]
 
 logger = logging.getLogger("pyconductor")
 
@@ -94,39 +104,89 @@ def _seconds(value: Any) -> float | None:
     return float(value)
 
 
-def probe_database(dsn: str, timeout: float = PROBE_TIMEOUT, with_stats: bool = False) -> dict[str, Any]:
-    """``select 1`` (and ``conductor.stats()`` when asked) on a fresh connection
-    with connect and statement timeouts. Never raises: returns
-    ``{"reachable", "error", "latency_ms", "stats"}`` (stats: None when not
-    asked or when ``conductor.stats()`` does not exist)."""
-    out: dict[str, Any] = {"reachable": False, "error": None, "latency_ms": None, "stats": None}
-    start = time.perf_counter()
-    try:
-        with psycopg.connect(
-            dsn, autocommit=True, connect_timeout=max(1, int(round(timeout))), row_factory=dict_row,
-            options=f"-c statement_timeout={int(timeout * 1000)}", application_name="pyconductor endpoints",
-        ) as conn:  # fmt: skip
-            conn.execute(queries.PROBE)
-            out["reachable"] = True
-            out["latency_ms"] = round((time.perf_counter() - start) * 1000, 3)
-            if with_stats:
+class DatabaseProbe:
+    """``select 1`` (and ``conductor.stats()`` when asked) on one kept
+    connection, with connect and statement timeouts of ``timeout`` seconds.
+    A connection that broke since the last probe is replaced and the probe
+    sent again at once, so a server restart does not read as a failed
+    scrape. Probes run one at a time; one that waits more than ``timeout``
+    for the one before answers unreachable."""
+
+    def __init__(self, dsn: str, timeout: float = PROBE_TIMEOUT) -> None:
+        self.dsn = dsn
+        self.timeout = timeout
+        self._conn: psycopg.Connection[dict[str, Any]] | None = None
+        self._lock = threading.Lock()
+
+    def _connection(self) -> tuple[psycopg.Connection[dict[str, Any]], bool]:
+        """The kept connection, and whether it is a new one."""
+        if self._conn is not None and not self._conn.closed:
+            return self._conn, False
+        self._conn = psycopg.connect(
+            self.dsn, autocommit=True, connect_timeout=max(1, int(round(self.timeout))), row_factory=dict_row,
+            options=f"-c statement_timeout={int(self.timeout * 1000)}", application_name="pyconductor endpoints",
+        )  # fmt: skip
+        return self._conn, True
+
+    def __call__(self, with_stats: bool = False) -> dict[str, Any]:
+        """Never raises: returns ``{"reachable", "error", "latency_ms", "stats"}``
+        (stats: None when not asked or when ``conductor.stats()`` does not exist)."""
+        out: dict[str, Any] = {"reachable": False, "error": None, "latency_ms": None, "stats": None}
+        if not self._lock.acquire(timeout=self.timeout):
+            out["error"] = f"the previous probe has not answered for {self.timeout:g}s"
+            return out
+        try:
+            for _ in range(2):
+                start = time.perf_counter()
+                fresh = True
                 try:
-                    out["stats"] = conn.execute(queries.DASHBOARD_STATS).fetchall()
-                except psycopg.errors.UndefinedFunction:
-                    out["stats"] = None
-    except psycopg.Error as exc:
-        out["error"] = str(exc).strip() or type(exc).__name__
-    return out
+                    conn, fresh = self._connection()
+                    conn.execute(queries.PROBE)
+                    out["reachable"] = True
+                    out["latency_ms"] = round((time.perf_counter() - start) * 1000, 3)
+                    if with_stats:
+                        try:
+                            out["stats"] = conn.execute(queries.DASHBOARD_STATS).fetchall()
+                        except psycopg.errors.UndefinedFunction:
+                            out["stats"] = None
+                    out["error"] = None
+                    return out
+                except psycopg.Error as exc:
+                    out["error"] = redact_dsn(str(exc).strip()) or type(exc).__name__
+                    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+                        self._close()
+                    if fresh or out["reachable"]:
+                        return out  # a new connection failed, or the stats did: trying again tells nothing
+            return out
+        finally:
+            self._lock.release()
+
+    def _close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - it is broken already
+                pass
+
+    def close(self) -> None:
+        """Close the kept connection (waits for a running probe, ``timeout`` at most)."""
+        locked = self._lock.acquire(timeout=self.timeout)
+        try:
+            self._close()
+        finally:
+            if locked:
+                self._lock.release()
 
 
 class WorkerMetrics(Collector):
     """The Prometheus registry of one worker: its counters, handler timings,
     and the queue figures of ``conductor.stats()`` read at each scrape."""
 
-    def __init__(self, worker: Worker, dsn: str | None = None, probe_timeout: float = PROBE_TIMEOUT) -> None:
+    def __init__(self, worker: Worker, dsn: str | None = None, probe_timeout: float = PROBE_TIMEOUT, *,
+                 probe: DatabaseProbe | None = None) -> None:  # fmt: skip
         self.worker = worker
-        self.dsn = dsn or worker.dsn
-        self.probe_timeout = probe_timeout
+        self.probe = probe or DatabaseProbe(dsn or worker.dsn, probe_timeout)
         self.registry = CollectorRegistry(auto_describe=False)
         self.handler_runs = Counter(
             "conductor_handler_runs", "Handler outcomes by kind and queue (succeeded, retried, failed, refused).",
@@ -164,7 +224,7 @@ class WorkerMetrics(Collector):
             leader.add_metric([name], 1 if held else 0)
         yield leader
 
-        probe = probe_database(self.dsn, self.probe_timeout, with_stats=True)
+        probe = self.probe(with_stats=True)
         yield GaugeMetricFamily("conductor_database_up", "1 when select 1 answered during this scrape.",
                                 value=1 if probe["reachable"] else 0)  # fmt: skip
         stats = probe["stats"]
@@ -205,12 +265,16 @@ class WorkerMetrics(Collector):
         yield rate
 
 
-def health(worker: Worker, dsn: str | None = None, timeout: float = PROBE_TIMEOUT) -> tuple[int, dict[str, Any]]:
-    """(HTTP status, body) of ``/health``: 200 when the database answers, else 503."""
-    probe = probe_database(dsn or worker.dsn, timeout)
+def health(worker: Worker, probe: DatabaseProbe, details: bool = True) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, body) of ``/health``: 200 when the database answers, else 503.
+    Without ``details``, the body is only ``{"status": ...}``."""
+    result = probe()
+    status = 200 if result["reachable"] else 503
+    if not details:
+        return status, {"status": "ok" if result["reachable"] else "unavailable"}
     locks = worker.leader_locks
     body = {
-        "status": "ok" if probe["reachable"] else "unavailable",
+        "status": "ok" if result["reachable"] else "unavailable",
         "worker_id": worker.worker_id,
         "roles": list(worker.roles),
         "queues": worker.queues,
@@ -218,10 +282,10 @@ def health(worker: Worker, dsn: str | None = None, timeout: float = PROBE_TIMEOU
         "in_flight": worker.running,
         "held": len(worker.held),
         "leader_locks": sorted(name for name, held in locks.items() if held),
-        "database": {"reachable": probe["reachable"], "error": probe["error"], "latency_ms": probe["latency_ms"]},
+        "database": {"reachable": result["reachable"], "error": result["error"], "latency_ms": result["latency_ms"]},
         "stats": dict(worker.stats),
     }
-    return (200 if probe["reachable"] else 503), body
+    return status, body
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -230,10 +294,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
         path = self.path.split("?", 1)[0]
+        host = self.headers.get("Host")
+        if not self.server.host_check(host):
+            self._send(421, "text/plain; charset=utf-8", HostCheck.refusal(host).encode())
+            return
+        token = self.server.token
+        authorized = token is None or bearer_matches(self.headers.get("Authorization"), token)
         try:
             if path == "/health":
-                status, body = health(self.server.worker, self.server.dsn, self.server.probe_timeout)
+                status, body = health(self.server.worker, self.server.metrics.probe, details=authorized)
                 self._send(status, "application/json", json.dumps(body, default=str).encode())
+            elif path == "/metrics" and not authorized:
+                self._send(401, "text/plain; charset=utf-8", b"401 unauthorized: /metrics needs the token\n",
+                           {"WWW-Authenticate": 'Bearer realm="conductor"'})  # fmt: skip
             elif path == "/metrics":
                 self._send(200, CONTENT_TYPE_LATEST, generate_latest(self.server.metrics.registry))
             else:
@@ -242,8 +315,10 @@ class _Handler(BaseHTTPRequestHandler):
             logger.exception("endpoint %s failed", path)
             self._send(500, "text/plain; charset=utf-8", b"internal error\n")
 
-    def _send(self, status: int, content_type: str, body: bytes) -> None:
+    def _send(self, status: int, content_type: str, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
@@ -258,23 +333,26 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     worker: Worker
     metrics: WorkerMetrics
-    dsn: str
-    probe_timeout: float
+    host_check: HostCheck
+    token: str | None
 
 
 class EndpointServer:
     """``/health`` and ``/metrics`` of ``worker`` on ``host:port`` (port 0: any
     free port; read ``.port``). ``start()`` binds and serves from a daemon
-    thread; ``stop()`` shuts it down."""
+    thread; ``stop()`` shuts it down. ``allowed_hosts``: more names the Host
+    header may give; ``token``: what ``/metrics`` needs (see the module doc)."""
 
     def __init__(self, worker: Worker, host: str = "127.0.0.1", port: int = 9100, *,
-                 dsn: str | None = None, probe_timeout: float = PROBE_TIMEOUT) -> None:  # fmt: skip
+                 dsn: str | None = None, probe_timeout: float = PROBE_TIMEOUT,
+                 allowed_hosts: Sequence[str] = (), token: str | None = None) -> None:  # fmt: skip
         self.worker = worker
         self.host = host
         self.port = port
         self.dsn = dsn or worker.dsn
-        self.probe_timeout = probe_timeout
-        self.metrics = WorkerMetrics(worker, self.dsn, probe_timeout)
+        self.host_check = HostCheck(host, allowed_hosts)
+        self.token = token or None
+        self.metrics = WorkerMetrics(worker, probe=DatabaseProbe(self.dsn, probe_timeout))
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -292,8 +370,8 @@ class EndpointServer:
         httpd = server_cls((self.host, self.port), _Handler)
         httpd.worker = self.worker
         httpd.metrics = self.metrics
-        httpd.dsn = self.dsn
-        httpd.probe_timeout = self.probe_timeout
+        httpd.host_check = self.host_check
+        httpd.token = self.token
         self.port = httpd.server_address[1]
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
@@ -310,6 +388,7 @@ class EndpointServer:
         httpd.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        self.metrics.probe.close()
 
     def __enter__(self) -> EndpointServer:
         return self.start()

@@ -30,9 +30,9 @@ def fast_worker(app: Conductor, **options: Any) -> Worker:
     return Worker(app, **{**defaults, **options})
 
 
-def get(url: str) -> tuple[int, str, str]:
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str, str]:
     try:
-        with urllib.request.urlopen(url, timeout=10) as resp:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=10) as resp:
             return resp.status, resp.headers["Content-Type"], resp.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.headers["Content-Type"], exc.read().decode()
@@ -171,3 +171,71 @@ def test_cli_rejects_a_bad_http_address(
     code = main(["worker", "--app", "apps.proc_app:app", "--dsn", db_dsn, "--http", "nonsense"])
     assert code == 1
     assert "--http: expected HOST:PORT" in capsys.readouterr().err
+
+
+def test_a_foreign_host_header_is_refused(app: Conductor) -> None:
+    """DNS rebinding against the loopback endpoints: ``Host: evil.example`` gets 421."""
+    worker = fast_worker(app)  # not started: the endpoints read its state only
+    with EndpointServer(worker, "127.0.0.1", 0) as server:
+        for path in ("/health", "/metrics", "/nothing"):
+            status, _, text = get(server.url + path, {"Host": f"evil.example:{server.port}"})
+            assert status == 421 and text.startswith("421 misdirected request"), (path, status, text)
+            assert "worker_id" not in text and "conductor_" not in text
+        assert get(server.url + "/health", {"Host": f"localhost:{server.port}"})[0] == 200
+        assert get(server.url + "/metrics")[0] == 200
+    with EndpointServer(worker, "127.0.0.1", 0, allowed_hosts=["metrics.internal"]) as server:
+        assert get(server.url + "/metrics", {"Host": "metrics.internal:9100"})[0] == 200
+        assert get(server.url + "/metrics", {"Host": "evil.example"})[0] == 421
+
+
+def test_a_wildcard_bind_answers_ip_literals_but_not_foreign_names(app: Conductor) -> None:
+    """Bound to 0.0.0.0 the server is every address of the machine: a scraper or
+    a probe that names one by IP (the pod IP, say) is served; a name is not,
+    unless allowed (DNS rebinding needs a name)."""
+    worker = fast_worker(app)
+    with EndpointServer(worker, "0.0.0.0", 0, allowed_hosts=["worker-1.svc"]) as server:
+        base = f"http://127.0.0.1:{server.port}"
+        assert get(base + "/metrics", {"Host": f"10.1.2.3:{server.port}"})[0] == 200
+        assert get(base + "/metrics", {"Host": f"[fd00::1]:{server.port}"})[0] == 200
+        assert get(base + "/metrics", {"Host": "worker-1.svc"})[0] == 200
+        assert get(base + "/metrics", {"Host": "evil.example"})[0] == 421
+
+
+def endpoint_backends(dsn: str) -> list[int]:
+    with psycopg.connect(dsn, autocommit=True) as c:
+        rows = c.execute("select pid from pg_stat_activity where application_name = 'pyconductor endpoints' "
+                         "and datname = current_database() order by pid").fetchall()  # fmt: skip
+    return [int(r[0]) for r in rows]
+
+
+def test_scrapes_share_one_connection_and_reconnect_when_it_breaks(app: Conductor, db_dsn: str) -> None:
+    worker = fast_worker(app)  # not started: only the endpoints connect
+    with EndpointServer(worker, "127.0.0.1", 0) as server:
+        for _ in range(3):
+            assert sample(scrape(server), "conductor_database_up") == 1
+        assert get(server.url + "/health")[0] == 200
+        first = endpoint_backends(db_dsn)
+        assert len(first) == 1, "one connection kept between scrapes, not one per scrape"
+
+        with psycopg.connect(db_dsn, autocommit=True) as c:
+            c.execute("select pg_terminate_backend(%s)", (first[0],))
+        wait_until(lambda: first[0] not in endpoint_backends(db_dsn))
+        assert sample(scrape(server), "conductor_database_up") == 1, "a broken connection is replaced at once"
+        second = endpoint_backends(db_dsn)
+        assert len(second) == 1 and second != first
+    assert endpoint_backends(db_dsn) == [], "stop() closes it"
+
+
+def test_a_metrics_token_guards_metrics_and_the_health_details(app: Conductor) -> None:
+    worker = fast_worker(app)
+    with EndpointServer(worker, "127.0.0.1", 0, token="m3trics-t0ken") as server:
+        status, _, text = get(server.url + "/metrics")
+        assert status == 401 and "conductor_" not in text
+        assert get(server.url + "/metrics", {"Authorization": "Bearer wrong"})[0] == 401
+        status, _, text = get(server.url + "/metrics", {"Authorization": "Bearer m3trics-t0ken"})
+        assert status == 200 and "conductor_worker_concurrency" in text
+        # probes still get the status, only the token gets the details
+        status, _, text = get(server.url + "/health")
+        assert status == 200 and json.loads(text) == {"status": "ok"}
+        status, _, text = get(server.url + "/health", {"Authorization": "Bearer m3trics-t0ken"})
+        assert status == 200 and json.loads(text)["worker_id"] == worker.worker_id
