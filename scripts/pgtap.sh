@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Deploy the schema with sqitch into a fresh database, run every pgTAP file
-# under sql/tests with pg_prove, then prove the migrations: revert to zero and
-# deploy again. Exit non-zero on any failure.
+# under sql/tests (or only the files and folders named as arguments) with
+# pg_prove, then prove the migrations: revert to zero and deploy again. Exit
+# non-zero on any failure.
 #
 # Server: a throwaway cluster (pyconductor devdb, temp dir, stopped on exit),
 # or the server at $CONDUCTOR_TEST_DSN (a URL whose user may create databases).
@@ -14,7 +15,13 @@ log() { printf 'pgtap.sh: %s\n' "$*" >&2; }
 die() { log "FAILED: $*"; exit 1; }
 
 # Name the files: pg_prove given a folder without -r silently runs nothing.
-mapfile -t tests < <(find sql/tests -name '*.sql' -type f | LC_ALL=C sort)
+# Arguments name test files or folders to run instead of all (the migration
+# proof still runs).
+if (( $# )); then
+  mapfile -t tests < <(find "$@" -name '*.sql' -type f | LC_ALL=C sort)
+else
+  mapfile -t tests < <(find sql/tests -name '*.sql' -type f | LC_ALL=C sort)
+fi
 (( ${#tests[@]} )) || die "no pgTAP test files (*.sql) under sql/tests"
 
 for tool in sqitch pg_prove psql; do
@@ -91,6 +98,10 @@ sqitch deploy --verify "$sqitch_target" || die "sqitch deploy --verify"
 
 psql -q -X -v ON_ERROR_STOP=1 "$test_url" -c "create extension if not exists pgtap" \
   || die "create extension pgtap (is postgresql-<version>-pgtap installed?)"
+# A test database: the admin switches the fake clock on, so tests move time with
+# SET conductor.fake_now (sql/tests/clock/ checks that nobody can without it).
+psql -q -X -v ON_ERROR_STOP=1 "$test_url" -c "update conductor.settings set fake_clock = true" \
+  || die "cannot switch the fake clock on"
 
 log "pg_prove: ${#tests[@]} file(s)"
 prove_rc=0

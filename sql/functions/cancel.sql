@@ -11,11 +11,12 @@
 -- waits in a cycle with a cancel), then attempt rows.
 
 begin;
+set local role conductor_owner;
 
-create function conductor.cancel(task_id bigint) returns integer
+create or replace function conductor.cancel(task_id bigint) returns integer
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();

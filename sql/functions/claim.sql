@@ -44,7 +44,7 @@
 -- every task claimed since cannot be removed, and they sit at the head of the
 -- ready index, where each claim's scan starts and must step over them all:
 -- claims get slower with every task claimed while the horizon is held. So
--- when two full scans in a row take longer than conductor.claim_slow_scan
+-- when two full scans in a row take longer than conductor.settings.claim_slow_scan
 -- (default 1 ms), the session remembers the position after the last task it
 -- claimed (setting conductor.claim_position) and, until the next full scan,
 -- claims in three
@@ -63,50 +63,31 @@
 -- Not used for claims with concurrency keys.
 
 begin;
+set local role conductor_owner;
 
--- What claim returns, one row per leased task (conductor._lease builds it):
--- the contract's columns, in this order.
-create type conductor.claimed_task as (
-  task_id          bigint,
-  attempt_id       bigint,
-  kind             text,
-  queue            text,
-  payload          jsonb,
-  priority         integer,
-  attempt          integer,
-  max_attempts     integer,
-  recoveries       integer,
-  parent_id        bigint,
-  root_id          bigint,
-  run_at           timestamptz,
-  enqueued_at      timestamptz,
-  lease_expires_at timestamptz,
-  steps            jsonb
-);
+-- conductor.claimed_task, what claim returns, is created by functions/claim@v0.1.0
+-- and unchanged since.
 
-comment on type conductor.claimed_task is
-  'A task leased by conductor.claim: what its handler needs, with attempt_id (the fencing token) and steps (its checkpoints).';
-
-create function conductor._claim_slow_scan() returns interval
+create or replace function conductor._claim_slow_scan() returns interval
   language sql stable
+  set search_path = pg_catalog, pg_temp
 as $$
-  select coalesce(nullif(pg_catalog.current_setting('conductor.claim_slow_scan', true), '')::interval,
-                  interval '1 millisecond')
+  select s.claim_slow_scan from conductor.settings s
 $$;
 
 comment on function conductor._claim_slow_scan() is
 $$How long a full claim scan may take before the session claims from a remembered position
-(setting conductor.claim_slow_scan, default 1 ms).$$;
+(conductor.settings.claim_slow_scan, default 1 ms; only an admin changes it).$$;
 
 revoke execute on function conductor._claim_slow_scan() from public;
 
 -- The keys a claim may use: those of the first ready keyed tasks whose key has
 -- no running task, each locked for the transaction (without waiting: a key
 -- another claimer holds is skipped). NULL when there are none, the common case.
-create function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz)
+create or replace function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz)
   returns text[]
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set enable_hashjoin = off
@@ -158,7 +139,7 @@ revoke execute on function conductor._claim_keys(text[], integer, timestamptz) f
 -- column ends the scan only when every earlier column has an equality key,
 -- and with it each position pick read the rest of the queue's index ((d) at
 -- 0.27 of raw, reverted in a00379f).
-create function conductor._pick_queue(
+create or replace function conductor._pick_queue(
   queue          text,
   max_tasks      integer,
   claimed_at     timestamptz,
@@ -170,7 +151,7 @@ create function conductor._pick_queue(
   out ids        bigint[],
   out seen_ids   bigint[])
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set enable_bitmapscan = off
@@ -222,7 +203,7 @@ tasks_ready_by_queue bounded by the stage.$$;
 
 revoke execute on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) from public;
 
-create function conductor._lease(
+create or replace function conductor._lease(
   task_ids       bigint[],
   seen_ids       bigint[],
   worker_id      text,
@@ -230,7 +211,7 @@ create function conductor._lease(
   claimed_at     timestamptz
 ) returns setof conductor.claimed_task
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set enable_hashjoin = off
@@ -275,7 +256,7 @@ Planned once per connection (primary-key probes only).$$;
 
 revoke execute on function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz) from public;
 
-create function conductor.claim(
+create or replace function conductor.claim(
   worker_id text,
   queues    text[] default null,
   max_tasks integer default 1,
@@ -283,7 +264,7 @@ create function conductor.claim(
 ) returns setof conductor.claimed_task
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_custom_plan
 as $$
 declare
@@ -456,7 +437,7 @@ no other key or queue.
 Raises QC106 for a missing worker_id, negative max_tasks or a non-positive lease (or a
 claim of keyed tasks outside READ COMMITTED), QC104 for an empty queue list.
 FOR UPDATE SKIP LOCKED: any number of callers at once, none waits, no task goes to two.
-When two full scans in a row are slow (over the setting conductor.claim_slow_scan, default
+When two full scans in a row are slow (over conductor.settings.claim_slow_scan, default
 1 ms: dead index entries under a pinned xmin horizon), the session claims from where it stopped
 (setting conductor.claim_position): higher priorities still first, but a task returned to
 the queue behind that point waits for the next full scan (2 s, or 20x the last one's time).$$;

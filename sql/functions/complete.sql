@@ -25,12 +25,13 @@
 -- Lock order: task rows, then attempt rows (as everywhere in conductor).
 
 begin;
+set local role conductor_owner;
 
-create function conductor._complete(attempt_ids bigint[], results jsonb[])
+create or replace function conductor._complete(attempt_ids bigint[], results jsonb[])
   returns bigint[]
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set enable_hashjoin = off
@@ -87,10 +88,10 @@ $$;
 
 revoke execute on function conductor._complete(bigint[], jsonb[]) from public;
 
-create function conductor.complete(attempt_id bigint, result jsonb default null) returns void
+create or replace function conductor.complete(attempt_id bigint, result jsonb default null) returns void
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if pg_catalog.cardinality(conductor._complete(array[complete.attempt_id], array[complete.result])) = 0 then
@@ -104,11 +105,11 @@ $$Finishes the task held by attempt_id as succeeded and stores result (any JSON,
 Raises QC201 (lease lost) when the attempt no longer holds its task, QC202 when the task
 was cancelled, QC203 when the attempt does not exist; then nothing changes.$$;
 
-create function conductor.complete_many(attempt_ids bigint[], results jsonb[] default null)
+create or replace function conductor.complete_many(attempt_ids bigint[], results jsonb[] default null)
   returns table (attempt_id bigint, task_id bigint, state text)
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_done bigint[] := conductor._complete(complete_many.attempt_ids, complete_many.results);

@@ -50,12 +50,13 @@
 --            QC302 invalid timezone.
 
 begin;
+set local role conductor_owner;
 
-create function conductor._cron_field(
+create or replace function conductor._cron_field(
   expr text, field text, token text, lo integer, hi integer, names text[] default null)
   returns integer[]
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_values integer[] := '{}';
@@ -141,10 +142,10 @@ $$;
 
 -- For each value v of lo..hi, the smallest of vals (sorted ascending) that is
 -- >= v, or -1: the "next allowed value" table of one field.
-create function conductor._cron_next_values(vals integer[], lo integer, hi integer)
+create or replace function conductor._cron_next_values(vals integer[], lo integer, hi integer)
   returns integer[]
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_out integer[] := array_fill(-1, array[hi - lo + 1]);
@@ -163,10 +164,10 @@ begin
 end;
 $$;
 
-create function conductor._cron_parse(expr text)
+create or replace function conductor._cron_parse(expr text)
   returns integer[]
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_fields  text[];
@@ -281,10 +282,10 @@ end;
 $$;
 
 -- The first wall time >= ts whose fields match, or null past 400 years.
-create function conductor._cron_next_local(p integer[], ts timestamp)
+create or replace function conductor._cron_next_local(p integer[], ts timestamp)
   returns timestamp
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_y     integer := extract(year from ts)::integer;
@@ -383,10 +384,10 @@ $$;
 
 -- The first instant in (lo, hi] whose UTC offset in tz differs from lo's
 -- (binary search to the second; the caller knows there is exactly one).
-create function conductor._cron_transition(lo timestamptz, hi timestamptz, tz text)
+create or replace function conductor._cron_transition(lo timestamptz, hi timestamptz, tz text)
   returns timestamptz
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_lo  timestamptz := lo;
@@ -410,10 +411,10 @@ $$;
 -- The real instants at which the wall time ts happens in tz: one (early =
 -- late), two in a fall-back overlap (early < late), or none in a gap (both
 -- null; gap_end is then the first real instant after the gap).
-create function conductor._cron_instants(
+create or replace function conductor._cron_instants(
   ts timestamp, tz text, out early timestamptz, out late timestamptz, out gap_end timestamptz)
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_t   timestamptz := ts at time zone tz;
@@ -448,10 +449,10 @@ begin
 end;
 $$;
 
-create function conductor._cron_next_parsed(p integer[], after timestamptz, tz text)
+create or replace function conductor._cron_next_parsed(p integer[], after timestamptz, tz text)
   returns timestamptz
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_unit     interval := case when (p[195] & 8) <> 0 then interval '1 second' else interval '1 minute' end;
@@ -546,10 +547,10 @@ begin
 end;
 $$;
 
-create function conductor.cron_validate(expr text)
+create or replace function conductor.cron_validate(expr text)
   returns void
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform conductor._cron_parse(cron_validate.expr);
@@ -561,10 +562,10 @@ comment on function conductor.cron_validate(text) is
   'expression) naming the bad field and value when it is not, when it is null, or when it can '
   'never fire (0 0 30 2 *). Immutable, parallel safe, no locks.';
 
-create function conductor.cron_next(expr text, after timestamptz, timezone text default 'UTC')
+create or replace function conductor.cron_next(expr text, after timestamptz, timezone text default 'UTC')
   returns timestamptz
   language plpgsql stable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if cron_next.timezone is null then

@@ -32,9 +32,11 @@
 -- concurrent enqueue of the same dedupe_key. Any number of callers at once.
 
 begin;
+set local role conductor_owner;
 
-create function conductor._spec_problem(s conductor._task_spec) returns text
+create or replace function conductor._spec_problem(s conductor._task_spec) returns text
   language sql stable
+  set search_path = pg_catalog, pg_temp
 as $$
   select case
            when s.kind is null or s.kind = '' or s.kind <> pg_catalog.btrim(s.kind)
@@ -54,8 +56,9 @@ $$;
 comment on function conductor._spec_problem(conductor._task_spec) is
 $$The SQLSTATE a task spec would be refused with (QC101-QC104, QC106), or NULL when it is valid.$$;
 
-create function conductor._raise_spec_problem(code text, ord bigint, s conductor._task_spec) returns void
+create or replace function conductor._raise_spec_problem(code text, ord bigint, s conductor._task_spec) returns void
   language plpgsql stable
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   case code
@@ -91,11 +94,11 @@ $$Raises the error _spec_problem named for task #ord: its SQLSTATE, a message na
 revoke execute on function conductor._spec_problem(conductor._task_spec) from public;
 revoke execute on function conductor._raise_spec_problem(text, bigint, conductor._task_spec) from public;
 
-create function conductor._enqueue(specs conductor._task_spec[])
+create or replace function conductor._enqueue(specs conductor._task_spec[])
   returns bigint[]
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set enable_bitmapscan = off
@@ -183,7 +186,7 @@ $$;
 
 revoke execute on function conductor._enqueue(conductor._task_spec[]) from public;
 
-create function conductor.enqueue(
+create or replace function conductor.enqueue(
   kind            text,
   payload         jsonb default '{}',
   queue           text default 'default',
@@ -200,7 +203,7 @@ create function conductor.enqueue(
 ) returns bigint
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -271,10 +274,10 @@ parent_id: the spawning task; the new task joins its run (root_id).
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
 QC106 retry policy, QC203 parent not found. Any number of callers at once.$$;
 
-create function conductor.enqueue_many(tasks jsonb) returns setof bigint
+create or replace function conductor.enqueue_many(tasks jsonb) returns setof bigint
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if enqueue_many.tasks is null or pg_catalog.jsonb_typeof(enqueue_many.tasks) <> 'array' then

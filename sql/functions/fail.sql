@@ -14,8 +14,9 @@
 -- Lock order: the task row, then the attempt row.
 
 begin;
+set local role conductor_owner;
 
-create function conductor.fail(
+create or replace function conductor.fail(
   attempt_id   bigint,
   error        text,
   retry_at     timestamptz default null,
@@ -24,7 +25,7 @@ create function conductor.fail(
 ) returns conductor.task_status
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();

@@ -14,15 +14,16 @@
 -- worker's row. Any number of workers at once.
 
 begin;
+set local role conductor_owner;
 
-create function conductor.heartbeat(
+create or replace function conductor.heartbeat(
   worker_id   text,
   attempt_ids bigint[],
   lease       interval default interval '60 seconds'
 ) returns table (attempt_id bigint, task_id bigint, state text)
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_custom_plan
 as $$
 declare

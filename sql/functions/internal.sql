@@ -1,11 +1,13 @@
 -- Deploy conductor:functions/internal to pg
 --
 -- The clock and the private helpers the API functions share. Nothing here is
--- granted to the application roles except conductor.now(), which reads no table.
+-- granted to the application roles except conductor.now() and
+-- conductor.version(), which read only conductor.settings (readable by all).
 --
---   conductor.now()                 the one clock: a session setting, else now()
+--   conductor.now()                 the one clock: transaction time, or the test clock
+--   conductor.version()             the schema's release, for drivers to check
 --   conductor._task_spec            one task to enqueue (the shape enqueue_many reads)
---   conductor._max_payload_bytes()  the payload size limit
+--   conductor._max_payload_bytes()  the payload size limit (conductor.settings)
 --   conductor._backoff(...)         the delay before retry number n
 --   conductor._refuse(attempt_id)   raises why an attempt no longer holds its task
 --   conductor._held_task(attempt_id) the task an attempt holds, locked; else _refuse
@@ -19,56 +21,55 @@
 --   QC106 invalid argument
 
 begin;
+set local role conductor_owner;
 
-create function conductor.now() returns timestamptz
+create or replace function conductor.now() returns timestamptz
   language sql stable parallel safe
+  set search_path = pg_catalog, pg_temp
 as $$
-  select coalesce(nullif(pg_catalog.current_setting('conductor.fake_now', true), '')::timestamptz,
-                  pg_catalog.now())
+  select case when s.fake_clock
+              then coalesce(nullif(pg_catalog.current_setting('conductor.fake_now', true), '')::timestamptz,
+                            pg_catalog.now())
+              else pg_catalog.now() end
+    from conductor.settings s
 $$;
 
 comment on function conductor.now() is
-  'The clock every conductor function reads: the session setting conductor.fake_now when set '
-  '(tests move time with SET conductor.fake_now = ''...''), else the transaction''s now().';
+  'The clock every conductor function reads: the transaction''s now(). Only when an admin has '
+  'switched on conductor.settings.fake_clock (test databases) does the session setting '
+  'conductor.fake_now move it; no caller can move the clock of a production database.';
 
-create type conductor._task_spec as (
-  kind            text,
-  payload         jsonb,
-  queue           text,
-  priority        integer,
-  run_at          timestamptz,
-  max_attempts    integer,
-  dedupe_key      text,
-  concurrency_key text,
-  parent_id       bigint,
-  max_recoveries  integer,
-  backoff_base    interval,
-  backoff_factor  double precision,
-  backoff_max     interval
-);
+create or replace function conductor.version() returns text
+  language sql immutable parallel safe
+  set search_path = pg_catalog, pg_temp
+as $$ select '0.2.0' $$;
 
-comment on type conductor._task_spec is
-  'One task to enqueue; enqueue_many reads a JSON array of objects with these keys.';
+comment on function conductor.version() is
+  'The release of the deployed schema (semantic version). A driver compares it with the '
+  'release it was built for and refuses to start against another, naming the upgrade command.';
 
-create function conductor._max_payload_bytes() returns integer
+-- conductor._task_spec is created by functions/internal@v0.1.0 and unchanged since.
+
+create or replace function conductor._max_payload_bytes() returns integer
   language sql stable parallel safe
+  set search_path = pg_catalog, pg_temp
 as $$
-  select coalesce(nullif(pg_catalog.current_setting('conductor.max_payload_bytes', true), '')::integer,
-                  1048576)
+  select s.max_payload_bytes from conductor.settings s
 $$;
 
 comment on function conductor._max_payload_bytes() is
-  'The largest payload enqueue accepts, in bytes of its stored jsonb form: 1 MiB, '
-  'or the setting conductor.max_payload_bytes (ALTER DATABASE ... SET to change it for everyone).';
+  'The largest payload enqueue accepts, in bytes of its stored jsonb form: '
+  'conductor.settings.max_payload_bytes (1 MiB unless an admin changed it).';
 
 -- Delay before the retry that follows failed attempt number n: base * factor^(n-1),
 -- at most max, less a jitter of up to 20 % derived from the task id and n. The
 -- jitter is deterministic so a test can predict it, and differs between tasks so
 -- a burst of failures does not come back as a burst.
-create function conductor._backoff(
+create or replace function conductor._backoff(
   task_id bigint, n integer, base interval, factor double precision, max interval
 ) returns interval
   language sql immutable parallel safe
+  set search_path = pg_catalog, pg_temp
 as $$
   select least(coalesce(_backoff.max, interval '1 hour'),
                coalesce(_backoff.base, interval '30 seconds')
@@ -78,9 +79,9 @@ as $$
 $$;
 
 -- Called when an update fenced on attempt_id found nothing: says why.
-create function conductor._refuse(attempt_id bigint) returns void
+create or replace function conductor._refuse(attempt_id bigint) returns void
   language plpgsql stable
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_attempt conductor.attempts;
@@ -108,9 +109,9 @@ $$;
 -- still holds (running, tasks.attempt_id = the attempt), locked; else raises.
 -- status::text keeps the planner on the primary key, off tasks_running (see
 -- conductor._complete).
-create function conductor._held_task(attempt_id bigint) returns conductor.tasks
+create or replace function conductor._held_task(attempt_id bigint) returns conductor.tasks
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_task conductor.tasks;
@@ -133,5 +134,7 @@ revoke execute on function conductor._refuse(bigint) from public;
 revoke execute on function conductor._max_payload_bytes() from public;
 revoke execute on function conductor.now() from public;
 grant execute on function conductor.now() to conductor_client, conductor_worker, conductor_admin;
+revoke execute on function conductor.version() from public;
+grant execute on function conductor.version() to conductor_client, conductor_worker, conductor_admin;
 
 commit;

@@ -6,8 +6,9 @@
 -- a task enqueued from psql gets the same policy as one enqueued from Python.
 
 begin;
+set local role conductor_owner;
 
-create function conductor.configure_kind(
+create or replace function conductor.configure_kind(
   kind           text,
   max_attempts   integer default null,
   max_recoveries integer default null,
@@ -17,7 +18,7 @@ create function conductor.configure_kind(
 ) returns void
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if configure_kind.kind is null or configure_kind.kind = '' then

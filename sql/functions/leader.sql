@@ -16,10 +16,11 @@
 --   conductor.leaders()                    who holds which lock of this schema
 
 begin;
+set local role conductor_owner;
 
-create function conductor.lead_key(name text) returns bigint
+create or replace function conductor.lead_key(name text) returns bigint
   language sql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select pg_catalog.hashtextextended('conductor:' || lead_key.name, 0)
 $$;
@@ -28,9 +29,9 @@ comment on function conductor.lead_key(text) is
 $$The advisory lock key of leader lock name: hashtextextended('conductor:' || name, 0),
 stable across sessions and PostgreSQL versions.$$;
 
-create function conductor.try_lead(name text) returns boolean
+create or replace function conductor.try_lead(name text) returns boolean
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if try_lead.name is null or try_lead.name = '' then
@@ -45,9 +46,9 @@ $$Takes the session-level leader lock name if no other session holds it; returns
 this session holds it now. Never waits. Taking it twice in one session nests (release
 as often). Raises QC106 for an empty name.$$;
 
-create function conductor.release_lead(name text) returns boolean
+create or replace function conductor.release_lead(name text) returns boolean
   language sql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select pg_catalog.pg_advisory_unlock(conductor.lead_key(release_lead.name))
 $$;
@@ -56,11 +57,11 @@ comment on function conductor.release_lead(text) is
 $$Releases the leader lock name held by this session; returns false (with a warning from
 PostgreSQL) when this session did not hold it.$$;
 
-create function conductor.leaders(names text[] default array['scheduler', 'reaper'])
+create or replace function conductor.leaders(names text[] default array['scheduler', 'reaper'])
   returns table (name text, pid integer, application_name text, backend_start timestamptz)
   language sql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select n.name, l.pid, a.application_name, a.backend_start
     from pg_catalog.unnest(leaders.names) as n(name)

@@ -17,17 +17,18 @@
 -- fit in a notification.
 
 begin;
+set local role conductor_owner;
 
-create function conductor._notify_queue(queue text) returns void
+create or replace function conductor._notify_queue(queue text) returns void
   language sql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select pg_catalog.pg_notify('conductor', _notify_queue.queue)
 $$;
 
-create function conductor._notify_done(task_ids bigint[]) returns void
+create or replace function conductor._notify_done(task_ids bigint[]) returns void
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_payload text;
@@ -40,9 +41,9 @@ begin
 end
 $$;
 
-create function conductor._notify_inserted() returns trigger
+create or replace function conductor._notify_inserted() returns trigger
   language plpgsql
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -55,7 +56,7 @@ begin
 end
 $$;
 
-create trigger tasks_notify_inserted
+create or replace trigger tasks_notify_inserted
   after insert on conductor.tasks
   referencing new table as inserted_tasks
   for each statement

@@ -26,20 +26,20 @@
 -- of prune calls may run at once without waiting on each other or on the hot path.
 
 begin;
+set local role conductor_owner;
 
 -- The fires of a batch of tasks, found without reading every fire ever made;
 -- written once per fire by tick(), never on the hot path.
-create index schedule_fires_task on conductor.schedule_fires (task_id)
-  where task_id is not null;
+-- The index schedule_fires_task is created by functions/prune@v0.1.0 and unchanged since.
 
-create function conductor.prune(
+create or replace function conductor.prune(
   older_than     interval,
   include_failed boolean default false,
   batch          integer default 10000
 ) returns bigint
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now    timestamptz := conductor.now();

@@ -5,8 +5,9 @@
 --   conductor.list_tasks(status, queue, kind, ...) newest first, keyset-paginated
 
 begin;
+set local role conductor_owner;
 
-create function conductor.get_task(task_id bigint)
+create or replace function conductor.get_task(task_id bigint)
   returns table (
     id bigint, queue text, kind text, status conductor.task_status, payload jsonb,
     result jsonb, error text, priority integer, run_at timestamptz, attempt integer,
@@ -16,7 +17,7 @@ create function conductor.get_task(task_id bigint)
     attempts jsonb)
   language plpgsql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   return query
@@ -39,7 +40,7 @@ $$One task: status, payload, result, last error, counts, and attempts (a JSON ar
 oldest first, each with worker, times, outcome, error and traceback).
 Raises QC203 when the task does not exist.$$;
 
-create function conductor.list_tasks(
+create or replace function conductor.list_tasks(
   status    text default null,
   queue     text default null,
   kind      text default null,
@@ -48,7 +49,7 @@ create function conductor.list_tasks(
 ) returns setof conductor.tasks
   language plpgsql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_status conductor.task_status;

@@ -19,12 +19,13 @@
 -- timed-out wait cancels the children first), then steps and attempt rows.
 
 begin;
+set local role conductor_owner;
 
-create function conductor.reap(stale_workers_after interval default interval '15 minutes')
+create or replace function conductor.reap(stale_workers_after interval default interval '15 minutes')
   returns integer
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -127,10 +128,10 @@ timed_out and its unfinished children are cancelled. Also deletes workers rows n
 for stale_workers_after (15 min). Returns how many tasks it took back or woke. Compare-and-set with SKIP LOCKED: safe to run from every worker at
 once; a late reaper never touches a task that finished or was reclaimed.$$;
 
-create function conductor.next_wake() returns timestamptz
+create or replace function conductor.next_wake() returns timestamptz
   language sql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select least((select pg_catalog.min(t.wait_until) from conductor.tasks t where t.status = 'waiting'),
                 (select pg_catalog.min(t.lease_expires_at) from conductor.tasks t where t.status = 'running'))

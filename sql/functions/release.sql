@@ -7,11 +7,12 @@
 -- Lock order: the task row, then the attempt row.
 
 begin;
+set local role conductor_owner;
 
-create function conductor.release(attempt_id bigint) returns void
+create or replace function conductor.release(attempt_id bigint) returns void
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();

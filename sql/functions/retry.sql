@@ -7,11 +7,12 @@
 -- where it stopped, unless keep_steps => false.
 
 begin;
+set local role conductor_owner;
 
-create function conductor.retry(task_id bigint, keep_steps boolean default true) returns bigint
+create or replace function conductor.retry(task_id bigint, keep_steps boolean default true) returns bigint
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();

@@ -30,10 +30,11 @@
 -- sees the event: no lost wake-up (READ COMMITTED, PostgreSQL's default).
 
 begin;
+set local role conductor_owner;
 
-create function conductor._check_step_name(name text) returns void
+create or replace function conductor._check_step_name(name text) returns void
   language plpgsql immutable
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if _check_step_name.name is null or _check_step_name.name = ''
@@ -46,9 +47,9 @@ end
 $$;
 
 -- Every child of a task, oldest first, with its outcome so far.
-create function conductor._children_summary(task_id bigint) returns jsonb
+create or replace function conductor._children_summary(task_id bigint) returns jsonb
   language sql stable
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
            'task_id', c.id, 'kind', c.kind, 'status', c.status, 'result', c.result, 'error', c.error)
@@ -58,9 +59,9 @@ as $$
 $$;
 
 -- Queues a waiting task again, its wait's outcome checkpointed under its wait step.
-create function conductor._wake(task_id bigint, outcome jsonb) returns void
+create or replace function conductor._wake(task_id bigint, outcome jsonb) returns void
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -93,11 +94,11 @@ revoke execute on function conductor._check_step_name(text) from public;
 revoke execute on function conductor._children_summary(bigint) from public;
 revoke execute on function conductor._wake(bigint, jsonb) from public;
 
-create function conductor.save_step(attempt_id bigint, name text, result jsonb default null)
+create or replace function conductor.save_step(attempt_id bigint, name text, result jsonb default null)
   returns jsonb
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_task conductor.tasks;
@@ -124,7 +125,7 @@ stored result: this one, or the one saved first if the step was already checkpoi
 first write wins). Raises QC201 lease lost, QC202 cancelled, QC203 no such attempt (then
 nothing is stored), QC106 for an empty name or one over 1000 bytes.$$;
 
-create function conductor.spawn(
+create or replace function conductor.spawn(
   attempt_id      bigint,
   step            text,
   kind            text,
@@ -139,7 +140,7 @@ create function conductor.spawn(
 ) returns bigint
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_task conductor.tasks;
@@ -175,7 +176,7 @@ checkpoints its id under step, in one transaction; a replay that asks for the sa
 gets the same child, never a second one. Options as enqueue. Raises as enqueue, and QC201
 lease lost, QC202 cancelled, QC203 no such attempt, QC106 for a bad step name.$$;
 
-create function conductor.suspend(
+create or replace function conductor.suspend(
   attempt_id bigint,
   step       text,
   wait_for   text,
@@ -185,7 +186,7 @@ create function conductor.suspend(
 ) returns table (state text, result jsonb)
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -300,10 +301,10 @@ when woken and runs from the top. Outcomes: {"event", "payload"} or {"event", "t
 a JSON array of the children's {task_id, kind, status, result, error}; {"until"}.
 Raises QC201/QC202/QC203 as complete does, QC106 for bad arguments.$$;
 
-create function conductor.emit_event(name text, payload jsonb default '{}') returns integer
+create or replace function conductor.emit_event(name text, payload jsonb default '{}') returns integer
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -364,12 +365,12 @@ but that reap() has not reached yet is woken with the payload (the outcome is wh
 is checkpointed first, and stays). Callable from any client, a
 trigger or a task. Raises QC106 for an empty name or one over 1000 bytes.$$;
 
-create function conductor.children(task_id bigint)
+create or replace function conductor.children(task_id bigint)
   returns table (task_id bigint, kind text, status conductor.task_status, result jsonb,
                  error text, finished_at timestamptz)
   language sql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select c.id, c.kind, c.status, c.result, c.error, c.finished_at
     from conductor.tasks c
@@ -385,9 +386,9 @@ status, result and error so far.$$;
 -- (a child before its parent: the lock order) and reads with a snapshot taken
 -- after that lock, so a parent suspending at the same moment is either seen
 -- waiting here or sees this child finished itself.
-create function conductor._child_finished() returns trigger
+create or replace function conductor._child_finished() returns trigger
   language plpgsql
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_parent conductor.tasks;
@@ -407,7 +408,7 @@ begin
 end
 $$;
 
-create trigger tasks_child_finished
+create or replace trigger tasks_child_finished
   after update of status on conductor.tasks
   for each row
   when (new.parent_id is not null

@@ -19,13 +19,14 @@
 -- Lock order: schedule rows in name order, then the fires and the new tasks.
 
 begin;
+set local role conductor_owner;
 
-create function conductor._check_schedule(
+create or replace function conductor._check_schedule(
   name text, cron text, timezone text, kind text, payload jsonb, queue text,
   catch_up text, catch_up_limit integer
 ) returns void
   language plpgsql stable
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if _check_schedule.name is null or _check_schedule.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -64,7 +65,7 @@ $$;
 
 revoke execute on function conductor._check_schedule(text, text, text, text, jsonb, text, text, integer) from public;
 
-create function conductor.create_schedule(
+create or replace function conductor.create_schedule(
   name            text,
   cron            text,
   kind            text,
@@ -82,7 +83,7 @@ create function conductor.create_schedule(
 ) returns conductor.schedules
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -159,7 +160,7 @@ keeping it off if an operator disabled it.
 Raises QC301 invalid cron (naming the field), QC302 unknown time zone, QC101 kind,
 QC102 payload, QC104 queue, QC106 name or options, QC206 when it exists and not replace.$$;
 
-create function conductor.update_schedule(
+create or replace function conductor.update_schedule(
   name            text,
   cron            text default null,
   kind            text default null,
@@ -173,7 +174,7 @@ create function conductor.update_schedule(
 ) returns conductor.schedules
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_s conductor.schedules;
@@ -207,10 +208,10 @@ as create_schedule does. A changed cron line or time zone, or enabling a disable
 schedule, restarts it from now (missed due times are not fired). Raises QC203 when the
 schedule does not exist, else as create_schedule.$$;
 
-create function conductor.enable_schedule(name text, enabled boolean default true) returns conductor.schedules
+create or replace function conductor.enable_schedule(name text, enabled boolean default true) returns conductor.schedules
   language sql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select * from conductor.update_schedule(name => enable_schedule.name, enabled => enable_schedule.enabled)
 $$;
@@ -219,10 +220,10 @@ comment on function conductor.enable_schedule(text, boolean) is
 $$Turns a schedule on (enabled => true, the default) or off. Enabling starts from now:
 due times passed while it was off are not fired. Raises QC203 when it does not exist.$$;
 
-create function conductor.delete_schedule(name text) returns boolean
+create or replace function conductor.delete_schedule(name text) returns boolean
   language sql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   with gone as (
     delete from conductor.schedules s where s.name = delete_schedule.name returning s.name
@@ -234,10 +235,10 @@ comment on function conductor.delete_schedule(text) is
 $$Deletes a schedule and its fire history; returns whether it existed. Tasks it already
 enqueued are not touched.$$;
 
-create function conductor.list_schedules() returns setof conductor.schedules
+create or replace function conductor.list_schedules() returns setof conductor.schedules
   language sql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select * from conductor.schedules order by name
 $$;
@@ -246,11 +247,11 @@ comment on function conductor.list_schedules() is
 $$Every schedule by name, with next_due_at (the next time it fires) and last_due_at /
 last_task_id (its last fire).$$;
 
-create function conductor.tick(grace interval default interval '1 minute')
+create or replace function conductor.tick(grace interval default interval '1 minute')
   returns table (schedule_name text, due_at timestamptz, task_id bigint)
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();

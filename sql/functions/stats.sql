@@ -36,14 +36,14 @@
 -- Takes no locks beyond a plain snapshot read; any number of callers at once.
 
 begin;
+set local role conductor_owner;
 
-create index tasks_finished on conductor.tasks (finished_at) include (queue, status)
-  where finished_at is not null;
+-- The index tasks_finished is created by functions/stats@v0.1.0 and unchanged since.
 
 comment on index conductor.tasks_finished is
   'Finished tasks by finish time: stats() reads the last 15 minutes, prune() the rows before its cutoff.';
 
-create function conductor.stats()
+create or replace function conductor.stats()
   returns table (
     queue            text,
     ready            bigint,
@@ -60,7 +60,7 @@ create function conductor.stats()
     failure_rate     double precision)
   language sql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   with clock as (
     select conductor.now() as now

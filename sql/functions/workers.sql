@@ -7,8 +7,9 @@
 --   conductor.deregister_worker(worker_id)
 
 begin;
+set local role conductor_owner;
 
-create function conductor.register_worker(
+create or replace function conductor.register_worker(
   worker_id   text,
   host        text default null,
   pid         integer default null,
@@ -20,7 +21,7 @@ create function conductor.register_worker(
 ) returns void
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -56,10 +57,10 @@ roles (e.g. {worker,scheduler}), version and metadata. heartbeat keeps last_seen
 fresh; reap deletes rows not seen for a while. Raises QC106 for a missing worker_id,
 concurrency below 1 or metadata that is not a JSON object.$$;
 
-create function conductor.deregister_worker(worker_id text) returns boolean
+create or replace function conductor.deregister_worker(worker_id text) returns boolean
   language sql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   with gone as (
     delete from conductor.workers w where w.id = deregister_worker.worker_id returning w.id

@@ -15,7 +15,7 @@
 begin;
 select plan(6);
 \ir ../helpers.psql
-set local conductor.claim_slow_scan = '1 hour';
+update conductor.settings set claim_slow_scan = '1 hour';
 
 select count(*) from conductor.enqueue_many(
   (select jsonb_agg(jsonb_build_object('kind', 'k', 'queue', 'pick-solo')) from generate_series(1, 200)));

@@ -2,12 +2,12 @@
 -- horizon), the session claims from the position after its last task: higher priorities first,
 -- then after the position; a claim that finds too few there scans in full for the rest; an
 -- expired or foreign position is not used; a first slow scan leaves only a strike; fast scans
--- remember nothing. conductor.claim_slow_scan = 0 makes every scan count as slow.
+-- remember nothing. conductor.settings.claim_slow_scan = 0 makes every scan count as slow.
 begin;
 select plan(18);
 \ir ../helpers.psql
 set local conductor.fake_now = '2030-01-01 00:00:00+00';
-set local conductor.claim_slow_scan = '0';
+update conductor.settings set claim_slow_scan = '0';
 
 select array_agg(conductor.enqueue('k', jsonb_build_object('n', n), 'pos') order by n) as ids
   from generate_series(1, 6) n \gset
@@ -60,7 +60,7 @@ select matches(current_setting('conductor.claim_position'), format('^\*\|0\|\d+\
 select set_config('conductor.claim_position', 'elsewhere|x|1|2|9999999999', false) as garbage \gset
 select lives_ok($$select * from conductor.claim('w', array['elsewhere'], 1)$$,
   'A malformed position (set by hand) is ignored, not an error.');
-reset conductor.claim_slow_scan;
+update conductor.settings set claim_slow_scan = default;
 select results_eq($$select task_id from conductor.claim('w', array['pos'], 1)$$,
   format('values (%s::bigint)', :t8), 'With fast scans the claim is in exact order.');
 select is(current_setting('conductor.claim_position'), '', 'and forgets the position.');

@@ -1,8 +1,8 @@
--- enqueue raises QC103 when the stored payload exceeds conductor.max_payload_bytes.
+-- enqueue raises QC103 when the stored payload exceeds conductor.settings.max_payload_bytes.
 begin;
 select plan(5);
 
-set local conductor.max_payload_bytes = 100;
+update conductor.settings set max_payload_bytes = 100;
 create temp table before_count as select count(*) as n from conductor.tasks;
 
 select throws_ok(
@@ -20,7 +20,7 @@ select lives_ok(
 select is((select count(*) from conductor.tasks) - (select n from before_count), 1::bigint,
   'The oversized payload wrote nothing.');
 
-reset conductor.max_payload_bytes;
+update conductor.settings set max_payload_bytes = default;
 select lives_ok(
   format('select conductor.enqueue(%L, %L)', 'big', jsonb_build_object('blob', repeat('x', 200))),
   'Without the setting the limit is 1 MiB, so the same payload is accepted.');

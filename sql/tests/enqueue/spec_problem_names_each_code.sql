@@ -14,10 +14,10 @@ $$;
 select is(conductor._spec_problem(pg_temp.spec()), null, 'A valid spec has no problem.');
 select is(conductor._spec_problem(pg_temp.spec(kind => ' k')), 'QC101', 'A padded kind is QC101.');
 select is(conductor._spec_problem(pg_temp.spec(payload => '[1]')), 'QC102', 'An array payload is QC102.');
-set local conductor.max_payload_bytes = 64;
+update conductor.settings set max_payload_bytes = 64;
 select is(conductor._spec_problem(pg_temp.spec(payload => jsonb_build_object('s', repeat('x', 100)))), 'QC103',
-  'A payload over conductor.max_payload_bytes is QC103.');
-reset conductor.max_payload_bytes;
+  'A payload over conductor.settings.max_payload_bytes is QC103.');
+update conductor.settings set max_payload_bytes = default;
 select is(conductor._spec_problem(pg_temp.spec(queue => '')), 'QC104', 'An empty queue is QC104.');
 select is(conductor._spec_problem(pg_temp.spec(max_attempts => 0)), 'QC106', 'max_attempts 0 is QC106.');
 select is(conductor._spec_problem(pg_temp.spec(backoff_factor => 0.5)), 'QC106', 'A factor below 1 is QC106.');

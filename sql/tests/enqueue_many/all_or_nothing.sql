@@ -2,7 +2,7 @@
 begin;
 select plan(6);
 
-set local conductor.max_payload_bytes = 100;
+update conductor.settings set max_payload_bytes = 100;
 create temp table before_count as select count(*) as n from conductor.tasks;
 
 select throws_ok($$select conductor.enqueue_many('[{"kind": "ok"}, {"kind": ""}]')$$, 'QC101', NULL,

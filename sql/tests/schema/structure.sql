@@ -2,7 +2,7 @@
 -- indexes of the hot path, every public function with its signature, SECURITY DEFINER with an
 -- empty search_path, and who may execute what.
 begin;
-select plan(149);
+select plan(154);
 
 select has_table('conductor', 'tasks', 'conductor.tasks exists.');
 select has_table('conductor', 'attempts', 'conductor.attempts exists.');
@@ -73,7 +73,7 @@ select has_function('conductor', 'get_task', ARRAY['bigint']::name[], 'conductor
 select has_function('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor.list_tasks(text, text, text, bigint, integer) exists.');
 select has_function('conductor', 'now', ARRAY[]::name[], 'conductor.now() exists.');
 
--- Security lives with the function: SECURITY DEFINER and search_path = ''.
+-- Security lives with the function: SECURITY DEFINER and search_path = pg_catalog, pg_temp.
 select is_definer('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval']::name[], 'conductor.enqueue is SECURITY DEFINER.');
 select is_definer('conductor', 'enqueue_many', ARRAY['jsonb']::name[], 'conductor.enqueue_many is SECURITY DEFINER.');
 select is_definer('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval']::name[], 'conductor.claim is SECURITY DEFINER.');
@@ -91,9 +91,10 @@ select is_definer('conductor', 'get_task', ARRAY['bigint']::name[], 'conductor.g
 select is_definer('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor.list_tasks is SECURITY DEFINER.');
 select is_empty($$
   select p.oid::regprocedure from pg_proc p
-   where p.pronamespace = 'conductor'::regnamespace and p.prosecdef
-     and not coalesce(p.proconfig @> array['search_path=""'], false)$$,
-  'Every SECURITY DEFINER function of the schema sets search_path to empty.');
+   where p.pronamespace = 'conductor'::regnamespace
+     and not coalesce(p.proconfig @> array['search_path=pg_catalog, pg_temp'], false)$$,
+  'Every function of the schema (definer, trigger, helper) sets search_path = pg_catalog, pg_temp: '
+  'an empty path would search the caller''s pg_temp first for type names.');
 
 -- Grants: client enqueues, cancels, retries and reads; worker runs tasks; admin does all.
 select function_privs_are('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval']::name[], 'conductor_client', ARRAY['EXECUTE'], 'conductor_client may execute conductor.enqueue.');
@@ -207,6 +208,29 @@ select table_privs_are('conductor', 'attempts', 'conductor_admin', ARRAY['SELECT
 select table_privs_are('conductor', 'workers', 'conductor_client', ARRAY['SELECT'], 'conductor_client may only SELECT from conductor.workers.');
 select table_privs_are('conductor', 'workers', 'conductor_worker', ARRAY['SELECT'], 'conductor_worker may only SELECT from conductor.workers.');
 select table_privs_are('conductor', 'workers', 'conductor_admin', ARRAY['SELECT'], 'conductor_admin may only SELECT from conductor.workers.');
+
+-- Ownership: a NOLOGIN role that is not a superuser owns everything, so the SECURITY
+-- DEFINER functions run with no power beyond the schema.
+select ok((select not r.rolcanlogin and not r.rolsuper and not r.rolcreaterole and not r.rolcreatedb
+                  and not r.rolbypassrls and not r.rolreplication
+             from pg_roles r where r.rolname = 'conductor_owner'),
+  'conductor_owner cannot log in and holds no superuser, createrole, createdb, replication or bypassrls.');
+select is((select nspowner::regrole::text from pg_namespace where nspname = 'conductor'), 'conductor_owner',
+  'conductor_owner owns the schema conductor.');
+select is_empty($$
+  select 'relation ' || c.oid::regclass::text from pg_class c
+   where c.relnamespace = 'conductor'::regnamespace and c.relowner <> 'conductor_owner'::regrole
+  union all
+  select 'routine ' || p.oid::regprocedure::text from pg_proc p
+   where p.pronamespace = 'conductor'::regnamespace and p.proowner <> 'conductor_owner'::regrole
+  union all
+  select 'type ' || t.oid::regtype::text from pg_type t
+   where t.typnamespace = 'conductor'::regnamespace and t.typowner <> 'conductor_owner'::regrole$$,
+  'conductor_owner owns every relation, routine and type of the schema.');
+
+-- Configuration: one admin-only row; a fresh deploy has the fake clock off.
+select col_default_is('conductor', 'settings', 'fake_clock', 'false', 'The fake clock is off by default.');
+select is((select count(*) from conductor.settings), 1::bigint, 'conductor.settings holds exactly one row.');
 
 select * from finish();
 rollback;

@@ -2,6 +2,7 @@
 
 begin;
 
+update conductor.settings set fake_clock = true;  -- rolled back with the rest
 set local conductor.fake_now = '2000-01-01 00:00:00+00';
 select conductor.enqueue('verify', queue => 'verify-prune');
 select conductor.complete(c.attempt_id, '{}')

@@ -2,6 +2,7 @@
 
 begin;
 
+update conductor.settings set fake_clock = true;  -- rolled back with the rest
 set local conductor.fake_now = '2030-01-01 00:00:30+00';
 select conductor.create_schedule('verify-schedule', '* * * * *', 'verify');
 set local conductor.fake_now = '2030-01-01 00:01:00+00';

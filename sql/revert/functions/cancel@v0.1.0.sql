@@ -1,0 +1,7 @@
+-- Revert conductor:functions/cancel from pg
+
+begin;
+
+drop function conductor.cancel(bigint);
+
+commit;

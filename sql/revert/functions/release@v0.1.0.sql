@@ -1,0 +1,7 @@
+-- Revert conductor:functions/release from pg
+
+begin;
+
+drop function conductor.release(bigint);
+
+commit;

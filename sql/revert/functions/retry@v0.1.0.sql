@@ -1,0 +1,7 @@
+-- Revert conductor:functions/retry from pg
+
+begin;
+
+drop function conductor.retry(bigint, boolean);
+
+commit;

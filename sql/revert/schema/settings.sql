@@ -1,0 +1,7 @@
+-- Revert conductor:schema/settings from pg
+
+begin;
+
+drop table conductor.settings;
+
+commit;

@@ -1,0 +1,12 @@
+-- Verify conductor:functions/stats on pg
+
+begin;
+
+select conductor.enqueue('verify', queue => 'verify-stats');
+select 1 / (count(*) = 1)::int from conductor.stats() s where s.queue = 'verify-stats' and s.ready = 1;
+select 1 / (pg_catalog.has_function_privilege('conductor_client', 'conductor.stats()', 'execute'))::int;
+select 1 / (not pg_catalog.has_function_privilege('public', 'conductor.stats()', 'execute'))::int;
+select 1 / (count(*) = 1)::int from pg_catalog.pg_indexes
+ where schemaname = 'conductor' and indexname = 'tasks_finished';
+
+rollback;
