@@ -550,6 +550,7 @@ $$;
 create or replace function conductor.cron_validate(expr text)
   returns void
   language plpgsql immutable parallel safe
+  security definer
   set search_path = pg_catalog, pg_temp
 as $$
 begin
@@ -565,6 +566,7 @@ comment on function conductor.cron_validate(text) is
 create or replace function conductor.cron_next(expr text, after timestamptz, timezone text default 'UTC')
   returns timestamptz
   language plpgsql stable parallel safe
+  security definer
   set search_path = pg_catalog, pg_temp
 as $$
 begin
@@ -592,7 +594,9 @@ comment on function conductor.cron_next(text, timestamptz, text) is
   'instants when the hour field allows every hour, else at the first. Stable (reads the tz '
   'database), parallel safe, no locks; docs/cron.md.';
 
--- the helpers are not API: nobody but the owner calls them directly
+-- The helpers are not API: nobody but the owner calls them directly. cron_next and
+-- cron_validate run as the owner so that the roles they are granted to can reach
+-- the helpers (v0.1.0 ran them as the caller, and they failed for every role).
 revoke execute on function conductor._cron_field(text, text, text, integer, integer, text[]) from public;
 revoke execute on function conductor._cron_next_values(integer[], integer, integer) from public;
 revoke execute on function conductor._cron_parse(text) from public;

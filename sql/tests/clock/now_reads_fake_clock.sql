@@ -1,4 +1,5 @@
--- conductor.now(): the one clock, faked by the setting conductor.fake_now.
+-- conductor.now(): the one clock, faked by the setting conductor.fake_now where an admin switched
+-- conductor.settings.fake_clock on (pgtap.sh does for the test database; settings/ checks it off).
 begin;
 select plan(4);
 

@@ -1,0 +1,57 @@
+-- As conductor_client, the pg_temp escalation of issue 14 fails against every function
+-- granted to the role: with type-name domains planted in pg_temp (pg_temp_attack.psql),
+-- no call runs the attacker's code as the owner (v0.1.0 ran it as a superuser through
+-- enqueue). The last test checks that this file called every function granted to
+-- conductor_client, so a new grant needs a line here.
+begin;
+select plan(17);
+\ir ../helpers.psql
+
+create role t_client;
+grant conductor_client to t_client;
+\set attacker t_client
+\ir pg_temp_attack.psql
+
+select conductor.version();
+select conductor.now();
+select is(pg_temp.owner_runs(), 0::bigint, 'version() and now() ran no pg_temp code as another role.');
+select conductor.enqueue(kind => 'esc.k', queue => 'esc', payload => '{"a": 1}', run_at => conductor.now()) as t1 \gset
+select is(pg_temp.owner_runs(), 0::bigint, 'enqueue ran no pg_temp code as the owner.');
+select count(*) from conductor.enqueue_many('[{"kind": "esc.k", "queue": "esc"}]');
+select is(pg_temp.owner_runs(), 0::bigint, 'enqueue_many ran no pg_temp code as the owner.');
+select count(*) from conductor.get_task(task_id => :t1);
+select is(pg_temp.owner_runs(), 0::bigint, 'get_task ran no pg_temp code as the owner.');
+select count(*) from conductor.list_tasks(queue => 'esc');
+select is(pg_temp.owner_runs(), 0::bigint, 'list_tasks ran no pg_temp code as the owner.');
+select count(*) from conductor.children(task_id => :t1);
+select is(pg_temp.owner_runs(), 0::bigint, 'children ran no pg_temp code as the owner.');
+select conductor.cancel(task_id => :t1);
+select is(pg_temp.owner_runs(), 0::bigint, 'cancel ran no pg_temp code as the owner.');
+select conductor.retry(task_id => :t1);
+select is(pg_temp.owner_runs(), 0::bigint, 'retry ran no pg_temp code as the owner.');
+select conductor.emit_event(name => 'esc-event', payload => '{"n": 1}');
+select is(pg_temp.owner_runs(), 0::bigint, 'emit_event ran no pg_temp code as the owner.');
+select count(*) from conductor.stats();
+select is(pg_temp.owner_runs(), 0::bigint, 'stats ran no pg_temp code as the owner.');
+select count(*) from conductor.list_schedules();
+select is(pg_temp.owner_runs(), 0::bigint, 'list_schedules ran no pg_temp code as the owner.');
+select count(*) from conductor.leaders();
+select is(pg_temp.owner_runs(), 0::bigint, 'leaders ran no pg_temp code as the owner.');
+select conductor.lead_key(name => 'esc-lead');
+select is(pg_temp.owner_runs(), 0::bigint, 'lead_key ran no pg_temp code as another role.');
+select isnt(conductor.cron_next(expr => '*/5 * * * *', after => conductor.now(), timezone => 'Europe/Berlin'), null,
+  'cron_next answers for conductor_client (it is granted; it must work as the role, not only as the owner).');
+select lives_ok($$select conductor.cron_validate(expr => '*/5 * * * *')$$, 'cron_validate works for conductor_client.');
+select is(pg_temp.owner_runs(), 0::bigint, 'cron_next and cron_validate ran no pg_temp code as another role.');
+
+select set_eq(
+  $$select distinct p.proname::pg_catalog.text from pg_catalog.pg_proc p
+     where p.pronamespace = 'conductor'::regnamespace
+       and pg_catalog.has_function_privilege('conductor_client', p.oid, 'EXECUTE')$$,
+  array['version', 'now', 'enqueue', 'enqueue_many', 'get_task', 'list_tasks', 'children', 'cancel', 'retry',
+        'emit_event', 'stats', 'list_schedules', 'leaders', 'lead_key', 'cron_next', 'cron_validate'],
+  'This file calls every function granted to conductor_client.');
+
+reset role;
+select * from finish();
+rollback;
