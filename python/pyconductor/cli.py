@@ -143,9 +143,15 @@ def default_dsn() -> str | None:
     return db.url() if db.running else None
 
 
+# Exit codes of `pyconductor migrate --check`, beside 0 (up to date) and 1 (could not check).
+MIGRATE_PENDING = 3
+MIGRATE_DRIFTED = 4
+
+
 def _run_migrate(args: argparse.Namespace) -> int:
     from pyconductor.devdb import DevDBError
-    from pyconductor.migrate import MigrateError, migrate
+    from pyconductor.dsn import redact_dsn
+    from pyconductor.migrate import DriftError, MigrateError, migrate, status
 
     dsn = args.dsn
     if not dsn:
@@ -159,12 +165,32 @@ def _run_migrate(args: argparse.Namespace) -> int:
                 "or start the development cluster with `pyconductor devdb start`"
             )
     try:
-        migrate(dsn, plan_path=args.plan, sql_dir=args.sql_dir, progress=lambda line: print(line, flush=True))
+        if args.check:
+            state = status(dsn, plan_path=args.plan, sql_dir=args.sql_dir, to=args.to)
+            for change in state.drifted:
+                print(f"  ! {change.key}: deployed script differs from the plan's")
+            for change in state.pending:
+                print(f"  + {change.key}: pending")
+            if state.drifted:
+                print(f"drifted: {len(state.drifted)} change(s); `pyconductor migrate` will refuse")
+                return MIGRATE_DRIFTED
+            if state.pending:
+                print(f"pending: {len(state.pending)} change(s); run `pyconductor migrate`")
+                return MIGRATE_PENDING
+            print("up to date")
+            return 0
+        migrate(dsn, plan_path=args.plan, sql_dir=args.sql_dir, to=args.to,
+                progress=lambda line: print(line, flush=True))  # fmt: skip
+    except DriftError as exc:
+        for change in exc.drifted:
+            print(f"  ! {change.key}: deployed script differs from the plan's", file=sys.stderr)
+        _fail(str(exc))
+        return MIGRATE_DRIFTED
     except MigrateError as exc:
-        return _fail(str(exc))
-    except Exception as exc:  # connection errors and the like: one clear line
+        return _fail(redact_dsn(str(exc)))
+    except Exception as exc:  # connection errors and the like: one clear line, no password
         if exc.__class__.__module__.startswith("psycopg"):
-            return _fail(f"cannot migrate {dsn}: {exc}")
+            return _fail(redact_dsn(f"cannot migrate {dsn}: {' '.join(str(exc).split())}"))
         raise
     return 0
 
@@ -173,10 +199,11 @@ def _run_migrate(args: argparse.Namespace) -> int:
 def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "migrate",
-        help="deploy the Conductor schema (sqitch.plan) without sqitch",
+        help="deploy or upgrade the Conductor schema (sqitch.plan) without sqitch",
         description="Apply every not-yet-applied change of sqitch.plan, in order, each in its "
         "own transaction, recorded in conductor_registry.changes. Idempotent; concurrent "
-        "runs serialise on an advisory lock.",
+        "runs serialise on an advisory lock. Refuses, applying nothing and exiting "
+        f"{MIGRATE_DRIFTED}, when a deployed change's script differs from the plan's (drift).",
     )
     env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
             help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
@@ -184,6 +211,11 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
             help="sqitch plan file (default: the one shipped with pyconductor)")  # fmt: skip
     env_arg(p, "--sql-dir", env="CONDUCTOR_SQL_DIR", type=Path,
             help="deploy script directory (default: sql/ beside the plan)")  # fmt: skip
+    p.add_argument("--to", metavar="@TAG",
+                   help="stop at this tag of the plan (e.g. @v0.1.0) instead of its end")  # fmt: skip
+    p.add_argument("--check", action="store_true",
+                   help=f"change nothing; exit 0 when up to date, {MIGRATE_PENDING} when changes are "
+                   f"pending, {MIGRATE_DRIFTED} when deployed scripts drifted, 1 when it cannot tell")  # fmt: skip
     p.set_defaults(func=_run_migrate)
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "DatabaseUnusable",
     "RetryLater",
     "DedupeConflict",
+    "SchemaMismatch",
     "InvalidArgument",
     "InvalidCron",
     "InvalidKind",
@@ -161,6 +162,13 @@ class DatabaseUnusable(ConductorError):
     refused the login, or the database or role does not exist. Raised by the
     driver (no SQLSTATE: libpq reports these without one); its message names
     the database without the password. See :mod:`pyconductor.dsn`."""
+
+
+class SchemaMismatch(ConductorError):
+    """The database's conductor schema is not the release this driver was
+    built for (older, newer, or not deployed at all). Raised by the driver
+    before it does anything; its message names both versions and the command
+    that fixes it (``pyconductor migrate``). See :mod:`pyconductor.schema`."""
 
 
 def error_class(sqlstate: str | None) -> type[ConductorError] | None:

@@ -6,6 +6,16 @@ transaction together with the row that records it in
 ``conductor_registry.changes`` (name, sha256 of the script, time). A second run
 applies nothing. A session advisory lock serialises concurrent migrations.
 
+A change already applied whose script no longer matches the one recorded is
+drift: the database was deployed from other scripts than this plan's (an
+edited release, a hand-made change). ``migrate`` then applies nothing and
+raises DriftError naming each drifted change; ``status`` answers what is
+pending and what drifted without changing anything (``pyconductor migrate
+--check``). ``to=`` stops at a tag of the plan (``@v0.1.0``).
+
+Scripts after v0.1.0 start with ``set local role conductor_owner``; the role
+is reset before the change is recorded, so the registry stays the deployer's.
+
 The registry lives in its own schema, so ``pg_dump -n conductor`` of a
 database deployed here and one deployed by ``sqitch deploy`` compare equal.
 The two registries are independent: deploy a database with one tool only.
@@ -34,7 +44,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,14 +52,17 @@ import psycopg
 
 __all__ = [
     "Change",
+    "DriftError",
     "MigrateError",
     "PlanError",
     "Plan",
+    "Status",
     "applied_changes",
     "migrate",
     "parse_plan",
     "pending_changes",
     "sql_root",
+    "status",
     "strip_transaction",
 ]
 
@@ -81,6 +94,19 @@ class PlanError(MigrateError):
     """sqitch.plan could not be parsed."""
 
 
+class DriftError(MigrateError):
+    """A deployed change's script differs from the plan's: nothing was applied."""
+
+    def __init__(self, drifted: Sequence[Change]) -> None:
+        self.drifted = tuple(drifted)
+        names = ", ".join(c.key for c in self.drifted)
+        super().__init__(
+            f"drift: {len(self.drifted)} deployed change(s) differ from this plan's scripts: {names}. "
+            "The database was deployed from other scripts (an edited release or a hand-made change); "
+            "nothing was applied. Compare with `pyconductor migrate --check`, see docs/upgrading.md"
+        )
+
+
 @dataclass(frozen=True)
 class Change:
     """One change line of a sqitch plan."""
@@ -104,6 +130,30 @@ class Change:
 class Plan:
     project: str
     changes: tuple[Change, ...] = field(default_factory=tuple)
+    tags: dict[str, int] = field(default_factory=dict)  # tag -> how many changes precede it
+
+    def up_to(self, target: str | None) -> tuple[Change, ...]:
+        """The changes up to tag ``target`` (``@v0.1.0`` or ``v0.1.0``); all of them for None."""
+        if target is None:
+            return self.changes
+        tag = target.removeprefix("@")
+        if tag not in self.tags:
+            known = ", ".join("@" + t for t in self.tags) or "none"
+            raise PlanError(f"no tag {target!r} in the plan (tags: {known})")
+        return self.changes[: self.tags[tag]]
+
+
+@dataclass(frozen=True)
+class Status:
+    """What ``migrate`` would do: the changes it would apply, and those whose
+    deployed script differs from the plan's (which make it refuse)."""
+
+    pending: tuple[Change, ...]
+    drifted: tuple[Change, ...]
+
+    @property
+    def up_to_date(self) -> bool:
+        return not self.pending and not self.drifted
 
 
 # name [deps] timestamp planner <email> [# note]
@@ -128,6 +178,7 @@ def parse_plan(text: str) -> Plan:
     project = ""
     raw: list[tuple[int, Change]] = []  # (index of the last tag seen before it, change)
     tags: list[str] = []
+    tag_positions: dict[str, int] = {}
     for lineno, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
@@ -139,6 +190,7 @@ def parse_plan(text: str) -> Plan:
             continue
         if tag := _TAG_RE.match(stripped):
             tags.append(tag["tag"])
+            tag_positions[tag["tag"]] = len(raw)
             continue
         match = _CHANGE_RE.match(stripped)
         if not match:
@@ -168,7 +220,7 @@ def parse_plan(text: str) -> Plan:
         changes.append(
             Change(**{**change.__dict__, "occurrence": occurrence, "script_name": script})
         )
-    return Plan(project=project or "conductor", changes=tuple(changes))
+    return Plan(project=project or "conductor", changes=tuple(changes), tags=tag_positions)
 
 
 def strip_transaction(script: str) -> str:
@@ -261,39 +313,57 @@ def pending_changes(plan: Plan, applied: Iterable[tuple[str, int]]) -> list[Chan
     return [c for c in plan.changes if (c.name, c.occurrence) not in done]
 
 
+def _status(plan_changes: Sequence[Change], sql_dir: Path, done: dict[tuple[str, int], str]) -> tuple[Status, list[tuple[Change, str, str]]]:
+    # Read every script first: a missing one fails before anything is applied.
+    scripts = [(change, *_script(change, sql_dir)) for change in plan_changes]
+    drifted = tuple(c for c, _, digest in scripts if done.get((c.name, c.occurrence), digest) != digest)
+    todo = [(c, script, digest) for c, script, digest in scripts if (c.name, c.occurrence) not in done]
+    return Status(pending=tuple(c for c, _, _ in todo), drifted=drifted), todo
+
+
+def status(
+    dsn: str, *, plan_path: Path | None = None, sql_dir: Path | None = None, to: str | None = None
+) -> Status:
+    """What ``migrate`` would apply to ``dsn`` and which deployed changes drifted; changes nothing."""
+    plan_path, sql_dir = _resolve(plan_path, sql_dir)
+    plan = parse_plan(plan_path.read_text())
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return _status(plan.up_to(to), sql_dir, applied_changes(conn, plan.project))[0]
+
+
 def migrate(
     dsn: str,
     *,
     plan_path: Path | None = None,
     sql_dir: Path | None = None,
+    to: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[Change]:
     """Apply every pending change of the plan to ``dsn``; return those applied.
 
     ``plan_path`` defaults to the shipped ``sqitch.plan``, ``sql_dir`` to the
-    deploy dir beside it. ``progress`` receives one line per change.
+    deploy dir beside it; ``to`` names a tag to stop at. ``progress`` receives
+    one line per change. Raises DriftError, having applied nothing, when a
+    deployed change's script differs from the plan's.
     """
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     plan_path, sql_dir = _resolve(plan_path, sql_dir)
     plan = parse_plan(plan_path.read_text())
+    wanted = plan.up_to(to)
     applied: list[Change] = []
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("select pg_advisory_lock(%s)", [LOCK_KEY])
         try:
             _ensure_registry(conn)
-            done = applied_changes(conn, plan.project)
-            # Read every script first: a missing one fails before anything is applied.
-            scripts = [(change, *_script(change, sql_dir)) for change in plan.changes]
-            for change, script, digest in scripts:
-                recorded = done.get((change.name, change.occurrence))
-                if recorded is not None:
-                    if recorded != digest:
-                        say(f"  ! {change.key}: deploy script changed since it was applied (not re-run)")
-                    continue
+            state, todo = _status(wanted, sql_dir, applied_changes(conn, plan.project))
+            if state.drifted:
+                raise DriftError(state.drifted)
+            for change, script, digest in todo:
                 say(f"  + {change.key}")
                 try:
                     with conn.transaction():
                         conn.execute(strip_transaction(script).encode())
+                        conn.execute("reset role")
                         conn.execute(
                             f"insert into {REGISTRY_SCHEMA}.changes"
                             " (project, change, occurrence, script_sha256) values (%s, %s, %s, %s)",
@@ -308,5 +378,5 @@ def migrate(
         finally:
             if not conn.closed and not conn.broken:
                 conn.execute("select pg_advisory_unlock(%s)", [LOCK_KEY])
-    say(f"{len(applied)} change(s) applied, {len(plan.changes) - len(applied)} already deployed")
+    say(f"{len(applied)} change(s) applied, {len(wanted) - len(applied)} already deployed")
     return applied

@@ -28,6 +28,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -93,6 +94,29 @@ class Cluster:
     def drop_database(self, name: str) -> None:
         with self.admin() as conn:
             conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+    def schema_dump(self, dbname: str) -> str:
+        """``pg_dump --schema-only -n conductor`` of ``dbname``, comparable across databases."""
+        dump = self.pg_dump(dbname, "--schema-only", "-n", "conductor")
+        # pg_dump >= 15.14 brackets the dump in \\restrict <random key> lines.
+        return "\n".join(line for line in dump.splitlines() if not line.startswith(("\\restrict", "\\unrestrict")))
+
+    def sqitch(self, dbname: str, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
+        """``sqitch <args> db:pg://.../dbname`` run from the repository (sqitch's own
+        config under ``home``); the caller checks the return code."""
+        info = conninfo_to_dict(self.server_dsn)
+        user = quote(str(info.get("user") or ""), safe="")
+        env = {
+            **os.environ,
+            "SQITCH_USER_NAME": "pytest",
+            "SQITCH_USER_EMAIL": "pytest@conductor.invalid",
+            "SQITCH_USER_CONFIG": str(home / "sqitch-user.conf"),
+        }
+        if info.get("password"):
+            env["PGPASSWORD"] = str(info["password"])
+        target = f"db:pg://{user}@{self.host}:{self.port}/{dbname}"
+        return subprocess.run(["sqitch", *args, target], cwd=REPO, capture_output=True, text=True, env=env,
+                              timeout=300, check=False)  # fmt: skip
 
     def pg_dump(self, dbname: str, *args: str) -> str:
         """Output of this server's ``pg_dump`` for ``dbname``."""

@@ -9,7 +9,6 @@ import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -22,12 +21,14 @@ if TYPE_CHECKING:
 
 from pyconductor.migrate import (
     Change,
+    DriftError,
     MigrateError,
     PlanError,
     applied_changes,
     migrate,
     parse_plan,
     sql_root,
+    status,
     strip_transaction,
 )
 
@@ -89,9 +90,11 @@ def test_the_real_plan_parses_and_its_scripts_exist() -> None:
     assert plan.project == "conductor"
     assert plan.changes, "sqitch.plan lists no changes"
     names = [c.name for c in plan.changes]
-    for change in plan.changes:
+    for position, change in enumerate(plan.changes):
         for dep in change.requires:
-            assert dep.split("@")[0] in names[: names.index(change.name)], f"{change.name} requires {dep} first"
+            assert dep.split("@")[0] in names[:position], f"{change.key} requires {dep} first"
+        assert (REPO / "sql" / f"{change.script_name}.sql").is_file(), f"no deploy script for {change.key}"
+    assert "v0.1.0" in plan.tags, "the released v0.1.0 is tagged in the plan"
     assert sql_root() in (REPO, Path(__import__("pyconductor").__file__).parent / "_sql")
 
 
@@ -188,6 +191,52 @@ def test_a_missing_script_fails_before_anything_is_applied(empty_dsn: str, tmp_p
         assert conn.execute("select to_regnamespace('demo')").fetchone() == (None,)
 
 
+def test_drift_refuses_and_applies_nothing(empty_dsn: str, tmp_path: Path) -> None:
+    first = dict(list(SCRIPTS.items())[:2])
+    migrate(empty_dsn, plan_path=write_plan(tmp_path, first), sql_dir=tmp_path / "sql", progress=quiet)
+    plan = write_plan(tmp_path, SCRIPTS)  # the third change is pending
+    edited = tmp_path / "sql" / "schema" / "items.sql"
+    edited.write_text(edited.read_text().replace("100%", "edited after release"))
+    with pytest.raises(DriftError, match="schema/items") as raised:
+        migrate(empty_dsn, plan_path=plan, sql_dir=tmp_path / "sql", progress=quiet)
+    assert [c.name for c in raised.value.drifted] == ["schema/items"]
+    with psycopg.connect(empty_dsn) as conn:
+        assert set(applied_changes(conn, "demo")) == {("schema/demo", 1), ("schema/items", 1)}
+    state = status(empty_dsn, plan_path=plan, sql_dir=tmp_path / "sql")
+    assert [c.name for c in state.drifted] == ["schema/items"]
+    assert [c.name for c in state.pending] == ["functions/count"]
+
+
+def test_cli_migrate_check_answers_by_exit_code(empty_dsn: str, tmp_path: Path) -> None:
+    plan = write_plan(tmp_path, SCRIPTS)
+    env = {**os.environ, "CONDUCTOR_DSN": empty_dsn, "CONDUCTOR_PLAN": str(plan), "CONDUCTOR_SQL_DIR": str(tmp_path / "sql")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pyconductor", "migrate", *args], capture_output=True,
+                              text=True, env=env, timeout=120, check=False)  # fmt: skip
+
+    pending = run("--check")
+    assert pending.returncode == 3 and "pending: 3 change(s)" in pending.stdout, pending
+    assert run().returncode == 0
+    current = run("--check")
+    assert current.returncode == 0 and current.stdout.strip().endswith("up to date"), current
+    count = tmp_path / "sql" / "functions" / "count.sql"
+    count.write_text(count.read_text().replace("count(*)", "count(1)"))
+    drifted = run("--check")
+    assert drifted.returncode == 4 and "! functions/count" in drifted.stdout, drifted
+    refused = run()
+    assert refused.returncode == 4, refused
+    assert "drift" in refused.stderr and "functions/count" in refused.stderr and "nothing was applied" in refused.stderr
+
+
+def test_cli_migrate_keeps_the_password_out_of_its_error(tmp_path: Path) -> None:
+    env = {**os.environ, "CONDUCTOR_DSN": "postgresql://nobody:s3cret-pw@127.0.0.1:1/none"}
+    run = subprocess.run([sys.executable, "-m", "pyconductor", "migrate"], capture_output=True, text=True, env=env,
+                         timeout=60, check=False)  # fmt: skip
+    assert run.returncode == 1 and "cannot migrate" in run.stderr
+    assert "s3cret-pw" not in run.stderr + run.stdout
+
+
 def test_concurrent_migrations_serialise(empty_dsn: str, tmp_path: Path) -> None:
     scripts = {**SCRIPTS, "slow": "select pg_sleep(0.3);"}
     plan = write_plan(tmp_path, scripts)
@@ -241,30 +290,10 @@ def test_real_plan_migrate_is_idempotent(db_dsn: str) -> None:
         assert set(applied_changes(conn)) == {(c.name, c.occurrence) for c in plan.changes}
 
 
-def _schema_dump(cluster: Cluster, dbname: str) -> str:
-    dump = cluster.pg_dump(dbname, "--schema-only", "-n", "conductor")
-    # pg_dump >= 15.14 brackets the dump in \restrict <random key> lines.
-    return "\n".join(line for line in dump.splitlines() if not line.startswith(("\\restrict", "\\unrestrict")))
-
-
 @pytest.mark.skipif(shutil.which("sqitch") is None, reason="sqitch is not installed (scripts/install-deps.sh installs it)")
 def test_migrate_and_sqitch_deploy_the_same_schema(cluster: Cluster, empty_dsn: str, db_dsn: str, tmp_path: Path) -> None:
-    sqitch_db = psycopg.conninfo.conninfo_to_dict(empty_dsn)["dbname"]
-    migrate_db = psycopg.conninfo.conninfo_to_dict(db_dsn)["dbname"]
-    info = psycopg.conninfo.conninfo_to_dict(cluster.server_dsn)
-    user = quote(str(info.get("user") or ""), safe="")
-    password = info.get("password")
-    target = f"db:pg://{user}@{cluster.host}:{cluster.port}/{sqitch_db}"
-    env = {
-        **os.environ,
-        "SQITCH_USER_NAME": "pytest",
-        "SQITCH_USER_EMAIL": "pytest@conductor.invalid",
-        "SQITCH_USER_CONFIG": str(tmp_path / "sqitch-user.conf"),
-    }
-    if password:
-        env["PGPASSWORD"] = str(password)
-    deploy = subprocess.run(
-        ["sqitch", "deploy", "--verify", target], cwd=REPO, capture_output=True, text=True, env=env, timeout=300, check=False
-    )
+    sqitch_db = str(psycopg.conninfo.conninfo_to_dict(empty_dsn)["dbname"])
+    migrate_db = str(psycopg.conninfo.conninfo_to_dict(db_dsn)["dbname"])
+    deploy = cluster.sqitch(sqitch_db, "deploy", "--verify", home=tmp_path)
     assert deploy.returncode == 0, deploy.stdout + deploy.stderr
-    assert _schema_dump(cluster, str(migrate_db)) == _schema_dump(cluster, str(sqitch_db))
+    assert cluster.schema_dump(migrate_db) == cluster.schema_dump(sqitch_db)

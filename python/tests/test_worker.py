@@ -303,6 +303,7 @@ def test_a_lost_lease_drops_the_result_and_the_worker_lives_on(
     # heartbeats and reaps far apart: the test plays the reaper with a clock an hour ahead
     with fast_worker(app, heartbeat_interval=3600, reap_interval=3600) as worker:
         assert first_run.wait(10)
+        db_conn.execute("update conductor.settings set fake_clock = true")  # only this session sets fake_now
         db_conn.execute("select set_config('conductor.fake_now', %s, false)", ("2999-01-01T00:00:00Z",))
         assert db_conn.execute("select conductor.reap()").fetchone() == (1,)
         db_conn.execute("reset conductor.fake_now")
