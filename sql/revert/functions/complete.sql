@@ -28,6 +28,9 @@
 
 begin;
 
+-- The reworked _complete returns (stored, unstorable); v0.1.0's returns bigint[].
+drop function conductor._complete(bigint[], jsonb[]);
+
 create or replace function conductor._complete(attempt_ids bigint[], results jsonb[])
   returns bigint[]
   language plpgsql volatile
