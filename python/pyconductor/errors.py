@@ -94,6 +94,9 @@ class PayloadTooLarge(ConductorError):
     """QC103: a payload above the size limit (1 MiB by default)."""
 
 
+_BY_SQLSTATE["QC107"] = PayloadTooLarge  # QC107: a result or step value above max_result_bytes
+
+
 @_register("QC104")
 class InvalidQueue(ConductorError):
     """QC104: a malformed queue name, or an empty queue list."""

@@ -103,8 +103,17 @@ as $$
 declare
   v_task conductor.tasks;
   v_stored jsonb;
+  v_max integer;
 begin
   perform conductor._check_step_name(save_step.name);
+  select s.max_result_bytes into v_max from conductor.settings s where s.one;
+  if pg_catalog.pg_column_size(save_step.result) > v_max then
+    raise exception 'step %: value of % bytes of jsonb is over the limit of % bytes (conductor.settings.max_result_bytes)',
+      pg_catalog.quote_literal(pg_catalog.left(save_step.name, 100)), pg_catalog.pg_column_size(save_step.result), v_max
+      using errcode = 'QC107',
+            detail = 'Nothing was stored; the task still runs.',
+            hint = 'Store large data elsewhere and checkpoint a reference to it.';
+  end if;
   v_task := conductor._held_task(save_step.attempt_id);
 
   insert into conductor.steps as s (task_id, name, result, attempt_id, saved_at)
@@ -123,7 +132,8 @@ comment on function conductor.save_step(bigint, text, jsonb) is
 $$Checkpoints step name of the task held by attempt_id with result (any JSON). Returns the
 stored result: this one, or the one saved first if the step was already checkpointed (the
 first write wins). Raises QC201 lease lost, QC202 cancelled, QC203 no such attempt (then
-nothing is stored), QC106 for an empty name or one over 1000 bytes.$$;
+nothing is stored), QC106 for an empty name or one over 1000 bytes, QC107 for a result
+larger than conductor.settings.max_result_bytes (bytes of its jsonb form).$$;
 
 create or replace function conductor.spawn(
   attempt_id      bigint,
