@@ -99,7 +99,7 @@ sqitch deploy --verify "$sqitch_target" || die "sqitch deploy --verify"
 psql -q -X -v ON_ERROR_STOP=1 "$test_url" -c "create extension if not exists pgtap" \
   || die "create extension pgtap (is postgresql-<version>-pgtap installed?)"
 # A test database: the admin switches the fake clock on, so tests move time with
-# SET conductor.fake_now (sql/tests/clock/ checks that nobody can without it).
+# SET conductor.fake_now (sql/tests/settings/ checks that nobody can without it).
 psql -q -X -v ON_ERROR_STOP=1 "$test_url" -c "update conductor.settings set fake_clock = true" \
   || die "cannot switch the fake clock on"
 
