@@ -269,6 +269,7 @@ create or replace function conductor.claim(
 as $$
 declare
   v_now timestamptz := conductor.now();
+  v_max_lease interval;
   v_one_queue text;
   v_keys text[];
   v_ids bigint[];
@@ -297,6 +298,12 @@ begin
   if claim.lease is null or claim.lease <= interval '0' then
     raise exception 'invalid lease %: it must be positive', coalesce(claim.lease::text, 'NULL')
       using errcode = 'QC106';
+  end if;
+  select s.max_lease into v_max_lease from conductor.settings s where s.one;
+  if claim.lease > v_max_lease then
+    raise exception 'invalid lease %: at most % (conductor.settings.max_lease)', claim.lease, v_max_lease
+      using errcode = 'QC106',
+            hint = 'A long task keeps its lease by heartbeating; the lease is how long a lost worker''s task waits to be taken back.';
   end if;
   if claim.queues is not null
      and (pg_catalog.cardinality(claim.queues) = 0 or pg_catalog.array_position(claim.queues, null) is not null) then
@@ -429,12 +436,13 @@ $$Leases up to max_tasks ready tasks to worker_id and returns them, highest prio
 first, then earliest run_at, then lowest id. queues NULL means every queue.
 Each row's attempt_id is the fencing token for heartbeat, complete, fail and release.
 steps: the task's checkpoints so far ({name: result}), so a resumed run skips them.
-The lease (default 60 s) must be extended by heartbeat before it expires, or reap()
-takes the task back. Returns no rows when nothing is ready.
+The lease (default 60 s, at most conductor.settings.max_lease, 1 hour unless an admin
+changed it) must be extended by heartbeat before it expires, or reap() takes the task back. Returns no rows when nothing is ready.
 At most one task per concurrency_key runs at a time: a keyed task is claimed only while
 no task of its key is running, one per key per claim; the others wait in order and block
 no other key or queue.
-Raises QC106 for a missing worker_id, negative max_tasks or a non-positive lease (or a
+Raises QC106 for a missing worker_id, negative max_tasks, a lease not positive or over
+max_lease (the message names it) (or a
 claim of keyed tasks outside READ COMMITTED), QC104 for an empty queue list.
 FOR UPDATE SKIP LOCKED: any number of callers at once, none waits, no task goes to two.
 When two full scans in a row are slow (over conductor.settings.claim_slow_scan, default
