@@ -10,6 +10,7 @@
 --   conductor.suspend(attempt_id, step, wait_for, event, duration, timeout)
 --                                     -> (state, result)       wait, or go on
 --   conductor.emit_event(name, payload) -> integer             wake the waiters
+--                                     (payload: a JSON object, as enqueue's; prune() removes old events)
 --   conductor.children(task_id)                                a task's children
 --
 -- Checkpoint names are the caller's: a driver numbers a name used twice in one
@@ -318,6 +319,7 @@ create or replace function conductor.emit_event(name text, payload jsonb default
 as $$
 declare
   v_now timestamptz := conductor.now();
+  v_given jsonb;
   v_payload jsonb;
   v_woken integer;
   v_queues text[];
@@ -328,10 +330,24 @@ begin
       coalesce(pg_catalog.quote_literal(emit_event.name), 'NULL')
       using errcode = 'QC106';
   end if;
+  -- the payload as enqueue takes one: a JSON object (SQL NULL: none, {}), at most max_payload_bytes
+  v_given := coalesce(emit_event.payload, '{}');
+  if pg_catalog.jsonb_typeof(v_given) <> 'object' then
+    raise exception 'invalid payload for event %: a payload is a JSON object, got %',
+      pg_catalog.quote_literal(emit_event.name), pg_catalog.jsonb_typeof(v_given)
+      using errcode = 'QC102',
+            hint = 'Wrap the value in an object, e.g. {"value": ...}.';
+  end if;
+  if pg_catalog.pg_column_size(v_given) > conductor._max_payload_bytes() then
+    raise exception 'payload too large for event %: % bytes, the limit is % bytes',
+      pg_catalog.quote_literal(emit_event.name), pg_catalog.pg_column_size(v_given), conductor._max_payload_bytes()
+      using errcode = 'QC103',
+            hint = 'Store large data elsewhere and pass a reference, or have an admin raise conductor.settings.max_payload_bytes.';
+  end if;
   perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('conductor:event:' || emit_event.name, 0));
 
   insert into conductor.events as e (name, payload, emitted_at)
-  values (emit_event.name, emit_event.payload, v_now)
+  values (emit_event.name, v_given, v_now)
   on conflict on constraint events_pkey do nothing;
   select e.payload into v_payload from conductor.events e where e.name = emit_event.name;
 
@@ -373,7 +389,11 @@ outcome in the same statement. Returns how many tasks it woke. An event emitted 
 anyone waits still counts: a later wait finds it at once. A waiter whose timeout passed
 but that reap() has not reached yet is woken with the payload (the outcome is whichever
 is checkpointed first, and stays). Callable from any client, a
-trigger or a task. Raises QC106 for an empty name or one over 1000 bytes.$$;
+trigger or a task. The payload is a JSON object, as enqueue's (SQL NULL, like leaving it
+out, records {}). Raises QC106 for an empty name or one over 1000 bytes, QC102 for a payload
+that is not an object, QC103 for one over conductor.settings.max_payload_bytes; then
+nothing is recorded. prune() removes events emitted before its cutoff that no task waits
+for.$$;
 
 create or replace function conductor.children(task_id bigint)
   returns table (task_id bigint, kind text, status conductor.task_status, result jsonb,

@@ -20,10 +20,10 @@ select results_eq(format($$select state, result from conductor.suspend(%s, 'w', 
 select conductor.enqueue('k', '{}', 'emit-first') as t2 \gset
 select conductor_tests.claim_one('emit-first') as a2 \gset
 select state from conductor.suspend(:a2, 'w', 'event', 'emit-first-2') \gset
-select conductor.emit_event('emit-first-2', '"one"') as n1 \gset
-select conductor.emit_event('emit-first-2', '"two"') as n2 \gset
+select conductor.emit_event('emit-first-2', '{"v": "one"}') as n1 \gset
+select conductor.emit_event('emit-first-2', '{"v": "two"}') as n2 \gset
 select is((select result from conductor.steps where task_id = :t2 and name = 'w'),
-  '{"event": "emit-first-2", "payload": "one"}'::jsonb,
+  '{"event": "emit-first-2", "payload": {"v": "one"}}'::jsonb,
   'A waiter woken by the first emit keeps the first payload after a second emit.');
 
 select * from finish();

@@ -15,11 +15,11 @@ select dblink_connect('emitter', conductor_tests.conninfo()) as c3 \gset
 select t as task_id from dblink('stage', format('select conductor.enqueue(''k'', ''{}'', %L)', :'q')) as r(t bigint) \gset
 select a as attempt_id from dblink('stage', format('select attempt_id from conductor.claim(''w1'', array[%L])', :'q')) as r(a bigint) \gset
 
-select is((select n from dblink('emitter', format('select conductor.emit_event(%L, ''"early"'')', :'q')) as r(n int)), 0,
+select is((select n from dblink('emitter', format('select conductor.emit_event(%L, ''{"v": "early"}'')', :'q')) as r(n int)), 0,
   'The emit, committed first, wakes nobody.');
 select results_eq(format($$select * from dblink('waiter', %L) as r(state text, result jsonb)$$,
     format('select state, result from conductor.suspend(%s, ''approval'', ''event'', %L)', :attempt_id, :'q')),
-  format($$values ('ready'::text, '{"event": "%s", "payload": "early"}'::jsonb)$$, :'q'),
+  format($$values ('ready'::text, '{"event": "%s", "payload": {"v": "early"}}'::jsonb)$$, :'q'),
   'The later suspend in another session is ready with the event.');
 select is((select s from dblink('stage', format('select status::text from conductor.tasks where id = %s', :task_id)) as r(s text)),
   'running', 'The task never waited.');
@@ -27,14 +27,14 @@ select is((select s from dblink('stage', format('select status::text from conduc
 -- an emit still uncommitted when the suspend starts: the suspend waits for it, then is ready
 select pid as waiter_pid from dblink('waiter', 'select pg_backend_pid()') as r(pid int) \gset
 select dblink_exec('emitter', 'begin') as b \gset
-select n from dblink('emitter', format('select conductor.emit_event(%L, ''"late"'')', :'q' || '-2')) as r(n int) \gset
+select n from dblink('emitter', format('select conductor.emit_event(%L, ''{"v": "late"}'')', :'q' || '-2')) as r(n int) \gset
 select dblink_send_query('waiter', format('select state, result from conductor.suspend(%s, ''approval#2'', ''event'', %L)',
                                           :attempt_id, :'q' || '-2')) as sent \gset
 select conductor_tests.await_lock_wait(:waiter_pid) as lock_wait \gset
 select is(dblink_is_busy('waiter'), 1, 'The suspend waits while the emit is uncommitted.');
 select dblink_exec('emitter', 'commit') as c \gset
 select results_eq($$select * from dblink_get_result('waiter') as r(state text, result jsonb)$$,
-  format($$values ('ready'::text, '{"event": "%s-2", "payload": "late"}'::jsonb)$$, :'q'),
+  format($$values ('ready'::text, '{"event": "%s-2", "payload": {"v": "late"}}'::jsonb)$$, :'q'),
   'After the emit commits, the suspend is ready with the event.');
 select * from dblink_get_result('waiter') as r(state text, result jsonb);
 

@@ -25,7 +25,7 @@ select is((select status::text from conductor.tasks where id = :forever), 'waiti
   'A wait without a timeout is still waiting a month later.');
 
 -- the event arrives after the timeout: it wakes the other waiter, the timed-out outcome stands
-select is(conductor.emit_event('reap-ev-approved', '"yes"'), 1, 'The late event wakes only the one still waiting.');
+select is(conductor.emit_event('reap-ev-approved', '{"yes": true}'), 1, 'The late event wakes only the one still waiting.');
 select conductor_tests.claim_one('reap-ev') as a2 \gset
 select results_eq(format($$select state, result from conductor.suspend(%s, 'approval', 'event', 'reap-ev-approved')$$,
                          (select attempt_id from conductor.tasks where id = :t)),
