@@ -12,6 +12,7 @@ select conductor.spawn(:a, 'c2', 'kid', '{}', 'reap-kids-kids') as running \gset
 select conductor.spawn(:a, 'c3', 'kid', '{}', 'reap-kids-kids') as queued \gset
 select conductor.complete(conductor_tests.claim_one('reap-kids-kids'), '"ok"') as x \gset
 select state from conductor.suspend(:a, 'join', 'children_all') \gset
+update conductor.settings set max_lease = '5 hours';  -- a lease past the 4 h deadline (1 h by default)
 select conductor_tests.claim_one('reap-kids-kids', 'w1', '5 hours') as ar \gset
 
 set local conductor.fake_now = '2030-01-01 03:59:59.999999+00';
