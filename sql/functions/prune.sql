@@ -6,7 +6,8 @@
 --
 -- Tables: conductor.tasks (read via tasks_finished, deleted), conductor.attempts,
 -- conductor.steps, conductor.schedule_fires (read via
--- schedule_fires_task, an index this change owns).
+-- schedule_fires_task, an index this change owns), conductor.events (read via
+-- events_emitted_at, an index this change owns since its rework).
 --
 -- What goes: tasks that finished (finished_at) before conductor.now() - older_than,
 -- succeeded or cancelled, and also failed, dead and timed_out with include_failed;
@@ -20,7 +21,17 @@
 -- with its task; a fire not yet behind next_due_at (an operator moved the schedule
 -- back) keeps its row, the unique key that stops a second fire, with task_id NULL.
 --
--- Lock order: task rows (FOR UPDATE SKIP LOCKED, in finished_at order), then
+-- Events: an event emitted before the cutoff goes, unless a task waits for it
+-- (emit_event wakes every waiter, so none should; the check costs one probe of
+-- tasks_waiting_event). Its waiters have its payload in their checkpoints; what
+-- is lost is only "emitted before anyone waits": a task that first waits for
+-- the name after the event was pruned waits for the next emit. Each call takes
+-- at most batch events too, and the answer counts tasks and events, so "call
+-- again until it returns less than batch" empties both.
+--
+-- Lock order: event advisory locks, tried (pg_try_advisory_xact_lock, never
+-- waiting: an event whose emit or suspend is running is skipped), then event
+-- rows, then task rows (FOR UPDATE SKIP LOCKED, in finished_at order), then
 -- attempts, steps, fires, as everywhere in conductor. Rows another transaction
 -- holds (a retry, a cancel) are skipped and taken by a later call, so any number
 -- of prune calls may run at once without waiting on each other or on the hot path.
@@ -31,6 +42,9 @@ set local role conductor_owner;
 -- The fires of a batch of tasks, found without reading every fire ever made;
 -- written once per fire by tick(), never on the hot path.
 -- The index schedule_fires_task is created by functions/prune@v0.1.0 and unchanged since.
+
+-- Old events, found without reading every event; written once per event name.
+create index events_emitted_at on conductor.events (emitted_at);
 
 create or replace function conductor.prune(
   older_than     interval,
@@ -46,6 +60,7 @@ declare
   v_cutoff timestamptz;
   v_ids    bigint[];
   v_status conductor.task_status[];
+  v_events bigint;
 begin
   if prune.older_than is null or prune.older_than < interval '0' then
     raise exception 'invalid older_than %: it must be 0 or more', coalesce(prune.older_than::text, 'NULL')
@@ -60,6 +75,27 @@ begin
   end if;
 
   v_cutoff := v_now - prune.older_than;
+
+  -- Old events no task waits for; the advisory lock of each (the one emit_event and
+  -- suspend take) is tried, so a name being emitted or awaited right now is left alone.
+  with doomed as (
+    select e.name
+      from conductor.events e
+     where e.emitted_at < v_cutoff
+       and not exists (select from conductor.tasks t
+                        where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = e.name)
+     order by e.emitted_at
+     limit prune.batch
+       for update of e skip locked
+  ), gone as (
+    delete from conductor.events e
+     using doomed d
+     where e.name = d.name
+       and pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('conductor:event:' || d.name, 0))
+    returning 1
+  )
+  select pg_catalog.count(*) into v_events from gone;
+
   v_status := case when prune.include_failed
                    then array['succeeded', 'cancelled', 'failed', 'dead', 'timed_out']::conductor.task_status[]
                    else array['succeeded', 'cancelled']::conductor.task_status[] end;
@@ -83,7 +119,7 @@ begin
              for update of t skip locked) v;
 
   if v_ids is null then
-    return 0;
+    return v_events;
   end if;
 
   delete from conductor.attempts a where a.task_id = any (v_ids);
@@ -99,16 +135,20 @@ begin
    where f.task_id = any (v_ids);
 
   delete from conductor.tasks t where t.id = any (v_ids);
-  return pg_catalog.cardinality(v_ids);
+  return pg_catalog.cardinality(v_ids) + v_events;
 end
 $$;
 
 comment on function conductor.prune(interval, boolean, integer) is
 $$Deletes at most batch (10000) finished tasks that finished before conductor.now() -
-older_than, oldest first, with their attempts, steps and schedule fires; returns how many
-tasks went. Succeeded and cancelled tasks go; failed, dead and timed_out ones only with
+older_than, oldest first, with their attempts, steps and schedule fires, and at most batch
+events emitted before that time that no task waits for; returns how many tasks and events
+went. Succeeded and cancelled tasks go; failed, dead and timed_out ones only with
 include_failed. Runs go whole: a task whose run (root_id) has a task that may not go
-(unfinished, too recent, or failed without include_failed) stays, root and children alike. Call it again until it returns less than batch; each call is one short
+(unfinished, too recent, or failed without include_failed) stays, root and children alike.
+A pruned event no longer counts for a task that waits for its name later (it waits for the
+next emit); its earlier waiters keep its payload in their checkpoints.
+Call it again until it returns less than batch; each call is one short
 transaction. Locks the rows it deletes, skipping rows others hold, so concurrent calls and
 the hot path never wait on it. Raises QC106 for a NULL or negative older_than, a NULL
 include_failed, or a batch outside 1..1000000.$$;
