@@ -47,6 +47,26 @@ begin
 end
 $$;
 
+-- Raises QC106 naming span unless start + span ends by 9999-12-30 UTC, the last day of
+-- conductor._time_range() (functions/internal): the years every driver can read.
+-- Two statements, in this order, so an interval too large for a timestamp is
+-- refused before start + span can overflow (22008).
+create or replace function conductor._check_wait(what text, span interval, start timestamptz) returns void
+  language plpgsql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _check_wait.span > interval '10000 years' then
+    raise exception 'invalid % %: the wait must end by 9999-12-30 UTC', _check_wait.what, _check_wait.span
+      using errcode = 'QC106';
+  end if;
+  if _check_wait.start + _check_wait.span > timestamptz '9999-12-30 00:00:00+00' then
+    raise exception 'invalid % %: the wait must end by 9999-12-30 UTC', _check_wait.what, _check_wait.span
+      using errcode = 'QC106';
+  end if;
+end
+$$;
+
 -- Every child of a task, oldest first, with its outcome so far.
 create or replace function conductor._children_summary(task_id bigint) returns jsonb
   language sql stable
@@ -92,6 +112,7 @@ end
 $$;
 
 revoke execute on function conductor._check_step_name(text) from public;
+revoke execute on function conductor._check_wait(text, interval, timestamptz) from public;
 revoke execute on function conductor._children_summary(bigint) from public;
 revoke execute on function conductor._wake(bigint, jsonb) from public;
 
@@ -228,6 +249,12 @@ begin
   if suspend.timeout <= interval '0' then
     raise exception 'invalid timeout %: it must be positive', suspend.timeout using errcode = 'QC106';
   end if;
+  if suspend.wait_for = 'sleep' then
+    perform conductor._check_wait('sleep duration', suspend.duration, v_now);
+  end if;
+  if suspend.timeout is not null then
+    perform conductor._check_wait('timeout', suspend.timeout, v_now);
+  end if;
 
   if suspend.wait_for = 'event' then
     perform pg_catalog.pg_advisory_xact_lock(
@@ -310,7 +337,9 @@ on. Otherwise parks the task as waiting, frees the worker (the attempt ends 'sus
 counting no attempt) and returns 'waiting': the handler must stop; the task is queued again
 when woken and runs from the top. Outcomes: {"event", "payload"} or {"event", "timed_out"};
 a JSON array of the children's {task_id, kind, status, result, error}; {"until"}.
-Raises QC201/QC202/QC203 as complete does, QC106 for bad arguments.$$;
+Raises QC201/QC202/QC203 as complete does, QC106 for bad arguments (the message names
+the value), among them a negative sleep, a timeout not positive, and a sleep or timeout that
+would end after 9999-12-30 UTC.$$;
 
 create or replace function conductor.emit_event(name text, payload jsonb default '{}') returns integer
   language plpgsql volatile

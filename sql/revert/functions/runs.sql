@@ -33,6 +33,9 @@
 
 begin;
 
+-- New in the rework: the end-of-wait check of suspend.
+drop function conductor._check_wait(text, interval, timestamptz);
+
 create or replace function conductor._check_step_name(name text) returns void
   language plpgsql immutable
   set search_path = ''
