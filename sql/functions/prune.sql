@@ -66,6 +66,16 @@ begin
     raise exception 'invalid older_than %: it must be 0 or more', coalesce(prune.older_than::text, 'NULL')
       using errcode = 'QC106', hint = 'Pass an interval such as ''7 days''.';
   end if;
+  -- the cutoff is a time every driver can read, from 0001-01-02 UTC (conductor._time_range()
+  -- of functions/internal); the first test keeps now - older_than from overflowing (22008)
+  if prune.older_than > interval '5000 years' then
+    raise exception 'invalid older_than %: the cutoff must be on or after 0001-01-02 UTC', prune.older_than
+      using errcode = 'QC106', hint = 'Pass an interval such as ''7 days''.';
+  end if;
+  if v_now - prune.older_than < timestamptz '0001-01-02 00:00:00+00' then
+    raise exception 'invalid older_than %: the cutoff must be on or after 0001-01-02 UTC', prune.older_than
+      using errcode = 'QC106', hint = 'Pass an interval such as ''7 days''.';
+  end if;
   if prune.include_failed is null then
     raise exception 'invalid include_failed NULL: pass true or false' using errcode = 'QC106';
   end if;
@@ -150,7 +160,8 @@ A pruned event no longer counts for a task that waits for its name later (it wai
 next emit); its earlier waiters keep its payload in their checkpoints.
 Call it again until it returns less than batch; each call is one short
 transaction. Locks the rows it deletes, skipping rows others hold, so concurrent calls and
-the hot path never wait on it. Raises QC106 for a NULL or negative older_than, a NULL
+the hot path never wait on it. Raises QC106 for a NULL or negative older_than or one
+reaching back before 0001-01-02 UTC, a NULL
 include_failed, or a batch outside 1..1000000.$$;
 
 revoke execute on function conductor.prune(interval, boolean, integer) from public;
