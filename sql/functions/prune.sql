@@ -29,9 +29,10 @@
 -- at most batch events too, and the answer counts tasks and events, so "call
 -- again until it returns less than batch" empties both.
 --
--- Lock order: event advisory locks, tried (pg_try_advisory_xact_lock, never
--- waiting: an event whose emit or suspend is running is skipped), then event
--- rows, then task rows (FOR UPDATE SKIP LOCKED, in finished_at order), then
+-- Lock order: event rows (FOR UPDATE SKIP LOCKED) and each one's advisory lock,
+-- the one emit_event and suspend take, tried (pg_try_advisory_xact_lock: an
+-- event being emitted or awaited right now is skipped); neither ever waits.
+-- Then task rows (FOR UPDATE SKIP LOCKED, in finished_at order), then
 -- attempts, steps, fires, as everywhere in conductor. Rows another transaction
 -- holds (a retry, a cancel) are skipped and taken by a later call, so any number
 -- of prune calls may run at once without waiting on each other or on the hot path.
