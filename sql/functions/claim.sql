@@ -72,7 +72,7 @@ create or replace function conductor._claim_slow_scan() returns interval
   language sql stable
   set search_path = pg_catalog, pg_temp
 as $$
-  select s.claim_slow_scan from conductor.settings s
+  select s.claim_slow_scan from conductor.settings s where s.one
 $$;
 
 comment on function conductor._claim_slow_scan() is
