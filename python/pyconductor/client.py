@@ -365,9 +365,11 @@ class Conductor:
         return int(self._fetch(queries.RETRY_RUN, {"task_id": task_id, "keep_steps": keep_steps})[0]["retry"])
 
     def emit_event(self, name: str, payload: Any = None) -> int:
-        """Emit event ``name`` with ``payload`` (JSON; None means ``{}``) and
-        return how many waiting tasks it woke. The first payload for a name wins;
-        an event emitted before anyone waits still counts. Raises InvalidArgument."""
+        """Emit event ``name`` with ``payload`` (a dict, at most
+        ``conductor.settings.max_payload_bytes``; None means ``{}``) and return how
+        many waiting tasks it woke. The first payload for a name wins; an event
+        emitted before anyone waits still counts. Raises InvalidArgument,
+        InvalidPayload (not a JSON object) or PayloadTooLarge."""
         try:
             body = dumps_json({} if payload is None else payload)
         except (TypeError, ValueError) as exc:

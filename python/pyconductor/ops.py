@@ -265,11 +265,12 @@ def _prune(args: argparse.Namespace, conn: Any) -> int:
         n = int(row["pruned"])
         total += n
         batches += 1
-        print(f"prune: batch {batches}: {n} task(s), {total} so far", file=sys.stderr, flush=True)
+        print(f"prune: batch {batches}: {n} row(s), {total} so far", file=sys.stderr, flush=True)
         if n < args.batch:
             break
     what = "finished" if args.include_failed else "succeeded or cancelled"
-    print(f"pruned {total} {what} task(s) older than {format_duration(args.older_than)}")
+    # conductor.prune counts the events it deletes (emitted before the cutoff, awaited by nobody) too.
+    print(f"pruned {total} {what} task(s) and unawaited event(s) older than {format_duration(args.older_than)}")
     return 0
 
 
