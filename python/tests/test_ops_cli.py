@@ -135,8 +135,8 @@ def test_prune_loops_in_batches_with_progress(db_dsn: str, db_conn: Conn) -> Non
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "pruned 5 succeeded or cancelled task(s) and unawaited event(s) older than 7d00h"
     progress = out.stderr.strip().splitlines()
-    assert progress == ["prune: batch 1: 2 task(s), 2 so far", "prune: batch 2: 2 task(s), 4 so far",
-                        "prune: batch 3: 1 task(s), 5 so far"]  # fmt: skip
+    assert progress == ["prune: batch 1: 2 row(s), 2 so far", "prune: batch 2: 2 row(s), 4 so far",
+                        "prune: batch 3: 1 row(s), 5 so far"]  # fmt: skip
     left = {r[0] for r in db_conn.execute("select id from conductor.tasks where queue = 'old'")}
     assert left == {failed, keep} and not left & set(done)
     out = cli(db_dsn, "prune", "--older-than", "7d", "--include-failed")
