@@ -22,6 +22,14 @@
 
 begin;
 
+-- functions added after v0.1.0
+drop function conductor._echo(text);
+drop function conductor._check_time(timestamptz, text, text);
+drop function conductor._time_range();
+drop function conductor._caller_is_admin();
+drop function conductor._caller();
+comment on function conductor._backoff(bigint, integer, interval, double precision, interval) is null;
+
 drop function conductor.version();
 
 create or replace function conductor.now() returns timestamptz
