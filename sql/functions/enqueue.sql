@@ -1,7 +1,9 @@
 -- Deploy conductor:functions/enqueue to pg
 --
--- Writing work. Two paths share one validation (conductor._spec_problem, an
--- inlinable SQL expression, and conductor._raise_spec_problem, its messages):
+-- Writing work. Two paths share one validation: conductor._spec_problem, the
+-- rules of a task in one expression (configure_kind and the schedules apply it
+-- too, so each SQLSTATE means one rule everywhere), and
+-- conductor._raise_spec_problem, its messages:
 --
 --   conductor.enqueue(kind, payload, queue, ...) -> bigint
 --       one task: plain statements (a kinds lookup, INSERT ... VALUES), for
@@ -26,7 +28,11 @@
 -- sequential and bitmap scans are off: every such plan is an index probe
 -- whatever the statistics said (pgTAP
 -- enqueue_many/cached_plans_stay_on_index_probes). enqueue's statements are
--- lookups by a unique key and an INSERT ... VALUES, planned once too.
+-- lookups by a unique key and an INSERT ... VALUES, planned once too. A plan
+-- that must still scan (conductor.settings, read by the helpers) carries
+-- PostgreSQL's disable_cost of 1e10 and so passes every JIT threshold: jit is
+-- off too, or a server with JIT compiles each statement (an enqueue_many of 50
+-- tasks took 350-590 ms instead of 3 ms; enqueue_many/no_jit_in_batch_path).
 --
 -- Locks: the inserted rows, and the holder's index entry while waiting on a
 -- concurrent enqueue of the same dedupe_key. Any number of callers at once.
@@ -34,65 +40,113 @@
 begin;
 set local role conductor_owner;
 
+-- v0.1.0's _raise_spec_problem(code, ord, spec) took a batch position; the
+-- messages now take a detail, so schedules and configure_kind can say where.
+drop function conductor._raise_spec_problem(text, bigint, conductor._task_spec);
+
 create or replace function conductor._spec_problem(s conductor._task_spec) returns text
   language sql stable
   set search_path = pg_catalog, pg_temp
 as $$
   select case
            when s.kind is null or s.kind = '' or s.kind <> pg_catalog.btrim(s.kind)
-                or pg_catalog.length(s.kind) > 200 then 'QC101'
-           when s.payload is null or pg_catalog.jsonb_typeof(s.payload) <> 'object' then 'QC102'
-           when pg_catalog.pg_column_size(s.payload) > conductor._max_payload_bytes() then 'QC103'
+                or pg_catalog.length(s.kind) > 200 then 'kind'
+           when s.payload is null or pg_catalog.jsonb_typeof(s.payload) <> 'object' then 'payload'
+           when pg_catalog.pg_column_size(s.payload) > conductor._max_payload_bytes() then 'payload_size'
            when s.queue is null or pg_catalog.length(s.queue) > 100
-                or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]*$' then 'QC104'
-           when s.max_attempts < 1 or s.max_recoveries < 0
-                or s.backoff_base < interval '0' or s.backoff_max < interval '0'
-                or s.backoff_factor < 1
-                or pg_catalog.octet_length(s.dedupe_key) > 1000
-                or pg_catalog.octet_length(s.concurrency_key) > 1000 then 'QC106'
+                or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]*$' then 'queue'
+           when not s.run_at <@ conductor._time_range() then 'run_at'
+           when s.max_attempts < 1 then 'max_attempts'
+           when s.max_recoveries < 0 then 'max_recoveries'
+           when not s.backoff_base between interval '0' and interval '30 days' then 'backoff_base'
+           when not s.backoff_max between interval '0' and interval '30 days' then 'backoff_max'
+           when not s.backoff_factor between 1 and 10 then 'backoff_factor'  -- NaN and infinity too
+           when s.backoff_base > s.backoff_max then 'backoff_order'
+           when pg_catalog.octet_length(s.dedupe_key) > 1000 then 'dedupe_key'
+           when pg_catalog.octet_length(s.concurrency_key) > 1000 then 'concurrency_key'
          end
 $$;
 
 comment on function conductor._spec_problem(conductor._task_spec) is
-$$The SQLSTATE a task spec would be refused with (QC101-QC104, QC106), or NULL when it is valid.$$;
+$$The rules of a task, in one place: the first field of s that breaks one (kind, payload,
+payload_size, queue, run_at, max_attempts, max_recoveries, backoff_base, backoff_max,
+backoff_factor, backoff_order, dedupe_key, concurrency_key), or NULL when s is valid.
+NULL fields (not given) are valid but for kind, payload and queue.
+conductor._raise_spec_problem raises it: QC101 kind, QC102 payload, QC103 payload_size,
+QC104 queue, QC106 the rest.$$;
 
-create or replace function conductor._raise_spec_problem(code text, ord bigint, s conductor._task_spec) returns void
+create or replace function conductor._raise_spec_problem(problem text, s conductor._task_spec, detail text default null)
+  returns void
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_code text := 'QC106';
+  v_message text;
+  v_hint text := 'NULL takes the kind''s policy (configure_kind), else the engine''s default.';
 begin
-  case code
-  when 'QC101' then
-    raise exception 'invalid kind %: a kind is a non-empty name of at most 200 characters without surrounding spaces',
-      coalesce(pg_catalog.quote_literal(s.kind), 'NULL')
-      using errcode = 'QC101', detail = pg_catalog.format('task #%s of the batch', ord);
-  when 'QC102' then
-    raise exception 'invalid payload for kind %: a payload is a JSON object, got %',
-      pg_catalog.quote_literal(s.kind), coalesce(pg_catalog.jsonb_typeof(s.payload), 'SQL NULL')
-      using errcode = 'QC102', detail = pg_catalog.format('task #%s of the batch', ord);
-  when 'QC103' then
-    raise exception 'payload too large for kind %: % bytes, the limit is % bytes',
-      pg_catalog.quote_literal(s.kind), pg_catalog.pg_column_size(s.payload), conductor._max_payload_bytes()
-      using errcode = 'QC103',
-            hint = 'Store large data elsewhere and pass a reference, or raise conductor.max_payload_bytes.';
-  when 'QC104' then
-    raise exception 'invalid queue %: a queue name is 1-100 letters, digits and _ . : / -, starting with a letter or digit',
-      coalesce(pg_catalog.quote_literal(s.queue), 'NULL')
-      using errcode = 'QC104';
-  else
-    raise exception 'invalid retry policy for kind %: max_attempts % (>= 1), max_recoveries % (>= 0), backoff base % and max % (>= 0), factor % (>= 1), dedupe_key and concurrency_key at most 1000 bytes',
-      pg_catalog.quote_literal(s.kind), s.max_attempts, s.max_recoveries,
-      s.backoff_base, s.backoff_max, s.backoff_factor
-      using errcode = 'QC106', detail = pg_catalog.format('task #%s of the batch', ord);
+  case _raise_spec_problem.problem
+  when 'kind' then
+    v_code := 'QC101';
+    v_message := pg_catalog.format('invalid kind %s: a kind is a non-empty name of at most 200 characters without surrounding spaces',
+                                   conductor._echo(s.kind));
+    v_hint := 'A kind names the handler that runs the task, e.g. send_email.';
+  when 'payload' then
+    v_code := 'QC102';
+    v_message := pg_catalog.format('invalid payload for kind %s: a payload is a JSON object, got %s',
+                                   conductor._echo(s.kind), coalesce(pg_catalog.jsonb_typeof(s.payload), 'SQL NULL'));
+    v_hint := 'Wrap the value in an object, e.g. {"value": ...}.';
+  when 'payload_size' then
+    v_code := 'QC103';
+    v_message := pg_catalog.format('payload too large for kind %s: %s bytes, the limit is %s bytes',
+                                   conductor._echo(s.kind), pg_catalog.pg_column_size(s.payload),
+                                   conductor._max_payload_bytes());
+    v_hint := 'Store large data elsewhere and pass a reference, or have an admin raise conductor.settings.max_payload_bytes.';
+  when 'queue' then
+    v_code := 'QC104';
+    v_message := pg_catalog.format('invalid queue %s: a queue name is 1-100 letters, digits and _ . : / -, starting with a letter or digit',
+                                   conductor._echo(s.queue));
+    v_hint := 'For example default, emails or reports.high.';
+  when 'run_at' then
+    perform conductor._check_time(s.run_at, 'run_at', _raise_spec_problem.detail);
+  when 'max_attempts' then
+    v_message := pg_catalog.format('invalid retry policy for kind %s: max_attempts %s, it must be 1 or more',
+                                   conductor._echo(s.kind), s.max_attempts);
+  when 'max_recoveries' then
+    v_message := pg_catalog.format('invalid retry policy for kind %s: max_recoveries %s, it must be 0 or more',
+                                   conductor._echo(s.kind), s.max_recoveries);
+  when 'backoff_base' then
+    v_message := pg_catalog.format('invalid retry policy for kind %s: backoff_base %s, it must be from 0 to 30 days',
+                                   conductor._echo(s.kind), s.backoff_base);
+  when 'backoff_max' then
+    v_message := pg_catalog.format('invalid retry policy for kind %s: backoff_max %s, it must be from 0 to 30 days',
+                                   conductor._echo(s.kind), s.backoff_max);
+  when 'backoff_factor' then
+    v_message := pg_catalog.format('invalid retry policy for kind %s: backoff_factor %s, it must be a number from 1 to 10',
+                                   conductor._echo(s.kind), s.backoff_factor);
+  when 'backoff_order' then
+    v_message := pg_catalog.format('invalid retry policy for kind %s: backoff_base %s is over backoff_max %s',
+                                   conductor._echo(s.kind), s.backoff_base, s.backoff_max);
+  when 'dedupe_key' then
+    v_message := pg_catalog.format('invalid dedupe_key %s: at most 1000 bytes', conductor._echo(s.dedupe_key));
+    v_hint := 'Use a short identifier; hash a longer one.';
+  when 'concurrency_key' then
+    v_message := pg_catalog.format('invalid concurrency_key %s: at most 1000 bytes', conductor._echo(s.concurrency_key));
+    v_hint := 'Use a short identifier; hash a longer one.';
   end case;
+  if _raise_spec_problem.detail is null then
+    raise exception using errcode = v_code, message = v_message, hint = v_hint;
+  end if;
+  raise exception using errcode = v_code, message = v_message, hint = v_hint, detail = _raise_spec_problem.detail;
 end
 $$;
 
-comment on function conductor._raise_spec_problem(text, bigint, conductor._task_spec) is
-$$Raises the error _spec_problem named for task #ord: its SQLSTATE, a message naming the value.$$;
+comment on function conductor._raise_spec_problem(text, conductor._task_spec, text) is
+$$Raises the problem _spec_problem named in s: its SQLSTATE, a message naming the value
+(cut by conductor._echo), detail saying where s came from (e.g. task #3 of the batch).$$;
 
 revoke execute on function conductor._spec_problem(conductor._task_spec) from public;
-revoke execute on function conductor._raise_spec_problem(text, bigint, conductor._task_spec) from public;
+revoke execute on function conductor._raise_spec_problem(text, conductor._task_spec, text) from public;
 
 create or replace function conductor._enqueue(specs conductor._task_spec[])
   returns bigint[]
@@ -102,6 +156,7 @@ create or replace function conductor._enqueue(specs conductor._task_spec[])
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set enable_bitmapscan = off
+  set jit = off
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -111,14 +166,14 @@ declare
   v_missing_parent bigint;
 begin
   -- the first bad spec, in array order (a function scan keeps it)
-  select conductor._spec_problem(s) as code, s as spec
+  select conductor._spec_problem(s) as problem, s as spec
     into v_bad
     from pg_catalog.unnest(_enqueue.specs) as s
    where conductor._spec_problem(s) is not null
    limit 1;
   if found then
-    perform conductor._raise_spec_problem(v_bad.code, pg_catalog.array_position(_enqueue.specs, v_bad.spec),
-                                          v_bad.spec);
+    perform conductor._raise_spec_problem(v_bad.problem, v_bad.spec,
+      pg_catalog.format('task #%s of the batch', pg_catalog.array_position(_enqueue.specs, v_bad.spec)));
   end if;
 
   -- Ids are drawn before the insert so a root can be its own root_id, and the
@@ -175,7 +230,7 @@ begin
        and holder.status in ('queued', 'running', 'waiting');
     if pg_catalog.array_position(v_ids, null) is not null then
       raise exception 'the holder of dedupe_key % finished while this enqueue waited for it',
-        pg_catalog.quote_literal(specs[pg_catalog.array_position(v_ids, null)].dedupe_key)
+        conductor._echo(specs[pg_catalog.array_position(v_ids, null)].dedupe_key)
         using errcode = '40001', hint = 'Retry the enqueue.';
     end if;
   end if;
@@ -219,7 +274,7 @@ declare
   v_kind_recoveries integer;
 begin
   if v_problem is not null then
-    perform conductor._raise_spec_problem(v_problem, 1, v_spec);
+    perform conductor._raise_spec_problem(v_problem, v_spec);
   end if;
   v_id := pg_catalog.nextval('conductor.tasks_id_seq');
   v_root := v_id;
@@ -256,7 +311,7 @@ begin
      and holder.status in ('queued', 'running', 'waiting');
   if not found then
     raise exception 'the holder of dedupe_key % finished while this enqueue waited for it',
-      pg_catalog.quote_literal(enqueue.dedupe_key)
+      conductor._echo(enqueue.dedupe_key)
       using errcode = '40001', hint = 'Retry the enqueue.';
   end if;
   return v_id;
@@ -271,14 +326,22 @@ backoff_*: NULL takes the kind's policy (configure_kind), else 1 attempt (retrie
 opt-in), 3 recoveries, backoff 30 s doubling to at most 1 h, less up to 20 % jitter.
 dedupe_key: when an unfinished task holds it, returns that task's id and writes nothing.
 parent_id: the spawning task; the new task joins its run (root_id).
+run_at: a finite time from 0001-01-02 to 9999-12-30 UTC. Retry policy: max_attempts >= 1,
+max_recoveries >= 0, backoff_base and backoff_max 0-30 days (base not over max),
+backoff_factor 1-10. dedupe_key and concurrency_key: at most 1000 bytes.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 retry policy, QC203 parent not found. Any number of callers at once.$$;
+QC106 run_at, retry policy or key, QC203 parent not found. Any number of callers at once.$$;
 
 create or replace function conductor.enqueue_many(tasks jsonb) returns setof bigint
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_specs conductor._task_spec[];
+  v_ord bigint;
+  v_task jsonb;
+  v_key text;
 begin
   if enqueue_many.tasks is null or pg_catalog.jsonb_typeof(enqueue_many.tasks) <> 'array' then
     raise exception 'enqueue_many takes a JSON array of task objects, got %',
@@ -291,8 +354,12 @@ begin
       using errcode = 'QC106';
   end if;
 
-  return query
-  select pg_catalog.unnest(conductor._enqueue(array(
+  -- The values are read in a block of their own (no writes in it, so it costs a
+  -- subtransaction's start and end, not an XID): a value that does not convert
+  -- (a word for an integer, a malformed time or interval) is named as QC106
+  -- rather than PostgreSQL's own 22P02, 22007 or 22003.
+  begin
+    v_specs := array(
       select row(
                t->>'kind',
                coalesce(t->'payload', '{}'),
@@ -309,7 +376,42 @@ begin
                (t->>'backoff_max')::interval
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
-       order by a.n)));
+       order by a.n);
+  exception when data_exception then
+    -- the slow path, only when it happens: find the first task and key at fault
+    for v_ord, v_task in
+      select a.n, a.t from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n) order by a.n
+    loop
+      foreach v_key in array array['priority', 'run_at', 'max_attempts', 'parent_id', 'max_recoveries',
+                                   'backoff_base', 'backoff_factor', 'backoff_max'] loop
+        begin
+          if v_key in ('priority', 'max_attempts', 'max_recoveries') then
+            perform (v_task->>v_key)::integer;
+          elsif v_key = 'parent_id' then
+            perform (v_task->>v_key)::bigint;
+          elsif v_key = 'run_at' then
+            perform (v_task->>v_key)::timestamptz;
+          elsif v_key = 'backoff_factor' then
+            perform (v_task->>v_key)::double precision;
+          else
+            perform (v_task->>v_key)::interval;
+          end if;
+        exception when data_exception then
+          raise exception using errcode = 'QC106',
+            message = pg_catalog.format('invalid %s %s in task #%s of the batch: it must be %s',
+              v_key, conductor._echo(v_task->>v_key), v_ord,
+              case when v_key in ('priority', 'max_attempts', 'max_recoveries', 'parent_id') then 'an integer'
+                   when v_key = 'run_at' then 'a timestamp with time zone'
+                   when v_key = 'backoff_factor' then 'a number'
+                   else 'an interval' end),
+            detail = sqlerrm;
+        end;
+      end loop;
+    end loop;
+    raise;  -- no key at fault: the original error
+  end;
+
+  return query select pg_catalog.unnest(conductor._enqueue(v_specs));
 end
 $$;
 
@@ -318,8 +420,9 @@ $$Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
 backoff_base, backoff_factor, backoff_max); a missing key takes enqueue's default.
-All or nothing: one bad task raises (as enqueue does) and writes none.
-Raises QC106 when tasks is not an array of objects.$$;
+All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
+batch) and writes none. Raises QC106 when tasks is not an array of objects, or a key holds
+a value that does not convert to its type (naming the key, the task and the value).$$;
 
 revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval) from public;
 revoke execute on function conductor.enqueue_many(jsonb) from public;
