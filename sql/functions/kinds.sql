@@ -4,6 +4,8 @@
 -- enqueue (max_attempts, max_recoveries) and by fail (backoff) whenever the task
 -- itself does not say. A worker calls it at start for the kinds it serves, so
 -- a task enqueued from psql gets the same policy as one enqueued from Python.
+-- The kind and the policy are checked by the rules enqueue applies
+-- (conductor._spec_problem), with the same SQLSTATEs.
 
 begin;
 set local role conductor_owner;
@@ -20,20 +22,16 @@ create or replace function conductor.configure_kind(
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
+declare
+  -- the kind and its policy checked by the rules of a task (conductor._spec_problem)
+  v_spec conductor._task_spec := row(
+    configure_kind.kind, '{}', 'default', null, null, configure_kind.max_attempts, null, null, null,
+    configure_kind.max_recoveries, configure_kind.backoff_base, configure_kind.backoff_factor,
+    configure_kind.backoff_max);
+  v_problem text := conductor._spec_problem(v_spec);
 begin
-  if configure_kind.kind is null or configure_kind.kind = '' then
-    raise exception 'invalid kind %: a kind is a non-empty name',
-      coalesce(pg_catalog.quote_literal(configure_kind.kind), 'NULL')
-      using errcode = 'QC101';
-  end if;
-  if configure_kind.max_attempts < 1 or configure_kind.max_recoveries < 0
-     or configure_kind.backoff_base < interval '0' or configure_kind.backoff_max < interval '0'
-     or configure_kind.backoff_factor < 1 then
-    raise exception 'invalid retry policy for kind %: max_attempts % (>= 1), max_recoveries % (>= 0), backoff base % and max % (>= 0), factor % (>= 1)',
-      pg_catalog.quote_literal(configure_kind.kind), configure_kind.max_attempts,
-      configure_kind.max_recoveries, configure_kind.backoff_base, configure_kind.backoff_max,
-      configure_kind.backoff_factor
-      using errcode = 'QC106';
+  if v_problem is not null then
+    perform conductor._raise_spec_problem(v_problem, v_spec);
   end if;
 
   insert into conductor.kinds as k
@@ -56,8 +54,10 @@ comment on function conductor.configure_kind(text, integer, integer, interval, d
 $$Sets the retry policy of kind (replacing the previous one; NULL = the engine default):
 max_attempts (1) and max_recoveries (3) apply to tasks enqueued afterwards that do not
 set their own; backoff_base (30 s), backoff_factor (2) and backoff_max (1 h) apply at
-each failure of a task that does not set its own. Raises QC101 for an empty kind,
-QC106 for an invalid policy. Idempotent; many callers at once.$$;
+each failure of a task that does not set its own. The rules are enqueue's: max_attempts
+>= 1, max_recoveries >= 0, backoff_base and backoff_max 0-30 days (base not over max),
+backoff_factor 1-10. Raises QC101 for a kind enqueue would refuse, QC106 for an invalid
+policy. Idempotent; many callers at once.$$;
 
 revoke execute on function conductor.configure_kind(text, integer, integer, interval, double precision, interval) from public;
 grant execute on function conductor.configure_kind(text, integer, integer, interval, double precision, interval)
