@@ -6,7 +6,8 @@
 --   - is dead at once when unknown_kind (no handler for its kind on the worker),
 --   - goes back to the queue when attempts remain (max_attempts opt-in), due at
 --     retry_at if the handler asked for one, else after the backoff
---     (conductor._backoff: 30 s doubling, at most 1 h, up to 20 % jitter),
+--     (conductor._backoff: 30 s doubling, at most 1 h, up to 20 % jitter; it
+--     never raises, whatever policy v0.1.0 stored),
 --   - is failed otherwise.
 -- Returns the task's new status. Recoveries are untouched: a failure is not a
 -- lost worker.
@@ -35,6 +36,7 @@ declare
   v_error text := coalesce(nullif(fail.error, ''), 'error not given');
   v_run_at timestamptz;
 begin
+  perform conductor._check_time(fail.retry_at, 'retry_at');
   v_task := conductor._held_task(fail.attempt_id);
 
   if fail.unknown_kind then
@@ -82,8 +84,9 @@ are stored on the attempt (every attempt's error is kept). Returns the task's ne
 'queued' when attempts remain (due at retry_at if given, else after the backoff:
 backoff_base * backoff_factor ^ (attempt - 1), at most backoff_max, less up to 20 % jitter;
 each from the task, else its kind (configure_kind), else 30 s, 2 and 1 h), 'failed' when none remain, 'dead' at once when unknown_kind (the worker has
-no handler for the task's kind). Raises QC201 lease lost, QC202 cancelled, QC203 no such
-attempt; then nothing changes.$$;
+no handler for the task's kind). retry_at: NULL, or a finite time from 0001-01-02 to
+9999-12-30 UTC (one in the past means now). Raises QC106 for any other retry_at,
+QC201 lease lost, QC202 cancelled, QC203 no such attempt; then nothing changes.$$;
 
 revoke execute on function conductor.fail(bigint, text, timestamptz, text, boolean) from public;
 grant execute on function conductor.fail(bigint, text, timestamptz, text, boolean) to conductor_worker, conductor_admin;
