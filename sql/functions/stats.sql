@@ -34,6 +34,9 @@
 -- difference: no cost could be resolved on this machine.
 --
 -- Takes no locks beyond a plain snapshot read; any number of callers at once.
+-- Raises nothing whatever is stored: v0.1.0 accepted a run_at of -infinity,
+-- whose age (now minus it) raised 22008, so the age counts from the earliest
+-- time enqueue accepts now (conductor._time_range()).
 
 begin;
 set local role conductor_owner;
@@ -63,7 +66,9 @@ create or replace function conductor.stats()
   set search_path = pg_catalog, pg_temp
 as $$
   with clock as (
-    select conductor.now() as now
+    -- the earliest time enqueue accepts: a row stored before run_at was checked
+    -- (v0.1.0 took -infinity) is measured from it instead of making stats() raise
+    select conductor.now() as now, pg_catalog.lower(conductor._time_range()) as earliest
   ), queued as (
     select t.queue,
            count(*) filter (where t.run_at <= c.now) as ready,
@@ -103,7 +108,8 @@ as $$
   select qs.queue,
          coalesce(q.ready, 0), coalesce(q.scheduled, 0),
          coalesce(r.n, 0), coalesce(w.n, 0),
-         case when q.oldest_run_at is not null then greatest(c.now - q.oldest_run_at, interval '0') end,
+         case when q.oldest_run_at is not null
+              then greatest(c.now - greatest(q.oldest_run_at, c.earliest), interval '0') end,
          coalesce(f.s1, 0), coalesce(f.s5, 0), coalesce(f.s15, 0),
          coalesce(f.f1, 0), coalesce(f.f5, 0), coalesce(f.f15, 0),
          case when coalesce(f.s15, 0) + coalesce(f.f15, 0) > 0
@@ -126,7 +132,8 @@ that finished in the last 1, 5, 15 minutes; failed counts failed and dead; cance
 timed_out are in neither), failure_rate (failed_15m / (succeeded_15m + failed_15m); NULL
 when nothing finished). Reads the conductor.now() clock. Index-backed: the unfinished
 tasks and the last 15 minutes of finished ones, never older history. Takes no locks;
-raises nothing.$$;
+raises nothing, whatever is stored: a ready task due at -infinity (written before run_at
+was checked) counts from 0001-01-02, one due at infinity is scheduled.$$;
 
 revoke execute on function conductor.stats() from public;
 grant execute on function conductor.stats() to conductor_client, conductor_worker, conductor_admin;
