@@ -22,6 +22,9 @@
 
 begin;
 
+-- the reworked _check_schedule takes the whole row
+drop function conductor._check_schedule(conductor.schedules);
+
 create or replace function conductor._check_schedule(
   name text, cron text, timezone text, kind text, payload jsonb, queue text,
   catch_up text, catch_up_limit integer

@@ -17,9 +17,10 @@ select is(
     'catch_up', 'once', 'catch_up_limit', 100, 'enabled', true,
     'last_due_at', null, 'last_task_id', null,
     'created_at', '2030-01-01 00:00:00+00'::timestamptz,
-    'updated_at', '2030-01-01 00:00:00+00'::timestamptz),
+    'updated_at', '2030-01-01 00:00:00+00'::timestamptz,
+    'declared_by', 'admin', 'changed_by', current_user::text, 'last_error', null, 'last_error_at', null),
   'The stored row has the documented defaults: UTC, empty payload, queue default, priority 0, '
-  || 'catch_up once with limit 100, enabled, never fired, created now.');
+  || 'catch_up once with limit 100, enabled, never fired, no error, created now by this (admin) role.');
 
 select is(
   (select next_due_at from conductor.create_schedule('ny-morning', '0 9 * * *', 'report',
