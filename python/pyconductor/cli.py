@@ -274,6 +274,7 @@ def _env_flag(value: str) -> bool:
 
 def _run_worker(args: argparse.Namespace) -> int:
     from pyconductor.client import Conductor
+    from pyconductor.errors import DatabaseUnusable
     from pyconductor.worker import Worker
 
     _setup_logging(args.log_level, args.log_format)
@@ -313,6 +314,8 @@ def _run_worker(args: argparse.Namespace) -> int:
             return _fail(f"--http {args.http}: cannot listen: {exc}")
     try:
         code = worker.run()
+    except DatabaseUnusable as exc:
+        return _fail(str(exc))
     finally:
         if endpoints is not None:
             endpoints.stop()

@@ -38,6 +38,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pyconductor import queries
+from pyconductor.dsn import redact_dsn
 from pyconductor.errors import mapped_errors
 from pyconductor.wire import dumps_json
 
@@ -49,6 +50,7 @@ LEADER_LOCK = "scheduler"
 CONNECTION_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError)
 BACKOFF_MIN = 0.1
 BACKOFF_MAX = 5.0
+CONNECT_TIMEOUT = 10
 # Wake this long after a due time, so the tick never runs a hair before it.
 DUE_SLACK = 0.005
 
@@ -147,7 +149,8 @@ class Scheduler:
         items = [s if isinstance(s, ScheduleSpec) else ScheduleSpec(**s) for s in specs]
         rows: list[dict[str, Any]] = []
         with mapped_errors(), psycopg.connect(
-            self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row
+            self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
+            connect_timeout=CONNECT_TIMEOUT,
         ) as conn, conn.transaction():
             for spec in items:
                 row = conn.execute(queries.CREATE_SCHEDULE, spec.params()).fetchone()
@@ -164,7 +167,8 @@ class Scheduler:
                 wait = self._step()
                 backoff = BACKOFF_MIN
             except CONNECTION_ERRORS as exc:
-                logger.warning("scheduler: connection lost (%s); reconnecting in %.1fs", exc, backoff)
+                logger.warning("scheduler: connection lost (%s); reconnecting in %.1fs",
+                               redact_dsn(" ".join(str(exc).split())) or type(exc).__name__, backoff)  # fmt: skip
                 self._drop_connection()
                 wait = backoff
                 backoff = min(backoff * 2, BACKOFF_MAX)
@@ -177,7 +181,8 @@ class Scheduler:
     def _connection(self) -> psycopg.Connection[dict[str, Any]]:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(
-                self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row
+                self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
+                connect_timeout=CONNECT_TIMEOUT,
             )
         return self._conn
 

@@ -35,6 +35,21 @@ exponential backoff (0.1 s to 5 s); handlers keep running meanwhile and held
 results are reported once the database is back (a refusal, because the lease
 was lost meanwhile, is logged at WARNING and the result dropped).
 
+``start()`` connects once first: a DSN that can never work (it does not
+parse, its host name does not resolve, the login is refused, the database or
+role does not exist) raises :class:`~pyconductor.errors.DatabaseUnusable`
+there, with a message that has no password; a server that is down or
+restarting is only logged, and waited for as above. Once running, such an
+error is logged at ERROR and retried (a password rotation or a restore may
+be under way).
+
+``stop()`` takes a bounded time whether the database answers or not: the
+grace period for running handlers, then ``SHUTDOWN_DB_TIMEOUT`` (5 s) for
+the reports and releases still to send, then at most 3 s for the other
+threads to end and the deregistration. What is not sent by then is left to
+the leases and the reaper; a thread stuck on a connection that stopped
+answering is a daemon and is left behind.
+
 Logging goes to ``logging.getLogger("pyconductor")`` with ``extra`` keys
 task_id, kind, queue, attempt, worker_id, duration_ms.
 """
@@ -62,6 +77,7 @@ from psycopg_pool import ConnectionPool
 from pyconductor import __version__, queries
 from pyconductor.client import _interval
 from pyconductor.context import TaskContext, _Suspended
+from pyconductor.dsn import check_connect, permanent_problem, redact_dsn
 from pyconductor.errors import ConductorError, LeaseLost, NotFound, RetryLater, TaskCancelled, mapped_errors, translate
 from pyconductor.registry import POLICY_OPTIONS
 from pyconductor.scheduler import Scheduler
@@ -83,6 +99,8 @@ BACKOFF_MIN = 0.1
 BACKOFF_MAX = 5.0
 LISTEN_PROBE_AFTER = 30.0
 CONNECT_TIMEOUT = 10
+SHUTDOWN_DB_TIMEOUT = 5.0  # seconds stop() gives the database after the grace (reports, releases)
+DEREGISTER_TIMEOUT = 2.0  # ... of which deregistering may take this much
 CTX_RETRY_FOR = 30.0  # seconds a handler's step call retries a lost connection
 REAP_MIN_WAIT = 0.02  # seconds between reaps when next_wake is due now
 REAP_STUCK_WAIT = 0.5  # ... and when it was already due at the last reap
@@ -101,6 +119,29 @@ def _seconds(value: float | timedelta) -> float:
 
 class _Aborted(Exception):
     """A retry loop was told to give up."""
+
+
+def _log_connection_trouble(what: str, exc: BaseException, delay: float, worker_id: str) -> None:
+    """A lost or refused connection that will be retried in ``delay`` seconds, password-free:
+    WARNING while it may pass by itself, ERROR when it cannot (see pyconductor.dsn)."""
+    lines = str(exc).strip().splitlines()
+    text = redact_dsn(lines[0]) if lines else type(exc).__name__
+    problem = permanent_problem(exc)
+    if problem is None:
+        logger.warning("%s connection lost (%s); retrying in %.1fs", what, text, delay, extra={"worker_id": worker_id})
+    else:
+        logger.error("%s connection: %s (%s); retrying in %.1fs, but this does not pass by itself: check the "
+                     "DSN and the server", what, problem, text, delay, extra={"worker_id": worker_id})  # fmt: skip
+
+
+def _bounded(name: str, fn: Callable[[], object], timeout: float) -> bool:
+    """Run ``fn`` on a daemon thread and wait ``timeout`` seconds at most: whether
+    it ended in time. One that did not is left running (blocked on a connection
+    that stopped answering, say); it dies with the process."""
+    thread = threading.Thread(target=fn, name=f"pyconductor-{name}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return not thread.is_alive()
 
 
 class _Link:
@@ -139,9 +180,7 @@ class _Link:
                 self.close()
                 if abort.is_set():
                     raise _Aborted from exc
-                logger.warning("%s connection lost (%s); retrying in %.1fs", self.name,
-                               str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
-                               delay, extra={"worker_id": self.worker_id})  # fmt: skip
+                _log_connection_trouble(self.name, exc, delay, self.worker_id)
                 if abort.wait(delay):
                     raise _Aborted from exc
                 delay = min(delay * 2, BACKOFF_MAX)
@@ -323,9 +362,16 @@ class Worker:
     # -- lifecycle -----------------------------------------------------------------
 
     def start(self) -> Worker:
-        """Start the background threads and return at once."""
+        """Check the DSN, start the background threads and return. Raises
+        DatabaseUnusable when the DSN can never work (see the module doc)."""
         if self._started:
             raise RuntimeError("a Worker starts once")
+        not_yet = check_connect(self.dsn, CONNECT_TIMEOUT)
+        if not_yet is not None:
+            lines = str(not_yet).strip().splitlines()
+            logger.warning("database not reachable yet (%s); starting anyway, retrying in the background",
+                           redact_dsn(lines[0]) if lines else type(not_yet).__name__,
+                           extra=self._log_extra())  # fmt: skip
         self._declare()
         self._started = True
         if self.run_scheduler:
@@ -366,7 +412,8 @@ class Worker:
             if any(task.defaults.get(key) is not None for key in POLICY_OPTIONS)
         ]
         if policies:
-            with mapped_errors(), psycopg.connect(self.dsn, autocommit=True) as conn, conn.transaction():
+            with mapped_errors(), psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn, \
+                    conn.transaction():  # fmt: skip
                 for policy in policies:
                     conn.execute(queries.CONFIGURE_KIND, _policy_params(policy))
         if self.run_scheduler and self.app.registry.schedules:
@@ -375,20 +422,24 @@ class Worker:
     def stop(self, grace: float | timedelta | None = None) -> None:
         """Stop claiming at once; wait for running tasks up to ``grace`` seconds
         (default ``shutdown_grace``), then hand the rest back with
-        ``conductor.release``; report what is held, deregister, close."""
+        ``conductor.release``; report what is held, deregister, close. Returns
+        within about grace + SHUTDOWN_DB_TIMEOUT + 1 s even when the database
+        does not answer: grace + SHUTDOWN_DB_TIMEOUT + 3 s at most (see the module doc)."""
         if not self._started or self._stopped:
             return
         self._stopped = True
         grace_s = self.shutdown_grace if grace is None else _seconds(grace)
         deadline = time.monotonic() + grace_s
+        db_deadline = deadline + SHUTDOWN_DB_TIMEOUT
         logger.info("worker %s stopping: %d running, grace %.1fs", self.worker_id, self.running, grace_s,
                     extra=self._log_extra())  # fmt: skip
         self._stopping.set()
         self._wake.set()
-        self._threads["claim"].join(timeout=CONNECT_TIMEOUT + 5)
-
         with self._lock:
             self._idle.wait_for(lambda: not self._running, timeout=max(0.0, deadline - time.monotonic()))
+        # a claim in flight hands its rows back (as releases) when it returns
+        self._threads["claim"].join(timeout=max(0.5, deadline - time.monotonic()))
+        with self._lock:
             leftover = list(self._running.values())
         for ctx in leftover:
             ctx.cancel("released")
@@ -398,28 +449,30 @@ class Worker:
         # The reporter sends what is held (results, then releases), then exits.
         self._reports_closing.set()
         reporter = self._threads["report"]
-        reporter.join(timeout=max(5.0, deadline - time.monotonic()))
+        reporter.join(timeout=max(0.0, db_deadline - time.monotonic()))
         if reporter.is_alive():
             logger.warning("database unreachable at shutdown; unreported tasks are left to the reaper",
                            extra=self._log_extra())  # fmt: skip
             self._reports_abort.set()
-            reporter.join(timeout=5.0)
+            reporter.join(timeout=0.2)
 
+        # The other loops wait on _halt and end at once, unless stuck on a dead
+        # connection; they send nothing that matters now, so they get a second.
         self._halt.set()
         self._reap_wake.set()
+        until = time.monotonic() + 1.0
         for name in ("heartbeat", "reap", "listen"):
             if name in self._threads:
-                self._threads[name].join(timeout=5.0)
+                self._threads[name].join(timeout=max(0.0, until - time.monotonic()))
         if self._scheduler is not None:
-            self._scheduler.stop()
-        try:
-            self._report_link.call(
-                lambda c: c.execute(queries.DEREGISTER_WORKER, {"worker_id": self.worker_id}), self._reports_abort
-            )
-        except Exception as exc:  # noqa: BLE001 - informational row; reap() forgets it anyway
-            logger.warning("could not deregister: %s", exc, extra=self._log_extra())
-        for link in (self._claim_link, self._report_link, self._heartbeat_link, self._reap_link):
-            link.close()
+            self._scheduler.stop(timeout=max(0.0, until - time.monotonic()))
+        self._deregister(min(DEREGISTER_TIMEOUT, max(0.5, db_deadline - time.monotonic())), reporter.is_alive())
+        # A link whose thread is still stuck in a call is left open: closing a
+        # connection under a running call is not safe; it goes with the process.
+        for name, link in (("claim", self._claim_link), ("report", self._report_link),
+                           ("heartbeat", self._heartbeat_link), ("reap", self._reap_link)):  # fmt: skip
+            if not self._threads[name].is_alive():
+                link.close()
         with self._lock:
             pool, self._ctx_pool = self._ctx_pool, None
         if pool is not None:
@@ -427,6 +480,28 @@ class Worker:
         for _ in self._handler_threads:
             self._jobs.put(None)  # a handler still running keeps its (daemon) thread until it returns
         logger.info("worker %s stopped (%d released)", self.worker_id, len(leftover), extra=self._log_extra())
+
+    def _deregister(self, timeout: float, report_link_busy: bool) -> None:
+        """Delete this worker's row (``timeout`` seconds at most; informational:
+        reap() forgets stale rows anyway)."""
+        link = _Link(self.dsn, "deregister", self.worker_id) if report_link_busy else self._report_link
+        give_up = threading.Event()
+
+        def deregister() -> None:
+            try:
+                link.call(lambda c: c.execute(queries.DEREGISTER_WORKER, {"worker_id": self.worker_id}), give_up)
+            except _Aborted:
+                pass
+            except Exception as exc:  # noqa: BLE001 - the row is informational
+                logger.warning("could not deregister: %s", redact_dsn(str(exc).strip()), extra=self._log_extra())
+
+        if not _bounded("deregister", deregister, timeout):
+            give_up.set()
+            logger.warning("could not deregister within %.1fs (database unreachable); reap() forgets the row",
+                           timeout, extra=self._log_extra())  # fmt: skip
+        if link is not self._report_link:
+            if not give_up.is_set():
+                link.close()
 
     def request_stop(self) -> None:
         """Ask ``run()`` to stop gracefully (what the first SIGTERM does)."""
@@ -448,7 +523,12 @@ class Worker:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 installed[sig] = signal.signal(sig, on_signal)
         # The handlers stay installed after stop(): a signal while exiting still means "now".
-        self.start()
+        try:
+            self.start()
+        except BaseException:
+            for sig, previous in installed.items():
+                signal.signal(sig, previous)  # a start that failed leaves the process as it was
+            raise
         try:
             while not self._stop_requested.wait(1.0):
                 pass
@@ -868,8 +948,7 @@ class Worker:
             except CONNECTION_ERRORS as exc:
                 if self._halt.is_set():
                     return
-                logger.warning("listen connection lost (%s); retrying in %.1fs", str(exc).strip() or type(exc).__name__,
-                               delay, extra=self._log_extra())  # fmt: skip
+                _log_connection_trouble("listen", exc, delay, self.worker_id)
                 self._halt.wait(delay)
                 delay = min(delay * 2, BACKOFF_MAX)
             except Exception:  # noqa: BLE001 - never die; polling covers the gap
