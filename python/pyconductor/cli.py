@@ -377,6 +377,7 @@ def _run_enqueue(args: argparse.Namespace) -> int:
     import json
 
     from pyconductor.client import Conductor
+    from pyconductor.dsn import redact_dsn
     from pyconductor.errors import ConductorError
 
     app: Conductor | None = None
@@ -407,7 +408,7 @@ def _run_enqueue(args: argparse.Namespace) -> int:
         return _fail(f"{exc} [{exc.sqlstate}]")
     except Exception as exc:
         if exc.__class__.__module__.startswith("psycopg"):
-            return _fail(f"cannot enqueue: {exc}")
+            return _fail(f"cannot enqueue: {redact_dsn(str(exc))}")
         raise
     print(task_id)
     return 0
@@ -490,6 +491,7 @@ def _run_schedules(args: argparse.Namespace) -> int:
     from psycopg.rows import dict_row
 
     from pyconductor import queries
+    from pyconductor.dsn import redact_dsn
 
     dsn = _resolve_dsn(args)
     if not dsn:
@@ -498,7 +500,7 @@ def _run_schedules(args: argparse.Namespace) -> int:
         with psycopg.connect(dsn, autocommit=True, row_factory=dict_row) as conn:
             rows = conn.execute(queries.LIST_SCHEDULES).fetchall()
     except psycopg.Error as exc:
-        return _fail(f"cannot list schedules: {exc}")
+        return _fail(f"cannot list schedules: {redact_dsn(str(exc))}")
     if args.json:
         print(json.dumps(rows, default=str, indent=2))
         return 0
@@ -707,6 +709,8 @@ def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 
 def _run_demo(args: argparse.Namespace) -> int:
     from pyconductor.demo import run_demo
+    from pyconductor.dsn import redact_dsn
+    from pyconductor.errors import DatabaseUnusable
 
     dsn = _resolve_dsn(args)
     if not dsn:
@@ -716,11 +720,12 @@ def _run_demo(args: argparse.Namespace) -> int:
         )
     try:
         summary = run_demo(dsn, args.tasks, concurrency=args.concurrency, rate=args.rate, seed=args.seed)
-    except RuntimeError as exc:
-        return _fail(str(exc))
+    except (RuntimeError, DatabaseUnusable) as exc:
+        return _fail(redact_dsn(str(exc)))
     except Exception as exc:
         if exc.__class__.__module__.startswith("psycopg"):
-            return _fail(f"demo failed on {dsn}: {exc} (is the database migrated? `pyconductor migrate`)")
+            return _fail(f"demo failed on {redact_dsn(dsn)}: {redact_dsn(str(exc))} "
+                         "(is the database migrated? `pyconductor migrate`)")  # fmt: skip
         raise
     print(summary.render())
     return 0 if summary.consistent else 1

@@ -120,7 +120,10 @@ def _jsonable(value: Any) -> Any:
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
+    """The error on one line, without a password it may quote."""
+    from pyconductor.dsn import redact_dsn
+
+    return redact_dsn(" ".join(str(exc).split()))
 
 
 class Unreachable(Exception):
