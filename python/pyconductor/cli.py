@@ -59,6 +59,35 @@ def _fail(message: str) -> int:
     return 1
 
 
+# -- helpers of the HTTP servers' flags (dashboard, worker --http) -------------------
+
+
+def _allowed_hosts_arg(p: argparse.ArgumentParser, server: str) -> None:
+    p.add_argument(
+        "--allowed-host", dest="allowed_hosts", action="append", metavar="HOST[,HOST]",
+        help=f"another name the {server} answers to in the Host header, repeatable; besides these it "
+        "answers only to localhost, 127.0.0.1, ::1 and the address it listens on (other Host headers "
+        "get 421: DNS rebinding) [env CONDUCTOR_ALLOWED_HOSTS, comma-separated]",
+    )  # fmt: skip
+
+
+def _allowed_hosts(args: argparse.Namespace) -> list[str]:
+    """--allowed-host values and $CONDUCTOR_ALLOWED_HOSTS together."""
+    from pyconductor.access import parse_hosts
+
+    return parse_hosts([os.environ.get("CONDUCTOR_ALLOWED_HOSTS"), *(args.allowed_hosts or [])])
+
+
+def _token(token: str | None, token_file: Path | None, flag: str) -> str | None:
+    """The token given by ``flag`` (or its environment variable) or read from
+    ``flag``-file; ValueError when both are given or the file is no good."""
+    from pyconductor.access import read_token_file
+
+    if token and token_file:
+        raise ValueError(f"give one of {flag} and {flag}-file, not both")
+    return read_token_file(token_file) if token_file else (token or None)
+
+
 # -- devdb -----------------------------------------------------------------------
 
 
@@ -298,6 +327,10 @@ def _run_worker(args: argparse.Namespace) -> int:
             http_addr = parse_hostport(args.http)
         except ValueError as exc:
             return _fail(f"--http: {exc}")
+    try:
+        metrics_token = _token(args.metrics_token, args.metrics_token_file, "--metrics-token")
+    except ValueError as exc:
+        return _fail(str(exc))
     worker = Worker(
         app, queues, args.concurrency, dsn=dsn, lease=args.lease, heartbeat_interval=args.heartbeat,
         poll_interval=args.poll, reap_interval=args.reap, shutdown_grace=args.shutdown_grace,
@@ -309,7 +342,8 @@ def _run_worker(args: argparse.Namespace) -> int:
         from pyconductor.endpoints import EndpointServer
 
         try:
-            endpoints = EndpointServer(worker, *http_addr).start()
+            endpoints = EndpointServer(worker, *http_addr, allowed_hosts=_allowed_hosts(args),
+                                       token=metrics_token).start()  # fmt: skip
         except OSError as exc:
             return _fail(f"--http {args.http}: cannot listen: {exc}")
     try:
@@ -370,6 +404,13 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
             help="the scheduler ticks at each due time and at least this often, in seconds (default: %(default)s)")  # fmt: skip
     env_arg(p, "--http", env="CONDUCTOR_WORKER_HTTP", metavar="HOST:PORT",
             help="serve /health (JSON) and /metrics (Prometheus) on HOST:PORT (default: off)")  # fmt: skip
+    env_arg(p, "--metrics-token", env="CONDUCTOR_METRICS_TOKEN",
+            help="require 'Authorization: Bearer TOKEN' on /metrics (/health then shows only its status "
+            "without it); on the command line it shows in ps: prefer the environment variable or "
+            "--metrics-token-file (default: none)")  # fmt: skip
+    env_arg(p, "--metrics-token-file", env="CONDUCTOR_METRICS_TOKEN_FILE", type=Path, metavar="PATH",
+            help="read the /metrics token from this file")  # fmt: skip
+    _allowed_hosts_arg(p, "/health and /metrics server")
     p.set_defaults(func=_run_worker)
 
 
@@ -533,17 +574,19 @@ def _run_dashboard(args: argparse.Namespace) -> int:
 
     _setup_logging(args.log_level)
     try:
-        check_bind(args.host, args.token)
-    except DashboardConfigError as exc:
+        token = _token(args.token, args.token_file, "--token")
+        check_bind(args.host, token)
+    except (ValueError, DashboardConfigError) as exc:
         return _fail(str(exc))
     dsn = _resolve_dsn(args)
     if not dsn:
         return _fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
     shown = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"pyconductor dashboard on http://{shown}:{args.port}/" + (" (token required)" if args.token else ""),
+    print(f"pyconductor dashboard on http://{shown}:{args.port}/" + (" (token required)" if token else ""),
           file=sys.stderr, flush=True)  # fmt: skip
     try:
-        serve(dsn, args.host, args.port, args.token)
+        serve(dsn, args.host, args.port, token, allowed_hosts=_allowed_hosts(args),
+              session_max_age=int(args.session_max_age.total_seconds()), secure_cookies=args.behind_tls)  # fmt: skip
     except OSError as exc:
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc}")
     return 0
@@ -566,7 +609,17 @@ def add_dashboard_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
     env_arg(p, "--port", env="CONDUCTOR_DASHBOARD_PORT", type=int, default=8765,
             help="port to listen on (default: %(default)s)")  # fmt: skip
     env_arg(p, "--token", env="CONDUCTOR_DASHBOARD_TOKEN",
-            help="require this token on every request (default: none, loopback only)")  # fmt: skip
+            help="require this token on every request (default: none, loopback only); on the command "
+            "line it shows in ps: prefer the environment variable or --token-file")  # fmt: skip
+    env_arg(p, "--token-file", env="CONDUCTOR_DASHBOARD_TOKEN_FILE", type=Path, metavar="PATH",
+            help="read the token from this file (surrounding white space removed)")  # fmt: skip
+    _allowed_hosts_arg(p, "dashboard")
+    env_arg(p, "--session-max-age", env="CONDUCTOR_DASHBOARD_SESSION_MAX_AGE", type=_duration,
+            default=_duration("12h"), metavar="DURATION",
+            help="how long a login lasts, e.g. 12h or 30m (default: 12h)")  # fmt: skip
+    env_arg(p, "--behind-tls", env="CONDUCTOR_DASHBOARD_BEHIND_TLS", type=_env_flag, default=False, nargs="?",
+            const=True, metavar="0|1", help="mark cookies Secure: a TLS proxy serves the dashboard (they are "
+            "Secure anyway when the request came over TLS)")  # fmt: skip
     env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
             choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
             help="log level (default: %(default)s)")  # fmt: skip

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import re
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
+from helpers import wait_until
 
 from pyconductor import Conductor
 from pyconductor.cli import main
@@ -335,3 +342,79 @@ def test_the_session_cookie_expires_and_is_secure_over_tls(db_dsn: str) -> None:
         with httpx.Client(base_url=server.url, timeout=10) as c:
             session = set_cookies(login(c, "s3cret-token"))[AUTH_COOKIE]
             assert "Max-Age=600" in session and "Secure" in session
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def dashboard_process(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``python -m pyconductor dashboard ARGS`` on a free port: (process, its URL) once it answers."""
+    port = free_port()
+    log = (tmp_path / f"dashboard-{port}.log").open("wb")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("CONDUCTOR_")}
+    proc = subprocess.Popen([sys.executable, "-m", "pyconductor", "dashboard", "--port", str(port), *args],
+                            env={**clean, **(env or {})}, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: proc.poll() is not None or httpx.get(url + "/login", timeout=2).status_code,
+                   timeout=30, message=lambda: (tmp_path / f"dashboard-{port}.log").read_text())  # fmt: skip
+        assert proc.poll() is None, (tmp_path / f"dashboard-{port}.log").read_text()
+        yield proc, url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+
+
+def command_line(proc: subprocess.Popen[bytes]) -> str:
+    """What ``ps`` shows of the process: its arguments and nothing else."""
+    return Path(f"/proc/{proc.pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
+
+def test_cli_takes_the_token_from_a_file_or_the_environment(db_dsn: str, tmp_path: Path) -> None:
+    secret = "t0ken-from-a-file-" + os.urandom(4).hex()
+    (tmp_path / "token").write_text(secret + "\n")
+    with dashboard_process(tmp_path, "--dsn", db_dsn, "--host", "0.0.0.0", "--token-file", str(tmp_path / "token")) as (proc, url):
+        assert secret not in command_line(proc)
+        assert httpx.get(url + "/runs").status_code == 401
+        assert httpx.get(url + "/runs", headers={"Authorization": f"Bearer {secret}"}).status_code == 200
+
+    from_env = "t0ken-from-env-" + os.urandom(4).hex()
+    env = {"CONDUCTOR_DASHBOARD_TOKEN": from_env, "CONDUCTOR_DSN": db_dsn}
+    with dashboard_process(tmp_path, env=env) as (proc, url):
+        assert from_env not in command_line(proc)
+        assert httpx.get(url + "/runs", headers={"Authorization": f"Bearer {from_env}"}).status_code == 200
+        assert httpx.get(url + "/runs", headers={"Authorization": "Bearer nope"}).status_code == 401
+
+
+def test_cli_token_file_problems_fail_clearly(db_dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["dashboard", "--dsn", db_dsn, "--token-file", str(tmp_path / "missing")]) == 1
+    assert "cannot read the token file" in capsys.readouterr().err
+    (tmp_path / "token").write_text("abc\n")
+    assert main(["dashboard", "--dsn", db_dsn, "--token", "x", "--token-file", str(tmp_path / "token")]) == 1
+    assert "one of --token and --token-file" in capsys.readouterr().err
+
+
+def test_cli_help_says_how_to_keep_the_token_out_of_ps(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["dashboard", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for text in ("--token-file", "CONDUCTOR_DASHBOARD_TOKEN", "ps", "--allowed-host", "CONDUCTOR_ALLOWED_HOSTS",
+                 "--session-max-age", "--behind-tls"):  # fmt: skip
+        assert text in out, text
+
+
+def test_cli_allowed_hosts_session_age_and_tls_flag(db_dsn: str, tmp_path: Path) -> None:
+    env = {"CONDUCTOR_DSN": db_dsn, "CONDUCTOR_ALLOWED_HOSTS": "dash.internal, ops.example",
+           "CONDUCTOR_DASHBOARD_TOKEN": "s3cret-token"}  # fmt: skip
+    args = ("--allowed-host", "more.example", "--session-max-age", "30m", "--behind-tls")
+    with dashboard_process(tmp_path, *args, env=env) as (_, url), httpx.Client(base_url=url, timeout=10) as c:
+        for host in ("dash.internal", "ops.example:443", "more.example", "localhost"):
+            assert c.get("/login", headers={"Host": host}).status_code == 200, host
+        assert c.get("/login", headers={"Host": "evil.example"}).status_code == 421
+        session = set_cookies(login(c, "s3cret-token"))[AUTH_COOKIE]
+        assert "Max-Age=1800" in session and "Secure" in session

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 from helpers import wait_until
+from processes import spawner
 from prometheus_client.parser import text_string_to_metric_families
 
 from pyconductor import Conductor, TaskContext, Worker
@@ -239,3 +243,45 @@ def test_a_metrics_token_guards_metrics_and_the_health_details(app: Conductor) -
         assert status == 200 and json.loads(text) == {"status": "ok"}
         status, _, text = get(server.url + "/health", {"Authorization": "Bearer m3trics-t0ken"})
         assert status == 200 and json.loads(text)["worker_id"] == worker.worker_id
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_cli_metrics_token_from_a_file_or_the_environment_and_allowed_hosts(
+    db_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "m3trics-" + os.urandom(4).hex()
+    (tmp_path / "token").write_text(secret + "\n")
+    monkeypatch.setenv("CONDUCTOR_ALLOWED_HOSTS", "worker-1.svc")
+    from_env = "m3trics-env-" + os.urandom(4).hex()
+    for how, args in (("file", ("--metrics-token-file", str(tmp_path / "token"))), ("env", ())):
+        if how == "env":
+            monkeypatch.setenv("CONDUCTOR_METRICS_TOKEN", from_env)
+        token = secret if how == "file" else from_env
+        port = free_port()
+        with spawner(db_dsn, tmp_path, "apps.proc_app:app", "--http", f"127.0.0.1:{port}", *args,
+                     named=False) as spawn:  # fmt: skip
+            worker = spawn()
+            url = f"http://127.0.0.1:{port}"
+            wait_until(lambda: get(url + "/health")[0] == 200, timeout=30, message=worker.output)
+            cmdline = Path(f"/proc/{worker.pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            assert token not in cmdline
+            assert get(url + "/metrics")[0] == 401
+            assert get(url + "/metrics", {"Authorization": f"Bearer {token}"})[0] == 200
+            assert get(url + "/metrics", {"Authorization": f"Bearer {token}", "Host": "worker-1.svc:9100"})[0] == 200
+            assert get(url + "/metrics", {"Authorization": f"Bearer {token}", "Host": "evil.example"})[0] == 421
+            worker.signal(signal.SIGTERM)
+            assert worker.wait(30) == 0, worker.output()
+
+
+def test_cli_help_names_the_metrics_token_and_allowed_hosts(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["worker", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for text in ("--metrics-token", "CONDUCTOR_METRICS_TOKEN", "--metrics-token-file", "ps",
+                 "--allowed-host", "CONDUCTOR_ALLOWED_HOSTS"):  # fmt: skip
+        assert text in out, text
