@@ -423,8 +423,8 @@ class Worker:
         """Stop claiming at once; wait for running tasks up to ``grace`` seconds
         (default ``shutdown_grace``), then hand the rest back with
         ``conductor.release``; report what is held, deregister, close. Returns
-        within about grace + SHUTDOWN_DB_TIMEOUT + 1 s even when the database
-        does not answer: grace + SHUTDOWN_DB_TIMEOUT + 3 s at most (see the module doc)."""
+        within grace + SHUTDOWN_DB_TIMEOUT + 3 s even when the database does
+        not answer (see the module doc)."""
         if not self._started or self._stopped:
             return
         self._stopped = True
@@ -499,9 +499,8 @@ class Worker:
             give_up.set()
             logger.warning("could not deregister within %.1fs (database unreachable); reap() forgets the row",
                            timeout, extra=self._log_extra())  # fmt: skip
-        if link is not self._report_link:
-            if not give_up.is_set():
-                link.close()
+        if link is not self._report_link and not give_up.is_set():
+            link.close()
 
     def request_stop(self) -> None:
         """Ask ``run()`` to stop gracefully (what the first SIGTERM does)."""
