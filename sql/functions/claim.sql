@@ -90,6 +90,7 @@ create or replace function conductor._claim_keys(queues text[], max_tasks intege
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
+  set jit = off
   set enable_hashjoin = off
   set enable_mergejoin = off
 as $$
@@ -154,6 +155,7 @@ create or replace function conductor._pick_queue(
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
+  set jit = off
   set enable_bitmapscan = off
   set enable_sort = off
 as $$
@@ -214,6 +216,7 @@ create or replace function conductor._lease(
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
+  set jit = off
   set enable_hashjoin = off
   set enable_mergejoin = off
 as $$

@@ -50,6 +50,7 @@ create or replace function conductor._complete(
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
+  set jit = off
   set enable_hashjoin = off
   set enable_mergejoin = off
 as $$
