@@ -303,7 +303,8 @@ def _env_flag(value: str) -> bool:
 
 def _run_worker(args: argparse.Namespace) -> int:
     from pyconductor.client import Conductor
-    from pyconductor.errors import DatabaseUnusable
+    from pyconductor.dsn import redact_dsn
+    from pyconductor.errors import ConductorError
     from pyconductor.worker import Worker
 
     _setup_logging(args.log_level, args.log_format)
@@ -348,8 +349,8 @@ def _run_worker(args: argparse.Namespace) -> int:
             return _fail(f"--http {args.http}: cannot listen: {exc}")
     try:
         code = worker.run()
-    except DatabaseUnusable as exc:
-        return _fail(str(exc))
+    except ConductorError as exc:  # DatabaseUnusable, SchemaMismatch, options the database refuses
+        return _fail(redact_dsn(str(exc)))
     finally:
         if endpoints is not None:
             endpoints.stop()

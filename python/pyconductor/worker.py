@@ -81,7 +81,8 @@ from pyconductor.dsn import check_connect, permanent_problem, redact_dsn
 from pyconductor.errors import ConductorError, LeaseLost, NotFound, RetryLater, TaskCancelled, mapped_errors, translate
 from pyconductor.registry import POLICY_OPTIONS
 from pyconductor.scheduler import Scheduler
-from pyconductor.wire import bigint_array, dumps_json, text_array, use_fast_loads
+from pyconductor.schema import check_schema
+from pyconductor.wire import bigint_array, dumps_json, storable_text, text_array, use_fast_loads
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
@@ -372,6 +373,8 @@ class Worker:
             logger.warning("database not reachable yet (%s); starting anyway, retrying in the background",
                            redact_dsn(lines[0]) if lines else type(not_yet).__name__,
                            extra=self._log_extra())  # fmt: skip
+        else:
+            self._check_database()
         self._declare()
         self._started = True
         if self.run_scheduler:
@@ -399,6 +402,17 @@ class Worker:
                     ",".join(self.roles), ",".join(self.queues) if self.queues else "*", self.concurrency,
                     ",".join(self.app.registry.kinds) or "none", extra=self._log_extra())  # fmt: skip
         return self
+
+    def _check_database(self) -> None:
+        """Refuse, before anything runs, a schema of another release
+        (SchemaMismatch) and options the database would refuse on every claim
+        (a lease over conductor.settings.max_lease: InvalidArgument). A claim
+        of no task checks the options as every claim will."""
+        with mapped_errors(), psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
+            check_schema(conn)
+            if self.process_tasks:
+                conn.execute(queries.CLAIM, {"worker_id": self.worker_id, "queues": self.queues, "max_tasks": 0,
+                                             "lease": self.lease})  # fmt: skip
 
     def _declare(self) -> None:
         """Write what the app declares in code to the database, before anything
@@ -776,33 +790,11 @@ class Worker:
                 self._wake.set()
 
     def _send(self, batch: list[_Report]) -> None:
+        others = [r for r in batch if r.what != "ok"]
         oks = [r for r in batch if r.what == "ok"]
         if oks:
-            rows = self._report_link.rows(queries.COMPLETE_MANY, {
-                "attempt_ids": bigint_array(r.ctx.attempt_id for r in oks), "results": text_array(r.result for r in oks),
-            }, self._reports_abort)  # fmt: skip
-            # 'finished': an earlier sending of this batch was stored before the
-            # connection dropped, so the result is in
-            refused = {row["attempt_id"]: row["state"] for row in rows if row["state"] != "finished"}
-            succeeded = 0
-            log_each = logger.isEnabledFor(logging.DEBUG)
-            for r in oks:
-                if r.ctx.attempt_id in refused:
-                    r.ctx.cancel(refused[r.ctx.attempt_id])
-                    self._outcome(r, "refused")
-                    self._count("refused")
-                    logger.warning("result of task %d (%s) refused: %s; discarded", r.ctx.task_id, r.ctx.kind,
-                                   refused[r.ctx.attempt_id], extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
-                else:
-                    self._outcome(r, "succeeded")
-                    succeeded += 1
-                    if log_each:
-                        logger.debug("task %d (%s) succeeded", r.ctx.task_id, r.ctx.kind,
-                                     extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
-            self._count("succeeded", succeeded)
-        for r in batch:
-            if r.what == "ok":
-                continue
+            others += self._send_results(oks)
+        for r in others:
             try:
                 self._send_one(r)
             except (LeaseLost, TaskCancelled, NotFound) as exc:
@@ -814,6 +806,59 @@ class Worker:
             except ConductorError as exc:
                 logger.error("%s of task %d (%s) failed: %s", r.what, r.ctx.task_id, r.ctx.kind, exc,
                              extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+            except psycopg.Error as exc:
+                if isinstance(exc, CONNECTION_ERRORS):
+                    raise
+                # one report the server cannot take never costs the others theirs
+                logger.error("%s of task %d (%s) could not be sent: %s", r.what, r.ctx.task_id, r.ctx.kind,
+                             " ".join(str(exc).split()), extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+
+    def _send_results(self, oks: list[_Report]) -> list[_Report]:
+        """Store the results of ``oks`` with complete_many; answer the failure
+        reports of those the server cannot store. A result jsonb refuses (a
+        NUL, a lone surrogate: the whole call fails before it runs) is sent
+        again alone, and when it fails alone it becomes its task's failure,
+        so one bad result never costs the batch its outcomes."""
+        try:
+            rows = self._report_link.rows(queries.COMPLETE_MANY, {
+                "attempt_ids": bigint_array(r.ctx.attempt_id for r in oks), "results": text_array(r.result for r in oks),
+            }, self._reports_abort)  # fmt: skip
+        except (psycopg.DataError, psycopg.errors.ProgramLimitExceeded) as exc:
+            if len(oks) > 1:
+                return [bad for r in oks for bad in self._send_results([r])]
+            r = oks[0]
+            return [_Report("fail", r.ctx, duration_ms=r.duration_ms,
+                            error=f"result not storable: {' '.join(str(exc).split())} ({exc.sqlstate}); "
+                                  f"return JSON that PostgreSQL's jsonb accepts (no NUL characters, valid UTF-8)")]  # fmt: skip
+        # 'finished': an earlier sending of this batch was stored before the
+        # connection dropped, so the result is in. 'failed': the database
+        # refused to store the result (over conductor.settings.max_result_bytes)
+        # and failed the task, its error recorded.
+        states = {row["attempt_id"]: row["state"] for row in rows if row["state"] != "finished"}
+        succeeded = 0
+        log_each = logger.isEnabledFor(logging.DEBUG)
+        for r in oks:
+            state = states.get(r.ctx.attempt_id)
+            if state is None:
+                self._outcome(r, "succeeded")
+                succeeded += 1
+                if log_each:
+                    logger.debug("task %d (%s) succeeded", r.ctx.task_id, r.ctx.kind,
+                                 extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+            elif state == "failed":
+                self._outcome(r, "failed")
+                self._count("failed")
+                logger.error("task %d (%s) failed: its result was not storable (%d bytes of JSON; the task's error "
+                             "says why)", r.ctx.task_id, r.ctx.kind, len(r.result or ""),
+                             extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+            else:
+                r.ctx.cancel(state)
+                self._outcome(r, "refused")
+                self._count("refused")
+                logger.warning("result of task %d (%s) refused: %s; discarded", r.ctx.task_id, r.ctx.kind,
+                               state, extra=_extra(r.ctx, r.duration_ms))  # fmt: skip
+        self._count("succeeded", succeeded)
+        return []
 
     def _outcome(self, r: _Report, outcome: str) -> None:
         for listener in self.outcome_listeners:
@@ -839,8 +884,8 @@ class Worker:
             return
         unknown = r.what == "unknown"
         status = fetch(queries.FAIL, {
-            "attempt_id": r.ctx.attempt_id, "error": r.error, "retry_at": r.retry_at, "traceback": r.traceback,
-            "unknown_kind": unknown,
+            "attempt_id": r.ctx.attempt_id, "error": storable_text(r.error), "retry_at": r.retry_at,
+            "traceback": storable_text(r.traceback), "unknown_kind": unknown,
         })[0]["fail"]  # fmt: skip
         if not unknown:
             self._outcome(r, "retried" if status == "queued" else "failed")
