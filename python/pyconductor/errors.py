@@ -38,7 +38,9 @@ __all__ = [
     "InvalidTimezone",
     "LeaseLost",
     "NotFound",
+    "OperatorSchedule",
     "PayloadTooLarge",
+    "ResultTooLarge",
     "TaskCancelled",
     "TaskCancelledError",
     "error_class",
@@ -94,7 +96,9 @@ class PayloadTooLarge(ConductorError):
     """QC103: a payload above the size limit (1 MiB by default)."""
 
 
-_BY_SQLSTATE["QC107"] = PayloadTooLarge  # QC107: a result or step value above max_result_bytes
+@_register("QC107")
+class ResultTooLarge(PayloadTooLarge):
+    """QC107: a result or step value above conductor.settings.max_result_bytes."""
 
 
 @_register("QC104")
@@ -147,6 +151,12 @@ class DedupeConflict(ConductorError):
 @_register("QC206")
 class AlreadyExists(ConductorError):
     """QC206: a schedule of that name exists (create_schedule without replace)."""
+
+
+@_register("QC207")
+class OperatorSchedule(ConductorError):
+    """QC207: the schedule was created or changed by an operator (conductor_admin);
+    code may not replace or disable it. Nothing changed."""
 
 
 @_register("QC301")

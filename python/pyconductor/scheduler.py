@@ -144,7 +144,9 @@ class Scheduler:
 
         Each is ``conductor.create_schedule(..., replace => true)``: an unchanged
         line and zone keep their place, so every process may call this at start.
-        Returns the rows. Raises the mapped ConductorError (InvalidCron, ...).
+        A schedule an operator created or changed (QC207) keeps the operator's
+        version: it is logged and skipped, the others are written. Returns the
+        rows written. Raises the mapped ConductorError (InvalidCron, ...).
         """
         items = [s if isinstance(s, ScheduleSpec) else ScheduleSpec(**s) for s in specs]
         rows: list[dict[str, Any]] = []
@@ -153,7 +155,15 @@ class Scheduler:
             connect_timeout=CONNECT_TIMEOUT,
         ) as conn, conn.transaction():
             for spec in items:
-                row = conn.execute(queries.CREATE_SCHEDULE, spec.params()).fetchone()
+                try:
+                    with conn.transaction():  # a savepoint: a refused one leaves the others
+                        row = conn.execute(queries.CREATE_SCHEDULE, spec.params()).fetchone()
+                except psycopg.Error as exc:
+                    if exc.sqlstate != "QC207":
+                        raise
+                    logger.warning("schedule %s: keeping the operator's version, not the one declared in code (%s)",
+                                   spec.name, exc.diag.message_primary)  # fmt: skip
+                    continue
                 assert row is not None
                 rows.append(row)
         return rows

@@ -165,6 +165,27 @@ def test_sync_schedules_declares_and_keeps_place(db_dsn: str) -> None:
         s.sync_schedules([ScheduleSpec(name="bad", cron="61 * * * *", kind="k")])
 
 
+def test_sync_schedules_keeps_an_operators_schedule(db_dsn: str) -> None:
+    # An operator (this superuser counts as conductor_admin) made 'ops-owned'; a worker's
+    # login declares it differently in code: the operator's version stays, the rest syncs.
+    query(db_dsn, "select conductor.create_schedule(name => 'ops-owned', cron => '0 4 * * *', kind => 'k')")
+    role = f"t_sync_worker_{os.getpid()}"
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        conn.execute(f"create role {role} login in role conductor_worker")
+    try:
+        worker_dsn = psycopg.conninfo.make_conninfo(db_dsn, user=role)
+        rows = Scheduler(worker_dsn).sync_schedules([
+            ScheduleSpec(name="ops-owned", cron="* * * * *", kind="k"),
+            ScheduleSpec(name="code-owned", cron="0 5 * * *", kind="k"),
+        ])  # fmt: skip
+    finally:
+        with psycopg.connect(db_dsn, autocommit=True) as conn:
+            conn.execute(f"drop role {role}")
+    assert [r["name"] for r in rows] == ["code-owned"]
+    kept = query(db_dsn, "select cron, declared_by from conductor.schedules where name = 'ops-owned'")
+    assert kept == [{"cron": "0 4 * * *", "declared_by": "admin"}]
+
+
 def test_schedules_cli_lists_a_schedule(db_dsn: str) -> None:
     query(db_dsn, "select conductor.create_schedule(name => 'cli-listed', cron => '*/5 * * * *', kind => 'cli.kind', "
                   "queue => 'cliq', timezone => 'America/New_York')")  # fmt: skip
