@@ -523,7 +523,13 @@ def add_scheduler_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
     p.set_defaults(func=_run_scheduler)
 
 
-SCHEDULE_COLUMNS = ("name", "cron", "timezone", "kind", "queue", "enabled", "next_due_at", "last_due_at")
+SCHEDULE_COLUMNS = ("name", "cron", "timezone", "kind", "queue", "enabled", "next_due_at", "last_due_at",
+                    "declared_by", "last_error")  # fmt: skip
+
+
+def _cell(value: object, width: int = 60) -> str:
+    text = "-" if value is None else " ".join(str(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _run_schedules(args: argparse.Namespace) -> int:
@@ -546,7 +552,7 @@ def _run_schedules(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, default=str, indent=2))
         return 0
-    table = [[str(r[c]) if r[c] is not None else "-" for c in SCHEDULE_COLUMNS] for r in rows]
+    table = [[_cell(r[c]) for c in SCHEDULE_COLUMNS] for r in rows]
     header = [c.upper() for c in SCHEDULE_COLUMNS]
     widths = [max(len(x) for x in col) for col in zip(header, *table)]
     for line in [header, *table]:

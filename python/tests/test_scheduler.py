@@ -192,8 +192,13 @@ def test_schedules_cli_lists_a_schedule(db_dsn: str) -> None:
     cmd = [sys.executable, "-m", "pyconductor", "schedules", "--dsn", db_dsn]
     out = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=30, check=True).stdout
     line = next(line for line in out.splitlines() if line.startswith("cli-listed"))
-    for word in ("*/5 * * * *", "America/New_York", "cli.kind", "cliq", "True"):
+    for word in ("*/5 * * * *", "America/New_York", "cli.kind", "cliq", "True", "admin"):
         assert word in line
+    query(db_dsn, "update conductor.schedules set last_error = 'QC101: invalid kind " + "x" * 200 + "'"
+                  " where name = 'cli-listed' returning name")  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=30, check=True).stdout
+    line = next(line for line in out.splitlines() if line.startswith("cli-listed"))
+    assert "QC101: invalid kind" in line and "x" * 100 not in line, "the error is shown, cut"
     rows = json.loads(subprocess.run([*cmd, "--json"], capture_output=True, text=True, env=ENV, cwd=REPO,
                                      timeout=30, check=True).stdout)  # fmt: skip
     assert [(r["name"], r["enabled"], r["last_due_at"]) for r in rows] == [("cli-listed", True, None)]
