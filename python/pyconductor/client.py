@@ -33,7 +33,7 @@ from psycopg_pool import ConnectionPool
 from pyconductor import queries
 from pyconductor.errors import InvalidArgument, mapped_errors
 from pyconductor.registry import ENQUEUE_OPTIONS, Registry, Task
-from pyconductor.wire import dumps_json
+from pyconductor.wire import dumps_json, load_infinite_times
 
 if TYPE_CHECKING:
     from pyconductor.worker import Worker
@@ -161,7 +161,7 @@ class Conductor:
             if self._pool is None:
                 self._pool = ConnectionPool(
                     self.dsn, min_size=self.pool_min, max_size=self.pool_max,
-                    kwargs={"autocommit": True}, open=True, name="pyconductor",
+                    kwargs={"autocommit": True}, open=True, name="pyconductor", configure=load_infinite_times,
                 )  # fmt: skip
             return self._pool
 

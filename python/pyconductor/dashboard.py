@@ -67,6 +67,7 @@ from pyconductor import queries
 from pyconductor.access import HostCheck, bearer_matches, is_loopback
 from pyconductor.dsn import redact_dsn
 from pyconductor.errors import ConductorError, InvalidState, NotFound, mapped_errors
+from pyconductor.wire import load_infinite_times
 
 __all__ = ["DashboardConfigError", "DashboardServer", "check_bind", "create_app", "is_loopback", "serve"]
 
@@ -245,6 +246,7 @@ class Dashboard:
         self.pool = ConnectionPool(
             dsn, min_size=1, max_size=pool_size, open=False, name="pyconductor-dashboard",
             kwargs={"autocommit": True, "row_factory": dict_row, "application_name": "pyconductor dashboard"},
+            configure=load_infinite_times,
         )  # fmt: skip
         self._has_steps: bool | None = None
 

@@ -136,6 +136,7 @@ def _connect(args: argparse.Namespace) -> Iterator[Any]:
     from psycopg.rows import dict_row
 
     from pyconductor.cli import _resolve_dsn
+    from pyconductor.wire import load_infinite_times
 
     dsn = _resolve_dsn(args)
     if not dsn:
@@ -146,6 +147,7 @@ def _connect(args: argparse.Namespace) -> Iterator[Any]:
                                application_name=f"pyconductor {args.command}")  # fmt: skip
     except psycopg.OperationalError as exc:
         raise Unreachable(f"cannot connect to the database: {_one_line(exc)}") from exc
+    load_infinite_times(conn)
     with conn:
         yield conn
 

@@ -13,6 +13,11 @@ worker encodes one result and decodes a payload and a steps object per task;
 py-spy on a 128-slot drain of no-op tasks put 16 % of the worker's GIL time in
 encoding ``None`` results and 10 % in decoding.
 
+``load_infinite_times`` lets a connection read the timestamps ``infinity``
+and ``-infinity`` (as ``datetime.max`` / ``datetime.min``, in UTC), which
+psycopg refuses by default: v0.1.0 accepted them as run_at and retry times,
+and a reader must not fail on a row stored then.
+
 ``storable_text`` makes an error message or traceback storable in a text
 column: PostgreSQL text holds no NUL byte and only valid UTF-8, and psycopg
 refuses such a string before it is sent.
@@ -27,12 +32,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from datetime import datetime, timezone
 from typing import Any
 
 import psycopg
+from psycopg.types.datetime import TimestamptzLoader
 from psycopg.types.json import set_json_loads
 
-__all__ = ["bigint_array", "dumps_json", "loads_json", "storable_text", "text_array", "use_fast_loads"]
+__all__ = [
+    "bigint_array", "dumps_json", "load_infinite_times", "loads_json", "storable_text", "text_array", "use_fast_loads",
+]  # fmt: skip
 
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
 _DECODER = json.JSONDecoder()
@@ -55,6 +64,20 @@ def loads_json(data: bytes) -> Any:
 def use_fast_loads(conn: psycopg.Connection[Any]) -> None:
     """Decode json and jsonb on ``conn`` (only) with :func:`loads_json`."""
     set_json_loads(loads_json, conn)
+
+
+class _InfiniteTimestamptzLoader(TimestamptzLoader):
+    def load(self, data: Any) -> datetime:
+        if data == b"infinity":
+            return datetime.max.replace(tzinfo=timezone.utc)
+        if data == b"-infinity":
+            return datetime.min.replace(tzinfo=timezone.utc)
+        return super().load(data)
+
+
+def load_infinite_times(conn: psycopg.Connection[Any]) -> None:
+    """Read ``infinity``/``-infinity`` timestamptz on ``conn`` (only) as datetime.max/min."""
+    conn.adapters.register_loader("timestamptz", _InfiniteTimestamptzLoader)
 
 
 def storable_text(text: str | None) -> str | None:
