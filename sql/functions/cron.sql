@@ -76,8 +76,8 @@ begin
   foreach v_part in array string_to_array(_cron_field.token, ',') loop
     if v_part = '' then
       raise exception using errcode = 'QC301',
-        message = format('invalid cron expression "%s": %s field "%s" has an empty list item',
-                         expr, field, token);
+        message = format('invalid cron expression %s: %s field %s has an empty list item',
+                         conductor._echo(expr), field, conductor._echo(token));
     end if;
     v_step := 1;
     v_range := v_part;
@@ -86,8 +86,8 @@ begin
       if split_part(v_part, '/', 2) !~ '^[0-9]{1,4}$' or split_part(v_part, '/', 3) <> ''
          or split_part(v_part, '/', 2)::integer = 0 then
         raise exception using errcode = 'QC301',
-          message = format('invalid cron expression "%s": %s field "%s" has an invalid step "%s"',
-                           expr, field, token, v_part);
+          message = format('invalid cron expression %s: %s field %s has an invalid step %s',
+                           conductor._echo(expr), field, conductor._echo(token), conductor._echo(v_part));
       end if;
       v_step := split_part(v_part, '/', 2)::integer;
     end if;
@@ -98,8 +98,8 @@ begin
       v_bounds := string_to_array(v_range, '-');
       if array_length(v_bounds, 1) is null or array_length(v_bounds, 1) > 2 then
         raise exception using errcode = 'QC301',
-          message = format('invalid cron expression "%s": %s field "%s" has an invalid range "%s"',
-                           expr, field, token, v_part);
+          message = format('invalid cron expression %s: %s field %s has an invalid range %s',
+                           conductor._echo(expr), field, conductor._echo(token), conductor._echo(v_part));
       end if;
       for v_i in 1 .. array_length(v_bounds, 1) loop
         if v_bounds[v_i] ~ '^[0-9]{1,4}$' then
@@ -108,8 +108,8 @@ begin
           v_bounds[v_i] := (array_position(names, upper(v_bounds[v_i])) - 1 + lo)::text;
         else
           raise exception using errcode = 'QC301',
-            message = format('invalid cron expression "%s": %s field "%s": "%s" is not a number%s',
-                             expr, field, token, v_bounds[v_i],
+            message = format('invalid cron expression %s: %s field %s: %s is not a number%s',
+                             conductor._echo(expr), field, conductor._echo(token), conductor._echo(v_bounds[v_i]),
                              case when names is not null then ' or a name' else '' end);
         end if;
       end loop;
@@ -123,13 +123,13 @@ begin
       end if;
       if v_a < lo or v_a > v_max or v_b < lo or v_b > v_max then
         raise exception using errcode = 'QC301',
-          message = format('invalid cron expression "%s": %s field "%s" is out of range %s-%s',
-                           expr, field, v_part, lo, v_max);
+          message = format('invalid cron expression %s: %s field %s is out of range %s-%s',
+                           conductor._echo(expr), field, conductor._echo(v_part), lo, v_max);
       end if;
       if v_a > v_b then
         raise exception using errcode = 'QC301',
-          message = format('invalid cron expression "%s": %s field "%s" is a decreasing range',
-                           expr, field, v_part);
+          message = format('invalid cron expression %s: %s field %s is a decreasing range',
+                           conductor._echo(expr), field, conductor._echo(v_part));
       end if;
     end if;
     for v_i in v_a .. v_b by v_step loop
@@ -203,15 +203,16 @@ begin
             end;
   if v_line like '@%' then
     raise exception using errcode = 'QC301',
-      message = format('invalid cron expression "%s": unknown shorthand "%s"', expr, v_line),
+      message = format('invalid cron expression %s: unknown shorthand %s', conductor._echo(expr),
+                       conductor._echo(v_line)),
       hint = 'Known: @hourly @daily @midnight @weekly @monthly @yearly @annually.';
   end if;
   v_fields := regexp_split_to_array(v_line, '\s+');
   if v_line = '' or array_length(v_fields, 1) not in (5, 6) then
     raise exception using errcode = 'QC301',
-      message = format('invalid cron expression "%s": expected 5 fields (minute hour day-of-month '
+      message = format('invalid cron expression %s: expected 5 fields (minute hour day-of-month '
                        'month day-of-week) or 6 with a leading seconds field, got %s',
-                       expr, case when v_line = '' then 0 else array_length(v_fields, 1) end);
+                       conductor._echo(expr), case when v_line = '' then 0 else array_length(v_fields, 1) end);
   end if;
   if array_length(v_fields, 1) = 6 then
     v_secs := conductor._cron_field(expr, 'second', v_fields[1], 0, 59);
@@ -255,8 +256,9 @@ begin
     end loop;
     if not v_ok then
       raise exception using errcode = 'QC301',
-        message = format('invalid cron expression "%s": it never fires (day-of-month "%s" does '
-                         'not occur in month "%s")', expr, v_fields[3], v_fields[4]);
+        message = format('invalid cron expression %s: it never fires (day-of-month %s does '
+                         'not occur in month %s)', conductor._echo(expr), conductor._echo(v_fields[3]),
+                         conductor._echo(v_fields[4]));
     end if;
   end if;
 
@@ -577,7 +579,7 @@ begin
     perform pg_catalog.now() at time zone cron_next.timezone;
   exception when invalid_parameter_value then
     raise exception using errcode = 'QC302',
-      message = format('invalid timezone "%s"', cron_next.timezone),
+      message = format('invalid timezone %s', conductor._echo(cron_next.timezone)),
       hint = 'Use an IANA name from pg_timezone_names, e.g. Europe/Berlin or UTC.';
   end;
   return conductor._cron_next_parsed(conductor._cron_parse(cron_next.expr), cron_next.after,
