@@ -61,7 +61,7 @@ def test_an_operators_disable_survives_a_worker_restart(app: Conductor, db_conn:
 
 def test_an_invalid_declared_cron_line_stops_the_start(app: Conductor) -> None:
     app.schedule("61 * * * *", "broken", name="broken")
-    with pytest.raises(InvalidCron, match='minute field "61"'):
+    with pytest.raises(InvalidCron, match="minute field '61'"):
         fast_worker(app).start()
 
 
