@@ -69,10 +69,12 @@ set local role conductor_owner;
 -- and unchanged since.
 
 create or replace function conductor._claim_slow_scan() returns interval
-  language sql stable
+  language plpgsql stable
   set search_path = pg_catalog, pg_temp
 as $$
-  select s.claim_slow_scan from conductor.settings s where s.one
+begin
+  return (select s.claim_slow_scan from conductor.settings s where s.one);
+end
 $$;
 
 comment on function conductor._claim_slow_scan() is

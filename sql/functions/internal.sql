@@ -34,16 +34,24 @@
 begin;
 set local role conductor_owner;
 
+-- plpgsql, not SQL: a SQL function that pins its search_path is neither inlined
+-- nor its plan kept, and every API call reads the clock. The settings row is
+-- read only when the session asks for a fake time, so the real clock costs one
+-- setting lookup.
 create or replace function conductor.now() returns timestamptz
-  language sql stable parallel safe
+  language plpgsql stable parallel safe
   set search_path = pg_catalog, pg_temp
 as $$
-  select case when s.fake_clock
-              then coalesce(nullif(pg_catalog.current_setting('conductor.fake_now', true), '')::timestamptz,
-                            pg_catalog.now())
-              else pg_catalog.now() end
-    from conductor.settings s
-   where s.one  -- the primary key: callers that disable seqscans must not plan (and JIT) a 1e10 scan
+declare
+  v_fake text := pg_catalog.current_setting('conductor.fake_now', true);
+begin
+  if v_fake is null or v_fake = ''
+     -- by the primary key: callers that disable seqscans must not plan (and JIT) a 1e10 scan
+     or not (select s.fake_clock from conductor.settings s where s.one) then
+    return pg_catalog.now();
+  end if;
+  return v_fake::timestamptz;
+end
 $$;
 
 comment on function conductor.now() is
@@ -63,10 +71,12 @@ comment on function conductor.version() is
 -- conductor._task_spec is created by functions/internal@v0.1.0 and unchanged since.
 
 create or replace function conductor._max_payload_bytes() returns integer
-  language sql stable parallel safe
+  language plpgsql stable parallel safe
   set search_path = pg_catalog, pg_temp
 as $$
-  select s.max_payload_bytes from conductor.settings s where s.one
+begin
+  return (select s.max_payload_bytes from conductor.settings s where s.one);
+end
 $$;
 
 comment on function conductor._max_payload_bytes() is

@@ -37,6 +37,7 @@ begin;
 
 -- the reworked _raise_spec_problem takes a detail instead of a batch position
 drop function conductor._raise_spec_problem(text, conductor._task_spec, text);
+drop function conductor._spec_problems(conductor._task_spec[]);
 
 create or replace function conductor._spec_problem(s conductor._task_spec) returns text
   language sql stable
