@@ -206,6 +206,7 @@ class _Report:
     traceback: str | None = None
     duration_ms: float | None = None
     retry_at: datetime | None = None  # the handler asked for this retry time (RetryLater)
+    retryable: bool = True  # False: the handler finished but its result cannot be stored
 
 
 def _policy_params(policy: dict[str, Any]) -> dict[str, Any]:
@@ -818,7 +819,8 @@ class Worker:
         reports of those the server cannot store. A result jsonb refuses (a
         NUL, a lone surrogate: the whole call fails before it runs) is sent
         again alone, and when it fails alone it becomes its task's failure,
-        so one bad result never costs the batch its outcomes."""
+        not retried (as the database fails a result over its size limit), so
+        one bad result never costs the batch its outcomes."""
         try:
             rows = self._report_link.rows(queries.COMPLETE_MANY, {
                 "attempt_ids": bigint_array(r.ctx.attempt_id for r in oks), "results": text_array(r.result for r in oks),
@@ -827,7 +829,7 @@ class Worker:
             if len(oks) > 1:
                 return [bad for r in oks for bad in self._send_results([r])]
             r = oks[0]
-            return [_Report("fail", r.ctx, duration_ms=r.duration_ms,
+            return [_Report("fail", r.ctx, duration_ms=r.duration_ms, retryable=False,
                             error=f"result not storable: {' '.join(str(exc).split())} ({exc.sqlstate}); "
                                   f"return JSON that PostgreSQL's jsonb accepts (no NUL characters, valid UTF-8)")]  # fmt: skip
         # 'finished': an earlier sending of this batch was stored before the
@@ -885,7 +887,7 @@ class Worker:
         unknown = r.what == "unknown"
         status = fetch(queries.FAIL, {
             "attempt_id": r.ctx.attempt_id, "error": storable_text(r.error), "retry_at": r.retry_at,
-            "traceback": storable_text(r.traceback), "unknown_kind": unknown,
+            "traceback": storable_text(r.traceback), "unknown_kind": unknown, "retryable": r.retryable,
         })[0]["fail"]  # fmt: skip
         if not unknown:
             self._outcome(r, "retried" if status == "queued" else "failed")

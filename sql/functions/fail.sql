@@ -1,9 +1,12 @@
 -- Deploy conductor:functions/fail to pg
 --
--- conductor.fail(attempt_id, error, retry_at, traceback, unknown_kind): the
--- handler of a held task raised. The error and traceback go into the attempt
--- row; the task then
+-- conductor.fail(attempt_id, error, retry_at, traceback, unknown_kind, retryable):
+-- the handler of a held task raised. The error and traceback go into the
+-- attempt row; the task then
 --   - is dead at once when unknown_kind (no handler for its kind on the worker),
+--   - is failed at once when not retryable (the handler finished, but its
+--     result could not be stored: running it again would redo its effects
+--     for the same result),
 --   - goes back to the queue when attempts remain (max_attempts opt-in), due at
 --     retry_at if the handler asked for one, else after the backoff
 --     (conductor._backoff: 30 s doubling, at most 1 h, up to 20 % jitter; it
@@ -17,12 +20,17 @@
 begin;
 set local role conductor_owner;
 
+-- retryable is new: v0.1.0's five-parameter fail goes, or a call naming those
+-- five would match both.
+drop function conductor.fail(bigint, text, timestamptz, text, boolean);
+
 create or replace function conductor.fail(
   attempt_id   bigint,
   error        text,
   retry_at     timestamptz default null,
   traceback    text default null,
-  unknown_kind boolean default false
+  unknown_kind boolean default false,
+  retryable    boolean default true
 ) returns conductor.task_status
   language plpgsql volatile
   security definer
@@ -43,7 +51,7 @@ begin
     v_status := 'dead';
     v_error := pg_catalog.format('no handler for kind %s on worker %s: %s',
                                  pg_catalog.quote_literal(v_task.kind), v_task.claimed_by, v_error);
-  elsif v_task.attempt < v_task.max_attempts then
+  elsif v_task.attempt < v_task.max_attempts and fail.retryable is not false then
     v_status := 'queued';
     select k.* into v_kind from conductor.kinds k where k.kind = v_task.kind;
     v_run_at := greatest(v_now, coalesce(fail.retry_at,
@@ -78,17 +86,19 @@ begin
 end
 $$;
 
-comment on function conductor.fail(bigint, text, timestamptz, text, boolean) is
+comment on function conductor.fail(bigint, text, timestamptz, text, boolean, boolean) is
 $$Records that the handler of the task held by attempt_id failed: error and traceback
 are stored on the attempt (every attempt's error is kept). Returns the task's new status:
 'queued' when attempts remain (due at retry_at if given, else after the backoff:
 backoff_base * backoff_factor ^ (attempt - 1), at most backoff_max, less up to 20 % jitter;
-each from the task, else its kind (configure_kind), else 30 s, 2 and 1 h), 'failed' when none remain, 'dead' at once when unknown_kind (the worker has
-no handler for the task's kind). retry_at: NULL, or a finite time from 0001-01-02 to
+each from the task, else its kind (configure_kind), else 30 s, 2 and 1 h), 'failed' when
+none remain or when retryable is false (a result that could not be stored: a new attempt
+would redo the handler's effects), 'dead' at once when unknown_kind (the worker has no
+handler for the task's kind). retry_at: NULL, or a finite time from 0001-01-02 to
 9999-12-30 UTC (one in the past means now). Raises QC106 for any other retry_at,
 QC201 lease lost, QC202 cancelled, QC203 no such attempt; then nothing changes.$$;
 
-revoke execute on function conductor.fail(bigint, text, timestamptz, text, boolean) from public;
-grant execute on function conductor.fail(bigint, text, timestamptz, text, boolean) to conductor_worker, conductor_admin;
+revoke execute on function conductor.fail(bigint, text, timestamptz, text, boolean, boolean) from public;
+grant execute on function conductor.fail(bigint, text, timestamptz, text, boolean, boolean) to conductor_worker, conductor_admin;
 
 commit;

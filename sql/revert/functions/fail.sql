@@ -17,6 +17,8 @@
 
 begin;
 
+drop function conductor.fail(bigint, text, timestamptz, text, boolean, boolean);
+
 create or replace function conductor.fail(
   attempt_id   bigint,
   error        text,
