@@ -1,6 +1,8 @@
 -- Revert conductor:functions/cancel from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/cancel@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/cancel@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- conductor.cancel(task_id): cancels a task and every unfinished descendant in
 -- one statement. Queued and waiting ones never run; a running one's attempt is
@@ -17,7 +19,7 @@ begin;
 create or replace function conductor.cancel(task_id bigint) returns integer
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();

@@ -1,6 +1,8 @@
 -- Revert conductor:functions/claim from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/claim@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/claim@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- conductor.claim(worker_id, queues, max_tasks, lease): the front of the hot
 -- path. In one statement it picks up to max_tasks ready tasks (higher priority
@@ -88,7 +90,7 @@ revoke execute on function conductor._claim_slow_scan() from public;
 create or replace function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz)
   returns text[]
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set enable_hashjoin = off
@@ -152,7 +154,7 @@ create or replace function conductor._pick_queue(
   out ids        bigint[],
   out seen_ids   bigint[])
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set enable_bitmapscan = off
@@ -212,7 +214,7 @@ create or replace function conductor._lease(
   claimed_at     timestamptz
 ) returns setof conductor.claimed_task
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set enable_hashjoin = off
@@ -265,7 +267,7 @@ create or replace function conductor.claim(
 ) returns setof conductor.claimed_task
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_custom_plan
 as $$
 declare

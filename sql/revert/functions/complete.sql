@@ -1,6 +1,8 @@
 -- Revert conductor:functions/complete from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/complete@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/complete@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- Finishing a held task with a result.
 --
@@ -35,7 +37,7 @@ create or replace function conductor._complete(attempt_ids bigint[], results jso
   returns bigint[]
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set enable_hashjoin = off
@@ -95,7 +97,7 @@ revoke execute on function conductor._complete(bigint[], jsonb[]) from public;
 create or replace function conductor.complete(attempt_id bigint, result jsonb default null) returns void
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if pg_catalog.cardinality(conductor._complete(array[complete.attempt_id], array[complete.result])) = 0 then
@@ -113,7 +115,7 @@ create or replace function conductor.complete_many(attempt_ids bigint[], results
   returns table (attempt_id bigint, task_id bigint, state text)
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_done bigint[] := conductor._complete(complete_many.attempt_ids, complete_many.results);

@@ -1,6 +1,8 @@
 -- Revert conductor:functions/cron from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/cron@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/cron@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- Cron lines: parsing, validation and the next due time, computed in SQL so
 -- that scheduling needs no client library. Touches no table; everything here
@@ -57,7 +59,7 @@ create or replace function conductor._cron_field(
   expr text, field text, token text, lo integer, hi integer, names text[] default null)
   returns integer[]
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_values integer[] := '{}';
@@ -146,7 +148,7 @@ $$;
 create or replace function conductor._cron_next_values(vals integer[], lo integer, hi integer)
   returns integer[]
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_out integer[] := array_fill(-1, array[hi - lo + 1]);
@@ -168,7 +170,7 @@ $$;
 create or replace function conductor._cron_parse(expr text)
   returns integer[]
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_fields  text[];
@@ -286,7 +288,7 @@ $$;
 create or replace function conductor._cron_next_local(p integer[], ts timestamp)
   returns timestamp
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_y     integer := extract(year from ts)::integer;
@@ -388,7 +390,7 @@ $$;
 create or replace function conductor._cron_transition(lo timestamptz, hi timestamptz, tz text)
   returns timestamptz
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_lo  timestamptz := lo;
@@ -415,7 +417,7 @@ $$;
 create or replace function conductor._cron_instants(
   ts timestamp, tz text, out early timestamptz, out late timestamptz, out gap_end timestamptz)
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_t   timestamptz := ts at time zone tz;
@@ -453,7 +455,7 @@ $$;
 create or replace function conductor._cron_next_parsed(p integer[], after timestamptz, tz text)
   returns timestamptz
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_unit     interval := case when (p[195] & 8) <> 0 then interval '1 second' else interval '1 minute' end;
@@ -551,7 +553,7 @@ $$;
 create or replace function conductor.cron_validate(expr text)
   returns void
   language plpgsql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform conductor._cron_parse(cron_validate.expr);
@@ -566,7 +568,7 @@ comment on function conductor.cron_validate(text) is
 create or replace function conductor.cron_next(expr text, after timestamptz, timezone text default 'UTC')
   returns timestamptz
   language plpgsql stable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if cron_next.timezone is null then

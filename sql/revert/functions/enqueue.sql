@@ -1,6 +1,8 @@
 -- Revert conductor:functions/enqueue from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/enqueue@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/enqueue@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- Writing work. Two paths share one validation (conductor._spec_problem, an
 -- inlinable SQL expression, and conductor._raise_spec_problem, its messages):
@@ -101,7 +103,7 @@ create or replace function conductor._enqueue(specs conductor._task_spec[])
   returns bigint[]
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set enable_bitmapscan = off
@@ -206,7 +208,7 @@ create or replace function conductor.enqueue(
 ) returns bigint
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -280,7 +282,7 @@ QC106 retry policy, QC203 parent not found. Any number of callers at once.$$;
 create or replace function conductor.enqueue_many(tasks jsonb) returns setof bigint
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if enqueue_many.tasks is null or pg_catalog.jsonb_typeof(enqueue_many.tasks) <> 'array' then

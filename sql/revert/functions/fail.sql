@@ -1,6 +1,8 @@
 -- Revert conductor:functions/fail from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/fail@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/fail@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- conductor.fail(attempt_id, error, retry_at, traceback, unknown_kind): the
 -- handler of a held task raised. The error and traceback go into the attempt
@@ -28,7 +30,7 @@ create or replace function conductor.fail(
 ) returns conductor.task_status
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();

@@ -1,6 +1,8 @@
 -- Revert conductor:functions/heartbeat from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/heartbeat@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/heartbeat@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- conductor.heartbeat(worker_id, attempt_ids, lease): one call a beat for all
 -- of a worker's claims. Extends the lease of each attempt that still holds its
@@ -24,7 +26,7 @@ create or replace function conductor.heartbeat(
 ) returns table (attempt_id bigint, task_id bigint, state text)
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_custom_plan
 as $$
 declare

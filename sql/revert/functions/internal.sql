@@ -1,6 +1,8 @@
 -- Revert conductor:functions/internal from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/internal@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/internal@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- The clock and the private helpers the API functions share. Nothing here is
 -- granted to the application roles except conductor.now(), which reads no table.
@@ -75,7 +77,7 @@ $$;
 -- Called when an update fenced on attempt_id found nothing: says why.
 create or replace function conductor._refuse(attempt_id bigint) returns void
   language plpgsql stable
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_attempt conductor.attempts;
@@ -105,7 +107,7 @@ $$;
 -- conductor._complete).
 create or replace function conductor._held_task(attempt_id bigint) returns conductor.tasks
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_task conductor.tasks;

@@ -1,6 +1,8 @@
 -- Revert conductor:functions/kinds from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/kinds@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/kinds@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- conductor.configure_kind(kind, ...): sets the retry policy of a kind, read by
 -- enqueue (max_attempts, max_recoveries) and by fail (backoff) whenever the task
@@ -19,7 +21,7 @@ create or replace function conductor.configure_kind(
 ) returns void
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if configure_kind.kind is null or configure_kind.kind = '' then

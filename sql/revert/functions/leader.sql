@@ -1,6 +1,8 @@
 -- Revert conductor:functions/leader from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/leader@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/leader@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- Leader locks for singleton loops (the scheduler's tick, the reaper): session
 -- advisory locks whose 64-bit key is a stable hash of this schema's name and
@@ -21,7 +23,7 @@ begin;
 
 create or replace function conductor.lead_key(name text) returns bigint
   language sql immutable parallel safe
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select pg_catalog.hashtextextended('conductor:' || lead_key.name, 0)
 $$;
@@ -32,7 +34,7 @@ stable across sessions and PostgreSQL versions.$$;
 
 create or replace function conductor.try_lead(name text) returns boolean
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if try_lead.name is null or try_lead.name = '' then
@@ -49,7 +51,7 @@ as often). Raises QC106 for an empty name.$$;
 
 create or replace function conductor.release_lead(name text) returns boolean
   language sql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select pg_catalog.pg_advisory_unlock(conductor.lead_key(release_lead.name))
 $$;
@@ -62,7 +64,7 @@ create or replace function conductor.leaders(names text[] default array['schedul
   returns table (name text, pid integer, application_name text, backend_start timestamptz)
   language sql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select n.name, l.pid, a.application_name, a.backend_start
     from pg_catalog.unnest(leaders.names) as n(name)

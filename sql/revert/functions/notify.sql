@@ -1,6 +1,8 @@
 -- Revert conductor:functions/notify from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/notify@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/notify@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- Wakes idle workers. An INSERT statement on conductor.tasks sends one
 -- notification per queue that received a task due now, on the channel
@@ -22,14 +24,14 @@ begin;
 
 create or replace function conductor._notify_queue(queue text) returns void
   language sql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select pg_catalog.pg_notify('conductor', _notify_queue.queue)
 $$;
 
 create or replace function conductor._notify_done(task_ids bigint[]) returns void
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_payload text;
@@ -44,7 +46,7 @@ $$;
 
 create or replace function conductor._notify_inserted() returns trigger
   language plpgsql
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();

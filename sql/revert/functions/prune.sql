@@ -1,6 +1,8 @@
 -- Revert conductor:functions/prune from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/prune@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/prune@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- Deleting old finished history, one bounded batch per call.
 --
@@ -43,7 +45,7 @@ create or replace function conductor.prune(
 ) returns bigint
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now    timestamptz := conductor.now();

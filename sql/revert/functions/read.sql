@@ -1,6 +1,8 @@
 -- Revert conductor:functions/read from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/read@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/read@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- Reading tasks through the API (the tables are readable too):
 --   conductor.get_task(task_id)                 one task with all its attempts
@@ -18,7 +20,7 @@ create or replace function conductor.get_task(task_id bigint)
     attempts jsonb)
   language plpgsql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   return query
@@ -50,7 +52,7 @@ create or replace function conductor.list_tasks(
 ) returns setof conductor.tasks
   language plpgsql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_status conductor.task_status;

@@ -1,6 +1,8 @@
 -- Revert conductor:functions/reap from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/reap@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/reap@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- conductor.reap(): takes back every running task whose lease expired. A task
 -- goes back to its queue with recoveries + 1, or is dead ("worker lost N
@@ -26,7 +28,7 @@ create or replace function conductor.reap(stale_workers_after interval default i
   returns integer
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -132,7 +134,7 @@ once; a late reaper never touches a task that finished or was reclaimed.$$;
 create or replace function conductor.next_wake() returns timestamptz
   language sql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select least((select pg_catalog.min(t.wait_until) from conductor.tasks t where t.status = 'waiting'),
                 (select pg_catalog.min(t.lease_expires_at) from conductor.tasks t where t.status = 'running'))

@@ -1,6 +1,8 @@
 -- Revert conductor:functions/release from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/release@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/release@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- conductor.release(attempt_id): a worker shutting down hands a held task back
 -- at once. The task is queued again with its due time and place unchanged; the
@@ -13,7 +15,7 @@ begin;
 create or replace function conductor.release(attempt_id bigint) returns void
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();

@@ -1,6 +1,8 @@
 -- Revert conductor:functions/retry from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/retry@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/retry@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- conductor.retry(task_id, keep_steps): a person (or a client) puts a failed,
 -- dead, timed-out or cancelled task back in its queue, due now, with fresh
@@ -13,7 +15,7 @@ begin;
 create or replace function conductor.retry(task_id bigint, keep_steps boolean default true) returns bigint
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();

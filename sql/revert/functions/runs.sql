@@ -1,6 +1,8 @@
 -- Revert conductor:functions/runs from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/runs@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/runs@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- Durable runs: a task checkpoints its steps, spawns children, and suspends
 -- (freeing its worker slot) until its children finish, an event arrives or a
@@ -38,7 +40,7 @@ drop function conductor._check_wait(text, interval, timestamptz);
 
 create or replace function conductor._check_step_name(name text) returns void
   language plpgsql immutable
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if _check_step_name.name is null or _check_step_name.name = ''
@@ -53,7 +55,7 @@ $$;
 -- Every child of a task, oldest first, with its outcome so far.
 create or replace function conductor._children_summary(task_id bigint) returns jsonb
   language sql stable
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
            'task_id', c.id, 'kind', c.kind, 'status', c.status, 'result', c.result, 'error', c.error)
@@ -65,7 +67,7 @@ $$;
 -- Queues a waiting task again, its wait's outcome checkpointed under its wait step.
 create or replace function conductor._wake(task_id bigint, outcome jsonb) returns void
   language plpgsql volatile
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -102,7 +104,7 @@ create or replace function conductor.save_step(attempt_id bigint, name text, res
   returns jsonb
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_task conductor.tasks;
@@ -144,7 +146,7 @@ create or replace function conductor.spawn(
 ) returns bigint
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_task conductor.tasks;
@@ -190,7 +192,7 @@ create or replace function conductor.suspend(
 ) returns table (state text, result jsonb)
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -308,7 +310,7 @@ Raises QC201/QC202/QC203 as complete does, QC106 for bad arguments.$$;
 create or replace function conductor.emit_event(name text, payload jsonb default '{}') returns integer
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -374,7 +376,7 @@ create or replace function conductor.children(task_id bigint)
                  error text, finished_at timestamptz)
   language sql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select c.id, c.kind, c.status, c.result, c.error, c.finished_at
     from conductor.tasks c
@@ -392,7 +394,7 @@ status, result and error so far.$$;
 -- waiting here or sees this child finished itself.
 create or replace function conductor._child_finished() returns trigger
   language plpgsql
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_parent conductor.tasks;

@@ -1,6 +1,8 @@
 -- Revert conductor:functions/schedules from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/schedules@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/schedules@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- Cron schedules that need nothing but the database: any client, pg_cron or
 -- every worker at once may call tick(), and each due time still fires once.
@@ -30,7 +32,7 @@ create or replace function conductor._check_schedule(
   catch_up text, catch_up_limit integer
 ) returns void
   language plpgsql stable
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 begin
   if _check_schedule.name is null or _check_schedule.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -87,7 +89,7 @@ create or replace function conductor.create_schedule(
 ) returns conductor.schedules
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -178,7 +180,7 @@ create or replace function conductor.update_schedule(
 ) returns conductor.schedules
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_s conductor.schedules;
@@ -215,7 +217,7 @@ schedule does not exist, else as create_schedule.$$;
 create or replace function conductor.enable_schedule(name text, enabled boolean default true) returns conductor.schedules
   language sql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select * from conductor.update_schedule(name => enable_schedule.name, enabled => enable_schedule.enabled)
 $$;
@@ -227,7 +229,7 @@ due times passed while it was off are not fired. Raises QC203 when it does not e
 create or replace function conductor.delete_schedule(name text) returns boolean
   language sql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   with gone as (
     delete from conductor.schedules s where s.name = delete_schedule.name returning s.name
@@ -242,7 +244,7 @@ enqueued are not touched.$$;
 create or replace function conductor.list_schedules() returns setof conductor.schedules
   language sql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   select * from conductor.schedules order by name
 $$;
@@ -255,7 +257,7 @@ create or replace function conductor.tick(grace interval default interval '1 min
   returns table (schedule_name text, due_at timestamptz, task_id bigint)
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();

@@ -1,6 +1,8 @@
 -- Revert conductor:functions/stats from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/stats@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/stats@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- What an operator watches, per queue, cheap enough to call every few seconds
 -- on a table of millions of finished rows.
@@ -61,7 +63,7 @@ create or replace function conductor.stats()
     failure_rate     double precision)
   language sql stable
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   with clock as (
     select conductor.now() as now

@@ -1,6 +1,8 @@
 -- Revert conductor:functions/workers from pg: back to its v0.1.0 body
 --
--- The v0.1.0 deploy script (functions/workers@v0.1.0.sql), with create or replace.
+-- The v0.1.0 deploy script (functions/workers@v0.1.0.sql), with create or replace, and
+-- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
+-- bodies does not reopen the pg_temp escalation (issue 14).
 --
 -- Who is alive, for forensics and the dashboard. Leases, not these rows, decide
 -- who holds what: a worker that never registers can still claim.
@@ -22,7 +24,7 @@ create or replace function conductor.register_worker(
 ) returns void
   language plpgsql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -61,7 +63,7 @@ concurrency below 1 or metadata that is not a JSON object.$$;
 create or replace function conductor.deregister_worker(worker_id text) returns boolean
   language sql volatile
   security definer
-  set search_path = ''
+  set search_path = pg_catalog, pg_temp
 as $$
   with gone as (
     delete from conductor.workers w where w.id = deregister_worker.worker_id returning w.id
