@@ -247,7 +247,8 @@ begin
          case when c.id = any (_lease.seen_ids)
               then coalesce((select pg_catalog.jsonb_object_agg(s.name, s.result)
                                from conductor.steps s where s.task_id = c.id), '{}')
-              else '{}' end
+              else '{}' end,
+         c.timeout
     from claimed c
    order by c.priority desc, c.run_at, c.id;
 end

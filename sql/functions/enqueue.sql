@@ -292,7 +292,7 @@ declare
   v_spec conductor._task_spec := row(
     enqueue.kind, enqueue.payload, enqueue.queue, enqueue.priority, enqueue.run_at,
     enqueue.max_attempts, enqueue.dedupe_key, enqueue.concurrency_key, enqueue.parent_id,
-    enqueue.max_recoveries, enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max);
+    enqueue.max_recoveries, enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, null);
   v_problem text := conductor._spec_problem(v_spec);
   v_now timestamptz := conductor.now();
   v_id bigint;
@@ -400,7 +400,8 @@ begin
                (t->>'max_recoveries')::integer,
                (t->>'backoff_base')::interval,
                (t->>'backoff_factor')::double precision,
-               (t->>'backoff_max')::interval
+               (t->>'backoff_max')::interval,
+               null
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);

@@ -27,7 +27,7 @@ declare
   v_spec conductor._task_spec := row(
     configure_kind.kind, '{}', 'default', null, null, configure_kind.max_attempts, null, null, null,
     configure_kind.max_recoveries, configure_kind.backoff_base, configure_kind.backoff_factor,
-    configure_kind.backoff_max);
+    configure_kind.backoff_max, null);
   v_problem text := conductor._spec_problem(v_spec);
 begin
   if v_problem is not null then

@@ -9,8 +9,8 @@ select 1 / pg_catalog.has_function_privilege('conductor_client',
   'conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval)',
   'execute')::int;
 select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, 'infinity', null, null, null, null, null, null,
-                                        'NaN', null)::conductor._task_spec) = 'run_at')::int;
+                                        'NaN', null, null)::conductor._task_spec) = 'run_at')::int;
 select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, null, null, null, null, null, null, null,
-                                        'NaN', null)::conductor._task_spec) = 'backoff_factor')::int;
+                                        'NaN', null, null)::conductor._task_spec) = 'backoff_factor')::int;
 
 rollback;
