@@ -1,0 +1,43 @@
+"""Every default of the worker, in one place: the Worker, its services and the
+CLI read them here (the SQL functions' own defaults are the contract for
+other languages and say the same: a 60 s lease).
+
+Times are seconds.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = [
+    "CANCEL_GRACE",
+    "CLAIM_LINGER",
+    "CONCURRENCY",
+    "HEARTBEAT_INTERVAL",
+    "LEASE",
+    "POLL_INTERVAL",
+    "REAP_INTERVAL",
+    "REPORT_BATCH",
+    "REPORT_LINGER",
+    "SHUTDOWN_GRACE",
+    "TICK_INTERVAL",
+    "default_concurrency",
+]
+
+CONCURRENCY = 32  # tasks running at once; $CONDUCTOR_WORKER_MAX_INFLIGHT overrides
+LEASE = 60.0  # how long a claim holds a task without a heartbeat
+HEARTBEAT_INTERVAL = 10.0  # one heartbeat call extends every lease the worker holds
+POLL_INTERVAL = 10.0  # the backstop for a missed notification; idle workers wake sooner for due tasks
+REAP_INTERVAL = 30.0  # reap() at least this often (sooner when next_wake says so)
+SHUTDOWN_GRACE = 30.0  # running handlers get this long to finish at stop; the rest are released
+CANCEL_GRACE = 10.0  # a cancelled or timed-out handler that has not returned by then is stuck: its slot is freed
+TICK_INTERVAL = 5.0  # the scheduler ticks at each due time and at least this often
+REPORT_BATCH = 500  # at most this many results in one complete_many call
+REPORT_LINGER = 0.005  # a result waits this long for company while other handlers run
+CLAIM_LINGER = 0.002  # a claim waits this long for a quarter of the slots to be free
+
+
+def default_concurrency() -> int:
+    """$CONDUCTOR_WORKER_MAX_INFLIGHT, else :data:`CONCURRENCY`."""
+    value = os.environ.get("CONDUCTOR_WORKER_MAX_INFLIGHT")
+    return int(value) if value else CONCURRENCY
