@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 
-__version__ = "0.1.0"
+from pyconductor.version import __version__
 
 logging.getLogger("pyconductor").addHandler(logging.NullHandler())
 

@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pyconductor import __version__
+from pyconductor.cliutil import default_dsn, fail, resolve_dsn
+from pyconductor.version import __version__
 
 Handler = Callable[[argparse.Namespace], int]
 ParserFactory = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
@@ -52,11 +53,6 @@ def env_arg(
         help=f"{help} [env {shown}]",
         **kwargs,
     )
-
-
-def _fail(message: str) -> int:
-    print(f"pyconductor: error: {message}", file=sys.stderr)
-    return 1
 
 
 # -- helpers of the HTTP servers' flags (dashboard, worker --http) -------------------
@@ -119,17 +115,17 @@ def _run_devdb(args: argparse.Namespace) -> int:
             return 0 if db.running else 3
         elif args.action == "url":
             if not db.initialized:
-                return _fail(f"no development cluster in {db.datadir}; run `pyconductor devdb start`")
+                return fail(f"no development cluster in {db.datadir}; run `pyconductor devdb start`")
             print(db.url(args.dbname))
         elif args.action == "env":
             if not db.running:
-                return _fail(f"development cluster in {db.datadir} is not running")
+                return fail(f"development cluster in {db.datadir} is not running")
             info = db.conninfo(args.dbname)
             for key, var in (("host", "PGHOST"), ("port", "PGPORT"), ("user", "PGUSER"), ("dbname", "PGDATABASE")):
                 print(f"export {var}={info[key]}")
             print(f"export CONDUCTOR_DEVDB_URL={db.url(args.dbname)}")
     except DevDBError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     return 0
 
 
@@ -164,14 +160,6 @@ def add_devdb_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 # -- migrate ---------------------------------------------------------------------
 
 
-def default_dsn() -> str | None:
-    """The URL of the running development cluster, or None."""
-    from pyconductor.devdb import DevDB
-
-    db = DevDB()
-    return db.url() if db.running else None
-
-
 # Exit codes of `pyconductor migrate --check`, beside 0 (up to date) and 1 (could not check).
 MIGRATE_PENDING = 3
 MIGRATE_DRIFTED = 4
@@ -189,7 +177,7 @@ def _run_migrate(args: argparse.Namespace) -> int:
         except DevDBError:
             dsn = None
         if not dsn:
-            return _fail(
+            return fail(
                 "no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL), "
                 "or start the development cluster with `pyconductor devdb start`"
             )
@@ -213,13 +201,13 @@ def _run_migrate(args: argparse.Namespace) -> int:
     except DriftError as exc:
         for change in exc.drifted:
             print(f"  ! {change.key}: deployed script differs from the plan's", file=sys.stderr)
-        _fail(str(exc))
+        fail(str(exc))
         return MIGRATE_DRIFTED
     except MigrateError as exc:
-        return _fail(redact_dsn(str(exc)))
+        return fail(redact_dsn(str(exc)))
     except Exception as exc:  # connection errors and the like: one clear line, no password
         if exc.__class__.__module__.startswith("psycopg"):
-            return _fail(redact_dsn(f"cannot migrate {dsn}: {' '.join(str(exc).split())}"))
+            return fail(redact_dsn(f"cannot migrate {dsn}: {' '.join(str(exc).split())}"))
         raise
     return 0
 
@@ -249,20 +237,6 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 
 
 # -- worker and enqueue ----------------------------------------------------------------
-
-
-def _resolve_dsn(args: argparse.Namespace) -> str | None:
-    if args.dsn:
-        return str(args.dsn)
-    try:
-        from pyconductor.devdb import DevDBError
-
-        try:
-            return default_dsn()
-        except DevDBError:
-            return None
-    except Exception:  # noqa: BLE001 - no devdb: the caller reports "no database"
-        return None
 
 
 def load_app(spec: str) -> Any:
@@ -309,15 +283,15 @@ def _run_worker(args: argparse.Namespace) -> int:
 
     _setup_logging(args.log_level, args.log_format)
     if not args.app:
-        return _fail("no app given: pass --app module:attr (or set CONDUCTOR_APP)")
+        return fail("no app given: pass --app module:attr (or set CONDUCTOR_APP)")
     try:
         app = load_app(args.app)
     except (ImportError, AttributeError) as exc:
-        return _fail(f"cannot load app {args.app!r}: {exc}")
+        return fail(f"cannot load app {args.app!r}: {exc}")
     if not isinstance(app, Conductor):
-        return _fail(f"{args.app} is a {type(app).__name__}, not a pyconductor.Conductor")
+        return fail(f"{args.app} is a {type(app).__name__}, not a pyconductor.Conductor")
     if args.no_workers and args.no_scheduler:
-        return _fail("--no-workers and --no-scheduler together leave nothing to run")
+        return fail("--no-workers and --no-scheduler together leave nothing to run")
     dsn = args.dsn or app.dsn
     queues = [q.strip() for q in (args.queues or "").split(",") if q.strip()] or None
     http_addr = None
@@ -327,11 +301,11 @@ def _run_worker(args: argparse.Namespace) -> int:
         try:
             http_addr = parse_hostport(args.http)
         except ValueError as exc:
-            return _fail(f"--http: {exc}")
+            return fail(f"--http: {exc}")
     try:
         metrics_token = _token(args.metrics_token, args.metrics_token_file, "--metrics-token")
     except ValueError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     worker = Worker(
         app, queues, args.concurrency, dsn=dsn, lease=args.lease, heartbeat_interval=args.heartbeat,
         poll_interval=args.poll, reap_interval=args.reap, shutdown_grace=args.shutdown_grace,
@@ -346,11 +320,11 @@ def _run_worker(args: argparse.Namespace) -> int:
             endpoints = EndpointServer(worker, *http_addr, allowed_hosts=_allowed_hosts(args),
                                        token=metrics_token).start()  # fmt: skip
         except OSError as exc:
-            return _fail(f"--http {args.http}: cannot listen: {exc}")
+            return fail(f"--http {args.http}: cannot listen: {exc}")
     try:
         code = worker.run()
     except ConductorError as exc:  # DatabaseUnusable, SchemaMismatch, options the database refuses
-        return _fail(redact_dsn(str(exc)))
+        return fail(redact_dsn(str(exc)))
     finally:
         if endpoints is not None:
             endpoints.stop()
@@ -427,16 +401,16 @@ def _run_enqueue(args: argparse.Namespace) -> int:
         try:
             loaded = load_app(args.app)
         except (ImportError, AttributeError) as exc:
-            return _fail(f"cannot load app {args.app!r}: {exc}")
+            return fail(f"cannot load app {args.app!r}: {exc}")
         if isinstance(loaded, Conductor):
             app = loaded
-    dsn = args.dsn or (app.dsn if app else None) or _resolve_dsn(args)
+    dsn = args.dsn or (app.dsn if app else None) or resolve_dsn(args)
     if not dsn:
-        return _fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
+        return fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
     try:
         payload = json.loads(args.payload)
     except json.JSONDecodeError as exc:
-        return _fail(f"--payload is not JSON: {exc}")
+        return fail(f"--payload is not JSON: {exc}")
     client = Conductor(dsn, pool_min=1, pool_max=1)
     if app is not None:
         client.registry = app.registry  # the kind's registered defaults apply
@@ -447,10 +421,10 @@ def _run_enqueue(args: argparse.Namespace) -> int:
                 max_attempts=args.max_attempts, dedupe_key=args.dedupe_key,
             )  # fmt: skip
     except ConductorError as exc:
-        return _fail(f"{exc} [{exc.sqlstate}]")
+        return fail(f"{exc} [{exc.sqlstate}]")
     except Exception as exc:
         if exc.__class__.__module__.startswith("psycopg"):
-            return _fail(f"cannot enqueue: {redact_dsn(str(exc))}")
+            return fail(f"cannot enqueue: {redact_dsn(str(exc))}")
         raise
     print(task_id)
     return 0
@@ -485,11 +459,11 @@ def _run_scheduler(args: argparse.Namespace) -> int:
     from pyconductor.scheduler import Scheduler
 
     _setup_logging(args.log_level, args.log_format)
-    dsn = _resolve_dsn(args)
+    dsn = resolve_dsn(args)
     if not dsn:
-        return _fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
+        return fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
     if args.tick_interval <= 0:
-        return _fail("--tick-interval must be positive")
+        return fail("--tick-interval must be positive")
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
@@ -541,14 +515,14 @@ def _run_schedules(args: argparse.Namespace) -> int:
     from pyconductor import queries
     from pyconductor.dsn import redact_dsn
 
-    dsn = _resolve_dsn(args)
+    dsn = resolve_dsn(args)
     if not dsn:
-        return _fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
+        return fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
     try:
         with psycopg.connect(dsn, autocommit=True, row_factory=dict_row) as conn:
             rows = conn.execute(queries.LIST_SCHEDULES).fetchall()
     except psycopg.Error as exc:
-        return _fail(f"cannot list schedules: {redact_dsn(str(exc))}")
+        return fail(f"cannot list schedules: {redact_dsn(str(exc))}")
     if args.json:
         print(json.dumps(rows, default=str, indent=2))
         return 0
@@ -584,10 +558,10 @@ def _run_dashboard(args: argparse.Namespace) -> int:
         token = _token(args.token, args.token_file, "--token")
         check_bind(args.host, token)
     except (ValueError, DashboardConfigError) as exc:
-        return _fail(str(exc))
-    dsn = _resolve_dsn(args)
+        return fail(str(exc))
+    dsn = resolve_dsn(args)
     if not dsn:
-        return _fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
+        return fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"pyconductor dashboard on http://{shown}:{args.port}/" + (" (token required)" if token else ""),
           file=sys.stderr, flush=True)  # fmt: skip
@@ -595,7 +569,7 @@ def _run_dashboard(args: argparse.Namespace) -> int:
         serve(dsn, args.host, args.port, token, allowed_hosts=_allowed_hosts(args),
               session_max_age=int(args.session_max_age.total_seconds()), secure_cookies=args.behind_tls)  # fmt: skip
     except OSError as exc:
-        return _fail(f"cannot listen on {args.host}:{args.port}: {exc}")
+        return fail(f"cannot listen on {args.host}:{args.port}: {exc}")
     return 0
 
 
@@ -772,19 +746,19 @@ def _run_demo(args: argparse.Namespace) -> int:
     from pyconductor.dsn import redact_dsn
     from pyconductor.errors import DatabaseUnusable
 
-    dsn = _resolve_dsn(args)
+    dsn = resolve_dsn(args)
     if not dsn:
-        return _fail(
+        return fail(
             "no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL), "
             "or start the development cluster with `make devdb`"
         )
     try:
         summary = run_demo(dsn, args.tasks, concurrency=args.concurrency, rate=args.rate, seed=args.seed)
     except (RuntimeError, DatabaseUnusable) as exc:
-        return _fail(redact_dsn(str(exc)))
+        return fail(redact_dsn(str(exc)))
     except Exception as exc:
         if exc.__class__.__module__.startswith("psycopg"):
-            return _fail(f"demo failed on {redact_dsn(dsn)}: {redact_dsn(str(exc))} "
+            return fail(f"demo failed on {redact_dsn(dsn)}: {redact_dsn(str(exc))} "
                          "(is the database migrated? `pyconductor migrate`)")  # fmt: skip
         raise
     print(summary.render())

@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from pyconductor.cliutil import fail
+
 __all__ = [
     "STATS_COLUMNS",
     "TASK_COLUMNS",
@@ -135,10 +137,10 @@ def _connect(args: argparse.Namespace) -> Iterator[Any]:
     import psycopg
     from psycopg.rows import dict_row
 
-    from pyconductor.cli import _resolve_dsn
+    from pyconductor.cliutil import resolve_dsn
     from pyconductor.wire import load_infinite_times
 
-    dsn = _resolve_dsn(args)
+    dsn = resolve_dsn(args)
     if not dsn:
         raise Unreachable("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL), "
                           "or start the development cluster with `pyconductor devdb start`")  # fmt: skip
@@ -158,23 +160,22 @@ def _command(run: Callable[[argparse.Namespace, Any], int], unreachable_code: in
     def handler(args: argparse.Namespace) -> int:
         import psycopg
 
-        from pyconductor.cli import _fail
         from pyconductor.errors import ConductorError, mapped_errors
 
         try:
             with _connect(args) as conn, mapped_errors():
                 return run(args, conn)
         except Unreachable as exc:
-            _fail(str(exc))
+            fail(str(exc))
             return unreachable_code
         except ConductorError as exc:
-            return _fail(f"{exc} [{exc.sqlstate}]" if exc.sqlstate else str(exc))
+            return fail(f"{exc} [{exc.sqlstate}]" if exc.sqlstate else str(exc))
         except psycopg.OperationalError as exc:
-            _fail(f"lost the database: {_one_line(exc)}")
+            fail(f"lost the database: {_one_line(exc)}")
             return unreachable_code
         except psycopg.Error as exc:
             hint = " (is the database migrated? `pyconductor migrate`)" if exc.sqlstate in ("42883", "3F000", "42P01") else ""
-            return _fail(f"{_one_line(exc)}{hint}")
+            return fail(f"{_one_line(exc)}{hint}")
 
     return handler
 
@@ -259,9 +260,8 @@ def _prune(args: argparse.Namespace, conn: Any) -> int:
     from pyconductor import queries
 
     if args.batch < 1:
-        from pyconductor.cli import _fail
 
-        return _fail("--batch must be at least 1")
+        return fail("--batch must be at least 1")
     total = 0
     batches = 0
     while True:
@@ -314,10 +314,9 @@ def _tasks(args: argparse.Namespace, conn: Any) -> int:
 
 def _task_show(args: argparse.Namespace, conn: Any) -> int:
     from pyconductor import queries
-    from pyconductor.cli import _fail
 
     if len(args.show) != 2 or args.show[0] != "show" or not args.show[1].isdigit():
-        return _fail(f"expected `tasks show ID`, got `tasks {' '.join(args.show)}`")
+        return fail(f"expected `tasks show ID`, got `tasks {' '.join(args.show)}`")
     task = conn.execute(queries.GET_TASK, {"task_id": int(args.show[1])}).fetchone()
     if args.json:
         print(json.dumps({k: _jsonable(v) for k, v in task.items()}, indent=2, default=str))
