@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
+from pyconductor import queries
 from pyconductor.errors import LeaseLost, NotFound, TaskCancelled
-from pyconductor.wire import dumps_json
+from pyconductor.wire import dumps_json, interval_text, timestamp_text
 
 __all__ = ["EventTimeout", "TaskContext"]
 
@@ -77,13 +78,6 @@ class _Runtime(Protocol):
 
     def waiting(self, ctx: TaskContext) -> None:
         """A wait was parked: the reaper should look at next_wake again."""
-
-
-def _interval(seconds: float | timedelta | None) -> str | None:
-    if seconds is None:
-        return None
-    value = seconds.total_seconds() if isinstance(seconds, timedelta) else float(seconds)
-    return f"{value} seconds"
 
 
 _CANCEL_LOCK = threading.Lock()
@@ -214,8 +208,6 @@ class TaskContext:
         finished, else ``fn()``'s result, checkpointed (``conductor.save_step``)
         and returned as stored. The result must be JSON (TypeError otherwise).
         Raises LeaseLost / TaskCancelled when the task is no longer held."""
-        from pyconductor import queries
-
         key = self._next_name(name)
         if key in self.steps:
             return self.steps[key]  # type: ignore[no-any-return]
@@ -241,9 +233,6 @@ class TaskContext:
         'spawn:<kind>', numbered). ``options``: queue, priority, run_at,
         max_attempts, dedupe_key, concurrency_key, max_recoveries; those left
         out take the kind's registered defaults, else the database's."""
-        from pyconductor import queries
-        from pyconductor.client import _timestamp
-
         unknown = set(options) - set(queries.SPAWN_OPTIONS)
         if unknown:
             raise TypeError(f"unknown spawn option(s): {', '.join(sorted(unknown))}")
@@ -254,7 +243,7 @@ class TaskContext:
         merged = dict(self._runtime.spawn_defaults(kind)) if self._runtime is not None else {}
         merged.update({k: v for k, v in options.items() if v is not None})
         if merged.get("run_at") is not None:
-            merged["run_at"] = _timestamp(merged["run_at"])
+            merged["run_at"] = timestamp_text(merged["run_at"])
         try:
             body = dumps_json({} if payload is None else payload)
         except (TypeError, ValueError) as exc:
@@ -270,11 +259,9 @@ class TaskContext:
 
     def _wait(self, key: str, wait_for: str, *, event: str | None = None,
               duration: float | timedelta | None = None, timeout: float | timedelta | None = None) -> Any:  # fmt: skip
-        from pyconductor import queries
-
         rows = self._call(queries.SUSPEND, {
             "attempt_id": self.attempt_id, "step": key, "wait_for": wait_for, "event": event,
-            "duration": _interval(duration), "timeout": _interval(timeout),
+            "duration": interval_text(duration), "timeout": interval_text(timeout),
         })  # fmt: skip
         state, result = rows[0]["state"], rows[0]["result"]
         if state == "waiting":
