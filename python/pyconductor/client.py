@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -32,18 +32,16 @@ from psycopg_pool import ConnectionPool
 
 from pyconductor import queries
 from pyconductor.errors import InvalidArgument, mapped_errors
-from pyconductor.registry import ENQUEUE_OPTIONS, Registry, Task
-from pyconductor.wire import dumps_json, load_infinite_times
-
-if TYPE_CHECKING:
-    from pyconductor.worker import Worker
+from pyconductor.registry import INTERVAL_OPTIONS, KIND_OPTIONS, Registry, Task
+from pyconductor.scheduler import ScheduleSpec
+from pyconductor.wire import dumps_json, interval_text, load_infinite_times, timestamp_text
 
 __all__ = ["AttemptInfo", "Conductor", "TaskInfo", "dumps_json"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Keys of one task spec, as conductor.enqueue_many reads them.
-SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *sorted(ENQUEUE_OPTIONS))
+SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS)
 
 
 def _schedule_name(kind: str) -> str:
@@ -51,20 +49,8 @@ def _schedule_name(kind: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.:/-]", "-", kind).lstrip("_.:/-")[:200] or "schedule"
 
 
-def _interval(value: timedelta | float | int | str) -> str:
-    if isinstance(value, timedelta):
-        return f"{value.total_seconds()} seconds"
-    if isinstance(value, (int, float)):
-        return f"{float(value)} seconds"
-    return str(value)
-
-
-def _timestamp(value: datetime | str) -> str:
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            raise InvalidArgument(f"run_at {value!r} has no time zone; pass an aware datetime")
-        return value.isoformat()
-    return str(value)
+# worker.py's name for wire.interval_text until its rewrite imports that; removed then
+_interval = interval_text
 
 
 def _parse_ts(value: Any) -> datetime | None:
@@ -193,12 +179,17 @@ class Conductor:
 
     def task(self, kind: str | None = None, **defaults: Any) -> Callable[[Callable[..., Any]], Task]:
         """Register the decorated function as the handler of ``kind`` (default: the
-        function's ``module.qualname``). ``defaults`` are enqueue options
-        (queue, priority, max_attempts, max_recoveries, concurrency_key,
-        backoff_base, backoff_factor, backoff_max) applied whenever this kind is
-        enqueued through this app. The handler is called ``fn(payload)`` or, if it
-        takes two positional parameters, ``fn(payload, ctx)``; its return value
-        (JSON-serialisable) is the task's result."""
+        function's ``module.qualname``). ``defaults`` are the kind's options
+        (registry.KIND_OPTIONS: queue, priority, concurrency_key, max_attempts,
+        max_recoveries, backoff_base, backoff_factor, backoff_max, timeout):
+        applied whenever this kind is enqueued through this app, and written to
+        the database by a worker's start (``conductor.configure_kind``), so an
+        enqueue from anywhere else gets them too. ``timeout`` (seconds or a
+        timedelta, more than 0) limits each attempt: the lease is not extended
+        past it and the attempt fails as timed out. The handler is called
+        ``fn(payload)`` or, if it takes two positional parameters,
+        ``fn(payload, ctx)``; its return value (JSON-serialisable) is the
+        task's result."""
 
         def deco(fn: Callable[..., Any]) -> Task:
             name = kind or f"{fn.__module__}.{fn.__qualname__}"
@@ -233,7 +224,6 @@ class Conductor:
         concurrency_key, catch_up ('once' or 'all'), catch_up_limit; queue,
         priority, max_attempts and concurrency_key default to the kind's
         registered ones."""
-        from pyconductor.scheduler import ScheduleSpec
 
         def declare(k: str) -> None:
             task = self.registry.get(k)
@@ -266,8 +256,9 @@ class Conductor:
 
     def task_spec(self, kind: str, payload: Any = None, **options: Any) -> dict[str, Any]:
         """The JSON object ``conductor.enqueue_many`` reads for one task: the
-        registered defaults of ``kind`` updated by ``options``; keys left None are
-        left out, so the database applies its own defaults."""
+        registered options of ``kind`` updated by ``options``; keys left None are
+        left out, so the database applies the kind's configuration, else its own
+        defaults. Durations become interval text, run_at ISO 8601 text."""
         unknown = set(options) - set(SPEC_KEYS)
         if unknown:
             raise TypeError(f"unknown enqueue option(s): {', '.join(sorted(unknown))}")
@@ -277,10 +268,10 @@ class Conductor:
         for key, value in merged.items():
             if value is None:
                 continue
-            if key in ("backoff_base", "backoff_max"):
-                value = _interval(value)
+            if key in INTERVAL_OPTIONS:
+                value = interval_text(value)
             elif key == "run_at":
-                value = _timestamp(value)
+                value = timestamp_text(value)
             spec[key] = value
         return spec
 
@@ -300,12 +291,16 @@ class Conductor:
         backoff_base: timedelta | float | str | None = None,
         backoff_factor: float | None = None,
         backoff_max: timedelta | float | str | None = None,
+        timeout: timedelta | float | str | None = None,
     ) -> int:
         """Write one task and return its id.
 
         ``payload`` is a JSON object (dict; None means ``{}``). Options left None
-        take the defaults registered for ``kind`` with :meth:`task`, else the
-        database's (queue 'default', priority 0, due now, max_attempts 1, ...).
+        take the options registered for ``kind`` with :meth:`task`, else the
+        kind's configuration in the database (``conductor.configure_kind``, from
+        any client), else the engine's defaults (queue 'default', priority 0,
+        due now, max_attempts 1, no timeout, ...). ``timeout`` limits each
+        attempt (seconds or a timedelta; more than 0, at most 30 days).
         A ``dedupe_key`` held by an unfinished task returns that task's id.
         Raises InvalidKind, InvalidPayload, PayloadTooLarge, InvalidQueue,
         InvalidArgument, NotFound (parent)."""
@@ -313,7 +308,7 @@ class Conductor:
             kind, payload, queue=queue, priority=priority, run_at=run_at, max_attempts=max_attempts,
             dedupe_key=dedupe_key, concurrency_key=concurrency_key, parent_id=parent_id,
             max_recoveries=max_recoveries, backoff_base=backoff_base, backoff_factor=backoff_factor,
-            backoff_max=backoff_max,
+            backoff_max=backoff_max, timeout=timeout,
         )  # fmt: skip
         try:
             spec["payload"] = dumps_json(spec["payload"])
@@ -423,11 +418,3 @@ class Conductor:
         finally:
             if conn is not None:
                 conn.close()
-
-    # -- workers -------------------------------------------------------------------
-
-    def worker(self, **options: Any) -> Worker:
-        """A :class:`~pyconductor.worker.Worker` running this app's handlers."""
-        from pyconductor.worker import Worker
-
-        return Worker(self, **options)

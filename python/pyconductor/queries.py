@@ -13,15 +13,15 @@ from functools import lru_cache
 
 # -- client ------------------------------------------------------------------------
 # A key left out of a task (a JSON object for enqueue_many, a parameter not named
-# for enqueue) takes the database's default (queue, max_attempts, ...), so Python
-# decides none.
+# for enqueue) takes the kind's configuration (conductor.kinds), else the engine's
+# default (queue, priority, max_attempts, timeout, ...), so Python decides none.
 ENQUEUE_MANY = "select id from conductor.enqueue_many(tasks => %(tasks)s::jsonb) as id"
 # conductor.enqueue's parameters in its order, each with the cast its value needs
 ENQUEUE_PARAMETERS = {
     "kind": "", "payload": "::jsonb", "queue": "", "priority": "::integer", "run_at": "::timestamptz",
     "max_attempts": "::integer", "dedupe_key": "", "concurrency_key": "", "parent_id": "::bigint",
     "max_recoveries": "::integer", "backoff_base": "::interval", "backoff_factor": "::float8",
-    "backoff_max": "::interval",
+    "backoff_max": "::interval", "timeout": "::interval",
 }  # fmt: skip
 
 

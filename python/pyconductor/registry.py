@@ -1,8 +1,23 @@
-"""The task registry: which handler runs which kind, with which enqueue defaults.
+"""The task registry: which handler runs which kind, with which options.
 
-``@app.task("kind", queue=..., max_attempts=...)`` registers a handler and
-returns a :class:`Task`, which is still callable like the function and adds
-``.enqueue(payload, **options)`` using the registered defaults.
+``@app.task("kind", queue=..., max_attempts=..., timeout=...)`` registers a
+handler and returns a :class:`Task`, which is still callable like the function
+and adds ``.enqueue(payload, **options)`` using the registered options.
+
+A kind's options live in two places that agree once a worker has started:
+here, and in the database's ``conductor.kinds`` (``conductor.configure_kind``,
+which a worker calls at start for each kind it serves with
+:meth:`Task.configuration`). ``enqueue`` from any client (psql, a trigger,
+another language, this package without the registry) takes the kind's row for
+what it does not say; this package sends the registered options itself, so
+they apply even before a worker of the newest code has written them.
+
+Checked here, when the module defining the handler is imported, rather than at
+the first enqueue: ``timeout`` (more than 0 seconds; SQL checks its upper
+bound) and ``concurrency_key`` (text: it is written to SQL as the kind's
+default, so a value computed per task belongs in ``enqueue(concurrency_key=...)``;
+0.1.0 took any value here, but nothing else ever reached the database: psycopg
+refused to send a callable). The other options are checked by the database, at the worker's start.
 """
 
 from __future__ import annotations
@@ -10,24 +25,57 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pyconductor.context import TaskContext
+from pyconductor.wire import interval_text
 
 if TYPE_CHECKING:
-    from pyconductor.client import Conductor
+    from pyconductor.context import TaskContext
     from pyconductor.scheduler import ScheduleSpec
 
-__all__ = ["ENQUEUE_OPTIONS", "POLICY_OPTIONS", "Registry", "Task", "takes_context"]
+__all__ = ["INTERVAL_OPTIONS", "KIND_OPTIONS", "Registry", "Task", "takes_context"]
 
-# The options of a kind that are its retry policy in the database (configure_kind).
+# A kind's options: what @app.task may give, what Conductor.enqueue takes the
+# registered value of when the caller gives none, and conductor.configure_kind's
+# parameters after kind (what a worker writes at start for each kind it serves).
+KIND_OPTIONS = (
+    "queue", "priority", "concurrency_key", "max_attempts", "max_recoveries",
+    "backoff_base", "backoff_factor", "backoff_max", "timeout",
+)  # fmt: skip
+
+# The worker's retry policy subset of KIND_OPTIONS, read by worker.py until it writes
+# Task.configuration() (every kind option); removed then.
 POLICY_OPTIONS = ("max_attempts", "max_recoveries", "backoff_base", "backoff_factor", "backoff_max")
 
-# The options of Conductor.enqueue a registration may give defaults for.
-ENQUEUE_OPTIONS = frozenset({
-    "queue", "priority", "max_attempts", "max_recoveries", "concurrency_key",
-    "backoff_base", "backoff_factor", "backoff_max",
-})  # fmt: skip
+# The options that are durations (seconds, a timedelta, or interval text); sent as interval_text.
+INTERVAL_OPTIONS = frozenset({"backoff_base", "backoff_max", "timeout"})
+
+
+class _App(Protocol):
+    """What a Task needs of its Conductor: enqueue."""
+
+    def enqueue(self, kind: str, payload: Any = None, **options: Any) -> int: ...
+
+
+def _check_options(kind: str, options: dict[str, Any]) -> None:
+    """TypeError for an unknown option or a concurrency_key that is not text,
+    ValueError for a timeout that is not more than 0 seconds."""
+    unknown = set(options) - set(KIND_OPTIONS)
+    if unknown:
+        raise TypeError(f"unknown task option(s) for {kind!r}: {', '.join(sorted(unknown))}")
+    key = options.get("concurrency_key")
+    if key is not None and not isinstance(key, str):
+        raise TypeError(f"concurrency_key of {kind!r} must be a str (the kind's default, written to SQL), "
+                        f"not {type(key).__name__}; pass a per-task key to enqueue(concurrency_key=...)")  # fmt: skip
+    timeout = options.get("timeout")
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float, timedelta)):
+            raise TypeError(f"timeout of {kind!r} must be seconds (int or float) or a timedelta, "
+                            f"not {type(timeout).__name__}")  # fmt: skip
+        seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+        if not seconds > 0:  # NaN too
+            raise ValueError(f"timeout of {kind!r} must be more than 0 seconds, got {timeout!r}")
 
 
 def takes_context(fn: Callable[..., Any]) -> bool:
@@ -49,10 +97,8 @@ def takes_context(fn: Callable[..., Any]) -> bool:
 class Task:
     """A registered handler: call it like the function, enqueue with ``.enqueue``."""
 
-    def __init__(self, app: Conductor | None, kind: str, fn: Callable[..., Any], defaults: dict[str, Any]) -> None:
-        unknown = set(defaults) - ENQUEUE_OPTIONS
-        if unknown:
-            raise TypeError(f"unknown task option(s) for {kind!r}: {', '.join(sorted(unknown))}")
+    def __init__(self, app: _App | None, kind: str, fn: Callable[..., Any], defaults: dict[str, Any]) -> None:
+        _check_options(kind, defaults)
         self.app = app
         self.kind = kind
         self.fn = fn
@@ -75,6 +121,16 @@ class Task:
         merged = dict(self.defaults)
         merged.update({k: v for k, v in overrides.items() if v is not None})
         return merged
+
+    def configuration(self) -> dict[str, Any]:
+        """``conductor.configure_kind``'s parameters for this kind (queries.CONFIGURE_KIND):
+        ``kind`` and every one of KIND_OPTIONS, None where nothing is registered
+        (the engine's default), durations as interval text."""
+        params: dict[str, Any] = {"kind": self.kind}
+        for key in KIND_OPTIONS:
+            value = self.defaults.get(key)
+            params[key] = interval_text(value) if key in INTERVAL_OPTIONS else value
+        return params
 
     def enqueue(self, payload: Any = None, **options: Any) -> int:
         """Enqueue one task of this kind with the registered defaults; returns its id."""
