@@ -26,7 +26,14 @@ what a liveness probe needs.
 
     {"status": "ok"|"unavailable", "worker_id", "roles", "queues", "concurrency",
      "in_flight", "held", "leader_locks": ["scheduler"], "database": {"reachable", "error", "latency_ms"},
-     "stats": {...}}
+     "stats": {...}, "unrunnable": [{"queue", "kind", "tasks", "dead_letter_at"}, ...]}
+
+``unrunnable`` (``conductor.unrunnable()``) lists, per queue and kind, the
+queued tasks that no live worker can run: no worker seen lately serves both
+the queue and the kind (a kind no deployed code handles yet, or a typo).
+``dead_letter_at`` is when the reaper will dead-letter the oldest as an
+unknown kind (null: it will not). It is the fleet's state, not this worker's,
+so it does not change the status; it is null on a schema without the function.
 
 ``/metrics`` (all names prefixed ``conductor_``):
 
@@ -44,7 +51,15 @@ what a liveness probe needs.
   queue_backlog_age_seconds{queue} age of the oldest ready task
   queue_succeeded, queue_failed{queue,window}  finished in the last 1m/5m/15m
   queue_failure_rate{queue}
+  queue_unrunnable{queue}          queued tasks no live worker can run (stats().unrunnable)
   stats_available                  0 while ``conductor.stats()`` does not exist
+
+``/metrics`` needs prometheus_client, the ``metrics`` extra (``pip install
+'pyconductor[metrics]'``); it is imported only when an EndpointServer starts,
+so a worker installed without it runs and serves ``/health``, and ``/metrics``
+answers 501 naming the extra (the server logs the same once at start). It
+does not refuse to start: ``/health`` alone is what a liveness probe needs,
+and a worker must not fail to deploy for want of a scraper's library.
 
 The handler metrics come from the Worker's ``outcome_listeners``: each
 outcome once the database answered (so 'retried' is what ``conductor.fail``
@@ -63,10 +78,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
-from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
 from psycopg.rows import dict_row
 
 from pyconductor import queries
@@ -74,10 +85,12 @@ from pyconductor.access import HostCheck, bearer_matches
 from pyconductor.dsn import redact_dsn
 
 if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+
     from pyconductor.context import TaskContext
     from pyconductor.worker import Worker
 
-__all__ = ["DatabaseProbe", "EndpointServer", "WorkerMetrics", "parse_hostport"]
+__all__ = ["METRICS_MISSING", "DatabaseProbe", "EndpointServer", "WorkerMetrics", "parse_hostport"]
 
 logger = logging.getLogger("pyconductor")
 
@@ -85,6 +98,10 @@ PROBE_TIMEOUT = 2.0
 DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, float("inf"))
 QUEUE_GAUGES = ("ready", "scheduled", "running", "waiting")
 WINDOWS = ("1m", "5m", "15m")
+# what /metrics answers (501) when prometheus_client is not installed
+METRICS_MISSING = "/metrics needs prometheus_client: pip install 'pyconductor[metrics]'"
+# the probe's optional reads: a schema without the function reads as None
+READS = {"stats": queries.STATS, "unrunnable": queries.UNRUNNABLE}
 
 
 def parse_hostport(text: str) -> tuple[str, int]:
@@ -105,7 +122,7 @@ def _seconds(value: Any) -> float | None:
 
 
 class DatabaseProbe:
-    """``select 1`` (and ``conductor.stats()`` when asked) on one kept
+    """``select 1`` (and the READS asked for) on one kept
     connection, with connect and statement timeouts of ``timeout`` seconds.
     A connection that broke since the last probe is replaced and the probe
     sent again at once, so a server restart does not read as a failed
@@ -128,10 +145,11 @@ class DatabaseProbe:
         )  # fmt: skip
         return self._conn, True
 
-    def __call__(self, with_stats: bool = False) -> dict[str, Any]:
-        """Never raises: returns ``{"reachable", "error", "latency_ms", "stats"}``
-        (stats: None when not asked or when ``conductor.stats()`` does not exist)."""
-        out: dict[str, Any] = {"reachable": False, "error": None, "latency_ms": None, "stats": None}
+    def __call__(self, *reads: str) -> dict[str, Any]:
+        """Never raises: returns ``{"reachable", "error", "latency_ms"}`` and the
+        rows of each of ``reads`` (names of READS: "stats", "unrunnable"), None
+        when the database has no such function or did not answer."""
+        out: dict[str, Any] = {"reachable": False, "error": None, "latency_ms": None, **dict.fromkeys(reads)}
         if not self._lock.acquire(timeout=self.timeout):
             out["error"] = f"the previous probe has not answered for {self.timeout:g}s"
             return out
@@ -144,11 +162,11 @@ class DatabaseProbe:
                     conn.execute(queries.PROBE)
                     out["reachable"] = True
                     out["latency_ms"] = round((time.perf_counter() - start) * 1000, 3)
-                    if with_stats:
+                    for name in reads:
                         try:
-                            out["stats"] = conn.execute(queries.DASHBOARD_STATS).fetchall()
+                            out[name] = conn.execute(READS[name]).fetchall()
                         except psycopg.errors.UndefinedFunction:
-                            out["stats"] = None
+                            out[name] = None
                     out["error"] = None
                     return out
                 except psycopg.Error as exc:
@@ -156,7 +174,7 @@ class DatabaseProbe:
                     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
                         self._close()
                     if fresh or out["reachable"]:
-                        return out  # a new connection failed, or the stats did: trying again tells nothing
+                        return out  # a new connection failed, or a read did: trying again tells nothing
             return out
         finally:
             self._lock.release()
@@ -179,12 +197,20 @@ class DatabaseProbe:
                 self._lock.release()
 
 
-class WorkerMetrics(Collector):
+class WorkerMetrics:
     """The Prometheus registry of one worker: its counters, handler timings,
-    and the queue figures of ``conductor.stats()`` read at each scrape."""
+    and the queue figures of ``conductor.stats()`` read at each scrape.
+
+    Raises ImportError (naming the extra) when prometheus_client is not
+    installed: it is imported here, not with the module, so a worker without
+    it runs and serves /health."""
 
     def __init__(self, worker: Worker, dsn: str | None = None, probe_timeout: float = PROBE_TIMEOUT, *,
                  probe: DatabaseProbe | None = None) -> None:  # fmt: skip
+        try:
+            from prometheus_client import CollectorRegistry, Counter, Histogram
+        except ImportError as exc:
+            raise ImportError(METRICS_MISSING) from exc
         self.worker = worker
         self.probe = probe or DatabaseProbe(dsn or worker.dsn, probe_timeout)
         self.registry = CollectorRegistry(auto_describe=False)
@@ -199,6 +225,12 @@ class WorkerMetrics(Collector):
         self.registry.register(self)
         worker.outcome_listeners.append(self.observe)
 
+    def exposition(self) -> tuple[str, bytes]:
+        """(content type, body) of one scrape, in Prometheus' text format."""
+        from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+        return CONTENT_TYPE_LATEST, generate_latest(self.registry)
+
     def observe(self, ctx: TaskContext, outcome: str, handler_ms: float | None) -> None:
         """Record one handler outcome (a Worker outcome listener)."""
         self.handler_runs.labels(ctx.kind, ctx.queue, outcome).inc()
@@ -206,6 +238,8 @@ class WorkerMetrics(Collector):
             self.handler_duration.labels(ctx.kind, ctx.queue).observe(handler_ms / 1000)
 
     def collect(self) -> Iterable[Metric]:
+        from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily
+
         w = self.worker
         events = CounterMetricFamily(
             "conductor_worker_tasks", "The worker's counters since start, by event (what the database accepted).",
@@ -224,7 +258,7 @@ class WorkerMetrics(Collector):
             leader.add_metric([name], 1 if held else 0)
         yield leader
 
-        probe = self.probe(with_stats=True)
+        probe = self.probe("stats")
         yield GaugeMetricFamily("conductor_database_up", "1 when select 1 answered during this scrape.",
                                 value=1 if probe["reachable"] else 0)  # fmt: skip
         stats = probe["stats"]
@@ -246,6 +280,10 @@ class WorkerMetrics(Collector):
         }
         rate = GaugeMetricFamily("conductor_queue_failure_rate", "Failed / finished in the last 15 minutes.",
                                  labels=["queue"])  # fmt: skip
+        unrunnable = GaugeMetricFamily(
+            "conductor_queue_unrunnable", "Queued tasks no live worker can run (none serves the queue and the kind).",
+            labels=["queue"],
+        )  # fmt: skip
         for row in stats:
             q = str(row["queue"])
             for key in QUEUE_GAUGES:
@@ -259,16 +297,22 @@ class WorkerMetrics(Collector):
                         family.add_metric([q, window], float(value))
             if row.get("failure_rate") is not None:
                 rate.add_metric([q], float(row["failure_rate"]))
+            if row.get("unrunnable") is not None:  # a schema before 0.2.0 has no such column
+                unrunnable.add_metric([q], float(row["unrunnable"]))
         yield from gauges.values()
         yield age
         yield from done.values()
         yield rate
+        yield unrunnable
+
+
+_UNRUNNABLE_KEYS = ("queue", "kind", "tasks", "dead_letter_at")
 
 
 def health(worker: Worker, probe: DatabaseProbe, details: bool = True) -> tuple[int, dict[str, Any]]:
     """(HTTP status, body) of ``/health``: 200 when the database answers, else 503.
     Without ``details``, the body is only ``{"status": ...}``."""
-    result = probe()
+    result = probe("unrunnable") if details else probe()
     status = 200 if result["reachable"] else 503
     if not details:
         return status, {"status": "ok" if result["reachable"] else "unavailable"}
@@ -284,7 +328,9 @@ def health(worker: Worker, probe: DatabaseProbe, details: bool = True) -> tuple[
         "leader_locks": sorted(name for name, held in locks.items() if held),
         "database": {"reachable": result["reachable"], "error": result["error"], "latency_ms": result["latency_ms"]},
         "stats": dict(worker.stats),
-    }
+        "unrunnable": None if result["unrunnable"] is None
+        else [{key: row[key] for key in _UNRUNNABLE_KEYS} for row in result["unrunnable"]],
+    }  # fmt: skip
     return status, body
 
 
@@ -302,13 +348,15 @@ class _Handler(BaseHTTPRequestHandler):
         authorized = token is None or bearer_matches(self.headers.get("Authorization"), token)
         try:
             if path == "/health":
-                status, body = health(self.server.worker, self.server.metrics.probe, details=authorized)
+                status, body = health(self.server.worker, self.server.probe, details=authorized)
                 self._send(status, "application/json", json.dumps(body, default=str).encode())
             elif path == "/metrics" and not authorized:
                 self._send(401, "text/plain; charset=utf-8", b"401 unauthorized: /metrics needs the token\n",
                            {"WWW-Authenticate": 'Bearer realm="conductor"'})  # fmt: skip
+            elif path == "/metrics" and self.server.metrics is None:
+                self._send(501, "text/plain; charset=utf-8", f"501 not implemented: {METRICS_MISSING}\n".encode())
             elif path == "/metrics":
-                self._send(200, CONTENT_TYPE_LATEST, generate_latest(self.server.metrics.registry))
+                self._send(200, *self.server.metrics.exposition())
             else:
                 self._send(404, "text/plain; charset=utf-8", b"not found: try /health or /metrics\n")
         except Exception:  # noqa: BLE001 - never kill the server thread
@@ -332,7 +380,8 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     worker: Worker
-    metrics: WorkerMetrics
+    probe: DatabaseProbe
+    metrics: WorkerMetrics | None
     host_check: HostCheck
     token: str | None
 
@@ -341,7 +390,8 @@ class EndpointServer:
     """``/health`` and ``/metrics`` of ``worker`` on ``host:port`` (port 0: any
     free port; read ``.port``). ``start()`` binds and serves from a daemon
     thread; ``stop()`` shuts it down. ``allowed_hosts``: more names the Host
-    header may give; ``token``: what ``/metrics`` needs (see the module doc)."""
+    header may give; ``token``: what ``/metrics`` needs (see the module doc).
+    Without prometheus_client, ``metrics`` is None and ``/metrics`` answers 501."""
 
     def __init__(self, worker: Worker, host: str = "127.0.0.1", port: int = 9100, *,
                  dsn: str | None = None, probe_timeout: float = PROBE_TIMEOUT,
@@ -352,7 +402,12 @@ class EndpointServer:
         self.dsn = dsn or worker.dsn
         self.host_check = HostCheck(host, allowed_hosts)
         self.token = token or None
-        self.metrics = WorkerMetrics(worker, probe=DatabaseProbe(self.dsn, probe_timeout))
+        self.probe = DatabaseProbe(self.dsn, probe_timeout)
+        self.metrics: WorkerMetrics | None
+        try:
+            self.metrics = WorkerMetrics(worker, probe=self.probe)
+        except ImportError:
+            self.metrics = None
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -369,6 +424,7 @@ class EndpointServer:
             server_cls = type("_Server6", (_Server,), {"address_family": socket.AF_INET6})
         httpd = server_cls((self.host, self.port), _Handler)
         httpd.worker = self.worker
+        httpd.probe = self.probe
         httpd.metrics = self.metrics
         httpd.host_check = self.host_check
         httpd.token = self.token
@@ -378,6 +434,9 @@ class EndpointServer:
                                         name="pyconductor-http", daemon=True)  # fmt: skip
         self._thread.start()
         logger.info("worker endpoints on %s (/health, /metrics)", self.url, extra={"worker_id": self.worker.worker_id})
+        if self.metrics is None:
+            logger.warning("worker endpoints: /metrics answers 501: %s", METRICS_MISSING,
+                           extra={"worker_id": self.worker.worker_id})  # fmt: skip
         return self
 
     def stop(self) -> None:
@@ -388,7 +447,7 @@ class EndpointServer:
         httpd.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        self.metrics.probe.close()
+        self.probe.close()
 
     def __enter__(self) -> EndpointServer:
         return self.start()

@@ -93,7 +93,12 @@ DASHBOARD_WORKERS = "select id, host, pid, queues, concurrency, roles, version, 
 DASHBOARD_LEADERS = "select * from conductor.leaders()"
 
 # -- operations (pyconductor.ops: stats, health, prune, tasks, status) --------------
+# stats(): one row per queue; its last column, unrunnable, counts the queue's queued
+# tasks that no live worker can run (none serves both the queue and the kind)
 STATS = "select * from conductor.stats()"
+# per (queue, kind): queue, kind, tasks, oldest_run_at, dead_letter_at (when the
+# reaper's unknown-kind sweep dead-letters the oldest; NULL: it will not)
+UNRUNNABLE = "select * from conductor.unrunnable()"
 PRUNE = "select conductor.prune(older_than => %(older_than)s::interval, include_failed => %(include_failed)s, batch => %(batch)s) as pruned"
 LIST_TASKS = 'select * from conductor.list_tasks(status => %(status)s, queue => %(queue)s, kind => %(kind)s, before_id => %(before_id)s, "limit" => %(limit)s)'
 LEADERS = "select * from conductor.leaders()"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -285,3 +288,38 @@ def test_cli_help_names_the_metrics_token_and_allowed_hosts(capsys: pytest.Captu
     for text in ("--metrics-token", "CONDUCTOR_METRICS_TOKEN", "--metrics-token-file", "ps",
                  "--allowed-host", "CONDUCTOR_ALLOWED_HOSTS"):  # fmt: skip
         assert text in out, text
+
+
+
+def test_without_prometheus_client_health_answers_and_metrics_names_the_extra(
+    app: Conductor, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker installed without the ``metrics`` extra (None in sys.modules
+    makes ``import prometheus_client`` fail, as a missing package does)."""
+    for name in [m for m in sys.modules if m == "prometheus_client" or m.startswith("prometheus_client.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    worker = fast_worker(app, queues=["q"])
+    with caplog.at_level(logging.WARNING, logger="pyconductor"), \
+            EndpointServer(worker, "127.0.0.1", 0) as server, worker:  # fmt: skip
+        assert server.metrics is None
+        status, _, text = get(server.url + "/health")
+        assert status == 200 and json.loads(text)["status"] == "ok"
+        status, ctype, text = get(server.url + "/metrics")
+    assert (status, ctype) == (501, "text/plain; charset=utf-8")
+    assert text == "501 not implemented: /metrics needs prometheus_client: pip install 'pyconductor[metrics]'\n"
+    assert [r.getMessage() for r in caplog.records if "pip install" in r.getMessage()] == [
+        "worker endpoints: /metrics answers 501: /metrics needs prometheus_client: pip install 'pyconductor[metrics]'"
+    ]
+
+
+def test_the_worker_modules_import_without_prometheus_client(tmp_path: Path) -> None:
+    """Nothing a worker imports needs prometheus_client at import time (shadowed
+    here by a package that fails to import)."""
+    shadow = tmp_path / "prometheus_client"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise ImportError('prometheus_client is not installed (shadowed)')\n")
+    code = "import pyconductor, pyconductor.cli, pyconductor.endpoints, pyconductor.worker"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60,
+                         check=False)  # fmt: skip
+    assert run.returncode == 0, run.stderr
