@@ -13,10 +13,9 @@ reconnect keeps working.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
 from typing import TypeVar
 
 import psycopg
