@@ -55,6 +55,9 @@ COMPLETE_MANY = "select * from conductor.complete_many(attempt_ids => %(attempt_
 FAIL = "select conductor.fail(attempt_id => %(attempt_id)s, error => %(error)s, retry_at => %(retry_at)s, traceback => %(traceback)s, unknown_kind => %(unknown_kind)s, retryable => %(retryable)s)::text"
 RELEASE = "select conductor.release(attempt_id => %(attempt_id)s)"
 REAP = "select conductor.reap()"
+# seconds until the earliest future run_at of a queued task on the worker's queues (NULL: none),
+# so an idle worker sleeps until then rather than until its poll
+WAKE_IN_DUE = "select extract(epoch from conductor.next_due(queues => %(queues)s, kinds => %(kinds)s) - conductor.now())::float8 as due_in"
 # reap, then how long until reap next has something to do (seconds; NULL: nothing waits or runs)
 REAP_NEXT = "select conductor.reap() as reap, extract(epoch from conductor.next_wake() - conductor.now())::float8 as wake_in"
 
