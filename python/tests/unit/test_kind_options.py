@@ -21,7 +21,7 @@ def app() -> Conductor:
     return Conductor("postgresql://unused.invalid/none")
 
 
-def test_kind_options_are_configure_kinds_parameters_in_order() -> None:
+def test_kind_options_are_the_options_a_kind_has() -> None:
     assert KIND_OPTIONS == (
         "queue", "priority", "concurrency_key", "max_attempts", "max_recoveries",
         "backoff_base", "backoff_factor", "backoff_max", "timeout",
