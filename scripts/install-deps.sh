@@ -4,8 +4,9 @@
 #   system (apt, as root): PostgreSQL server, pgTAP for that server version,
 #     pg_prove, sqitch (+ DBD::Pg, psql), python3-venv when ensurepip is missing;
 #     chromium for the browser tests (only as root; optional).
-#   .venv: pip install -e '.[test]', skipped while pyproject.toml is unchanged
-#     (stamp .venv/.conductor-deps holds its sha256).
+#   .venv: pip install -e '.[test,dashboard,metrics]' (the tests cover the extras
+#     too), skipped while pyproject.toml is unchanged (stamp .venv/.conductor-deps
+#     holds its sha256).
 #
 # Not root and something missing: prints what to install and exits 1.
 # CONDUCTOR_SKIP_SYSTEM_DEPS=1 skips the system part (e.g. embedded binaries).
@@ -95,10 +96,12 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 stamp=.venv/.conductor-deps
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]] || ! .venv/bin/python -c 'import pyconductor, pytest' 2>/dev/null; then
-  log "pip install -e '.[test]'"
+extras=test,dashboard,metrics
+if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]] ||
+   ! .venv/bin/python -c 'import pyconductor, pytest, starlette, uvicorn, prometheus_client' 2>/dev/null; then
+  log "pip install -e '.[$extras]'"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e '.[test]'
+  .venv/bin/python -m pip install -q -e ".[$extras]"
   printf '%s\n' "$want" >"$stamp"
 fi
 log "ok"
