@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pyconductor import defaults
 from pyconductor.cliutil import default_dsn, fail, resolve_dsn
 from pyconductor.version import __version__
 
@@ -275,25 +276,39 @@ def _env_flag(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected a boolean, got {value!r}")
 
 
+def _csv(text: str | None) -> list[str] | None:
+    """``a, b,,c`` -> ``["a", "b", "c"]``; None when nothing is named."""
+    return [part.strip() for part in (text or "").split(",") if part.strip()] or None
+
+
 def _run_worker(args: argparse.Namespace) -> int:
+    _setup_logging(args.log_level, args.log_format)
+    if not args.app:
+        return fail("no app given: pass --app module:attr (or set CONDUCTOR_APP)")
+    if args.no_workers and args.no_scheduler:
+        return fail("--no-workers and --no-scheduler together leave nothing to run")
+    if args.processes < 1:
+        return fail(f"--processes must be 1 or more, got {args.processes}")
+    if args.processes > 1:
+        if args.no_workers:
+            return fail("--processes starts task workers; with --no-workers there is nothing for them to do")
+        return _run_supervisor(args)
+    return _run_single_worker(args)
+
+
+def _run_single_worker(args: argparse.Namespace) -> int:
     from pyconductor.client import Conductor
     from pyconductor.dsn import redact_dsn
     from pyconductor.errors import ConductorError
     from pyconductor.worker import Worker
 
-    _setup_logging(args.log_level, args.log_format)
-    if not args.app:
-        return fail("no app given: pass --app module:attr (or set CONDUCTOR_APP)")
     try:
         app = load_app(args.app)
     except (ImportError, AttributeError) as exc:
         return fail(f"cannot load app {args.app!r}: {exc}")
     if not isinstance(app, Conductor):
         return fail(f"{args.app} is a {type(app).__name__}, not a pyconductor.Conductor")
-    if args.no_workers and args.no_scheduler:
-        return fail("--no-workers and --no-scheduler together leave nothing to run")
     dsn = args.dsn or app.dsn
-    queues = [q.strip() for q in (args.queues or "").split(",") if q.strip()] or None
     http_addr = None
     if args.http:
         from pyconductor.endpoints import parse_hostport
@@ -306,28 +321,44 @@ def _run_worker(args: argparse.Namespace) -> int:
         metrics_token = _token(args.metrics_token, args.metrics_token_file, "--metrics-token")
     except ValueError as exc:
         return fail(str(exc))
-    worker = Worker(
-        app, queues, args.concurrency, dsn=dsn, lease=args.lease, heartbeat_interval=args.heartbeat,
-        poll_interval=args.poll, reap_interval=args.reap, shutdown_grace=args.shutdown_grace,
-        worker_id=args.worker_id, process_tasks=not args.no_workers, run_scheduler=not args.no_scheduler,
-        tick_interval=args.tick_interval,
-    )  # fmt: skip
-    endpoints = None
+    supervised = args.supervisor_fd is not None
+    options: dict[str, Any] = {}
+    if args.kinds:
+        options["kinds"] = _csv(args.kinds)
+    if supervised:  # a stuck handler thread ends the child (exit 3): the supervisor replaces it
+        options["exit_on_stuck"] = True
+    try:
+        worker = Worker(
+            app, _csv(args.queues), args.concurrency, dsn=dsn, lease=args.lease, heartbeat_interval=args.heartbeat,
+            poll_interval=args.poll, reap_interval=args.reap, shutdown_grace=args.shutdown_grace,
+            worker_id=args.worker_id, process_tasks=not args.no_workers, run_scheduler=not args.no_scheduler,
+            tick_interval=args.tick_interval, **options,
+        )  # fmt: skip
+    except ValueError as exc:  # kinds the app does not register, and the like
+        return fail(str(exc))
+    server = None
     if http_addr is not None:
         from pyconductor.endpoints import EndpointServer
 
         try:
-            endpoints = EndpointServer(worker, *http_addr, allowed_hosts=_allowed_hosts(args),
-                                       token=metrics_token).start()  # fmt: skip
+            server = EndpointServer(worker, *http_addr, allowed_hosts=_allowed_hosts(args),
+                                    token=metrics_token).start()  # fmt: skip
         except OSError as exc:
             return fail(f"--http {args.http}: cannot listen: {exc}")
+    reporter = None
+    if supervised:
+        from pyconductor.supervisor import ChildReporter
+
+        reporter = ChildReporter(worker, args.supervisor_fd, outcomes=args.supervisor_outcomes).start()
     try:
         code = worker.run()
     except ConductorError as exc:  # DatabaseUnusable, SchemaMismatch, options the database refuses
         return fail(redact_dsn(str(exc)))
     finally:
-        if endpoints is not None:
-            endpoints.stop()
+        if server is not None:
+            server.stop()
+        if reporter is not None:
+            reporter.stop()
     if worker.abandoned:
         # Released handlers are still running in pool threads that the interpreter
         # would wait for at exit; their tasks are back in the queue, so leave now.
@@ -340,33 +371,124 @@ def _run_worker(args: argparse.Namespace) -> int:
     return code
 
 
+# The worker flags a --processes child is given as its supervisor got them; the
+# others are the supervisor's own (a test checks that each flag is in one set).
+CHILD_FLAGS = {
+    "app": "--app", "queues": "--queues", "kinds": "--kinds", "concurrency": "--concurrency",
+    "lease": "--lease", "heartbeat": "--heartbeat", "poll": "--poll", "reap": "--reap",
+    "shutdown_grace": "--shutdown-grace", "log_level": "--log-level", "log_format": "--log-format",
+    "tick_interval": "--tick-interval", "no_scheduler": "--no-scheduler", "no_workers": "--no-workers",
+}  # fmt: skip
+SUPERVISOR_FLAGS = {"processes", "http", "metrics_token", "metrics_token_file", "allowed_hosts", "dsn", "worker_id",
+                    "supervisor_fd", "supervisor_outcomes"}  # fmt: skip
+# What a child must not read from the supervisor's environment: it would start
+# supervisors, or a second server on the supervisor's port.
+SUPERVISOR_ENV = ("CONDUCTOR_PROCESSES", "CONDUCTOR_WORKER_HTTP", "CONDUCTOR_METRICS_TOKEN",
+                  "CONDUCTOR_METRICS_TOKEN_FILE", "CONDUCTOR_ALLOWED_HOSTS")  # fmt: skip
+
+
+def child_argv(args: argparse.Namespace, slot: int, start: int) -> list[str]:
+    """The ``pyconductor worker`` arguments of a --processes child. The DSN goes
+    through the environment (``child_env``), never the command line (ps shows it);
+    ``--worker-id W`` becomes ``W-<slot>.<start>``."""
+    argv: list[str] = []
+    for dest, flag in CHILD_FLAGS.items():
+        value = getattr(args, dest)
+        if isinstance(value, bool):
+            argv += [flag, "1" if value else "0"]
+        elif value is not None:
+            argv += [flag, str(value)]
+    if args.worker_id:
+        argv += ["--worker-id", f"{args.worker_id}-{slot}.{start}"]
+    return argv
+
+
+def child_env(args: argparse.Namespace, environ: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in (os.environ if environ is None else environ).items() if k not in SUPERVISOR_ENV}
+    if args.dsn:
+        env["CONDUCTOR_DSN"] = str(args.dsn)
+        env.pop("DATABASE_URL", None)
+    return env
+
+
+def _run_supervisor(args: argparse.Namespace) -> int:
+    from pyconductor.supervisor import Supervisor
+
+    try:
+        metrics_token = _token(args.metrics_token, args.metrics_token_file, "--metrics-token")
+    except ValueError as exc:
+        return fail(str(exc))
+    http_addr = None
+    dsn = args.dsn
+    if args.http:
+        from pyconductor.endpoints import parse_hostport
+
+        try:
+            http_addr = parse_hostport(args.http)
+        except ValueError as exc:
+            return fail(f"--http: {exc}")
+        if not dsn:  # /health probes the database: the app's DSN, as the children use it
+            try:
+                dsn = load_app(args.app).dsn
+            except (ImportError, AttributeError) as exc:
+                return fail(f"cannot load app {args.app!r}: {exc}")
+    supervisor = Supervisor(args.processes, lambda slot, start: child_argv(args, slot, start), env=child_env(args),
+                            queues=_csv(args.queues), concurrency=args.concurrency, dsn=dsn,
+                            outcomes=http_addr is not None)  # fmt: skip
+    server = None
+    if http_addr is not None:
+        from pyconductor.endpoints import EndpointServer
+
+        try:
+            server = EndpointServer(supervisor.fleet, *http_addr, dsn=dsn, allowed_hosts=_allowed_hosts(args),
+                                    token=metrics_token).start()  # fmt: skip
+        except OSError as exc:
+            return fail(f"--http {args.http}: cannot listen: {exc}")
+    try:
+        return supervisor.run()
+    finally:
+        if server is not None:
+            server.stop()
+
+
 @subcommand
 def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "worker",
         help="run a worker: claim tasks and run the app's handlers",
-        description="Claim tasks of the given queues and run the handlers registered on the app. "
+        description="Claim tasks of the given queues and kinds and run the handlers registered on the app. "
         "SIGTERM/SIGINT: stop claiming, let running tasks finish within the grace period, hand "
-        "the rest back, exit 0; a second signal exits at once with code 130.",
+        "the rest back, exit 0; a second signal exits at once with code 130. With --processes N, "
+        "a supervisor runs N such workers as child processes, restarts one that dies, forwards "
+        "the signals and serves one --http for all of them.",
     )
     env_arg(p, "--app", env="CONDUCTOR_APP",
             help="the Conductor instance, as module:attr (module alone means module:app)")  # fmt: skip
     env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
             help="libpq connection string or URL (default: the app's)")  # fmt: skip
     env_arg(p, "--queues", env="CONDUCTOR_QUEUES", help="comma-separated queues (default: every queue)")
-    env_arg(p, "--concurrency", env="CONDUCTOR_WORKER_MAX_INFLIGHT", type=int, default=32,
-            help="tasks running at once (default: %(default)s)")  # fmt: skip
-    env_arg(p, "--lease", env="CONDUCTOR_LEASE", type=float, default=60.0,
+    env_arg(p, "--kinds", env="CONDUCTOR_KINDS",
+            help="comma-separated kinds to claim, each registered in the app (default: every kind the app "
+            "registers); tasks of other kinds stay queued for the workers that serve them")  # fmt: skip
+    env_arg(p, "--concurrency", env="CONDUCTOR_WORKER_MAX_INFLIGHT", type=int, default=defaults.CONCURRENCY,
+            help="tasks running at once, per process (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--processes", env="CONDUCTOR_PROCESSES", type=int, default=1,
+            help="worker processes under one supervisor, each with --concurrency threads; a child whose "
+            "handler is stuck past its time limit is replaced (default: %(default)s: this process runs the "
+            "worker)")  # fmt: skip
+    env_arg(p, "--lease", env="CONDUCTOR_LEASE", type=float, default=defaults.LEASE,
             help="lease in seconds (default: %(default)s)")  # fmt: skip
-    env_arg(p, "--heartbeat", env="CONDUCTOR_HEARTBEAT", type=float, default=10.0,
+    env_arg(p, "--heartbeat", env="CONDUCTOR_HEARTBEAT", type=float, default=defaults.HEARTBEAT_INTERVAL,
             help="heartbeat interval in seconds (default: %(default)s)")  # fmt: skip
-    env_arg(p, "--poll", env="CONDUCTOR_POLL", type=float, default=10.0,
+    env_arg(p, "--poll", env="CONDUCTOR_POLL", type=float, default=defaults.POLL_INTERVAL,
             help="poll interval in seconds, the backstop for missed notifications (default: %(default)s)")  # fmt: skip
-    env_arg(p, "--reap", env="CONDUCTOR_REAP", type=float, default=30.0,
+    env_arg(p, "--reap", env="CONDUCTOR_REAP", type=float, default=defaults.REAP_INTERVAL,
             help="reap interval in seconds (default: %(default)s)")  # fmt: skip
-    env_arg(p, "--shutdown-grace", env="CONDUCTOR_SHUTDOWN_GRACE", type=float, default=30.0,
+    env_arg(p, "--shutdown-grace", env="CONDUCTOR_SHUTDOWN_GRACE", type=float, default=defaults.SHUTDOWN_GRACE,
             help="seconds running tasks get to finish at shutdown (default: %(default)s)")  # fmt: skip
-    env_arg(p, "--worker-id", env="CONDUCTOR_WORKER_ID", help="worker id (default: host-pid-random)")
+    env_arg(p, "--worker-id", env="CONDUCTOR_WORKER_ID",
+            help="worker id (default: host-pid-random; with --processes, W gives the children W-1.1, W-2.1, ... "
+            "and a restarted one W-1.2)")  # fmt: skip
     env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
             choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
             help="log level (default: %(default)s)")  # fmt: skip
@@ -375,10 +497,11 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
             help="do not run the scheduler (tick() under the leader lock) in this process")  # fmt: skip
     env_arg(p, "--no-workers", env="CONDUCTOR_NO_WORKERS", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
             help="run only the scheduler part: claim no tasks")  # fmt: skip
-    env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=5.0,
+    env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=defaults.TICK_INTERVAL,
             help="the scheduler ticks at each due time and at least this often, in seconds (default: %(default)s)")  # fmt: skip
     env_arg(p, "--http", env="CONDUCTOR_WORKER_HTTP", metavar="HOST:PORT",
-            help="serve /health (JSON) and /metrics (Prometheus) on HOST:PORT (default: off)")  # fmt: skip
+            help="serve /health (JSON) and /metrics (Prometheus; needs the 'metrics' extra) on HOST:PORT "
+            "(default: off); with --processes, one server for all the children")  # fmt: skip
     env_arg(p, "--metrics-token", env="CONDUCTOR_METRICS_TOKEN",
             help="require 'Authorization: Bearer TOKEN' on /metrics (/health then shows only its status "
             "without it); on the command line it shows in ps: prefer the environment variable or "
@@ -386,6 +509,9 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     env_arg(p, "--metrics-token-file", env="CONDUCTOR_METRICS_TOKEN_FILE", type=Path, metavar="PATH",
             help="read the /metrics token from this file")  # fmt: skip
     _allowed_hosts_arg(p, "/health and /metrics server")
+    # A --processes child's end of the pipe to its supervisor (pyconductor.supervisor).
+    p.add_argument("--supervisor-fd", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--supervisor-outcomes", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=_run_worker)
 
 
@@ -434,17 +560,20 @@ def _run_enqueue(args: argparse.Namespace) -> int:
 def add_enqueue_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "enqueue", help="enqueue one task and print its id",
-        description="Write one task with conductor.enqueue_many and print its id.",
+        description="Write one task with conductor.enqueue and print its id. An option not given is "
+        "left to the database: the kind's configuration (conductor.configure_kind, which the kind's "
+        "workers write at start), else the engine's default. With --app, the app's registered "
+        "options for the kind are sent instead.",
     )  # fmt: skip
     p.add_argument("kind", help="the task kind (handler name)")
     env_arg(p, "--payload", env="CONDUCTOR_PAYLOAD", default="{}", help="the payload, a JSON object (default: {})")
     env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
             help="libpq connection string or URL (default: the app's, else the running devdb)")  # fmt: skip
     env_arg(p, "--app", env="CONDUCTOR_APP", help="module:attr of a Conductor whose registered defaults apply")
-    env_arg(p, "--queue", env="CONDUCTOR_QUEUE", help="queue (default: the kind's, else 'default')")
-    env_arg(p, "--priority", env="CONDUCTOR_PRIORITY", type=int, help="priority, higher first (default: 0)")
+    env_arg(p, "--queue", env="CONDUCTOR_QUEUE", help="queue (default: the kind's configured queue, else 'default')")
+    env_arg(p, "--priority", env="CONDUCTOR_PRIORITY", type=int, help="priority, higher first (default: the kind's, else 0)")
     env_arg(p, "--run-at", env="CONDUCTOR_RUN_AT", help="due time, ISO 8601 with a time zone (default: now)")
-    env_arg(p, "--max-attempts", env="CONDUCTOR_MAX_ATTEMPTS", type=int, help="attempts before failing (default: 1)")
+    env_arg(p, "--max-attempts", env="CONDUCTOR_MAX_ATTEMPTS", type=int, help="attempts before failing (default: the kind's, else 1)")
     env_arg(p, "--dedupe-key", env="CONDUCTOR_DEDUPE_KEY", help="dedupe key: an unfinished holder's id is printed instead")
     p.set_defaults(func=_run_enqueue)
 
@@ -486,7 +615,7 @@ def add_scheduler_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
     )
     env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
             help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
-    env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=5.0,
+    env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=defaults.TICK_INTERVAL,
             help="longest sleep between ticks, and between tries for the lock, in seconds (default: %(default)s)")  # fmt: skip
     p.add_argument("--no-leader-lock", action="store_true",
                    help="tick without taking the leader lock (still exactly once)")  # fmt: skip
@@ -550,8 +679,19 @@ def add_schedules_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
 # -- dashboard -----------------------------------------------------------------------
 
 
+# The modules of the 'dashboard' extra (pyproject.toml): a plain install has none of them.
+DASHBOARD_MODULES = ("starlette", "uvicorn")
+
+
 def _run_dashboard(args: argparse.Namespace) -> int:
-    from pyconductor.dashboard import DashboardConfigError, check_bind, serve
+    try:
+        from pyconductor.dashboard import DashboardConfigError, check_bind, serve
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] not in DASHBOARD_MODULES:
+            raise
+        fail(f"the dashboard needs the 'dashboard' extra ({exc.name} is not installed): "
+             "pip install 'pyconductor[dashboard]'")  # fmt: skip
+        return 2
 
     _setup_logging(args.log_level)
     try:
@@ -629,7 +769,7 @@ def add_stats_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p = subparsers.add_parser(
         "stats", help="per-queue depth, backlog age, throughput and failure rate",
         description="One row per queue from conductor.stats(): ready (depth), scheduled, running, "
-        "waiting, backlog age, tasks succeeded and failed (failed + dead) in the last 1/5/15 "
+        "waiting, unrunnable (queued, and no live worker serves both its queue and its kind), backlog age, tasks succeeded and failed (failed + dead) in the last 1/5/15 "
         "minutes, and the failure rate over 15 minutes.",
     )  # fmt: skip
     _dsn_arg(p)
@@ -727,8 +867,8 @@ def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     from pyconductor import ops
 
     p = subparsers.add_parser(
-        "status", help="live workers (roles, queues, last seen) and the leader locks held",
-        description="Workers from conductor.workers seen recently, with their roles and queues, and "
+        "status", help="live workers (roles, queues, kinds, last seen) and the leader locks held",
+        description="Workers from conductor.workers seen recently, with their roles, queues and kinds, and "
         "who holds the leader locks (conductor.leaders()).",
     )  # fmt: skip
     _dsn_arg(p)

@@ -192,18 +192,25 @@ _STATS_HEADERS = ("queue", "ready", "sched", "running", "waiting", "backlog",
 def _stats(args: argparse.Namespace, conn: Any) -> int:
     from pyconductor import queries
 
-    rows = conn.execute(queries.STATS).fetchall()
+    cur = conn.execute(queries.STATS)
+    rows = cur.fetchall()
+    names = [d.name for d in cur.description or ()]
+    columns, headers = list(STATS_COLUMNS), list(_STATS_HEADERS)
+    if "unrunnable" in names:  # 0.2.0: queued tasks no live worker can run (its queue and kind)
+        at = columns.index("waiting") + 1
+        columns.insert(at, "unrunnable")
+        headers.insert(at, "unrunnable")
     if args.queue:
         rows = [r for r in rows if r["queue"] == args.queue]
     if args.json:
-        print(json.dumps([{k: _jsonable(r[k]) for k in STATS_COLUMNS} for r in rows], indent=2))
+        print(json.dumps([{k: _jsonable(r[k]) for k in columns} for r in rows], indent=2))
         return 0
     if not rows:
         print("no queues: nothing unfinished and nothing finished in the last 15 minutes")
         return 0
     shown = [dict(r, failure_rate=None if r["failure_rate"] is None else f"{r['failure_rate'] * 100:.1f}%")
              for r in rows]  # fmt: skip
-    print(render_table(shown, STATS_COLUMNS, _STATS_HEADERS))
+    print(render_table(shown, columns, headers))
     return 0
 
 
@@ -392,7 +399,7 @@ run_retry = _command(_retry)
 
 # -- status ----------------------------------------------------------------------------
 
-WORKER_COLUMNS = ("id", "host", "pid", "roles", "queues", "concurrency", "version", "last_seen")
+WORKER_COLUMNS = ("id", "host", "pid", "roles", "queues", "kinds", "concurrency", "version", "last_seen")
 
 
 def _status(args: argparse.Namespace, conn: Any) -> int:
@@ -407,8 +414,8 @@ def _status(args: argparse.Namespace, conn: Any) -> int:
         return 0
     print(f"workers seen in the last {format_duration(args.seen_within)}: {len(workers)}")
     if workers:
-        shown = [dict(w, queues=w["queues"] or ["(all)"], last_seen=f"{format_duration(w['last_seen_ago'])} ago")
-                 for w in workers]  # fmt: skip
+        shown = [dict(w, queues=w["queues"] or ["(all)"], kinds=w.get("kinds") or ["(all)"],
+                      last_seen=f"{format_duration(w['last_seen_ago'])} ago") for w in workers]  # fmt: skip
         print(render_table(shown, WORKER_COLUMNS))
     print(f"leader locks held: {len(leaders)}")
     if leaders:

@@ -72,7 +72,7 @@ def test_stats_table_and_json(db_dsn: str, busy: dict[str, int]) -> None:
     out = cli(db_dsn, "stats")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].split()[:6] == ["QUEUE", "READY", "SCHED", "RUNNING", "WAITING", "BACKLOG"]
+    assert lines[0].split()[:7] == ["QUEUE", "READY", "SCHED", "RUNNING", "WAITING", "UNRUNNABLE", "BACKLOG"]
     assert [line.split()[0] for line in lines[1:]] == ["img", "mail"]
     data = json.loads(cli(db_dsn, "stats", "--json").stdout)
     mail = next(r for r in data if r["queue"] == "mail")
@@ -82,6 +82,31 @@ def test_stats_table_and_json(db_dsn: str, busy: dict[str, int]) -> None:
     assert isinstance(mail["oldest_ready_age"], float) and mail["oldest_ready_age"] >= 0
     only = json.loads(cli(db_dsn, "stats", "--json", "--queue", "img").stdout)
     assert [r["queue"] for r in only] == ["img"]
+
+
+def test_stats_shows_the_queued_tasks_no_live_worker_can_run(db_dsn: str, db_conn: Conn) -> None:
+    db_conn.execute("select conductor.register_worker(worker_id => 'w', queues => array['mail'], kinds => array['k'])")
+    enqueue(db_conn, "mail", "k")
+    enqueue(db_conn, "mail", "typo")
+    enqueue(db_conn, "img", "k")  # no worker serves the queue
+    out = cli(db_dsn, "stats")
+    assert out.returncode == 0, out.stderr
+    header, *rows = out.stdout.splitlines()
+    at = header.split().index("UNRUNNABLE")
+    assert {row.split()[0]: row.split()[at] for row in rows} == {"img": "1", "mail": "1"}
+    data = json.loads(cli(db_dsn, "stats", "--json").stdout)
+    assert {r["queue"]: r["unrunnable"] for r in data} == {"img": 1, "mail": 1}
+
+
+def test_enqueue_without_app_takes_the_kinds_configuration_from_sql(db_dsn: str, db_conn: Conn) -> None:
+    db_conn.execute("select conductor.configure_kind('k', queue => 'q', priority => 5)")
+    out = cli(db_dsn, "enqueue", "k", "--payload", '{"a": 1}')
+    assert out.returncode == 0, out.stderr
+    row = db_conn.execute("select queue, priority, payload from conductor.tasks where id = %s", (int(out.stdout),))
+    assert row.fetchone() == ("q", 5, {"a": 1})
+    out = cli(db_dsn, "enqueue", "k", "--queue", "other", "--priority", "1")
+    row = db_conn.execute("select queue, priority from conductor.tasks where id = %s", (int(out.stdout),))
+    assert row.fetchone() == ("other", 1), "what the command line says wins"
 
 
 def test_stats_of_an_empty_database(db_dsn: str) -> None:
@@ -199,7 +224,7 @@ def test_cancel_and_retry(db_dsn: str, db_conn: Conn, busy: dict[str, int]) -> N
 
 def test_status_lists_live_workers_and_leaders(db_dsn: str, db_conn: Conn) -> None:
     db_conn.execute("select conductor.register_worker(worker_id => 'w-live', host => 'box', pid => 42, "
-                    "roles => array['worker', 'scheduler'], queues => array['mail'])")  # fmt: skip
+                    "roles => array['worker', 'scheduler'], queues => array['mail'], kinds => array['k1', 'k2'])")  # fmt: skip
     db_conn.execute("select conductor.register_worker(worker_id => 'w-gone')")
     db_conn.execute("update conductor.workers set last_seen_at = now() - interval '1 hour' where id = 'w-gone'")
     with psycopg.connect(db_dsn, autocommit=True) as leader:
@@ -208,7 +233,7 @@ def test_status_lists_live_workers_and_leaders(db_dsn: str, db_conn: Conn) -> No
         assert out.returncode == 0, out.stderr
         assert "workers seen in the last 5m00s: 1" in out.stdout
         row = next(line for line in out.stdout.splitlines() if line.startswith("w-live"))
-        assert "worker,scheduler" in row and "box" in row and "mail" in row and "ago" in row
+        assert "worker,scheduler" in row and "box" in row and "mail" in row and "k1,k2" in row and "ago" in row
         assert "w-gone" not in out.stdout
         assert "leader locks held: 1" in out.stdout and "scheduler" in out.stdout.split("leader locks held")[1]
         data = json.loads(cli(db_dsn, "status", "--json", "--seen-within", "2h").stdout)
