@@ -348,9 +348,13 @@ def create_app(
         if not stats:
             out.append("<p>No queue has unfinished tasks or finished any in the last 15 minutes.</p>")
         else:
+            # 0.2.0's stats() has unrunnable: queued tasks no live worker serves (queue and kind)
+            unrunnable = "unrunnable" in stats[0]
             out.append(
-                "<table id=queues><tr><th>queue<th>ready<th>scheduled<th>running<th>waiting<th>backlog age"
-                "<th>succeeded 1m/5m/15m<th>failed 1m/5m/15m<th>failure rate</tr>"
+                "<table id=queues><tr><th>queue<th>ready<th>scheduled<th>running<th>waiting"
+                + ("<th title=\"queued, and no live worker serves both the queue and the kind\">unrunnable"
+                   if unrunnable else "")
+                + "<th>backlog age<th>succeeded 1m/5m/15m<th>failed 1m/5m/15m<th>failure rate</tr>"
             )
             for r in stats:
                 q = h(r["queue"])
@@ -358,7 +362,9 @@ def create_app(
                 out.append(
                     f"<tr data-queue=\"{q}\"><td><a href=\"/runs{h(_qs({'queue': r['queue']}))}\">{q}</a>"
                     f"<td class=n>{r['ready']}<td class=n>{r['scheduled']}<td class=n>{r['running']}"
-                    f"<td class=n>{r['waiting']}<td class=n>{_age(r['oldest_ready_age'])}"
+                    f"<td class=n>{r['waiting']}"
+                    + (f"<td class=n data-unrunnable>{r['unrunnable']}" if unrunnable else "")
+                    + f"<td class=n>{_age(r['oldest_ready_age'])}"
                     f"<td class=n>{r['succeeded_1m']} / {r['succeeded_5m']} / {r['succeeded_15m']}"
                     f"<td class=n>{r['failed_1m']} / {r['failed_5m']} / {r['failed_15m']}<td class=n>{rate}</tr>"
                 )

@@ -72,6 +72,8 @@ def test_pages_render(app: Conductor, db_conn: Conn, client: httpx.Client) -> No
     home = client.get("/")
     assert home.status_code == 200 and home.headers["content-type"].startswith("text/html")
     assert 'data-queue="mail"' in home.text and 'data-queue="images"' in home.text
+    # no worker is live: the queued mail task is one no live worker can run
+    assert re.search(r'data-queue="mail">.*?<td class=n data-unrunnable>1<', home.text)
     assert "<script nonce=" in home.text and 'id=live data-src="/?fragment=1"' in home.text
     assert "frame-ancestors 'none'" in home.headers["content-security-policy"]
 
