@@ -114,22 +114,15 @@ class _Outcome:
 
 
 def worker_report(worker: Any) -> dict[str, Any]:
-    """What a child tells its supervisor about its worker: public state only."""
-    health = worker.health() if hasattr(worker, "health") else {}
+    """What a child tells its supervisor about its worker: its ``health()``
+    (worker id, roles, queues, kinds, concurrency, counters, in flight, stuck),
+    the attempts it holds, its leader locks, and whether it has started."""
     return {
+        **worker.health(),
         "pid": os.getpid(),
-        "worker_id": worker.worker_id,
         "started": bool(getattr(worker, "started", getattr(worker, "_started", False))),
-        "roles": list(worker.roles),
-        "queues": worker.queues,
-        "kinds": getattr(worker, "kinds", None),
-        "concurrency": worker.concurrency,
-        "in_flight": worker.running,
         "held": list(worker.held),
-        "stuck": int(getattr(worker, "stuck", 0) or 0),
         "leader_locks": dict(worker.leader_locks),
-        "stats": dict(worker.stats),
-        "health": health,
     }
 
 
