@@ -1,10 +1,32 @@
 -- Deploy conductor:functions/claim to pg
 --
--- conductor.claim(worker_id, queues, max_tasks, lease): the front of the hot
--- path. In one statement it picks up to max_tasks ready tasks (higher priority
--- first, then earlier due time, then lower id), leases them to the worker and
--- records an attempt row for each; the attempt's id is the fencing token for
--- every later call about that claim.
+-- conductor.claim(worker_id, queues, max_tasks, lease, kinds): the front of the
+-- hot path. In one statement it picks up to max_tasks ready tasks (higher
+-- priority first, then earlier due time, then lower id) of the kinds the worker
+-- has handlers for, leases them to the worker and records an attempt row for
+-- each; the attempt's id is the fencing token for every later call about that
+-- claim.
+--
+--   conductor._check_scope(queues, kinds)   the one rule for a worker's queues
+--                                           (QC104) and kinds (QC101) lists,
+--                                           shared with register_worker, next_due
+--   conductor._claim_keys, _pick_queue, _lease   claim's private steps (below)
+--
+-- Kinds: claim takes only tasks whose kind is in kinds (NULL: every kind), in
+-- every pick (one queue, several, the key probe and the keyed pick): a worker
+-- never claims a task it has no handler for, so a fleet of mixed versions
+-- (a rolling deploy adding a kind) kills nothing. The filter is a row filter
+-- on the heap row, not an index bound (no index holds the kind; adding it to
+-- the ready indexes would cost every enqueue and claim): a claim steps over
+-- the tasks of kinds it cannot run that stand at its queue's head. That is a
+-- rolling deploy's transient (the newer workers take them), and the
+-- unknown-kind sweep of reap() bounds it: a task whose kind no live worker
+-- serves is dead-lettered after conductor.settings.unknown_kind_after.
+--
+-- Time limits: each task's lease is now + least(lease, task.timeout), so a
+-- lease never passes the attempt's deadline (claimed_at + timeout);
+-- claimed_task.timeout tells the worker the limit. heartbeat keeps to the same
+-- deadline and reap() fails the attempt that reaches it.
 --
 -- Locks: the picked task rows, FOR UPDATE SKIP LOCKED, so concurrent claimers
 -- never wait on each other and never get the same task.
@@ -60,10 +82,17 @@
 -- backend paused for a few milliseconds makes one scan slow (measured: a bare
 -- round trip's p99 is 4-9 ms on the 2-vCPU bench VM), and taking that for dead
 -- entries cost a second, per-call planned pick per claim for the next 2 s.
--- Not used for claims with concurrency keys.
+-- Not used for claims with concurrency keys. The position belongs to the
+-- claim's queues and kinds (a claim for other kinds ignores it).
 
 begin;
 set local role conductor_owner;
+
+-- kinds is new (the last parameter): v0.1.0's four-parameter claim goes, and
+-- with it the helpers whose signatures gained kinds.
+drop function conductor.claim(text, text[], integer, interval);
+drop function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]);
+drop function conductor._claim_keys(text[], integer, timestamptz);
 
 -- conductor.claimed_task, what claim returns, is created by functions/claim@v0.1.0
 -- and unchanged since.
@@ -83,10 +112,43 @@ $$How long a full claim scan may take before the session claims from a remembere
 
 revoke execute on function conductor._claim_slow_scan() from public;
 
+-- The one rule for the queues and kinds a worker names: NULL means every one;
+-- a list names at least one and holds no NULL. claim, next_due and
+-- register_worker (kinds) check through it, so one SQLSTATE means one thing.
+create or replace function conductor._check_scope(queues text[], kinds text[]) returns void
+  language plpgsql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _check_scope.queues is not null
+     and (pg_catalog.cardinality(_check_scope.queues) = 0
+          or pg_catalog.array_position(_check_scope.queues, null) is not null) then
+    raise exception 'invalid queues %: name at least one queue, or pass NULL for every queue',
+      conductor._echo(_check_scope.queues::text)
+      using errcode = 'QC104';
+  end if;
+  if _check_scope.kinds is not null
+     and (pg_catalog.cardinality(_check_scope.kinds) = 0
+          or pg_catalog.array_position(_check_scope.kinds, null) is not null) then
+    raise exception 'invalid kinds %: name at least one kind, or pass NULL for every kind',
+      conductor._echo(_check_scope.kinds::text)
+      using errcode = 'QC101';
+  end if;
+end
+$$;
+
+comment on function conductor._check_scope(text[], text[]) is
+$$The rule for a worker's queues and kinds lists (claim, next_due, register_worker): NULL
+means every queue or kind; a list must name at least one and hold no NULL. Raises QC104
+for queues, QC101 for kinds, the message echoing the list.$$;
+
+revoke execute on function conductor._check_scope(text[], text[]) from public;
+
 -- The keys a claim may use: those of the first ready keyed tasks whose key has
 -- no running task, each locked for the transaction (without waiting: a key
 -- another claimer holds is skipped). NULL when there are none, the common case.
-create or replace function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz)
+create or replace function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz,
+                                                 kinds text[] default null)
   returns text[]
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
@@ -103,6 +165,7 @@ begin
       select t.concurrency_key from conductor.tasks t
        where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
          and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
+         and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
          and not exists (select from conductor.tasks r
                           where r.concurrency_key = t.concurrency_key and r.status = 'running')
        order by t.priority desc, t.run_at, t.id
@@ -113,18 +176,20 @@ begin
 end
 $$;
 
-comment on function conductor._claim_keys(text[], integer, timestamptz) is
+comment on function conductor._claim_keys(text[], integer, timestamptz, text[]) is
 $$claim's key probe: the concurrency keys of the first max_tasks ready keyed tasks of queues
-whose key has no running task, each locked with pg_try_advisory_xact_lock (a key held by another
-claimer is left out). NULL when there are none. Planned once per connection (index probes only).$$;
+and kinds (NULL: every one) whose key has no running task, each locked with
+pg_try_advisory_xact_lock (a key held by another claimer is left out). NULL when there are
+none. Planned once per connection (index probes only).$$;
 
-revoke execute on function conductor._claim_keys(text[], integer, timestamptz) from public;
+revoke execute on function conductor._claim_keys(text[], integer, timestamptz, text[]) from public;
 
--- The pick from one queue: up to max_tasks ready unkeyed tasks of the queue,
--- in claim order, locked. Stage 3 (the default) scans the queue from its
--- head, leaving out taken_ids; from a remembered position, stage 1 takes the
--- tasks of higher priority than the position's and stage 2 the ones after it
--- at its priority (see the map at the top). One statement per stage, so that
+-- The pick from one queue: up to max_tasks ready unkeyed tasks of the queue
+-- (of kinds, when given: a row filter, see the map), in claim order, locked.
+-- Stage 3 (the default) scans the queue from its head, leaving out taken_ids;
+-- from a remembered position, stage 1 takes the tasks of higher priority than
+-- the position's and stage 2 the ones after it at its priority (see the map
+-- at the top). One statement per stage, so that
 -- each has a plan whose index bounds are the stage's, planned once per
 -- connection: planned per call, the position's picks cost 0.2 ms of planning
 -- each under a pinned horizon, where every claim makes them.
@@ -151,6 +216,7 @@ create or replace function conductor._pick_queue(
   after_run_at   timestamptz default null,
   after_id       bigint default null,
   taken_ids      bigint[] default null,
+  kinds          text[] default null,
   out ids        bigint[],
   out seen_ids   bigint[])
   language plpgsql volatile
@@ -169,6 +235,7 @@ begin
              where t.status = 'queued' and t.queue = any (array[_pick_queue.queue])
                and t.priority > _pick_queue.after_priority
                and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+               and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
              order by t.queue, t.priority desc, t.run_at, t.id
              limit _pick_queue.max_tasks
                for update skip locked) p;
@@ -180,6 +247,7 @@ begin
                and t.priority = _pick_queue.after_priority
                and (t.run_at, t.id) > (_pick_queue.after_run_at, _pick_queue.after_id)
                and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+               and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
              order by t.queue, t.priority desc, t.run_at, t.id
              limit _pick_queue.max_tasks
                for update skip locked) p;
@@ -190,6 +258,7 @@ begin
              where t.status = 'queued' and t.queue = any (array[_pick_queue.queue])
                and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
                and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
+               and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
              order by t.queue, t.priority desc, t.run_at, t.id
              limit _pick_queue.max_tasks
                for update skip locked) p;
@@ -197,15 +266,15 @@ begin
 end
 $$;
 
-comment on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) is
+comment on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[]) is
 $$claim's pick from one queue: locks up to max_tasks ready unkeyed tasks of queue due by
-claimed_at, FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones
-claimed before (seen_ids). stage 3 (default): from the queue's head, leaving out taken_ids; from
+claimed_at (of kinds only, when given: a row filter), FOR UPDATE SKIP LOCKED, and returns
+their ids in claim order and, of those, the ones claimed before (seen_ids). stage 3 (default): from the queue's head, leaving out taken_ids; from
 a remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned once per connection, always a scan of
 tasks_ready_by_queue bounded by the stage.$$;
 
-revoke execute on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) from public;
+revoke execute on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[]) from public;
 
 create or replace function conductor._lease(
   task_ids       bigint[],
@@ -230,7 +299,8 @@ begin
            attempt = t.attempt + 1,
            attempt_id = pg_catalog.nextval('conductor.attempts_id_seq'),
            claimed_by = _lease.worker_id,
-           lease_expires_at = _lease.lease_until,
+           -- never past the attempt's deadline (see the map)
+           lease_expires_at = least(_lease.lease_until, _lease.claimed_at + t.timeout),
            started_at = coalesce(t.started_at, _lease.claimed_at)
      where t.id = any (_lease.task_ids)
     returning t.*
@@ -256,8 +326,8 @@ $$;
 
 comment on function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz) is
 $$claim's second half: leases the picked task_ids (locked by the caller) to worker_id until
-lease_until, writes an attempt row for each (host and pid from conductor.workers) and returns
-them in claim order with their steps (looked up only for seen_ids, tasks claimed before).
+lease_until, or claimed_at + the task's timeout when earlier, writes an attempt row for each
+(host and pid from conductor.workers) and returns them in claim order with their steps (looked up only for seen_ids, tasks claimed before).
 Planned once per connection (primary-key probes only).$$;
 
 revoke execute on function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz) from public;
@@ -266,7 +336,8 @@ create or replace function conductor.claim(
   worker_id text,
   queues    text[] default null,
   max_tasks integer default 1,
-  lease     interval default interval '60 seconds'
+  lease     interval default interval '60 seconds',
+  kinds     text[] default null
 ) returns setof conductor.claimed_task
   language plpgsql volatile
   security definer
@@ -311,10 +382,8 @@ begin
       using errcode = 'QC106',
             hint = 'A long task keeps its lease by heartbeating; the lease is how long a lost worker''s task waits to be taken back.';
   end if;
-  if claim.queues is not null
-     and (pg_catalog.cardinality(claim.queues) = 0 or pg_catalog.array_position(claim.queues, null) is not null) then
-    raise exception 'invalid queues %: name at least one queue, or pass NULL for every queue', claim.queues
-      using errcode = 'QC104';
+  if claim.queues is not null or claim.kinds is not null then
+    perform conductor._check_scope(claim.queues, claim.kinds);
   end if;
   if claim.max_tasks = 0 then
     return;
@@ -324,7 +393,7 @@ begin
     v_one_queue := claim.queues[1];
   end if;
 
-  v_keys := conductor._claim_keys(claim.queues, claim.max_tasks, v_now);
+  v_keys := conductor._claim_keys(claim.queues, claim.max_tasks, v_now, claim.kinds);
   if v_keys is not null
      and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     raise exception 'claim needs READ COMMITTED to honour concurrency keys, not %',
@@ -337,7 +406,9 @@ begin
   -- tasks of locked keys that have nothing running come in too, one per key.
   if v_keys is null then
     -- Under a pinned xmin horizon, see the map: a remembered position, else the full scan.
-    v_scope := coalesce(pg_catalog.array_to_string(claim.queues, ','), '*');
+    -- (queue names hold no '|' or ','; kind names may, so the kinds go in as a digest)
+    v_scope := coalesce(pg_catalog.array_to_string(claim.queues, ','), '*')
+               || coalesce(';' || pg_catalog.md5(claim.kinds::text), '');
     v_position := pg_catalog.string_to_array(pg_catalog.current_setting('conductor.claim_position', true), '|');
     -- a position of other queues, or not of claim's making (set by hand), is ignored
     if v_position[1] = v_scope
@@ -356,13 +427,15 @@ begin
       if v_one_queue is not null then
         select p.ids, p.seen_ids into v_more, v_more_seen
           from conductor._pick_queue(v_one_queue, claim.max_tasks - coalesce(pg_catalog.cardinality(v_ids), 0),
-                                     v_now, v_stage, v_after_priority, v_after_run_at, v_after_id, v_ids) p;
+                                     v_now, v_stage, v_after_priority, v_after_run_at, v_after_id, v_ids,
+                                     claim.kinds) p;
       else
         select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
           into v_more, v_more_seen
           from (select t.id, t.started_at from conductor.tasks t
                  where t.status = 'queued' and t.run_at <= v_now
                    and (claim.queues is null or t.queue = any (claim.queues))
+                   and (claim.kinds is null or t.kind = any (claim.kinds))
                    and t.concurrency_key is null
                    and case v_stage
                          when 1 then t.priority > v_after_priority
@@ -419,6 +492,7 @@ begin
                       from conductor.tasks t
                      where t.status = 'queued' and t.run_at <= v_now
                        and (claim.queues is null or t.queue = any (claim.queues))
+                       and (claim.kinds is null or t.kind = any (claim.kinds))
                        and (t.concurrency_key is null
                             or (t.concurrency_key = any (v_keys)
                                 and not exists (select from conductor.tasks r
@@ -437,26 +511,34 @@ begin
 end
 $$;
 
-comment on function conductor.claim(text, text[], integer, interval) is
+comment on function conductor.claim(text, text[], integer, interval, text[]) is
 $$Leases up to max_tasks ready tasks to worker_id and returns them, highest priority
-first, then earliest run_at, then lowest id. queues NULL means every queue.
+first, then earliest run_at, then lowest id. queues NULL means every queue; kinds NULL
+means every kind, else only tasks of those kinds are claimed (the kinds the worker has
+handlers for): the others stay queued and untouched, for a worker that serves them.
 Each row's attempt_id is the fencing token for heartbeat, complete, fail and release.
 steps: the task's checkpoints so far ({name: result}), so a resumed run skips them.
 The lease (default 60 s, at most conductor.settings.max_lease, 1 hour unless an admin
-changed it) must be extended by heartbeat before it expires, or reap() takes the task back. Returns no rows when nothing is ready.
+changed it) must be extended by heartbeat before it expires, or reap() takes the task back.
+A task with a timeout is leased until now + least(lease, timeout) at most: its attempt's
+deadline is claimed_at + timeout (the row's timeout; NULL: no limit), which neither
+heartbeat nor anything else extends. Returns no rows when nothing is ready.
 At most one task per concurrency_key runs at a time: a keyed task is claimed only while
 no task of its key is running, one per key per claim; the others wait in order and block
 no other key or queue.
 Raises QC106 for a missing worker_id, negative max_tasks, a lease not positive or over
 max_lease (the message names it) (or a
-claim of keyed tasks outside READ COMMITTED), QC104 for an empty queue list.
+claim of keyed tasks outside READ COMMITTED), QC104 for an empty queue list or one holding
+NULL, QC101 for an empty kinds list or one holding NULL.
 FOR UPDATE SKIP LOCKED: any number of callers at once, none waits, no task goes to two.
+Tasks of other kinds at the head of a queue are stepped over (a rolling deploy's transient;
+reap() dead-letters a kind no live worker serves after unknown_kind_after).
 When two full scans in a row are slow (over conductor.settings.claim_slow_scan, default
 1 ms: dead index entries under a pinned xmin horizon), the session claims from where it stopped
 (setting conductor.claim_position): higher priorities still first, but a task returned to
 the queue behind that point waits for the next full scan (2 s, or 20x the last one's time).$$;
 
-revoke execute on function conductor.claim(text, text[], integer, interval) from public;
-grant execute on function conductor.claim(text, text[], integer, interval) to conductor_worker, conductor_admin;
+revoke execute on function conductor.claim(text, text[], integer, interval, text[]) from public;
+grant execute on function conductor.claim(text, text[], integer, interval, text[]) to conductor_worker, conductor_admin;
 
 commit;

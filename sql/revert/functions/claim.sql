@@ -68,6 +68,12 @@
 
 begin;
 
+-- 0.2.0's signatures (kinds) go first: create or replace below recreates v0.1.0's.
+drop function conductor.claim(text, text[], integer, interval, text[]);
+drop function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[]);
+drop function conductor._claim_keys(text[], integer, timestamptz, text[]);
+drop function conductor._check_scope(text[], text[]);
+
 -- conductor.claimed_task, what claim returns, is created by functions/claim@v0.1.0
 -- and unchanged since.
 
