@@ -19,6 +19,10 @@
 
 begin;
 
+-- new in 0.2.0 (the time limit's error, which reap() writes)
+drop function conductor._timed_out_error(interval);
+drop function conductor._seconds(interval);
+
 create or replace function conductor.heartbeat(
   worker_id   text,
   attempt_ids bigint[],
