@@ -12,6 +12,9 @@
 
 begin;
 
+-- 0.2.0's register_worker (kinds) goes first: create or replace below recreates v0.1.0's.
+drop function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb, text[]);
+
 create or replace function conductor.register_worker(
   worker_id   text,
   host        text default null,
