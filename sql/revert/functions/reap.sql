@@ -24,6 +24,10 @@
 
 begin;
 
+-- new in 0.2.0
+drop function conductor.next_due(text[], text[]);
+drop function conductor._unserved(timestamptz);
+
 create or replace function conductor.reap(stale_workers_after interval default interval '15 minutes')
   returns integer
   language plpgsql volatile
