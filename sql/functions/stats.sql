@@ -3,8 +3,11 @@
 -- What an operator watches, per queue, cheap enough to call every few seconds
 -- on a table of millions of finished rows.
 --
---   conductor.stats()   per queue: ready, scheduled, running, waiting, backlog
---                       age, finished in the last 1/5/15 minutes, failure rate
+--   conductor.stats()       per queue: ready, scheduled, running, waiting, backlog
+--                           age, finished in the last 1/5/15 minutes, failure
+--                           rate, unrunnable (queued, and no live worker can run)
+--   conductor.unrunnable()  per queue and kind: the queued tasks no live worker
+--                           can run, and when reap() will dead-letter them
 --
 -- Owns the index tasks_finished (finished rows by finished_at, with queue and
 -- status included), which serves both stats() (the last 15 minutes) and
@@ -17,6 +20,12 @@
 --   succeeded_*, failed_*               tasks_finished, a range scan over the
 --                                       last 15 minutes only; older history is
 --                                       never read
+--   unrunnable                          conductor._unserved (functions/reap): the
+--                                       rule of which worker can run which task;
+--                                       it reads the heap rows of the queued
+--                                       backlog (the kind is in no index), and
+--                                       nothing when a live worker serves every
+--                                       queue and kind
 --
 -- Cost on the hot path: complete, fail and cancel change status, which is an
 -- indexed (predicate) column, so those updates are never HOT and already add
@@ -41,6 +50,9 @@
 begin;
 set local role conductor_owner;
 
+-- stats() gains a column: its return type changes, so it is dropped and created again.
+drop function conductor.stats();
+
 -- The index tasks_finished is created by functions/stats@v0.1.0 and unchanged since.
 
 comment on index conductor.tasks_finished is
@@ -60,7 +72,8 @@ create or replace function conductor.stats()
     failed_1m        bigint,
     failed_5m        bigint,
     failed_15m       bigint,
-    failure_rate     double precision)
+    failure_rate     double precision,
+    unrunnable       bigint)
   language sql stable
   security definer
   set search_path = pg_catalog, pg_temp
@@ -68,7 +81,8 @@ as $$
   with clock as (
     -- the earliest time enqueue accepts: a row stored before run_at was checked
     -- (v0.1.0 took -infinity) is measured from it instead of making stats() raise
-    select conductor.now() as now, pg_catalog.lower(conductor._time_range()) as earliest
+    select conductor.now() as now, pg_catalog.lower(conductor._time_range()) as earliest,
+           (select s.unknown_kind_after from conductor.settings s where s.one) as live_for
   ), queued as (
     select t.queue,
            count(*) filter (where t.run_at <= c.now) as ready,
@@ -99,6 +113,12 @@ as $$
      where t.finished_at > c.now - interval '15 minutes'
        and t.finished_at <= c.now
      group by t.queue
+  ), unrunnable as (
+    -- live: seen within unknown_kind_after (5 minutes when it is NULL)
+    select u.queue, sum(u.tasks)::bigint as n
+      from clock c
+     cross join lateral conductor._unserved(c.now - coalesce(c.live_for, interval '5 minutes')) u
+     group by u.queue
   ), queues as (
     select q.queue from queued q
     union select r.queue from running r
@@ -113,13 +133,15 @@ as $$
          coalesce(f.s1, 0), coalesce(f.s5, 0), coalesce(f.s15, 0),
          coalesce(f.f1, 0), coalesce(f.f5, 0), coalesce(f.f15, 0),
          case when coalesce(f.s15, 0) + coalesce(f.f15, 0) > 0
-              then f.f15::double precision / (f.s15 + f.f15) end
+              then f.f15::double precision / (f.s15 + f.f15) end,
+         coalesce(u.n, 0)
     from queues qs
     cross join clock c
     left join queued q on q.queue = qs.queue
     left join running r on r.queue = qs.queue
     left join waiting w on w.queue = qs.queue
     left join finished f on f.queue = qs.queue
+    left join unrunnable u on u.queue = qs.queue
    order by qs.queue
 $$;
 
@@ -130,12 +152,53 @@ running, waiting, oldest_ready_age (now minus the earliest due time of a ready t
 backlog age; NULL with nothing ready), succeeded_1m/5m/15m and failed_1m/5m/15m (tasks
 that finished in the last 1, 5, 15 minutes; failed counts failed and dead; cancelled and
 timed_out are in neither), failure_rate (failed_15m / (succeeded_15m + failed_15m); NULL
-when nothing finished). Reads the conductor.now() clock. Index-backed: the unfinished
+when nothing finished), unrunnable (queued tasks, due or not, that no worker seen within
+conductor.settings.unknown_kind_after, 5 minutes when NULL, can run: none serves both the
+task's queue and its kind; conductor.unrunnable() says which). Reads the conductor.now() clock. Index-backed: the unfinished
 tasks and the last 15 minutes of finished ones, never older history. Takes no locks;
 raises nothing, whatever is stored: a ready task due at -infinity (written before run_at
 was checked) counts from 0001-01-02, one due at infinity is scheduled.$$;
 
 revoke execute on function conductor.stats() from public;
 grant execute on function conductor.stats() to conductor_client, conductor_worker, conductor_admin;
+
+create or replace function conductor.unrunnable()
+  returns table (
+    queue          text,
+    kind           text,
+    tasks          bigint,
+    oldest_run_at  timestamptz,
+    dead_letter_at timestamptz)
+  language sql stable
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+  with clock as (
+    select conductor.now() as now, s.unknown_kind_after as after
+      from conductor.settings s where s.one
+  )
+  select u.queue, u.kind, u.tasks, u.oldest_run_at,
+         -- the sweep's rule (conductor.reap): a live worker on the queue, none
+         -- serving the kind; from then on the next sweep takes the oldest
+         case when c.after is not null and u.queue_served and not u.kind_served
+              then greatest(u.oldest_run_at, u.kind_last_served) + c.after end
+    from clock c
+   cross join lateral conductor._unserved(c.now - coalesce(c.after, interval '5 minutes')) u
+   order by u.queue, u.kind
+$$;
+
+comment on function conductor.unrunnable() is
+$$Per queue and kind, the queued tasks (due or not) that no worker seen within
+conductor.settings.unknown_kind_after (5 minutes when NULL) can run, none serving both
+the queue and the kind: tasks, oldest_run_at, and dead_letter_at, when reap()'s
+unknown-kind sweep may dead-letter the oldest (its run_at, or the last time a worker
+served the kind, whichever is later, plus unknown_kind_after; the sweep runs at most
+every min(unknown_kind_after / 5, 1 minute)). dead_letter_at is NULL when the sweep will
+not: unknown_kind_after is NULL, no live worker serves the queue (nobody there to call
+the kind unknown), or a live worker serves the kind on another queue. Ordered by queue
+and kind. Reads the queued tasks' rows; takes no locks.$$;
+
+revoke execute on function conductor.unrunnable() from public;
+grant execute on function conductor.unrunnable() to conductor_client, conductor_worker, conductor_admin;
 
 commit;

@@ -41,6 +41,10 @@
 
 begin;
 
+-- 0.2.0's stats() returns one more column (unrunnable): dropped, then v0.1.0's created again.
+drop function conductor.unrunnable();
+drop function conductor.stats();
+
 -- The index tasks_finished is created by functions/stats@v0.1.0 and unchanged since.
 
 comment on index conductor.tasks_finished is
