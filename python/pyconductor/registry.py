@@ -177,3 +177,11 @@ class Registry:
     @property
     def kinds(self) -> list[str]:
         return sorted(self._tasks)
+
+    def configurations(self) -> list[dict[str, Any]]:
+        """What a worker writes at start: :meth:`Task.configuration` of each kind
+        that registers at least one option, by kind. A kind registered with none
+        is left out: configure_kind replaces the kind's whole row, and writing
+        NULLs would wipe what an operator configured in SQL."""
+        tasks = [self._tasks[kind] for kind in self.kinds]
+        return [task.configuration() for task in tasks if any(v is not None for v in task.defaults.values())]

@@ -77,6 +77,16 @@ def test_configuration_names_every_kind_option_durations_as_interval_text() -> N
     assert bare == {"kind": "bare", **dict.fromkeys(KIND_OPTIONS)}
 
 
+def test_a_worker_writes_only_the_kinds_that_register_an_option() -> None:
+    a = app()
+    a.register("b.bare", handler)
+    a.register("d.none", handler, queue=None)
+    a.register("a.queue_only", handler, queue="q")
+    a.register("c.timed", handler, timeout=5)
+    assert [c["kind"] for c in a.registry.configurations()] == ["a.queue_only", "c.timed"]
+    assert a.registry.configurations()[0] == {"kind": "a.queue_only", **dict.fromkeys(KIND_OPTIONS), "queue": "q"}
+
+
 def test_task_spec_sends_a_timeout_as_an_interval_and_leaves_out_what_nobody_gave() -> None:
     a = app()
     a.register("k", handler, timeout=timedelta(seconds=3))
