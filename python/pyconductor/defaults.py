@@ -10,15 +10,19 @@ from __future__ import annotations
 import os
 
 __all__ = [
+    "BACKOFF_MAX",
+    "BACKOFF_MIN",
     "CANCEL_GRACE",
     "CLAIM_LINGER",
     "CONCURRENCY",
+    "CONNECT_TIMEOUT",
     "HEARTBEAT_INTERVAL",
     "LEASE",
     "POLL_INTERVAL",
     "REAP_INTERVAL",
     "REPORT_BATCH",
     "REPORT_LINGER",
+    "SHUTDOWN_DB_TIMEOUT",
     "SHUTDOWN_GRACE",
     "TICK_INTERVAL",
     "default_concurrency",
@@ -30,11 +34,16 @@ HEARTBEAT_INTERVAL = 10.0  # one heartbeat call extends every lease the worker h
 POLL_INTERVAL = 10.0  # the backstop for a missed notification; idle workers wake sooner for due tasks
 REAP_INTERVAL = 30.0  # reap() at least this often (sooner when next_wake says so)
 SHUTDOWN_GRACE = 30.0  # running handlers get this long to finish at stop; the rest are released
-CANCEL_GRACE = 10.0  # a cancelled or timed-out handler that has not returned by then is stuck: its slot is freed
+CANCEL_GRACE = 10.0  # a cancelled handler (or one whose lease was lost) still running after this is stuck: its slot is freed
 TICK_INTERVAL = 5.0  # the scheduler ticks at each due time and at least this often
 REPORT_BATCH = 500  # at most this many results in one complete_many call
 REPORT_LINGER = 0.005  # a result waits this long for company while other handlers run
 CLAIM_LINGER = 0.002  # a claim waits this long for a quarter of the slots to be free
+SHUTDOWN_DB_TIMEOUT = 5.0  # after the grace, stop() gives the database this long for reports and releases
+
+CONNECT_TIMEOUT = 10  # libpq connect_timeout of every connection the worker opens
+BACKOFF_MIN = 0.1  # a lost connection is retried after this long, doubling ...
+BACKOFF_MAX = 5.0  # ... up to this
 
 
 def default_concurrency() -> int:

@@ -192,13 +192,13 @@ def test_results_waiting_for_their_report_hold_back_claims(app: Conductor, db_co
     gate = threading.Event()
     ids = app.enqueue_many([("quick", {}) for _ in range(12)])
     worker = fast_worker(app, concurrency=2, poll_interval=0.05)
-    send = worker._send
+    send = worker.reporter.send
 
     def stalled_send(batch: Any) -> None:
         gate.wait(30)
         send(batch)
 
-    worker._send = stalled_send  # type: ignore[method-assign]
+    worker.reporter.send = stalled_send  # type: ignore[method-assign]
     with worker:
         running = "select count(*) from conductor.tasks where status = 'running'"
         try:
@@ -249,7 +249,7 @@ def test_a_notification_wakes_an_idle_worker(app: Conductor) -> None:
 
     with fast_worker(app, queues=["pings"], poll_interval=60) as worker:
         # the first (empty) claim is done and the worker idles on its 60 s poll
-        wait_until(lambda: worker._wake.is_set() is False and worker._threads["listen"].is_alive())
+        wait_until(lambda: worker.producer.sleeping and worker.listener is not None and worker.listener.thread.is_alive())
         other = elsewhere.enqueue()
         task_id = ping.enqueue()
         wait_until(lambda: finished(app, task_id), timeout=10, message="woken by NOTIFY, not the 60 s poll")
@@ -361,7 +361,9 @@ def test_terminated_connections_are_reopened(app: Conductor, db_conn: Conn) -> N
         assert killed >= 3
         ids = [echo.enqueue({"n": n}) for n in range(2, 12)]
         wait_until(lambda: finished(app, *ids), timeout=30)
-        assert all(worker._threads[name].is_alive() for name in ("claim", "report", "heartbeat", "reap", "listen"))
+        assert worker.listener is not None
+        assert all(service.thread.is_alive() for service in (worker.producer, worker.reporter, worker.heartbeat_service,
+                                                             worker.reaper, worker.listener))
     assert [app.get(i).result for i in ids] == list(range(2, 12))
 
 

@@ -1,0 +1,340 @@
+"""The executor: runs the handlers of claimed tasks, within their time limits.
+
+Each claimed task goes to one of ``concurrency`` handler threads through a
+``queue.SimpleQueue`` (plain threads, not a ThreadPoolExecutor: its Future per
+task, each with a Condition, cost more CPU than the worker's own bookkeeping
+for a short task). Its outcome goes to the reporter:
+
+- a return value: its JSON (one that is not JSON fails the task, clearly);
+- an exception: a failure with the full traceback (``RetryLater`` asks for
+  its retry time);
+- a wait that parked the task (``conductor.suspend`` answered 'waiting') has
+  closed the attempt in SQL already: nothing is reported, the slot is free;
+- a step refused because the lease was lost or the task cancelled, or a
+  handler whose ``ctx.cancelled`` was set (cancelled, lost, released, timed
+  out): its outcome is discarded, with a warning;
+- a kind without a handler is failed with ``unknown_kind => true`` without
+  running. A worker claims only the kinds it has handlers for, so this is a
+  defensive path only.
+
+Time limits. A task claimed with a ``timeout`` has a deadline: the monotonic
+time its claim was sent plus the timeout, a hair before the database's own
+(``claimed_at + timeout``, past which no heartbeat extends the lease). At the
+deadline the executor's watchdog thread sets the handler's ``ctx.cancelled``
+(reason 'timed_out', so a cooperative handler stops), reports
+``fail(error => 'timed out after N s')`` at once (the database retries it as
+the kind's policy says), and frees the slot by starting a replacement handler
+thread, so the next task runs. A heartbeat answered 'timed_out' (the
+database's clock came first) does the same. A task cancelled while it runs
+(a heartbeat answered 'cancelled' or 'lost') has its ``ctx.cancelled`` set at
+once, and its slot freed the same way when the handler is still running
+``cancel_grace`` seconds later (nothing is reported: the database has closed
+the attempt already).
+
+**A Python thread cannot be killed.** The thread of a freed slot counts as
+*stuck* until its handler returns; its outcome is then discarded and the
+thread ends. Meanwhile it keeps what it holds (memory, sockets, the GIL when
+it spins in Python code), and the worker reports itself degraded
+(``Worker.health()``, ``/health``). Nothing else waits for a handler thread:
+the heartbeat, the reports and the claims go on. Where a hard limit matters,
+run ``pyconductor worker --processes N``: its children run with
+``exit_on_stuck``, so a child with a stuck thread stops claiming, stops
+gracefully and exits (code 3), and the supervisor starts a fresh one; the
+process is the unit that can be killed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import queue as queue_mod
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from datetime import timedelta
+from itertools import count
+from typing import TYPE_CHECKING
+
+from pyconductor.context import _Suspended
+from pyconductor.errors import RetryLater
+from pyconductor.ledger import Ledger, Run, task_extra
+from pyconductor.reporter import Report
+from pyconductor.wire import dumps_json
+
+if TYPE_CHECKING:
+    from pyconductor.context import TaskContext
+    from pyconductor.registry import Registry
+
+__all__ = ["Executor", "timed_out_message"]
+
+logger = logging.getLogger("pyconductor")
+
+
+def timed_out_message(timeout: timedelta | None) -> str:
+    """The error of an attempt that reached its time limit, the same everywhere (SQL's reap says it too)."""
+    return "timed out" if timeout is None else f"timed out after {timeout.total_seconds():g} s"
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__qualname__}: {text}" if text else type(exc).__qualname__
+
+
+class Executor:
+    """Handler threads and their watchdog; see the module doc."""
+
+    def __init__(self, ledger: Ledger, registry: Registry, report: Callable[[Report], None], *, concurrency: int,
+                 worker_id: str, cancel_grace: float, on_stuck: Callable[[], None] | None = None) -> None:  # fmt: skip
+        self.ledger = ledger
+        self.registry = registry
+        self.report = report
+        self.concurrency = concurrency
+        self.worker_id = worker_id
+        self.cancel_grace = cancel_grace
+        self.on_stuck = on_stuck
+        # a Run per task; None tells one thread to exit
+        self._jobs: queue_mod.SimpleQueue[Run | None] = queue_mod.SimpleQueue()
+        self._watch = threading.Condition(ledger.lock)
+        self._watch_at = -math.inf  # when the watchdog wakes next (-inf: it is awake and will look)
+        self._closing = False
+        self._stuck = 0
+        self._names = count()
+        self._watchdog = threading.Thread(target=self._watch_loop, name="pyconductor-watchdog", daemon=True)
+
+    @property
+    def stuck(self) -> int:
+        """Handler threads whose slot was freed and whose handler has not returned."""
+        return self._stuck
+
+    def start(self) -> None:
+        for _ in range(self.concurrency):
+            self._add_thread()
+        self._watchdog.start()
+
+    def _add_thread(self) -> None:
+        threading.Thread(target=self._serve, name=f"pyconductor-task_{next(self._names)}", daemon=True).start()
+
+    # -- what the other services call ----------------------------------------------
+
+    def submit(self, ctx: TaskContext, timeout: timedelta | None, claimed_at: float) -> None:
+        """Run a claimed task (claimed_at: time.monotonic() when its claim was sent)."""
+        task = self.registry.get(ctx.kind)
+        run = Run(ctx, task, timeout, None if timeout is None else claimed_at + timeout.total_seconds())
+        with self.ledger.lock:
+            self.ledger.stats["claimed"] += 1
+            self.ledger.held[ctx.attempt_id] = ctx
+            if task is not None:
+                self.ledger.running[ctx.attempt_id] = run
+                if run.deadline is not None and run.deadline < self._watch_at:
+                    self._watch.notify()
+        if ctx.attempt > 1 or ctx.recoveries:
+            logger.warning("task %d (%s) claimed again: attempt %d, recoveries %d", ctx.task_id, ctx.kind,
+                           ctx.attempt, ctx.recoveries, extra=task_extra(ctx))  # fmt: skip
+        if task is None:
+            self.report(Report("unknown", ctx, error=f"this worker has handlers for: "
+                                                     f"{', '.join(self.registry.kinds) or 'none'}"))  # fmt: skip
+            return
+        self._jobs.put(run)
+
+    def hand_back(self, ctx: TaskContext) -> None:
+        """Release a task claimed while the worker was stopping, without running it."""
+        with self.ledger.lock:
+            self.ledger.held[ctx.attempt_id] = ctx
+        self.report(Report("release", ctx))
+
+    def time_out(self, attempt_id: int) -> None:
+        """The database says the attempt reached its time limit: the watchdog ends it now."""
+        with self.ledger.lock:
+            run = self.ledger.running.get(attempt_id)
+            if run is not None and not run.freed:
+                run.deadline = -math.inf
+                self._watch.notify()
+
+    def cancel(self, ctx: TaskContext, reason: str) -> None:
+        """The database no longer lets this worker hold the task ('cancelled',
+        'lost'): flag its handler, and free its slot if it still runs after the grace."""
+        ctx.cancel(reason)
+        with self.ledger.lock:
+            run = self.ledger.running.get(ctx.attempt_id)
+            if run is not None and not run.freed and run.grace_until is None:
+                run.grace_until = time.monotonic() + self.cancel_grace
+                if run.grace_until < self._watch_at:
+                    self._watch.notify()
+
+    def release_running(self) -> int:
+        """At stop, past the grace: hand back every task still running (its
+        handler goes on, its outcome is discarded); how many. Ends the watchdog."""
+        with self.ledger.lock:
+            self._closing = True
+            self._watch.notify()
+            leftover = [run.ctx for run in self.ledger.running.values()
+                        if not run.freed and run.ctx.attempt_id in self.ledger.held]  # fmt: skip
+        for ctx in leftover:
+            ctx.cancel("released")
+            self.report(Report("release", ctx))
+        return len(leftover)
+
+    def close(self) -> None:
+        """Tell the handler threads to end (one still running ends when its handler returns)."""
+        with self.ledger.lock:
+            self._closing = True
+            self._watch.notify()
+        for _ in range(self.concurrency):
+            self._jobs.put(None)
+
+    # -- handler threads -------------------------------------------------------------
+
+    def _serve(self) -> None:
+        # Each freed run got a replacement thread when it was freed; the thread
+        # that ends up with it (its handler returned, or it had not started) ends.
+        while (run := self._jobs.get()) is not None:
+            if run.freed:
+                with self.ledger.lock:
+                    self._stuck -= 1
+                return  # timed out before a thread was free to start it
+            try:
+                freed = self._execute(run)
+            except Exception:  # noqa: BLE001 - the thread serves the next task
+                logger.exception("task %d (%s): the worker failed around its handler", run.ctx.task_id,
+                                 run.ctx.kind, extra=task_extra(run.ctx))  # fmt: skip
+                freed = run.freed
+            if freed:
+                return
+
+    def _execute(self, run: Run) -> bool:
+        """Run the handler and queue its report; whether its slot was freed meanwhile."""
+        ctx, task = run.ctx, run.task
+        assert task is not None
+        report: Report | None = None
+        freed = False
+        start = run.started_at = time.perf_counter()
+        try:
+            if ctx.cancelled:
+                pass  # cancelled or handed back before a thread was free to start it
+            else:
+                report = self._call(task.run, ctx, start)
+        finally:
+            with self.ledger.lock:
+                if run.freed:
+                    self._stuck -= 1
+                    freed = True
+                else:
+                    self.ledger.running.pop(ctx.attempt_id, None)
+                    if ctx.suspended or (ctx.cancelled and ctx.cancel_reason != "released"):
+                        self.ledger.held.pop(ctx.attempt_id, None)  # released ones leave after their release
+                    if not self.ledger.running:
+                        self.ledger.idle.notify_all()
+            if not freed:
+                self.ledger.wake.set()
+        ms = (time.perf_counter() - start) * 1000
+        if freed:
+            logger.warning("task %d (%s): its handler returned after %.1fs, its slot freed before (%s); outcome "
+                           "discarded, thread ended", ctx.task_id, ctx.kind, ms / 1000, ctx.cancel_reason,
+                           extra=task_extra(ctx, ms))  # fmt: skip
+            return True
+        if ctx.suspended:
+            # suspend closed the attempt in SQL ('suspended'): nothing to report, the slot is free
+            self.ledger.count("suspended")
+            logger.debug("task %d (%s) waiting", ctx.task_id, ctx.kind, extra=task_extra(ctx, ms))
+            return False
+        if ctx._refused is not None and ctx.cancel_reason != "released":
+            # a step, spawn or wait was refused: the lease was lost or the task cancelled
+            self.ledger.count("refused")
+            logger.warning("task %d (%s) %s (a step was refused); its outcome is discarded", ctx.task_id,
+                           ctx.kind, ctx._refused, extra=task_extra(ctx, ms))  # fmt: skip
+            return False
+        if ctx.cancelled:
+            # cancelled, lost or released: the database would refuse the report anyway
+            self.ledger.count("discarded")
+            logger.warning("task %d (%s) %s; its outcome is discarded", ctx.task_id, ctx.kind,
+                           ctx.cancel_reason, extra=task_extra(ctx, ms))  # fmt: skip
+            return False
+        if report is not None:
+            self.report(report)
+        return False
+
+    @staticmethod
+    def _call(handler: Callable[..., object], ctx: TaskContext, start: float) -> Report | None:
+        """The handler's outcome as a report (None: its wait parked the task)."""
+        try:
+            result = handler(ctx.payload, ctx)
+        except _Suspended as exc:
+            if ctx.suspended:
+                return None
+            # another task's context raised it: a failure of this one
+            return Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(),
+                          duration_ms=(time.perf_counter() - start) * 1000)  # fmt: skip
+        except BaseException as exc:  # noqa: BLE001 - the handler's failure is the task's (even SystemExit)
+            return Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(),
+                          duration_ms=(time.perf_counter() - start) * 1000,
+                          retry_at=exc.at if isinstance(exc, RetryLater) else None)  # fmt: skip
+        ms = (time.perf_counter() - start) * 1000
+        try:
+            return Report("ok", ctx, result=dumps_json(result), duration_ms=ms)
+        except (TypeError, ValueError) as exc:
+            return Report(
+                "fail", ctx, duration_ms=ms, traceback=traceback.format_exc(),
+                error=f"the result of task {ctx.task_id} ({ctx.kind}) is not JSON-serialisable: "
+                      f"{_error_text(exc)}; return JSON types (dict, list, str, int, float, bool, None)",
+            )  # fmt: skip
+
+    # -- the watchdog ------------------------------------------------------------------
+
+    def _watch_loop(self) -> None:
+        while True:
+            with self.ledger.lock:
+                while True:
+                    if self._closing:
+                        return
+                    now = time.monotonic()
+                    expired: list[Run] = []
+                    next_at = math.inf
+                    for run in self.ledger.running.values():
+                        due = run.due
+                        if due is None:
+                            continue
+                        if due <= now:
+                            expired.append(run)
+                        elif due < next_at:
+                            next_at = due
+                    if expired:
+                        self._watch_at = -math.inf
+                        for run in expired:
+                            self._free(run, now)
+                        break
+                    self._watch_at = next_at
+                    self._watch.wait(None if next_at == math.inf else next_at - now)
+            for run in expired:
+                self._expired(run, now)
+
+    def _free(self, run: Run, now: float) -> None:
+        """Give up the slot of ``run`` (the ledger's lock held): it counts as
+        stuck until the thread that has it (or takes it, unstarted) lets it go."""
+        if run.deadline is not None and run.deadline <= now:
+            run.ctx.cancel("timed_out")  # before its thread can see freed: the reason it then logs
+        run.freed = True
+        self.ledger.running.pop(run.ctx.attempt_id, None)
+        self._stuck += 1
+        if not self.ledger.running:
+            self.ledger.idle.notify_all()
+
+    def _expired(self, run: Run, now: float) -> None:
+        ctx = run.ctx
+        started = run.started_at > 0
+        ran = time.perf_counter() - run.started_at if started else 0.0
+        if run.deadline is not None and run.deadline <= now:
+            self.ledger.count("timed_out")
+            message = timed_out_message(run.timeout)
+            self.report(Report("fail", ctx, error=message, duration_ms=ran * 1000))
+            logger.warning("task %d (%s) %s; %s", ctx.task_id, ctx.kind, message,
+                           "its slot is freed, its handler thread is stuck until it returns" if started
+                           else "it had not started", extra=task_extra(ctx, ran * 1000))  # fmt: skip
+        else:
+            logger.warning("task %d (%s) %s %.1fs ago and its handler still runs; its slot is freed, its thread "
+                           "is stuck until it returns", ctx.task_id, ctx.kind, ctx.cancel_reason, self.cancel_grace,
+                           extra=task_extra(ctx, ran * 1000))  # fmt: skip
+        self._add_thread()
+        if started and self.on_stuck is not None:
+            self.on_stuck()
+        self.ledger.wake.set()

@@ -1,0 +1,144 @@
+"""Maintenance: the heartbeat and the reaper, each one thread on its own link.
+
+- :class:`Heartbeat` extends the leases of everything the worker holds with one
+  ``conductor.heartbeat`` call per interval. An attempt answered 'cancelled'
+  or 'lost' is no longer held: its handler is flagged (``ctx.cancelled``) and
+  its outcome will be discarded; 'timed_out' (its time limit passed) ends it
+  as the executor's watchdog would; 'finished' means a report of this worker
+  crossed the beat, and is left to the reporter. A stuck handler thread never
+  delays it: nothing here waits for a handler.
+- :class:`Reaper` runs ``conductor.reap()`` every ``interval``, or sooner
+  when ``conductor.next_wake()`` says a wait's deadline or a lease's expiry
+  comes first (durable sleeps and timeouts wake on time). It looks again at
+  once when a handler parks a wait (:meth:`Reaper.nudge`), or when a claim's
+  lease ends before its next run (:meth:`Reaper.expect`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from pyconductor import queries
+from pyconductor.ledger import Ledger, task_extra
+from pyconductor.link import Aborted, Link
+
+__all__ = ["Heartbeat", "Reaper"]
+
+logger = logging.getLogger("pyconductor")
+
+REAP_MIN_WAIT = 0.02  # seconds between reaps when next_wake is due now
+REAP_STUCK_WAIT = 0.5  # ... and when it was already due at the last reap (a row reap skipped, locked)
+
+
+class Heartbeat:
+    """One heartbeat per ``interval`` for every held attempt; the answers go to
+    ``on_lost(ctx, state)`` ('cancelled', 'lost') and ``on_timed_out(attempt_id)``."""
+
+    def __init__(self, ledger: Ledger, link: Link, halt: threading.Event, *, lease: timedelta, interval: float,
+                 on_lost: Callable[[Any, str], None], on_timed_out: Callable[[int], None]) -> None:  # fmt: skip
+        self.ledger = ledger
+        self.link = link
+        self.halt = halt
+        self.lease = lease
+        self.interval = interval
+        self.on_lost = on_lost
+        self.on_timed_out = on_timed_out
+        self._extra = {"worker_id": link.worker_id}
+        self.thread = threading.Thread(target=self._loop, name="pyconductor-heartbeat", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while not self.halt.wait(self.interval):
+            self.beat()
+
+    def beat(self) -> list[dict[str, Any]]:
+        """One heartbeat now; returns the answers (none when it could not be sent)."""
+        try:
+            rows = self.link.rows(queries.HEARTBEAT, {
+                "worker_id": self.link.worker_id, "attempt_ids": self.ledger.held_ids(), "lease": self.lease,
+            }, self.halt)  # fmt: skip
+        except Aborted:
+            return []
+        except Exception as exc:  # noqa: BLE001 - never die
+            logger.error("heartbeat failed: %s", exc, extra=self._extra)
+            return []
+        for row in rows:
+            state = row["state"]
+            if state == "finished":
+                continue  # this worker's own report crossed the beat: the reporter owns it
+            if state == "timed_out":
+                self.on_timed_out(row["attempt_id"])  # its fail report ends the holding
+                continue
+            ctx = self.ledger.drop(row["attempt_id"])
+            if ctx is not None:
+                self.on_lost(ctx, state)
+                logger.warning("task %d (%s) %s; stopping its handler", ctx.task_id, ctx.kind, state,
+                               extra=task_extra(ctx))  # fmt: skip
+        return rows
+
+
+class Reaper:
+    """reap(), then sleep until min(interval, next_wake - now) (the database's
+    clock), or until nudged."""
+
+    def __init__(self, link: Link, halt: threading.Event, *, interval: float) -> None:
+        self.link = link
+        self.halt = halt
+        self.interval = interval
+        self._wake = threading.Event()
+        self._due = float("inf")  # monotonic time of the next reap (inf: reaping now, or not yet)
+        self._extra = {"worker_id": link.worker_id}
+        self.thread = threading.Thread(target=self._loop, name="pyconductor-reap", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def nudge(self) -> None:
+        """Reap and read next_wake again now (a handler parked a wait)."""
+        self._wake.set()
+
+    def expect(self, expires_at: float) -> None:
+        """A lease ends at ``expires_at`` (monotonic): reap by then."""
+        if expires_at < self._due:
+            self._wake.set()
+
+    def stop(self) -> None:
+        """The halt event is set: wake the sleeping loop so it ends."""
+        self._wake.set()
+
+    def _loop(self) -> None:
+        was_due = False
+        while True:
+            delay = self.interval
+            try:
+                # While this reap runs, a claim cannot know when the next one comes:
+                # it nudges, and the wait below returns at once to look again.
+                self._due = float("inf")
+                self._wake.clear()
+                row = self.link.rows(queries.REAP_NEXT, {}, self.halt)[0]
+                if row["reap"]:
+                    logger.info("reaped %d task(s) (expired leases, waits past their deadline)", row["reap"],
+                                extra=self._extra)  # fmt: skip
+                wake_in = row["wake_in"]
+                if wake_in is not None:
+                    # due already: reap again soon, but do not spin on a deadline reap skipped (row locked)
+                    floor = REAP_STUCK_WAIT if (wake_in <= 0 and was_due) else REAP_MIN_WAIT
+                    was_due = wake_in <= 0
+                    delay = min(self.interval, max(wake_in, floor))
+                else:
+                    was_due = False
+            except Aborted:
+                return
+            except Exception as exc:  # noqa: BLE001 - never die
+                logger.error("reap failed: %s", exc, extra=self._extra)
+            self._due = time.monotonic() + delay
+            self._wake.wait(delay)
+            if self.halt.is_set():
+                return

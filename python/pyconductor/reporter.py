@@ -1,0 +1,237 @@
+"""The reporter: sends the outcomes of held attempts, batched.
+
+Handlers (and the producer, for releases) queue a :class:`Report`; one
+thread sends them in order on its own link:
+
+- successes in batches (``conductor.complete_many``, up to ``batch`` results):
+  what is queued goes at once when no handler runs, else after ``linger``
+  seconds at most, so results finishing together share one call and commit;
+- failures one by one with the full traceback (``conductor.fail``; a kind
+  without a handler is failed with ``unknown_kind => true``), releases one by
+  one (``conductor.release``).
+
+A refusal (the attempt no longer holds the task: its lease was lost, the task
+was cancelled) is logged at WARNING and the outcome dropped. One result or
+error the server cannot store never costs the rest of the batch theirs: a
+result jsonb refuses is sent alone, and failing alone becomes its task's
+failure, not retried (running it again would redo its effects for a result
+that still cannot be stored). A lost connection is waited out
+(:func:`pyconductor.link.retry`) and the batch sent again.
+
+Each outcome the database took is told to the ``listeners`` (``fn(ctx,
+outcome, handler_ms)``, outcome 'succeeded', 'retried', 'failed' or
+'refused'), on this thread, before the counters count it: what /metrics counts.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue as queue_mod
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+
+from pyconductor import queries
+from pyconductor.context import TaskContext
+from pyconductor.errors import ConductorError, LeaseLost, NotFound, TaskCancelled, translate
+from pyconductor.ledger import Ledger, task_extra
+from pyconductor.link import CONNECTION_ERRORS, Aborted, Link
+from pyconductor.wire import bigint_array, storable_text, text_array
+
+__all__ = ["OutcomeListener", "Report", "Reporter"]
+
+logger = logging.getLogger("pyconductor")
+
+OutcomeListener = Callable[[TaskContext, str, float | None], None]
+
+
+@dataclass
+class Report:
+    """A held attempt's outcome, waiting to be sent."""
+
+    what: str  # 'ok', 'fail', 'unknown', 'release'
+    ctx: TaskContext
+    result: str | None = None  # JSON text
+    error: str | None = None
+    traceback: str | None = None
+    duration_ms: float | None = None
+    retry_at: datetime | None = None  # the handler asked for this retry time (RetryLater)
+    retryable: bool = True  # False: the handler finished but its result cannot be stored
+
+
+class Reporter:
+    """Sends queued reports from one thread; :meth:`close` drains and ends it."""
+
+    def __init__(self, ledger: Ledger, link: Link, listeners: Sequence[OutcomeListener], *,
+                 batch: int, linger: float) -> None:  # fmt: skip
+        self.ledger = ledger
+        self.link = link
+        self.listeners = listeners
+        self.batch = batch
+        self.linger = linger
+        self._queue: queue_mod.SimpleQueue[Report] = queue_mod.SimpleQueue()
+        self._closing = threading.Event()  # drain what is queued, then end
+        self._abort = threading.Event()  # give up retrying a lost connection
+        self._extra = {"worker_id": link.worker_id}
+        self.thread = threading.Thread(target=self._loop, name="pyconductor-report", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def put(self, report: Report) -> None:
+        self._queue.put(report)
+
+    def close(self, timeout: float) -> bool:
+        """Send what is queued and end, within ``timeout`` seconds; whether it
+        did. Past that, what is still queued is dropped (left to the leases)."""
+        self._closing.set()
+        self.thread.join(timeout=max(0.0, timeout))
+        if self.thread.is_alive():
+            self._abort.set()
+            self.thread.join(timeout=0.2)
+            return False
+        return True
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                first = self._queue.get(timeout=0.05)
+            except queue_mod.Empty:
+                if self._closing.is_set():
+                    return
+                continue
+            batch = [first]
+            deadline = time.monotonic() + self.linger
+            while len(batch) < self.batch:
+                try:
+                    batch.append(self._queue.get_nowait())
+                    continue
+                except queue_mod.Empty:
+                    pass
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self.ledger.running:
+                    break  # no running handler can give it company: waiting only delays the next claim
+                try:
+                    batch.append(self._queue.get(timeout=remaining))
+                except queue_mod.Empty:
+                    break
+            try:
+                self.send(batch)
+            except Aborted:
+                logger.warning("dropping %d unreported outcome(s): database unreachable", len(batch),
+                               extra=self._extra)  # fmt: skip
+            except Exception:  # noqa: BLE001 - never die
+                logger.exception("reporting %d outcome(s) failed", len(batch), extra=self._extra)
+            finally:
+                self.ledger.reported([r.ctx.attempt_id for r in batch])
+
+    def send(self, batch: list[Report]) -> None:
+        """Send one batch: the results together, then the rest one by one."""
+        others = [r for r in batch if r.what != "ok"]
+        oks = [r for r in batch if r.what == "ok"]
+        if oks:
+            others += self._send_results(oks)
+        for r in others:
+            try:
+                self._send_one(r)
+            except (LeaseLost, TaskCancelled, NotFound) as exc:
+                if r.what == "fail":
+                    self._outcome(r, "refused")
+                self.ledger.count("refused")
+                logger.warning("%s of task %d (%s) refused: %s", r.what, r.ctx.task_id, r.ctx.kind, exc,
+                               extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
+            except ConductorError as exc:
+                logger.error("%s of task %d (%s) failed: %s", r.what, r.ctx.task_id, r.ctx.kind, exc,
+                             extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
+            except psycopg.Error as exc:
+                if isinstance(exc, CONNECTION_ERRORS):
+                    raise
+                # one report the server cannot take never costs the others theirs
+                logger.error("%s of task %d (%s) could not be sent: %s", r.what, r.ctx.task_id, r.ctx.kind,
+                             " ".join(str(exc).split()), extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
+
+    def _send_results(self, oks: list[Report]) -> list[Report]:
+        """Store the results of ``oks`` with complete_many; answer the failure
+        reports of those the server cannot store (see the module doc)."""
+        try:
+            rows = self.link.rows(queries.COMPLETE_MANY, {
+                "attempt_ids": bigint_array(r.ctx.attempt_id for r in oks), "results": text_array(r.result for r in oks),
+            }, self._abort)  # fmt: skip
+        except (psycopg.DataError, psycopg.errors.ProgramLimitExceeded) as exc:
+            if len(oks) > 1:
+                return [bad for r in oks for bad in self._send_results([r])]
+            r = oks[0]
+            return [Report("fail", r.ctx, duration_ms=r.duration_ms, retryable=False,
+                           error=f"result not storable: {' '.join(str(exc).split())} ({exc.sqlstate}); "
+                                 f"return JSON that PostgreSQL's jsonb accepts (no NUL characters, valid UTF-8)")]  # fmt: skip
+        # 'finished': an earlier sending of this batch was stored before the
+        # connection dropped, so the result is in. 'failed': the database
+        # refused to store the result (over conductor.settings.max_result_bytes)
+        # and failed the task, its error recorded.
+        states = {row["attempt_id"]: row["state"] for row in rows if row["state"] != "finished"}
+        succeeded = 0
+        log_each = logger.isEnabledFor(logging.DEBUG)
+        for r in oks:
+            state = states.get(r.ctx.attempt_id)
+            if state is None:
+                self._outcome(r, "succeeded")
+                succeeded += 1
+                if log_each:
+                    logger.debug("task %d (%s) succeeded", r.ctx.task_id, r.ctx.kind,
+                                 extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
+            elif state == "failed":
+                self._outcome(r, "failed")
+                self.ledger.count("failed")
+                logger.error("task %d (%s) failed: its result was not storable (%d bytes of JSON; the task's error "
+                             "says why)", r.ctx.task_id, r.ctx.kind, len(r.result or ""),
+                             extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
+            else:
+                r.ctx.cancel(state)
+                self._outcome(r, "refused")
+                self.ledger.count("refused")
+                logger.warning("result of task %d (%s) refused: %s; discarded", r.ctx.task_id, r.ctx.kind,
+                               state, extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
+        self.ledger.count("succeeded", succeeded)
+        return []
+
+    def _outcome(self, r: Report, outcome: str) -> None:
+        for listener in self.listeners:
+            try:
+                listener(r.ctx, outcome, r.duration_ms)
+            except Exception:  # noqa: BLE001 - a listener never stops the reporting
+                logger.exception("outcome listener %r failed", listener, extra=self._extra)
+
+    def _send_one(self, r: Report) -> None:
+        def fetch(query: str, params: dict[str, object]) -> list[dict[str, object]]:
+            try:
+                return self.link.rows(query, params, self._abort)
+            except psycopg.Error as exc:
+                new = translate(exc)
+                if new is exc:
+                    raise
+                raise new from exc
+
+        if r.what == "release":
+            fetch(queries.RELEASE, {"attempt_id": r.ctx.attempt_id})
+            self.ledger.count("released")
+            logger.info("task %d (%s) released", r.ctx.task_id, r.ctx.kind, extra=task_extra(r.ctx))
+            return
+        unknown = r.what == "unknown"
+        status = fetch(queries.FAIL, {
+            "attempt_id": r.ctx.attempt_id, "error": storable_text(r.error), "retry_at": r.retry_at,
+            "traceback": storable_text(r.traceback), "unknown_kind": unknown, "retryable": r.retryable,
+        })[0]["fail"]  # fmt: skip
+        if not unknown:
+            self._outcome(r, "retried" if status == "queued" else "failed")
+        self.ledger.count("unknown" if unknown else "failed")
+        if status == "queued":
+            logger.warning("task %d (%s) failed, will retry: %s", r.ctx.task_id, r.ctx.kind, r.error,
+                           extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
+        else:
+            logger.error("task %d (%s) %s: %s", r.ctx.task_id, r.ctx.kind, status,
+                         "no handler for this kind" if unknown else r.error,
+                         extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
