@@ -9,7 +9,8 @@ or ``pyconductor worker --app mod:app --http 127.0.0.1:9100``.
 
 Served by the standard library's threading HTTP server on a daemon thread, so
 a slow scrape never blocks the worker. Both endpoints read the worker's public
-state (worker_id, roles, queues, concurrency, running, held, stats) and share
+state (``health()``, ``leader_locks``; for /metrics also stats, running,
+held, concurrency, stuck and its ``outcome_listeners``) and share
 one database connection of their own (:class:`DatabaseProbe`: connect and
 statement timeouts of ``probe_timeout`` seconds, reopened when it breaks),
 so they answer even when the worker's own connections are stuck, and a
@@ -22,11 +23,18 @@ otherwise) and ``/health`` shows the details below only to it; without the
 token it answers just ``{"status": ...}`` with the same status code, which is
 what a liveness probe needs.
 
-``/health`` answers 200 when ``select 1`` works, 503 otherwise, with::
+``/health`` answers 200 ``ok`` when ``select 1`` works and the worker is
+healthy; 503 ``unavailable`` when the database does not answer; 503
+``degraded`` while a handler thread is stuck: it ran past its task's timeout,
+or past the grace after a cancel, and has not returned (a thread cannot be
+killed: its slot was freed, the thread still holds what it holds; run
+``--processes`` where a hard limit matters). The body is the worker's
+``health()`` with the database's view::
 
-    {"status": "ok"|"unavailable", "worker_id", "roles", "queues", "concurrency",
-     "in_flight", "held", "leader_locks": ["scheduler"], "database": {"reachable", "error", "latency_ms"},
-     "stats": {...}, "unrunnable": [{"queue", "kind", "tasks", "dead_letter_at"}, ...]}
+    {"status": "ok"|"degraded"|"unavailable", "stuck", "in_flight", "held", "worker_id", "roles",
+     "queues", "kinds", "concurrency", "stats": {...}, "leader_locks": ["scheduler"],
+     "database": {"reachable", "error", "latency_ms"},
+     "unrunnable": [{"queue", "kind", "tasks", "dead_letter_at"}, ...]}
 
 ``unrunnable`` (``conductor.unrunnable()``) lists, per queue and kind, the
 queued tasks that no live worker can run: no worker seen lately serves both
@@ -46,6 +54,7 @@ so it does not change the status; it is null on a schema without the function.
                                    attempt no longer held the task)
   handler_duration_seconds{kind,queue}    histogram of handler run time
   worker_in_flight, worker_held, worker_concurrency, worker_leader{lock}
+  worker_stuck                     handler threads stuck past a timeout or a cancel's grace
   database_up                      1 when ``select 1`` worked during this scrape
   queue_ready, queue_scheduled, queue_running, queue_waiting{queue}
   queue_backlog_age_seconds{queue} age of the oldest ready task
@@ -252,6 +261,8 @@ class WorkerMetrics:
         yield GaugeMetricFamily("conductor_worker_held", "Attempts held (running or not yet reported).",
                                 value=len(w.held))  # fmt: skip
         yield GaugeMetricFamily("conductor_worker_concurrency", "Handler slots.", value=w.concurrency)
+        yield GaugeMetricFamily("conductor_worker_stuck", "Handler threads past their time limit or cancel grace "
+                                "(their slots are free; a thread cannot be killed).", value=w.stuck)  # fmt: skip
         leader = GaugeMetricFamily("conductor_worker_leader", "1 while this worker holds the leader lock.",
                                    labels=["lock"])  # fmt: skip
         for name, held in w.leader_locks.items():
@@ -310,28 +321,25 @@ _UNRUNNABLE_KEYS = ("queue", "kind", "tasks", "dead_letter_at")
 
 
 def health(worker: Worker, probe: DatabaseProbe, details: bool = True) -> tuple[int, dict[str, Any]]:
-    """(HTTP status, body) of ``/health``: 200 when the database answers, else 503.
-    Without ``details``, the body is only ``{"status": ...}``."""
+    """(HTTP status, body) of ``/health``: 200 "ok"; 503 "unavailable" when the
+    database does not answer, else 503 "degraded" while the worker reports a
+    stuck handler thread. Without ``details``, the body is only ``{"status": ...}``."""
     result = probe("unrunnable") if details else probe()
-    status = 200 if result["reachable"] else 503
+    state = worker.health()
+    status = state["status"] if result["reachable"] else "unavailable"
+    code = 200 if status == "ok" else 503
     if not details:
-        return status, {"status": "ok" if result["reachable"] else "unavailable"}
+        return code, {"status": status}
     locks = worker.leader_locks
     body = {
-        "status": "ok" if result["reachable"] else "unavailable",
-        "worker_id": worker.worker_id,
-        "roles": list(worker.roles),
-        "queues": worker.queues,
-        "concurrency": worker.concurrency,
-        "in_flight": worker.running,
-        "held": len(worker.held),
+        **state,
+        "status": status,
         "leader_locks": sorted(name for name, held in locks.items() if held),
         "database": {"reachable": result["reachable"], "error": result["error"], "latency_ms": result["latency_ms"]},
-        "stats": dict(worker.stats),
         "unrunnable": None if result["unrunnable"] is None
         else [{key: row[key] for key in _UNRUNNABLE_KEYS} for row in result["unrunnable"]],
     }  # fmt: skip
-    return status, body
+    return code, body
 
 
 class _Handler(BaseHTTPRequestHandler):

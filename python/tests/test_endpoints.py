@@ -9,9 +9,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +131,30 @@ def test_queue_depth_and_backlog_age_from_stats(app: Conductor, db_dsn: str) -> 
     assert sample(samples, "conductor_queue_backlog_age_seconds", queue="backlog") >= 89
 
 
+def test_health_and_metrics_report_tasks_no_live_worker_can_run(app: Conductor, db_dsn: str) -> None:
+    """A live worker of an older release serves kind A on queue 'fleet'; B's
+    tasks wait for a worker that serves B, and the endpoints say so."""
+    with psycopg.connect(db_dsn, autocommit=True) as c:
+        c.execute("select conductor.register_worker(worker_id => 'older', host => 'h', pid => 1,"
+                  " queues => array['fleet'], concurrency => 1, roles => array['worker'], version => '0.1',"
+                  " metadata => '{}', kinds => array['fleet.a'])")  # fmt: skip
+        ids = [app.enqueue("fleet.b", queue="fleet") for _ in range(3)] + [app.enqueue("fleet.a", queue="fleet")]
+        oldest = c.execute("select min(run_at) + s.unknown_kind_after from conductor.tasks, conductor.settings s"
+                           " where kind = 'fleet.b' group by s.unknown_kind_after").fetchone()  # fmt: skip
+    assert oldest is not None and len(ids) == 4
+    worker = fast_worker(app, queues=["elsewhere"])  # not started: the endpoints read its state only
+    with EndpointServer(worker, "127.0.0.1", 0) as server:
+        status, _, text = get(server.url + "/health")
+        samples = scrape(server)
+    body = json.loads(text)
+    assert status == 200 and body["status"] == "ok", "the fleet's state, not this worker's: no 503"
+    fleet = [entry for entry in body["unrunnable"] if entry["queue"] == "fleet"]
+    assert [{**e, "dead_letter_at": datetime.fromisoformat(e["dead_letter_at"])} for e in fleet] == [
+        {"queue": "fleet", "kind": "fleet.b", "tasks": 3, "dead_letter_at": oldest[0]}
+    ]
+    assert sample(samples, "conductor_queue_unrunnable", queue="fleet") == 3
+
+
 def test_health_json(app: Conductor) -> None:
     worker = fast_worker(app, queues=["a", "b"], concurrency=3)
     with EndpointServer(worker, "127.0.0.1", 0) as server, worker:
@@ -144,6 +170,37 @@ def test_health_json(app: Conductor) -> None:
     assert body["in_flight"] == 0 and body["held"] == 0
     assert body["leader_locks"] == ["scheduler"]
     assert body["database"]["reachable"] is True and body["database"]["error"] is None
+
+
+def test_health_is_degraded_while_a_handler_thread_is_stuck(app: Conductor) -> None:
+    """A handler that ignores its cancel: after the cancel grace its slot is
+    freed and its thread counts as stuck until it returns."""
+    started, release = threading.Event(), threading.Event()
+
+    @app.task("ep.hang", queue="hang")
+    def hang(payload: dict[str, Any]) -> None:
+        started.set()
+        release.wait(60)  # never looks at ctx.cancelled
+
+    worker = fast_worker(app, queues=["hang"], concurrency=1, cancel_grace=0.3, run_scheduler=False)
+    with EndpointServer(worker, "127.0.0.1", 0) as server, worker:
+        try:
+            task_id = hang.enqueue({})
+            assert started.wait(20)
+            assert get(server.url + "/health")[0] == 200
+            app.cancel(task_id)
+            wait_until(lambda: worker.stuck == 1, timeout=20)
+            status, _, text = get(server.url + "/health")
+            body = json.loads(text)
+            assert (status, body["status"], body["stuck"]) == (503, "degraded", 1)
+            assert body["database"]["reachable"] is True
+            assert sample(scrape(server), "conductor_worker_stuck") == 1
+        finally:
+            release.set()
+        wait_until(lambda: worker.stuck == 0, timeout=20)
+        status, _, text = get(server.url + "/health")
+        assert (status, json.loads(text)["status"]) == (200, "ok")
+        assert sample(scrape(server), "conductor_worker_stuck") == 0
 
 
 def test_health_503_when_the_database_is_unreachable(app: Conductor) -> None:
