@@ -49,10 +49,6 @@ def _schedule_name(kind: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.:/-]", "-", kind).lstrip("_.:/-")[:200] or "schedule"
 
 
-# worker.py's name for wire.interval_text until its rewrite imports that; removed then
-_interval = interval_text
-
-
 def _parse_ts(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) else value
 
