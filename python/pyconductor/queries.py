@@ -44,12 +44,14 @@ EMIT_EVENT = "select conductor.emit_event(name => %(name)s, payload => %(payload
 LISTEN_DONE = "listen conductor_done"
 
 # -- worker ------------------------------------------------------------------------
-REGISTER_WORKER = "select conductor.register_worker(worker_id => %(worker_id)s, host => %(host)s, pid => %(pid)s, queues => %(queues)s, concurrency => %(concurrency)s, roles => %(roles)s, version => %(version)s, metadata => %(metadata)s::jsonb)"
-CONFIGURE_KIND = "select conductor.configure_kind(kind => %(kind)s, max_attempts => %(max_attempts)s, max_recoveries => %(max_recoveries)s, backoff_base => %(backoff_base)s::interval, backoff_factor => %(backoff_factor)s, backoff_max => %(backoff_max)s::interval)"
+# kinds: what the worker claims (NULL: every kind), so the reaper tells a kind nobody serves from one in a deploy
+REGISTER_WORKER = "select conductor.register_worker(worker_id => %(worker_id)s, host => %(host)s, pid => %(pid)s, queues => %(queues)s, concurrency => %(concurrency)s, roles => %(roles)s, version => %(version)s, metadata => %(metadata)s::jsonb, kinds => %(kinds)s)"
+# a kind's whole row, every one of registry.KIND_OPTIONS named (Task.configuration() gives them)
+CONFIGURE_KIND = "select conductor.configure_kind(kind => %(kind)s, queue => %(queue)s, priority => %(priority)s, concurrency_key => %(concurrency_key)s, max_attempts => %(max_attempts)s, max_recoveries => %(max_recoveries)s, backoff_base => %(backoff_base)s::interval, backoff_factor => %(backoff_factor)s, backoff_max => %(backoff_max)s::interval, timeout => %(timeout)s::interval)"
 DEREGISTER_WORKER = "select conductor.deregister_worker(worker_id => %(worker_id)s)"
-# the columns TaskContext.from_claim reads (run_at and enqueued_at would be two timestamps
-# to parse per task for nothing)
-CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s)"
+# the columns the worker reads (run_at and enqueued_at would be two timestamps to parse per
+# task for nothing); kinds: only these (NULL: every kind); timeout: the attempt's limit
+CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s)"
 HEARTBEAT = "select * from conductor.heartbeat(worker_id => %(worker_id)s, attempt_ids => %(attempt_ids)s::bigint[], lease => %(lease)s)"
 COMPLETE_MANY = "select * from conductor.complete_many(attempt_ids => %(attempt_ids)s::bigint[], results => %(results)s::jsonb[])"
 FAIL = "select conductor.fail(attempt_id => %(attempt_id)s, error => %(error)s, retry_at => %(retry_at)s, traceback => %(traceback)s, unknown_kind => %(unknown_kind)s, retryable => %(retryable)s)::text"
