@@ -322,17 +322,13 @@ def _run_single_worker(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return fail(str(exc))
     supervised = args.supervisor_fd is not None
-    options: dict[str, Any] = {}
-    if args.kinds:
-        options["kinds"] = _csv(args.kinds)
-    if supervised:  # a stuck handler thread ends the child (exit 3): the supervisor replaces it
-        options["exit_on_stuck"] = True
     try:
         worker = Worker(
-            app, _csv(args.queues), args.concurrency, dsn=dsn, lease=args.lease, heartbeat_interval=args.heartbeat,
-            poll_interval=args.poll, reap_interval=args.reap, shutdown_grace=args.shutdown_grace,
-            worker_id=args.worker_id, process_tasks=not args.no_workers, run_scheduler=not args.no_scheduler,
-            tick_interval=args.tick_interval, **options,
+            app, _csv(args.queues), args.concurrency, kinds=_csv(args.kinds), dsn=dsn, lease=args.lease,
+            heartbeat_interval=args.heartbeat, poll_interval=args.poll, reap_interval=args.reap,
+            shutdown_grace=args.shutdown_grace, cancel_grace=args.cancel_grace, worker_id=args.worker_id,
+            process_tasks=not args.no_workers, run_scheduler=not args.no_scheduler, tick_interval=args.tick_interval,
+            exit_on_stuck=supervised,  # a child with a stuck handler thread exits 3: its supervisor replaces it
         )  # fmt: skip
     except ValueError as exc:  # kinds the app does not register, and the like
         return fail(str(exc))
@@ -376,7 +372,7 @@ def _run_single_worker(args: argparse.Namespace) -> int:
 CHILD_FLAGS = {
     "app": "--app", "queues": "--queues", "kinds": "--kinds", "concurrency": "--concurrency",
     "lease": "--lease", "heartbeat": "--heartbeat", "poll": "--poll", "reap": "--reap",
-    "shutdown_grace": "--shutdown-grace", "log_level": "--log-level", "log_format": "--log-format",
+    "shutdown_grace": "--shutdown-grace", "cancel_grace": "--cancel-grace", "log_level": "--log-level", "log_format": "--log-format",
     "tick_interval": "--tick-interval", "no_scheduler": "--no-scheduler", "no_workers": "--no-workers",
 }  # fmt: skip
 SUPERVISOR_FLAGS = {"processes", "http", "metrics_token", "metrics_token_file", "allowed_hosts", "dsn", "worker_id",
@@ -486,6 +482,9 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
             help="reap interval in seconds (default: %(default)s)")  # fmt: skip
     env_arg(p, "--shutdown-grace", env="CONDUCTOR_SHUTDOWN_GRACE", type=float, default=defaults.SHUTDOWN_GRACE,
             help="seconds running tasks get to finish at shutdown (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--cancel-grace", env="CONDUCTOR_CANCEL_GRACE", type=float, default=defaults.CANCEL_GRACE,
+            help="seconds a cancelled handler (or one whose lease was lost) may keep running before its slot "
+            "is freed and its thread counts as stuck (default: %(default)s)")  # fmt: skip
     env_arg(p, "--worker-id", env="CONDUCTOR_WORKER_ID",
             help="worker id (default: host-pid-random; with --processes, W gives the children W-1.1, W-2.1, ... "
             "and a restarted one W-1.2)")  # fmt: skip

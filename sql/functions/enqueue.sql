@@ -6,15 +6,26 @@
 -- each SQLSTATE means one rule everywhere), and conductor._raise_spec_problem,
 -- its messages:
 --
---   conductor.enqueue(kind, payload, queue, ...) -> bigint
---       one task: plain statements (a kinds lookup, INSERT ... VALUES), for
---       one task 1.1-1.25x the batch path's rate (pgbench -c 2, enqueue_many
---       of one object) and 0.7x its backend CPU
+--   conductor.enqueue(kind, payload, queue, ..., timeout) -> bigint
+--       one task: plain statements (one kinds lookup by primary key, INSERT
+--       ... VALUES), for one task 1.1-1.25x the batch path's rate (pgbench -c
+--       2, enqueue_many of one object) and 0.7x its backend CPU
 --   conductor.enqueue_many(tasks jsonb)          -> setof bigint, in input order
 --   conductor._enqueue(specs) -> ids in input order
 --       a batch in one INSERT; enqueue_many, spawn and tick use it. The common
---       path is two statements (validate, insert); a missing parent or a task
---       losing to a dedupe holder takes a slower path only when it happens.
+--       path is three statements (resolve, validate, insert); a missing parent
+--       or a task losing to a dedupe holder takes a slower path only when it
+--       happens.
+--
+-- Resolution: queue, priority, concurrency_key, timeout, max_attempts and
+-- max_recoveries are each the caller's value, else the kind's
+-- (conductor.kinds, written by configure_kind), else the engine's ('default',
+-- 0, none, none, 1, 3), so a task enqueued from psql, a trigger or another
+-- language lands where the kind's workers look for it. The spec is validated
+-- after it is resolved: what is checked is what is stored (a kind's values
+-- were checked by configure_kind, but v0.1.0 or a hand edit may have written
+-- others). Backoff stays NULL on the task when not given: fail reads the
+-- kind's at each failure.
 --
 -- Dedupe: a task whose dedupe_key an unfinished task holds is not inserted;
 -- its id in the answer is the holder's. The unique index tasks_dedupe_key is
@@ -25,15 +36,16 @@
 -- about 0.7 ms of a 50-task batch's 3 ms). A generic plan made while
 -- conductor.tasks was empty stays on the connection as the table grows
 -- (bench/stale_plans.py measured a join so planned at 200x slower), so it
--- reads conductor.tasks only by key (the parent's root, a dedupe holder) and
--- sequential and bitmap scans are off: every such plan is an index probe
--- whatever the statistics said (pgTAP
--- enqueue_many/cached_plans_stay_on_index_probes). enqueue's statements are
--- lookups by a unique key and an INSERT ... VALUES, planned once too. A plan
--- that must still scan (conductor.settings, read by the helpers) carries
--- PostgreSQL's disable_cost of 1e10 and so passes every JIT threshold: jit is
--- off too, or a server with JIT compiles each statement (an enqueue_many of 50
--- tasks took 350-590 ms instead of 3 ms; enqueue_many/no_jit_in_batch_path).
+-- reads conductor.tasks and conductor.kinds only by key (the kind of each
+-- spec, the parent's root, a dedupe holder) and sequential and bitmap scans
+-- are off: every such plan is an index probe whatever the statistics said
+-- (pgTAP enqueue_many/cached_plans_stay_on_index_probes). enqueue's
+-- statements are lookups by a unique key and an INSERT ... VALUES, planned
+-- once too. A plan that must still scan (conductor.settings, read by the
+-- helpers) carries PostgreSQL's disable_cost of 1e10 and so passes every JIT
+-- threshold: jit is off too, or a server with JIT compiles each statement (an
+-- enqueue_many of 50 tasks took 350-590 ms instead of 3 ms;
+-- enqueue_many/no_jit_in_batch_path).
 --
 -- Locks: the inserted rows, and the holder's index entry while waiting on a
 -- concurrent enqueue of the same dedupe_key. Any number of callers at once.
@@ -44,6 +56,11 @@ set local role conductor_owner;
 -- v0.1.0's _raise_spec_problem(code, ord, spec) took a batch position; the
 -- messages now take a detail, so schedules and configure_kind can say where.
 drop function conductor._raise_spec_problem(text, bigint, conductor._task_spec);
+-- timeout is new (the last parameter), and queue and priority default to NULL
+-- (the kind's, else the engine's): v0.1.0's thirteen-parameter enqueue goes, or
+-- a call naming only those thirteen would match both.
+drop function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer,
+                                interval, double precision, interval);
 
 -- The rules of a task, once per batch: one call evaluates every spec in one
 -- query, reading the settings row once, planned once per connection
@@ -75,6 +92,7 @@ begin
                    when not s.backoff_max between interval '0' and interval '30 days' then 'backoff_max'
                    when not s.backoff_factor between 1 and 10 then 'backoff_factor'  -- NaN and infinity too
                    when s.backoff_base > s.backoff_max then 'backoff_order'
+                   when s.timeout <= interval '0' or s.timeout > interval '30 days' then 'timeout'
                    when pg_catalog.octet_length(s.dedupe_key) > 1000 then 'dedupe_key'
                    when pg_catalog.octet_length(s.concurrency_key) > 1000 then 'concurrency_key'
                  end as problem
@@ -88,10 +106,11 @@ $$;
 comment on function conductor._spec_problems(conductor._task_spec[]) is
 $$The rules of a task, in one place: for each spec that breaks one, its position (1-based)
 and the first field at fault (kind, payload, payload_size, queue, run_at, max_attempts,
-max_recoveries, backoff_base, backoff_max, backoff_factor, backoff_order, dedupe_key,
-concurrency_key), in input order; nothing when all are valid. NULL fields (not given) are
-valid but for kind, payload and queue. conductor._raise_spec_problem raises a problem:
-QC101 kind, QC102 payload, QC103 payload_size, QC104 queue, QC106 the rest.$$;
+max_recoveries, backoff_base, backoff_max, backoff_factor, backoff_order, timeout,
+dedupe_key, concurrency_key), in input order; nothing when all are valid. NULL fields (not
+given) are valid but for kind, payload and queue. A timeout is more than 0 and at most 30
+days. conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
+payload_size, QC104 queue, QC106 the rest.$$;
 
 create or replace function conductor._spec_problem(s conductor._task_spec) returns text
   language plpgsql stable
@@ -157,6 +176,10 @@ begin
   when 'backoff_order' then
     v_message := pg_catalog.format('invalid retry policy for kind %s: backoff_base %s is over backoff_max %s',
                                    conductor._echo(s.kind), s.backoff_base, s.backoff_max);
+  when 'timeout' then
+    v_message := pg_catalog.format('invalid timeout %s for kind %s: it must be more than 0 and at most 30 days',
+                                   s.timeout, conductor._echo(s.kind));
+    v_hint := 'How long one attempt may run, e.g. interval ''5 minutes''; NULL: the kind''s, else no limit.';
   when 'dedupe_key' then
     v_message := pg_catalog.format('invalid dedupe_key %s: at most 1000 bytes', conductor._echo(s.dedupe_key));
     v_hint := 'Use a short identifier; hash a longer one.';
@@ -191,15 +214,29 @@ create or replace function conductor._enqueue(specs conductor._task_spec[])
 as $$
 declare
   v_now timestamptz := conductor.now();
+  v_specs conductor._task_spec[];
   v_bad record;
   v_ids bigint[];
   v_inserted bigint;
   v_missing_parent bigint;
 begin
-  -- the first bad spec, in array order
-  select p.ord, p.problem into v_bad from conductor._spec_problems(_enqueue.specs) p limit 1;
+  -- Each spec resolved: the caller's value, else its kind's (one probe of
+  -- kinds_pkey per spec), else the engine's. Backoff stays as given: fail
+  -- reads the kind's at each failure.
+  v_specs := array(
+    select row(s.kind, s.payload, coalesce(s.queue, k.queue, 'default'), coalesce(s.priority, k.priority, 0),
+               s.run_at, coalesce(s.max_attempts, k.max_attempts, 1), s.dedupe_key,
+               coalesce(s.concurrency_key, k.concurrency_key), s.parent_id,
+               coalesce(s.max_recoveries, k.max_recoveries, 3), s.backoff_base, s.backoff_factor,
+               s.backoff_max, coalesce(s.timeout, k.timeout))::conductor._task_spec
+      from pg_catalog.unnest(_enqueue.specs) with ordinality as s
+      left join conductor.kinds k on k.kind = s.kind
+     order by s.ordinality);
+
+  -- the first bad spec, in array order, as it would be stored
+  select p.ord, p.problem into v_bad from conductor._spec_problems(v_specs) p limit 1;
   if found then
-    perform conductor._raise_spec_problem(v_bad.problem, _enqueue.specs[v_bad.ord],
+    perform conductor._raise_spec_problem(v_bad.problem, v_specs[v_bad.ord],
       pg_catalog.format('task #%s of the batch', v_bad.ord));
   end if;
 
@@ -211,20 +248,16 @@ begin
            case when n.parent_id is null then n.new_id
                 else (select p.root_id from conductor.tasks p where p.id = n.parent_id) end as root_id
       from (select s.ordinality as ord, pg_catalog.nextval('conductor.tasks_id_seq') as new_id, s.*
-              from pg_catalog.unnest(_enqueue.specs) with ordinality as s) n
+              from pg_catalog.unnest(v_specs) with ordinality as s) n
   ), inserted as (
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at)
-    select spec.new_id, spec.queue, spec.kind, spec.payload, coalesce(spec.priority, 0),
-           coalesce(spec.run_at, v_now),
-           coalesce(spec.max_attempts, k.max_attempts, 1),
-           coalesce(spec.max_recoveries, k.max_recoveries, 3),
-           spec.backoff_base, spec.backoff_factor, spec.backoff_max, spec.dedupe_key,
-           spec.concurrency_key, spec.parent_id, spec.root_id, v_now
+      parent_id, root_id, enqueued_at, timeout)
+    select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
+           spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
+           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout
       from spec
-      left join conductor.kinds k on k.kind = spec.kind
      where spec.root_id is not null  -- null: the parent does not exist
     on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
     do nothing
@@ -238,9 +271,9 @@ begin
   -- dedupe holder (committed before this statement began or while it waited,
   -- or an earlier task of this batch with the same key), which a fresh
   -- statement sees.
-  if v_inserted < pg_catalog.cardinality(_enqueue.specs) then
+  if v_inserted < pg_catalog.cardinality(v_specs) then
     select s.parent_id into v_missing_parent
-      from pg_catalog.unnest(_enqueue.specs) as s
+      from pg_catalog.unnest(v_specs) as s
      where s.parent_id is not null
        and not exists (select from conductor.tasks p where p.id = s.parent_id)
      limit 1;
@@ -249,7 +282,7 @@ begin
     end if;
     select pg_catalog.array_agg(coalesce(own.id, holder.id) order by s.ordinality)
       into v_ids
-      from pg_catalog.unnest(_enqueue.specs) with ordinality as s
+      from pg_catalog.unnest(v_specs) with ordinality as s
       left join conductor.tasks own on own.id = v_ids[s.ordinality]
       left join conductor.tasks holder
         on own.id is null
@@ -257,7 +290,7 @@ begin
        and holder.status in ('queued', 'running', 'waiting');
     if pg_catalog.array_position(v_ids, null) is not null then
       raise exception 'the holder of dedupe_key % finished while this enqueue waited for it',
-        conductor._echo(specs[pg_catalog.array_position(v_ids, null)].dedupe_key)
+        conductor._echo(v_specs[pg_catalog.array_position(v_ids, null)].dedupe_key)
         using errcode = '40001', hint = 'Retry the enqueue.';
     end if;
   end if;
@@ -271,8 +304,8 @@ revoke execute on function conductor._enqueue(conductor._task_spec[]) from publi
 create or replace function conductor.enqueue(
   kind            text,
   payload         jsonb default '{}',
-  queue           text default 'default',
-  priority        integer default 0,
+  queue           text default null,
+  priority        integer default null,
   run_at          timestamptz default null,
   max_attempts    integer default null,
   dedupe_key      text default null,
@@ -281,7 +314,8 @@ create or replace function conductor.enqueue(
   max_recoveries  integer default null,
   backoff_base    interval default null,
   backoff_factor  double precision default null,
-  backoff_max     interval default null
+  backoff_max     interval default null,
+  timeout         interval default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -289,17 +323,26 @@ create or replace function conductor.enqueue(
 as $$
 #variable_conflict use_column
 declare
-  v_spec conductor._task_spec := row(
-    enqueue.kind, enqueue.payload, enqueue.queue, enqueue.priority, enqueue.run_at,
-    enqueue.max_attempts, enqueue.dedupe_key, enqueue.concurrency_key, enqueue.parent_id,
-    enqueue.max_recoveries, enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, null);
-  v_problem text := conductor._spec_problem(v_spec);
   v_now timestamptz := conductor.now();
+  v_spec conductor._task_spec;
+  v_problem text;
   v_id bigint;
   v_root bigint;
-  v_kind_attempts integer;
-  v_kind_recoveries integer;
+  v_kind conductor.kinds;
 begin
+  -- the kind's defaults, one probe of kinds_pkey, skipped when the caller said everything
+  if enqueue.queue is null or enqueue.priority is null or enqueue.concurrency_key is null
+     or enqueue.timeout is null or enqueue.max_attempts is null or enqueue.max_recoveries is null then
+    select k.* into v_kind from conductor.kinds k where k.kind = enqueue.kind;
+  end if;
+  v_spec := row(
+    enqueue.kind, enqueue.payload, coalesce(enqueue.queue, v_kind.queue, 'default'),
+    coalesce(enqueue.priority, v_kind.priority, 0), enqueue.run_at,
+    coalesce(enqueue.max_attempts, v_kind.max_attempts, 1), enqueue.dedupe_key,
+    coalesce(enqueue.concurrency_key, v_kind.concurrency_key), enqueue.parent_id,
+    coalesce(enqueue.max_recoveries, v_kind.max_recoveries, 3), enqueue.backoff_base,
+    enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout));
+  v_problem := conductor._spec_problem(v_spec);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
   end if;
@@ -311,20 +354,15 @@ begin
       raise exception 'parent task % does not exist', enqueue.parent_id using errcode = 'QC203';
     end if;
   end if;
-  if enqueue.max_attempts is null or enqueue.max_recoveries is null then
-    select k.max_attempts, k.max_recoveries into v_kind_attempts, v_kind_recoveries
-      from conductor.kinds k where k.kind = enqueue.kind;
-  end if;
 
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-    parent_id, root_id, enqueued_at)
-  values (v_id, enqueue.queue, enqueue.kind, enqueue.payload, coalesce(enqueue.priority, 0),
-          coalesce(enqueue.run_at, v_now), coalesce(enqueue.max_attempts, v_kind_attempts, 1),
-          coalesce(enqueue.max_recoveries, v_kind_recoveries, 3), enqueue.backoff_base,
-          enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key, enqueue.concurrency_key,
-          enqueue.parent_id, v_root, v_now)
+    parent_id, root_id, enqueued_at, timeout)
+  values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
+          coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
+          enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
+          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout)
   on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
   do nothing;
   if found then
@@ -345,19 +383,23 @@ begin
 end
 $$;
 
-comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval) is
+comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval) is
 $$Writes one task and returns its id.
 kind: the handler name (non-empty). payload: a JSON object, at most 1 MiB by default.
-queue 'default'; priority 0 (higher first); run_at now. max_attempts, max_recoveries and
-backoff_*: NULL takes the kind's policy (configure_kind), else 1 attempt (retries are
-opt-in), 3 recoveries, backoff 30 s doubling to at most 1 h, less up to 20 % jitter.
+queue, priority (higher first), concurrency_key (at most one running task per key),
+timeout (how long one attempt may run), max_attempts, max_recoveries: NULL takes the
+kind's (configure_kind), else 'default', 0, none, no limit, 1 attempt (retries are
+opt-in), 3 recoveries. backoff_*: NULL takes the kind's at each failure, else 30 s
+doubling to at most 1 h, less up to 20 % jitter. run_at: NULL is now.
 dedupe_key: when an unfinished task holds it, returns that task's id and writes nothing.
 parent_id: the spawning task; the new task joins its run (root_id).
-run_at: a finite time from 0001-01-02 to 9999-12-30 UTC. Retry policy: max_attempts >= 1,
-max_recoveries >= 0, backoff_base and backoff_max 0-30 days (base not over max),
-backoff_factor 1-10. dedupe_key and concurrency_key: at most 1000 bytes.
+The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
+9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
+0-30 days (base not over max), backoff_factor 1-10; timeout more than 0 and at most
+30 days; dedupe_key and concurrency_key at most 1000 bytes.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy or key, QC203 parent not found. Any number of callers at once.$$;
+QC106 run_at, retry policy, timeout or key, QC203 parent not found. Any number of callers
+at once.$$;
 
 create or replace function conductor.enqueue_many(tasks jsonb) returns setof bigint
   language plpgsql volatile
@@ -390,7 +432,7 @@ begin
       select row(
                t->>'kind',
                coalesce(t->'payload', '{}'),
-               coalesce(t->>'queue', 'default'),
+               t->>'queue',
                (t->>'priority')::integer,
                (t->>'run_at')::timestamptz,
                (t->>'max_attempts')::integer,
@@ -401,7 +443,7 @@ begin
                (t->>'backoff_base')::interval,
                (t->>'backoff_factor')::double precision,
                (t->>'backoff_max')::interval,
-               null
+               (t->>'timeout')::interval
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -411,7 +453,7 @@ begin
       select a.n, a.t from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n) order by a.n
     loop
       foreach v_key in array array['priority', 'run_at', 'max_attempts', 'parent_id', 'max_recoveries',
-                                   'backoff_base', 'backoff_factor', 'backoff_max'] loop
+                                   'backoff_base', 'backoff_factor', 'backoff_max', 'timeout'] loop
         begin
           if v_key in ('priority', 'max_attempts', 'max_recoveries') then
             perform (v_task->>v_key)::integer;
@@ -447,14 +489,16 @@ comment on function conductor.enqueue_many(jsonb) is
 $$Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
-backoff_base, backoff_factor, backoff_max); a missing key takes enqueue's default.
+backoff_base, backoff_factor, backoff_max, timeout); a missing key is resolved per task
+as enqueue resolves a NULL argument: the task's kind's value (configure_kind), else the
+engine's default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
 batch) and writes none. Raises QC106 when tasks is not an array of objects, or a key holds
 a value that does not convert to its type (naming the key, the task and the value).$$;
 
-revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval) from public;
+revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval) from public;
 revoke execute on function conductor.enqueue_many(jsonb) from public;
-grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval)
+grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval)
   to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.enqueue_many(jsonb) to conductor_client, conductor_worker, conductor_admin;
 

@@ -32,9 +32,9 @@ def worker_args(*argv: str):  # type: ignore[no-untyped-def]
 def test_worker_defaults_come_from_pyconductor_defaults() -> None:
     args = worker_args()
     assert (args.concurrency, args.lease, args.heartbeat, args.poll, args.reap, args.shutdown_grace,
-            args.tick_interval) == (defaults.CONCURRENCY, defaults.LEASE, defaults.HEARTBEAT_INTERVAL,
-                                    defaults.POLL_INTERVAL, defaults.REAP_INTERVAL, defaults.SHUTDOWN_GRACE,
-                                    defaults.TICK_INTERVAL)  # fmt: skip
+            args.cancel_grace, args.tick_interval) == (
+        defaults.CONCURRENCY, defaults.LEASE, defaults.HEARTBEAT_INTERVAL, defaults.POLL_INTERVAL,
+        defaults.REAP_INTERVAL, defaults.SHUTDOWN_GRACE, defaults.CANCEL_GRACE, defaults.TICK_INTERVAL)  # fmt: skip
     assert (args.processes, args.kinds) == (1, None)
     assert build_parser().parse_args(["scheduler"]).tick_interval == defaults.TICK_INTERVAL
 

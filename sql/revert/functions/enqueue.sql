@@ -37,6 +37,9 @@
 
 begin;
 
+-- the reworked enqueue has a timeout, and v0.1.0's thirteen parameters come back
+drop function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer,
+                                interval, double precision, interval, interval);
 -- the reworked _raise_spec_problem takes a detail instead of a batch position
 drop function conductor._raise_spec_problem(text, conductor._task_spec, text);
 drop function conductor._spec_problems(conductor._task_spec[]);

@@ -3,16 +3,17 @@
 -- _raise_spec_problem raises it with its SQLSTATE, a message naming the value, and the detail
 -- it is given.
 begin;
-select plan(20);
+select plan(23);
 \ir ../helpers.psql
 
 create function pg_temp.spec(kind text = 'k', payload jsonb = '{}', queue text = 'q', run_at timestamptz = null,
                              max_attempts integer = null, dedupe_key text = null, concurrency_key text = null,
                              max_recoveries integer = null, backoff_base interval = null,
-                             backoff_factor double precision = null, backoff_max interval = null)
+                             backoff_factor double precision = null, backoff_max interval = null,
+                             timeout interval = null)
   returns conductor._task_spec language sql as $$
   select row(kind, payload, queue, null, run_at, max_attempts, dedupe_key, concurrency_key, null, max_recoveries,
-             backoff_base, backoff_factor, backoff_max)::conductor._task_spec
+             backoff_base, backoff_factor, backoff_max, timeout)::conductor._task_spec
 $$;
 
 select is(conductor._spec_problem(pg_temp.spec()), null, 'A valid spec has no problem.');
@@ -32,6 +33,8 @@ select is(conductor._spec_problem(pg_temp.spec(backoff_factor => 0.5)), 'backoff
 select is(conductor._spec_problem(pg_temp.spec(backoff_factor => 'NaN')), 'backoff_factor', 'A factor NaN.');
 select is(conductor._spec_problem(pg_temp.spec(backoff_base => '1 minute', backoff_max => '1 second')), 'backoff_order',
   'A base over the max.');
+select is(conductor._spec_problem(pg_temp.spec(timeout => '0 seconds')), 'timeout', 'A timeout of 0.');
+select is(conductor._spec_problem(pg_temp.spec(timeout => '30 days 1 second')), 'timeout', 'A timeout over 30 days.');
 select is(conductor._spec_problem(pg_temp.spec(dedupe_key => repeat('d', 1001))), 'dedupe_key', 'A long dedupe key.');
 select is(conductor._spec_problem(pg_temp.spec(concurrency_key => repeat('c', 1001))), 'concurrency_key',
   'A long concurrency key.');
@@ -41,6 +44,9 @@ select is(conductor._spec_problem(pg_temp.spec(kind => '', payload => '[]')), 'k
 select throws_ok($$select conductor._raise_spec_problem('payload', pg_temp.spec(payload => '"x"'))$$, 'QC102',
   'invalid payload for kind ''k'': a payload is a JSON object, got string',
   '_raise_spec_problem raises the code with a message naming the value.');
+select throws_ok($$select conductor._raise_spec_problem('timeout', pg_temp.spec(timeout => '-5 seconds'))$$, 'QC106',
+  'invalid timeout -00:00:05 for kind ''k'': it must be more than 0 and at most 30 days',
+  'A timeout''s message names the value and the kind.');
 select throws_ok($$select conductor._raise_spec_problem('dedupe_key', pg_temp.spec(dedupe_key => repeat('d', 1001)))$$,
   'QC106', 'invalid dedupe_key ''' || repeat('d', 100) || '''…(1001 bytes): at most 1000 bytes',
   'A key''s message names the key, cut.');

@@ -2,7 +2,7 @@
 -- value of the wrong type (a word for an integer, a malformed time or interval): these came
 -- back as PostgreSQL's own 22P02/22007/22003. Nothing is written.
 begin;
-select plan(9);
+select plan(10);
 
 create temp table before_count as select count(*) as n from conductor.tasks;
 
@@ -19,6 +19,9 @@ select throws_ok($$select conductor.enqueue_many('[{"kind": "k", "run_at": "next
 select throws_ok($$select conductor.enqueue_many('[{"kind": "k", "backoff_base": "abc"}]')$$, 'QC106',
   'invalid backoff_base ''abc'' in task #1 of the batch: it must be an interval',
   'A malformed interval is refused with QC106.');
+select throws_ok($$select conductor.enqueue_many('[{"kind": "k", "timeout": "forever"}]')$$, 'QC106',
+  'invalid timeout ''forever'' in task #1 of the batch: it must be an interval',
+  'A malformed timeout is refused with QC106.');
 select throws_ok($$select conductor.enqueue_many('[{"kind": "k", "backoff_factor": "fast"}]')$$, 'QC106', NULL,
   'A word for backoff_factor is refused with QC106.');
 select throws_ok($$select conductor.enqueue_many('[{"kind": "k", "parent_id": true}]')$$, 'QC106', NULL,
