@@ -11,6 +11,10 @@
 
 begin;
 
+-- the reworked configure_kind has ten parameters; v0.1.0's six come back
+drop function conductor.configure_kind(text, integer, integer, interval, double precision, interval,
+                                       text, integer, text, interval);
+
 create or replace function conductor.configure_kind(
   kind           text,
   max_attempts   integer default null,
