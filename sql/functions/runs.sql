@@ -7,6 +7,7 @@
 --
 --   conductor.save_step(attempt_id, name, result) -> jsonb     checkpoint a step
 --   conductor.spawn(attempt_id, step, kind, payload, ...) -> bigint   a child, once
+--                                     (options not given: the child's kind's, as enqueue)
 --   conductor.suspend(attempt_id, step, wait_for, event, duration, timeout)
 --                                     -> (state, result)       wait, or go on
 --   conductor.emit_event(name, payload) -> integer             wake the waiters
@@ -162,8 +163,8 @@ create or replace function conductor.spawn(
   step            text,
   kind            text,
   payload         jsonb default '{}',
-  queue           text default 'default',
-  priority        integer default 0,
+  queue           text default null,
+  priority        integer default null,
   run_at          timestamptz default null,
   max_attempts    integer default null,
   dedupe_key      text default null,
@@ -205,8 +206,11 @@ $$;
 comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer) is
 $$Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
-gets the same child, never a second one. Options as enqueue. Raises as enqueue, and QC201
-lease lost, QC202 cancelled, QC203 no such attempt, QC106 for a bad step name.$$;
+gets the same child, never a second one. Options as enqueue: one not given (queue,
+priority, max_attempts, concurrency_key, max_recoveries) is the child's kind's
+(configure_kind), else enqueue's default; the child's timeout is its kind's. Nothing is
+taken from the parent. Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+such attempt, QC106 for a bad step name.$$;
 
 create or replace function conductor.suspend(
   attempt_id bigint,

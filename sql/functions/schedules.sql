@@ -15,6 +15,14 @@
 -- (conductor._spec_problem, same SQLSTATEs) when it is created or changed, so
 -- a schedule tick() could never fire is refused up front.
 --
+-- A fire's task: the schedule's kind, payload, queue and priority (stored NOT
+-- NULL, 'default' and 0 unless given); its max_attempts, dedupe_key and
+-- concurrency_key when set. What the schedule leaves NULL (max_attempts,
+-- concurrency_key), and max_recoveries and timeout, which it does not store,
+-- are resolved by conductor._enqueue as enqueue resolves them: the kind's
+-- (configure_kind), else the engine's. (A schedule taking its kind's queue
+-- would need schedules.queue nullable: a schema change, not made here.)
+--
 -- Who may change what: workers declare schedules from code (create_schedule
 -- with replace => true at start); operators create, change, disable and delete
 -- them as conductor_admin. A schedule records who declared it (declared_by:
@@ -201,7 +209,9 @@ comment on function conductor.create_schedule(text, text, text, jsonb, text, tex
 $$Creates a schedule that enqueues kind with payload on queue at every due time of the
 cron line (5 fields, or 6 with seconds first; evaluated in timezone, default UTC), with
 the task options priority, max_attempts, dedupe_key and concurrency_key, checked by the
-rules of enqueue. Returns the row, next_due_at included. catch_up 'once' (default): after
+rules of enqueue. queue ('default') and priority (0) are stored as given; max_attempts
+and concurrency_key left NULL, and the task's max_recoveries and timeout, are the kind's
+when it fires (configure_kind), else enqueue's defaults. Returns the row, next_due_at included. catch_up 'once' (default): after
 downtime the schedule fires once for the missed stretch, then continues; 'all' replays
 every missed due time, at most catch_up_limit (100). enabled: NULL means true for a new
 schedule and unchanged for a replaced one. replace => true updates an existing schedule
@@ -401,7 +411,9 @@ $$;
 comment on function conductor.tick(interval) is
 $$Fires every enabled schedule that is due: for each due time, one conductor.schedule_fires
 row and one task, in this transaction; returns what it fired (schedule_name, due_at,
-task_id). A due time missed by at most grace (1 minute) still fires; after a longer gap a
+task_id). The task has the schedule's kind, payload, queue and priority, and its
+max_attempts, dedupe_key and concurrency_key when set; the rest (and max_recoveries and
+timeout) are the kind's (configure_kind), else enqueue's defaults. A due time missed by at most grace (1 minute) still fires; after a longer gap a
 'once' schedule fires once for the stretch (at its earliest missed due time), then goes
 on from grace ago; an 'all' schedule replays each missed due time, at most catch_up_limit,
 and skips the rest. Safe to call from any number of processes at once (SKIP LOCKED and the
