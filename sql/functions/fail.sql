@@ -15,6 +15,11 @@
 -- Returns the task's new status. Recoveries are untouched: a failure is not a
 -- lost worker.
 --
+-- A requeued task notifies its queue (channel 'conductor', conductor._notify_queue)
+-- whether it is due now or later: a worker sleeping until the earliest due task
+-- of its queues (conductor.next_due) recomputes its wake-up, so a retry after
+-- its backoff or retry_at starts on time rather than at the next poll.
+--
 -- Lock order: the task row, then the attempt row.
 
 begin;
@@ -76,9 +81,7 @@ begin
    where a.id = fail.attempt_id;
 
   if v_status = 'queued' then
-    if v_run_at <= v_now then
-      perform conductor._notify_queue(v_task.queue);
-    end if;
+    perform conductor._notify_queue(v_task.queue);  -- due now or later: see the map
   else
     perform conductor._notify_done(array[v_task.id]);
   end if;

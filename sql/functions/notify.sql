@@ -1,12 +1,18 @@
 -- Deploy conductor:functions/notify to pg
 --
 -- Wakes idle workers. An INSERT statement on conductor.tasks sends one
--- notification per queue that received a task due now, on the channel
--- 'conductor', its payload the queue's name (never the task's payload). It is a
+-- notification per queue that received a task, on the channel 'conductor',
+-- its payload the queue's name (never the task's payload). It is a
 -- statement-level trigger, so a batch of 10,000 rows costs one notification per
 -- queue, and PostgreSQL folds identical notifications within a transaction.
 -- Functions that put an existing task back in the queue (release, reap, fail
--- with a retry due now, retry) call conductor._notify_queue themselves.
+-- with a retry, retry) call conductor._notify_queue themselves.
+--
+-- A task due later (run_at after now) notifies too: a worker with nothing to
+-- claim sleeps until the earliest due task of its queues (conductor.next_due),
+-- so it must learn of an earlier one to recompute its wake-up, or delayed work
+-- would start only at the next poll. The notification tells it to look again;
+-- it claims nothing before the task is due.
 --
 -- Notifications are a latency hint only: workers also poll, because a pooler
 -- in transaction mode drops them.
@@ -46,10 +52,10 @@ create or replace function conductor._notify_inserted() returns trigger
   set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_now timestamptz := conductor.now();
   v_queue text;
 begin
-  for v_queue in select distinct n.queue from inserted_tasks n where n.run_at <= v_now loop
+  -- due now or later: a sleeper recomputes its wake-up either way
+  for v_queue in select distinct n.queue from inserted_tasks n loop
     perform pg_catalog.pg_notify('conductor', v_queue);
   end loop;
   return null;

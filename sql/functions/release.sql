@@ -4,6 +4,12 @@
 -- at once. The task is queued again with its due time and place unchanged; the
 -- attempt counts neither against max_attempts nor as a recovery.
 --
+-- The queue is notified (channel 'conductor', conductor._notify_queue) every
+-- time. release keeps run_at, which claim took when it was due, so the task is
+-- due again at once; were it ever due later (a clock set back), the
+-- notification would still be right: a worker sleeping until the earliest due
+-- task of its queues (conductor.next_due) recomputes its wake-up.
+--
 -- Lock order: the task row, then the attempt row.
 
 begin;
@@ -18,7 +24,6 @@ declare
   v_now timestamptz := conductor.now();
   v_task_id bigint;
   v_queue text;
-  v_run_at timestamptz;
 begin
   update conductor.tasks t
      set status = 'queued',
@@ -29,7 +34,7 @@ begin
      and t.id = a.task_id
      and t.attempt_id = a.id
      and t.status::text = 'running'  -- off tasks_running: see conductor._complete
-  returning t.id, t.queue, t.run_at into v_task_id, v_queue, v_run_at;
+  returning t.id, t.queue into v_task_id, v_queue;
   if not found then
     perform conductor._refuse(release.attempt_id);
   end if;
@@ -38,9 +43,7 @@ begin
      set outcome = 'released', finished_at = v_now
    where a.id = release.attempt_id;
 
-  if v_run_at <= v_now then
-    perform conductor._notify_queue(v_queue);
-  end if;
+  perform conductor._notify_queue(v_queue);  -- due now, or later: see the map
 end
 $$;
 

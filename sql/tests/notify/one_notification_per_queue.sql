@@ -1,5 +1,6 @@
 -- One INSERT statement sends one notification on channel 'conductor' per queue that received a
--- task due now, the queue's name as payload; a queue with only future tasks gets none.
+-- task, the queue's name as payload; a queue with only future tasks gets one too (a sleeping
+-- worker recomputes its wake-up: notify/delayed_insert_notifies).
 -- Notifications are sent at commit, so a dblink session listens and another one commits the batch.
 begin;
 select plan(3);
@@ -29,11 +30,12 @@ select notify_name, extra as payload from dblink_get_notify('listener') where ex
 select dblink_exec('writer', format('delete from conductor.tasks where queue like %L', :'q' || '%')) as d \gset
 
 
-select is((select count(*) from got), 2::bigint,
-  'Five tasks in three queues, one due only later: exactly two notifications.');
+select is((select count(*) from got), 3::bigint,
+  'Five tasks in three queues, one due only later: exactly three notifications.');
 select set_eq('select notify_name, payload from got',
-  format($$values ('conductor'::text, %L::text), ('conductor', %L)$$, :'q' || '-a', :'q' || '-b'),
-  'One on channel ''conductor'' per queue with a task due now, its payload the queue''s name.');
+  format($$values ('conductor'::text, %L::text), ('conductor', %L), ('conductor', %L)$$,
+         :'q' || '-a', :'q' || '-b', :'q' || '-later'),
+  'One on channel ''conductor'' per queue that received a task, its payload the queue''s name.');
 select is_empty($$select 1 from got where payload like '%s3cr3t%'$$, 'No task payload is ever sent.');
 
 select dblink_exec('listener', 'unlisten conductor') as u \gset
