@@ -21,6 +21,8 @@ from pyconductor import (
     PayloadTooLarge,
     TaskInfo,
 )
+from pyconductor import queries
+from pyconductor.registry import KIND_OPTIONS
 
 
 @pytest.fixture
@@ -174,6 +176,85 @@ def test_registered_defaults_apply_to_app_enqueue(app: Conductor) -> None:
     info = app.get(handler.enqueue({"x": 2}, priority=7))
     assert (info.queue, info.max_attempts, info.priority) == ("reg", 4, 7)
     assert handler({"x": 1}) == 1
+
+
+def task_row(conn: psycopg.Connection[tuple[object, ...]], task_id: int) -> tuple[object, ...]:
+    row = conn.execute("select queue, priority, concurrency_key, max_attempts, timeout from conductor.tasks"
+                       " where id = %s", (task_id,)).fetchone()  # fmt: skip
+    assert row is not None
+    return row
+
+
+def test_kind_options_are_configure_kinds_parameters(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """What a worker writes at start (Task.configuration) is configure_kind's whole row."""
+    row = conn.execute("select proargnames from pg_proc where oid = 'conductor.configure_kind'::regproc").fetchone()
+    assert row is not None
+    assert sorted(row[0][1:]) == sorted(KIND_OPTIONS) and row[0][0] == "kind"
+
+
+def test_enqueue_without_a_registry_takes_the_kinds_configuration_in_sql(
+    app: Conductor, conn: psycopg.Connection[tuple[object, ...]]
+) -> None:
+    conn.execute("select conductor.configure_kind('cfg.sql', queue => 'q', priority => 5, concurrency_key => 'ck',"
+                 " max_attempts => 4, timeout => '2 s')")  # fmt: skip
+    assert "cfg.sql" not in app.registry
+    expected = ("q", 5, "ck", 4, timedelta(seconds=2))
+    assert task_row(conn, app.enqueue("cfg.sql")) == expected
+    assert [task_row(conn, i) for i in app.enqueue_many([("cfg.sql", {}), {"kind": "cfg.sql"}])] == [expected] * 2
+    # as psql, a trigger or another language would
+    sql_id = conn.execute("select conductor.enqueue('cfg.sql', '{}')").fetchone()
+    assert sql_id is not None and task_row(conn, int(sql_id[0])) == expected  # type: ignore[call-overload]
+
+
+def test_explicit_arguments_win_over_the_kinds_configuration(
+    app: Conductor, conn: psycopg.Connection[tuple[object, ...]]
+) -> None:
+    conn.execute("select conductor.configure_kind('cfg.given', queue => 'q', priority => 5, timeout => '2 s')")
+    given = {"queue": "other", "priority": -1, "concurrency_key": "mine", "max_attempts": 2}
+    expected = ("other", -1, "mine", 2, timedelta(seconds=7))
+    assert task_row(conn, app.enqueue("cfg.given", **given, timeout=7)) == expected  # type: ignore[arg-type]
+    ids = app.enqueue_many([{"kind": "cfg.given", **given, "timeout": timedelta(seconds=7)}])
+    assert task_row(conn, ids[0]) == expected
+
+
+def test_registered_options_win_over_the_kinds_configuration_in_sql(
+    app: Conductor, conn: psycopg.Connection[tuple[object, ...]]
+) -> None:
+    """This app registered a queue and a timeout; the rest comes from the kind's row."""
+    conn.execute("select conductor.configure_kind('cfg.reg', queue => 'q', priority => 5, timeout => '2 s')")
+    app.register("cfg.reg", lambda payload: None, queue="registered", timeout=timedelta(minutes=1))
+    assert task_row(conn, app.enqueue("cfg.reg")) == ("registered", 5, None, 1, timedelta(minutes=1))
+    assert task_row(conn, app.enqueue("cfg.reg", queue="given", timeout=3)) == ("given", 5, None, 1,
+                                                                                  timedelta(seconds=3))  # fmt: skip
+
+
+def test_what_a_worker_writes_at_start_is_what_any_client_then_gets(
+    dsn: str, conn: psycopg.Connection[tuple[object, ...]]
+) -> None:
+    """The registry's configurations through queries.CONFIGURE_KIND, then an
+    enqueue from SQL and one from an app that registers nothing."""
+    declaring = Conductor(dsn)
+    declaring.register("cfg.declared", lambda payload: None, queue="decl", priority=3, concurrency_key="one",
+                       max_attempts=6, backoff_base=2, timeout=timedelta(seconds=90))  # fmt: skip
+    for params in declaring.registry.configurations():
+        conn.execute(queries.CONFIGURE_KIND, params)
+    expected = ("decl", 3, "one", 6, timedelta(seconds=90))
+    sql_id = conn.execute("select conductor.enqueue('cfg.declared')").fetchone()
+    assert sql_id is not None and task_row(conn, int(sql_id[0])) == expected  # type: ignore[call-overload]
+    with Conductor(dsn) as plain:
+        assert task_row(conn, plain.enqueue("cfg.declared")) == expected
+    backoff = conn.execute("select backoff_base from conductor.kinds where kind = 'cfg.declared'").fetchone()
+    assert backoff == (timedelta(seconds=2),)
+
+
+def test_a_timeout_is_stored_per_task(app: Conductor, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    assert task_row(conn, app.enqueue("demo.timed", timeout=1.5))[4] == timedelta(seconds=1.5)
+    assert task_row(conn, app.enqueue("demo.timed", timeout="90 seconds"))[4] == timedelta(seconds=90)
+    assert task_row(conn, app.enqueue("demo.untimed"))[4] is None, "no timeout: no limit"
+    for bad in (0, -1, timedelta(days=31)):
+        with pytest.raises(InvalidArgument, match="invalid timeout") as info:
+            app.enqueue("demo.timed", timeout=bad)
+        assert info.value.sqlstate == "QC106"
 
 
 def test_cli_enqueue_prints_the_id(dsn: str, app: Conductor) -> None:
