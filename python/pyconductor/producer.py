@@ -10,6 +10,19 @@ fills many. Otherwise it sleeps until a :class:`Listener` hears a
 ``NOTIFY conductor`` naming one of its queues, a slot frees up, or the poll
 interval passes.
 
+It claims only the kinds the worker has handlers for (``kinds``), so a
+rolling deploy that adds a kind kills nothing: older workers leave its tasks
+to the newer ones (the reaper dead-letters a kind no live worker has served
+for ``unknown_kind_after``, a typo, say).
+
+Due-time wake-ups: an idle producer (its last claim came back short) sleeps
+until the earliest of the poll interval, the earliest future ``run_at`` on
+its queues (``conductor.next_due``: a delayed task, a retry's backoff, a
+``RetryLater``), and a notification. The database notifies the queue for a
+delayed insert and a delayed retry too, so a notification marks the known due
+time stale: the producer claims, and when nothing came, asks next_due again.
+It asks at no other time, so an idle worker costs one query per change.
+
 A task claimed while the worker stops is handed back (released) unrun.
 """
 
@@ -39,6 +52,7 @@ __all__ = ["Listener", "Producer"]
 logger = logging.getLogger("pyconductor")
 
 LISTEN_PROBE_AFTER = 30.0  # seconds without a notification before the listener checks its connection
+DUE_SLACK = 0.001  # wake this long after a due time, so the claim's clock has passed it
 
 
 class Producer:
@@ -47,14 +61,15 @@ class Producer:
     Without an executor (a scheduler-only worker) it only registers."""
 
     def __init__(self, ledger: Ledger, link: Link, executor: Executor | None, runtime: StepRuntime | None, *,
-                 queues: Sequence[str] | None, lease: timedelta, poll_interval: float, claim_linger: float,
-                 registration: Mapping[str, Any], on_claimed: Callable[[float], None]) -> None:  # fmt: skip
+                 queues: Sequence[str] | None, kinds: Sequence[str] | None, lease: timedelta, poll_interval: float,
+                 claim_linger: float, registration: Mapping[str, Any], on_claimed: Callable[[float], None]) -> None:  # fmt: skip
         self.ledger = ledger
         self.link = link
         self.executor = executor
         self.runtime = runtime
         self.worker_id = link.worker_id
         self.queues = list(queues) if queues else None
+        self.kinds = list(kinds) if kinds else None
         self.lease = lease
         self.poll_interval = poll_interval
         self.claim_linger = claim_linger
@@ -63,7 +78,9 @@ class Producer:
         # a claim waits (claim_linger at most) until this many slots are free
         self.claim_at_least = max(1, ledger.concurrency // 4)
         self.stopping = threading.Event()
-        self.sleeping = False  # idle, waiting for a notification, a free slot or the poll
+        self.sleeping = False  # idle, waiting for a notification, a free slot, a due time or the poll
+        self._due_at: float | None = None  # monotonic time the next delayed task is due (None: none known)
+        self._due_stale = True  # a notification came since next_due was asked
         self._extra = {"worker_id": self.worker_id}
         self.thread = threading.Thread(target=self._loop, name="pyconductor-claim", daemon=True)
 
@@ -75,8 +92,11 @@ class Producer:
         self.stopping.set()
         self.ledger.wake.set()
 
-    def wants(self, queue: str) -> bool:
-        return self.queues is None or queue in self.queues
+    def notified(self, queue: str) -> None:
+        """The listener heard of ``queue`` (or reconnected: queue ''): claim, then look at due times again."""
+        if not queue or self.queues is None or queue in self.queues:
+            self._due_stale = True
+            self.ledger.wake.set()
 
     def _register(self) -> None:
         self.link.call(lambda c: c.execute(queries.REGISTER_WORKER, self.registration), self.stopping)
@@ -107,15 +127,44 @@ class Producer:
                     wake.clear()
                     wake.wait(left)
                     free = self.ledger.free_slots()
+            wait = self.poll_interval
             if free > 0:
                 claimed = self._claim(free)
                 if claimed is None:
                     return
                 if claimed == free:
                     continue  # a full batch: there may be more
+                wait = self._until_due()
             self.sleeping = True
-            wake.wait(self.poll_interval)
+            wake.wait(wait)
             self.sleeping = False
+
+    def _until_due(self) -> float:
+        """How long an idle producer sleeps: until the next due time, at most the poll interval."""
+        now = time.monotonic()
+        if self._due_stale or (self._due_at is not None and self._due_at <= now):
+            self._due_stale = False  # before asking: a notification meanwhile makes it stale again
+            self._due_at = self._next_due()
+            now = time.monotonic()
+        if self._due_at is None:
+            return self.poll_interval
+        return min(self.poll_interval, max(0.0, self._due_at - now))
+
+    def _next_due(self) -> float | None:
+        """The monotonic time (a hair past) the next delayed task of the worker's queues is due; None: none."""
+        try:
+            rows = self.link.rows(queries.WAKE_IN_DUE, {"queues": self.queues, "kinds": self.kinds}, self.stopping)
+        except Aborted:
+            return None
+        except Exception as exc:  # noqa: BLE001 - the poll covers it
+            logger.error("next_due failed: %s", translate(exc) if isinstance(exc, psycopg.Error) else exc,
+                         extra=self._extra)  # fmt: skip
+            return None
+        # due_in counts from the statement's start; counting it from the answer's
+        # arrival wakes a round trip late at most, never early: a claim a hair
+        # early finds nothing, and next_due then names the task after it
+        due_in = rows[0]["due_in"]
+        return None if due_in is None else time.monotonic() + max(0.0, due_in) + DUE_SLACK
 
     def _claim(self, free: int) -> int | None:
         """Claim up to ``free`` tasks and hand them on; how many came (None: stopped)."""
@@ -125,6 +174,7 @@ class Producer:
         try:
             rows = self.link.rows(queries.CLAIM, {
                 "worker_id": self.worker_id, "queues": self.queues, "max_tasks": free, "lease": self.lease,
+                "kinds": self.kinds,
             }, self.stopping)  # fmt: skip
         except Aborted:
             return None
@@ -150,16 +200,14 @@ class Producer:
 
 
 class Listener:
-    """LISTEN conductor on its own link; a notification naming a queue the
-    producer wants (or a reconnect, after which some may have been missed)
-    wakes it. A connection silent for LISTEN_PROBE_AFTER seconds is probed, so
-    a dead one is noticed; polling covers the gap while it is down."""
+    """LISTEN conductor on its own link; each notification's queue goes to
+    ``notify`` ('' after a reconnect, when some may have been missed). A
+    connection silent for LISTEN_PROBE_AFTER seconds is probed, so a dead one
+    is noticed; polling covers the gap while it is down."""
 
-    def __init__(self, link: Link, wants: Callable[[str], bool], wake: threading.Event,
-                 halt: threading.Event) -> None:  # fmt: skip
+    def __init__(self, link: Link, notify: Callable[[str], None], halt: threading.Event) -> None:
         self.link = link
-        self.wants = wants
-        self.wake = wake
+        self.notify = notify
         self.halt = halt
         self._extra = {"worker_id": link.worker_id}
         self.thread = threading.Thread(target=self._loop, name="pyconductor-listen", daemon=True)
@@ -183,14 +231,13 @@ class Listener:
         """Listen until halted (a lost connection raises, for :func:`retry`)."""
         conn = self.link.get()
         conn.execute(queries.LISTEN)
-        self.wake.set()  # notifications may have been missed while away
+        self.notify("")  # notifications may have been missed while away
         quiet_since = time.monotonic()
         while not self.halt.is_set():
             heard = False
             for note in conn.notifies(timeout=0.5):
                 heard = True
-                if self.wants(note.payload):
-                    self.wake.set()
+                self.notify(note.payload)
             now = time.monotonic()
             if heard:
                 quiet_since = now

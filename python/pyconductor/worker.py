@@ -67,13 +67,12 @@ from pyconductor.ledger import Ledger
 from pyconductor.link import Aborted, Link
 from pyconductor.maintenance import Heartbeat, Reaper
 from pyconductor.producer import Listener, Producer
-from pyconductor.registry import POLICY_OPTIONS
 from pyconductor.reporter import OutcomeListener, Reporter
 from pyconductor.scheduler import Scheduler
 from pyconductor.schema import check_schema
 from pyconductor.steps import StepRuntime
 from pyconductor.version import __version__
-from pyconductor.wire import dumps_json, interval_text
+from pyconductor.wire import dumps_json
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
@@ -170,13 +169,15 @@ class Worker:
         self.report_linger = report_linger
         self.version = version or f"pyconductor {__version__}"
         self.claim_linger = claim_linger
-        self.process_tasks = process_tasks
+        # an app that registers no handler has nothing to claim (its schedules' kinds run elsewhere)
+        self.process_tasks = process_tasks and bool(self.served_kinds)
         self.run_scheduler = run_scheduler
         self.tick_interval = tick_interval
         self.exit_on_stuck = exit_on_stuck
         self.roles = [role for role, on in (("worker", process_tasks), ("scheduler", run_scheduler)) if on]
         if not self.roles:
-            raise ValueError("a Worker with neither tasks nor the scheduler has nothing to do")
+            raise ValueError("a Worker with neither tasks nor the scheduler has nothing to do"
+                             + ("" if self.process_tasks == process_tasks else " (the app registers no handler)"))
 
         # fn(ctx, outcome, handler_ms) once the database has taken a handler's outcome:
         # 'succeeded', 'retried' (fail requeued the task), 'failed' (fail ended it:
@@ -216,13 +217,16 @@ class Worker:
             "worker_id": wid, "host": self.host, "pid": os.getpid(), "queues": self.queues,
             "concurrency": self.concurrency, "roles": self.roles, "version": self.version,
             "metadata": dumps_json({"kinds": self.served_kinds}),
+            # what it claims; a scheduler-only worker claims nothing, and SQL has no way to say so but NULL
+            "kinds": self.served_kinds if self.process_tasks else None,
         }  # fmt: skip
         self.producer = Producer(ledger, Link(self.dsn, "claim", wid), self.executor, self.runtime,
-                                 queues=self.queues, lease=self.lease, poll_interval=self.poll_interval,
+                                 queues=self.queues, kinds=self.served_kinds, lease=self.lease,
+                                 poll_interval=self.poll_interval,
                                  claim_linger=self.claim_linger, registration=registration,
                                  on_claimed=self.reaper.expect)  # fmt: skip
         if self.process_tasks:
-            self.listener = Listener(Link(self.dsn, "listen", wid), self.producer.wants, ledger.wake, self._halt)
+            self.listener = Listener(Link(self.dsn, "listen", wid), self.producer.notified, self._halt)
         executor = self.executor
         self.heartbeat_service = Heartbeat(
             ledger, Link(self.dsn, "heartbeat", wid), self._halt, lease=self.lease, interval=self.heartbeat_interval,
@@ -323,28 +327,23 @@ class Worker:
             check_schema(conn)
             if self.process_tasks:
                 conn.execute(queries.CLAIM, {"worker_id": self.worker_id, "queues": self.queues, "max_tasks": 0,
-                                             "lease": self.lease})  # fmt: skip
+                                             "lease": self.lease, "kinds": self.served_kinds})  # fmt: skip
 
     def _declare(self) -> None:
         """Write what the app declares in code to the database, before anything
-        runs: each registered kind's retry policy (``conductor.configure_kind``,
-        so a task of the kind enqueued from psql gets it too) and, with the
+        runs: the configuration of each registered kind that registers an
+        option (``conductor.configure_kind``, every option by name: queue,
+        priority, concurrency key, retry policy, timeout; so a task of the kind
+        enqueued from psql or another language gets them too) and, with the
         scheduler role, the declared schedules. A bad declaration (an invalid
         cron line, say) raises here."""
-        policies = [
-            {"kind": task.kind, **{key: task.defaults.get(key) for key in POLICY_OPTIONS}}
-            for task in self.app.registry
-            if any(task.defaults.get(key) is not None for key in POLICY_OPTIONS)
-        ]
-        if policies:
+        configurations = self.app.registry.configurations()
+        if configurations:
             with mapped_errors(), psycopg.connect(self.dsn, autocommit=True,
                                                   connect_timeout=defaults.CONNECT_TIMEOUT) as conn, \
                     conn.transaction():  # fmt: skip
-                for policy in policies:
-                    conn.execute(queries.CONFIGURE_KIND, {
-                        key: interval_text(value) if key in ("backoff_base", "backoff_max") else value
-                        for key, value in policy.items()
-                    })  # fmt: skip
+                for params in configurations:
+                    conn.execute(queries.CONFIGURE_KIND, params)
         if self.run_scheduler and self.app.registry.schedules:
             Scheduler(self.dsn).sync_schedules(self.app.registry.schedules)
 

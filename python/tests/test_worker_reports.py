@@ -99,6 +99,7 @@ def test_a_worker_refuses_a_schema_of_another_release(empty_dsn: str) -> None:
 
 
 def test_a_lease_the_database_refuses_fails_at_start(app: Conductor) -> None:
+    app.task("any")(lambda payload: None)  # a worker with a handler to claim for
     worker = fast_worker(app, lease=2 * 3600)
     with pytest.raises(InvalidArgument, match="max_lease"):
         worker.start()
