@@ -67,6 +67,10 @@ create or replace function conductor._unserved(live_since timestamptz)
                  queue_served boolean, kind_served boolean, kind_last_served timestamptz)
   language sql stable
   set search_path = pg_catalog, pg_temp
+  -- the queued rows through the ready index (a bitmap scan): a sequential scan, which
+  -- the planner takes once the backlog is a fair share of the table, reads the history
+  set enable_seqscan = off
+  set jit = off
 as $$
   with live as materialized (
     select w.queues, w.kinds from conductor.workers w where w.last_seen_at >= _unserved.live_since
@@ -97,7 +101,8 @@ earliest run_at, queue_served (a live worker serves the queue), kind_served (a l
 serves the kind, on another queue), kind_last_served (the latest last_seen_at of a worker
 serving the kind, on any queue, or served_kinds row).
 The one rule read by reap()'s unknown-kind sweep, stats().unrunnable and unrunnable().
-Reads every queued task's heap row (no index holds the kind).$$;
+Reads every queued task's heap row (no index holds the kind), found through the ready
+index, never the finished history.$$;
 
 revoke execute on function conductor._unserved(timestamptz) from public;
 
