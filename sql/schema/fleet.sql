@@ -84,6 +84,6 @@ comment on table conductor.maintenance is
   'The engine''s own bookkeeping, one row, written by reap() only.';
 insert into conductor.maintenance default values;
 revoke all on conductor.maintenance from public;
-grant select on conductor.maintenance to conductor_admin;
+grant select on conductor.maintenance to conductor_client, conductor_worker, conductor_admin;
 
 commit;

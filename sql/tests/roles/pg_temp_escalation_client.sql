@@ -4,7 +4,7 @@
 -- enqueue). The last test checks that this file called every function granted to
 -- conductor_client, so a new grant needs a line here.
 begin;
-select plan(17);
+select plan(18);
 \ir ../helpers.psql
 
 create role t_client;
@@ -33,6 +33,8 @@ select conductor.emit_event(name => 'esc-event', payload => '{"n": 1}');
 select is(pg_temp.owner_runs(), 0::bigint, 'emit_event ran no pg_temp code as the owner.');
 select count(*) from conductor.stats();
 select is(pg_temp.owner_runs(), 0::bigint, 'stats ran no pg_temp code as the owner.');
+select count(*) from conductor.unrunnable();
+select is(pg_temp.owner_runs(), 0::bigint, 'unrunnable ran no pg_temp code as the owner.');
 select count(*) from conductor.list_schedules();
 select is(pg_temp.owner_runs(), 0::bigint, 'list_schedules ran no pg_temp code as the owner.');
 select count(*) from conductor.leaders();
@@ -49,7 +51,7 @@ select set_eq(
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_client', p.oid, 'EXECUTE')$$,
   array['version', 'now', 'enqueue', 'enqueue_many', 'get_task', 'list_tasks', 'children', 'cancel', 'retry',
-        'emit_event', 'stats', 'list_schedules', 'leaders', 'lead_key', 'cron_next', 'cron_validate'],
+        'emit_event', 'stats', 'unrunnable', 'list_schedules', 'leaders', 'lead_key', 'cron_next', 'cron_validate'],
   'This file calls every function granted to conductor_client.');
 
 reset role;
