@@ -44,10 +44,6 @@ KIND_OPTIONS = (
     "backoff_base", "backoff_factor", "backoff_max", "timeout",
 )  # fmt: skip
 
-# The worker's retry policy subset of KIND_OPTIONS, read by worker.py until it writes
-# Task.configuration() (every kind option); removed then.
-POLICY_OPTIONS = ("max_attempts", "max_recoveries", "backoff_base", "backoff_factor", "backoff_max")
-
 # The options that are durations (seconds, a timedelta, or interval text); sent as interval_text.
 INTERVAL_OPTIONS = frozenset({"backoff_base", "backoff_max", "timeout"})
 
