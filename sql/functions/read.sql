@@ -7,6 +7,9 @@
 begin;
 set local role conductor_owner;
 
+-- get_task gains the timeout column: its return type changes, so it is dropped and created again.
+drop function conductor.get_task(bigint);
+
 create or replace function conductor.get_task(task_id bigint)
   returns table (
     id bigint, queue text, kind text, status conductor.task_status, payload jsonb,
@@ -14,7 +17,7 @@ create or replace function conductor.get_task(task_id bigint)
     max_attempts integer, recoveries integer, max_recoveries integer,
     parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text,
     enqueued_at timestamptz, started_at timestamptz, finished_at timestamptz,
-    attempts jsonb)
+    attempts jsonb, timeout interval)
   language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
@@ -26,7 +29,8 @@ begin
          t.parent_id, t.root_id, t.dedupe_key, t.concurrency_key,
          t.enqueued_at, t.started_at, t.finished_at,
          coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.id)
-                     from conductor.attempts a where a.task_id = t.id), '[]')
+                     from conductor.attempts a where a.task_id = t.id), '[]'),
+         t.timeout
     from conductor.tasks t
    where t.id = get_task.task_id;
   if not found then
@@ -36,8 +40,9 @@ end
 $$;
 
 comment on function conductor.get_task(bigint) is
-$$One task: status, payload, result, last error, counts, and attempts (a JSON array,
-oldest first, each with worker, times, outcome, error and traceback).
+$$One task: status, payload, result, last error, counts, attempts (a JSON array,
+oldest first, each with worker, times, outcome, error and traceback) and timeout (how long
+one attempt may run; NULL: no limit).
 Raises QC203 when the task does not exist.$$;
 
 create or replace function conductor.list_tasks(

@@ -10,6 +10,9 @@
 
 begin;
 
+-- 0.2.0's get_task returns one more column (timeout): it goes before v0.1.0's comes back.
+drop function conductor.get_task(bigint);
+
 create or replace function conductor.get_task(task_id bigint)
   returns table (
     id bigint, queue text, kind text, status conductor.task_status, payload jsonb,
