@@ -80,7 +80,9 @@ class AttemptInfo:
 
 @dataclass(frozen=True)
 class TaskInfo:
-    """A task as ``conductor.get_task`` returns it, attempts oldest first."""
+    """A task as ``conductor.get_task`` returns it, attempts oldest first.
+    ``timeout``: each attempt's time limit (None: none; also from a database
+    whose get_task does not return it yet)."""
 
     id: int
     queue: str
@@ -103,6 +105,7 @@ class TaskInfo:
     started_at: datetime | None
     finished_at: datetime | None
     attempts: list[AttemptInfo] = field(default_factory=list)
+    timeout: timedelta | None = None
 
     @property
     def finished(self) -> bool:
@@ -111,8 +114,9 @@ class TaskInfo:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
-        values = {k: row[k] for k in cls.__dataclass_fields__ if k != "attempts"}
+        values = {k: row[k] for k in cls.__dataclass_fields__ if k not in ("attempts", "timeout")}
         values["status"] = str(row["status"])
+        values["timeout"] = row.get("timeout")
         return cls(**values, attempts=[AttemptInfo.from_json(a) for a in row["attempts"] or []])
 
 

@@ -248,9 +248,11 @@ def test_what_a_worker_writes_at_start_is_what_any_client_then_gets(
 
 
 def test_a_timeout_is_stored_per_task(app: Conductor, conn: psycopg.Connection[tuple[object, ...]]) -> None:
-    assert task_row(conn, app.enqueue("demo.timed", timeout=1.5))[4] == timedelta(seconds=1.5)
+    timed = app.enqueue("demo.timed", timeout=1.5)
+    assert task_row(conn, timed)[4] == timedelta(seconds=1.5) == app.get(timed).timeout
     assert task_row(conn, app.enqueue("demo.timed", timeout="90 seconds"))[4] == timedelta(seconds=90)
-    assert task_row(conn, app.enqueue("demo.untimed"))[4] is None, "no timeout: no limit"
+    untimed = app.enqueue("demo.untimed")
+    assert task_row(conn, untimed)[4] is None and app.get(untimed).timeout is None, "no timeout: no limit"
     for bad in (0, -1, timedelta(days=31)):
         with pytest.raises(InvalidArgument, match="invalid timeout") as info:
             app.enqueue("demo.timed", timeout=bad)
