@@ -206,28 +206,41 @@ class Executor:
         """Run the handler and queue its report; whether its slot was freed meanwhile."""
         ctx, task = run.ctx, run.task
         assert task is not None
+        ledger = self.ledger
         report: Report | None = None
         freed = False
         start = run.started_at = time.perf_counter()
         try:
-            if ctx.cancelled:
-                pass  # cancelled or handed back before a thread was free to start it
-            else:
-                report = self._call(task.run, ctx, start)
+            if not ctx.cancelled:  # else cancelled or handed back before a thread was free to start it
+                result = task.run(ctx.payload, ctx)
+                try:
+                    report = Report("ok", ctx, result=dumps_json(result))
+                except (TypeError, ValueError) as exc:
+                    report = Report(
+                        "fail", ctx, traceback=traceback.format_exc(),
+                        error=f"the result of task {ctx.task_id} ({ctx.kind}) is not JSON-serialisable: "
+                              f"{_error_text(exc)}; return JSON types (dict, list, str, int, float, bool, None)",
+                    )  # fmt: skip
+        except _Suspended as exc:
+            if not ctx.suspended:  # another task's context raised it: a failure of this one
+                report = Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc())
+        except BaseException as exc:  # noqa: BLE001 - the handler's failure is the task's (even SystemExit)
+            report = Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(),
+                            retry_at=exc.at if isinstance(exc, RetryLater) else None)  # fmt: skip
         finally:
-            with self.ledger.lock:
+            ms = (time.perf_counter() - start) * 1000
+            with ledger.lock:
                 if run.freed:
                     self._stuck -= 1
                     freed = True
                 else:
-                    self.ledger.running.pop(ctx.attempt_id, None)
+                    ledger.running.pop(ctx.attempt_id, None)
                     if ctx.suspended or (ctx.cancelled and ctx.cancel_reason != "released"):
-                        self.ledger.held.pop(ctx.attempt_id, None)  # released ones leave after their release
-                    if not self.ledger.running:
-                        self.ledger.idle.notify_all()
+                        ledger.held.pop(ctx.attempt_id, None)  # released ones leave after their release
+                    if not ledger.running:
+                        ledger.idle.notify_all()
             if not freed:
-                self.ledger.wake.set()
-        ms = (time.perf_counter() - start) * 1000
+                ledger.wake.set()
         if freed:
             logger.warning("task %d (%s): its handler returned after %.1fs, its slot freed before (%s); outcome "
                            "discarded, thread ended", ctx.task_id, ctx.kind, ms / 1000, ctx.cancel_reason,
@@ -235,49 +248,25 @@ class Executor:
             return True
         if ctx.suspended:
             # suspend closed the attempt in SQL ('suspended'): nothing to report, the slot is free
-            self.ledger.count("suspended")
+            ledger.count("suspended")
             logger.debug("task %d (%s) waiting", ctx.task_id, ctx.kind, extra=task_extra(ctx, ms))
             return False
         if ctx._refused is not None and ctx.cancel_reason != "released":
             # a step, spawn or wait was refused: the lease was lost or the task cancelled
-            self.ledger.count("refused")
+            ledger.count("refused")
             logger.warning("task %d (%s) %s (a step was refused); its outcome is discarded", ctx.task_id,
                            ctx.kind, ctx._refused, extra=task_extra(ctx, ms))  # fmt: skip
             return False
         if ctx.cancelled:
-            # cancelled, lost or released: the database would refuse the report anyway
-            self.ledger.count("discarded")
+            # cancelled, lost, released or timed out: the database would refuse the report anyway
+            ledger.count("discarded")
             logger.warning("task %d (%s) %s; its outcome is discarded", ctx.task_id, ctx.kind,
                            ctx.cancel_reason, extra=task_extra(ctx, ms))  # fmt: skip
             return False
         if report is not None:
+            report.duration_ms = ms
             self.report(report)
         return False
-
-    @staticmethod
-    def _call(handler: Callable[..., object], ctx: TaskContext, start: float) -> Report | None:
-        """The handler's outcome as a report (None: its wait parked the task)."""
-        try:
-            result = handler(ctx.payload, ctx)
-        except _Suspended as exc:
-            if ctx.suspended:
-                return None
-            # another task's context raised it: a failure of this one
-            return Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(),
-                          duration_ms=(time.perf_counter() - start) * 1000)  # fmt: skip
-        except BaseException as exc:  # noqa: BLE001 - the handler's failure is the task's (even SystemExit)
-            return Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(),
-                          duration_ms=(time.perf_counter() - start) * 1000,
-                          retry_at=exc.at if isinstance(exc, RetryLater) else None)  # fmt: skip
-        ms = (time.perf_counter() - start) * 1000
-        try:
-            return Report("ok", ctx, result=dumps_json(result), duration_ms=ms)
-        except (TypeError, ValueError) as exc:
-            return Report(
-                "fail", ctx, duration_ms=ms, traceback=traceback.format_exc(),
-                error=f"the result of task {ctx.task_id} ({ctx.kind}) is not JSON-serialisable: "
-                      f"{_error_text(exc)}; return JSON types (dict, list, str, int, float, bool, None)",
-            )  # fmt: skip
 
     # -- the watchdog ------------------------------------------------------------------
 

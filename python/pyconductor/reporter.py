@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 import psycopg
 
@@ -159,7 +160,7 @@ class Reporter:
         reports of those the server cannot store (see the module doc)."""
         try:
             rows = self.link.rows(queries.COMPLETE_MANY, {
-                "attempt_ids": bigint_array(r.ctx.attempt_id for r in oks), "results": text_array(r.result for r in oks),
+                "attempt_ids": bigint_array(r.ctx.attempt_id for r in oks), "results": text_array(cast(str, r.result) for r in oks),
             }, self._abort)  # fmt: skip
         except (psycopg.DataError, psycopg.errors.ProgramLimitExceeded) as exc:
             if len(oks) > 1:

@@ -454,8 +454,8 @@ class Worker:
         try:
             self.start()
         except BaseException:
-            for sig, previous in installed.items():
-                signal.signal(sig, previous)  # a start that failed leaves the process as it was
+            for signum, previous in installed.items():
+                signal.signal(signum, previous)  # a start that failed leaves the process as it was
             raise
         try:
             while not self._stop_requested.wait(1.0):

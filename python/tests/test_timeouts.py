@@ -25,7 +25,7 @@ from pyconductor.ledger import Ledger
 from pyconductor.link import Link
 from pyconductor.maintenance import Heartbeat
 
-Conn = psycopg.Connection[tuple[object, ...]]
+Conn = psycopg.Connection[Any]  # rows as tuples; Any so the tests index them freely
 HEARTBEAT = 0.5
 
 
@@ -79,6 +79,10 @@ def test_a_hung_handler_times_out_and_its_slot_runs_the_next_task(
         health = worker.health()
         assert (health["status"], health["stuck"], health["in_flight"]) == ("degraded", 1, 0)
         assert worker.stats["timed_out"] == 1
+        # a stuck thread holds up nothing else: the heartbeat still goes out
+        seen = "select last_seen_at from conductor.workers where id = %s"
+        before = db_conn.execute(seen, (worker.worker_id,)).fetchone()
+        wait_until(lambda: db_conn.execute(seen, (worker.worker_id,)).fetchone() > before, timeout=3 * HEARTBEAT)
         gate.set()  # the stuck thread returns: its outcome is discarded, it ends
         wait_until(lambda: worker.stuck == 0)
         assert worker.health()["status"] == "ok"
