@@ -9,5 +9,7 @@ set local conductor.fake_now = '2999-01-01 00:00:00+00';
 select 1 / (conductor.reap() >= 1)::int;
 select 1 / (count(*) = 1)::int
   from conductor.tasks where queue = 'verify-reap' and status = 'queued' and recoveries = 1;
+select 1 / (conductor.next_due(array['verify-reap']) is null)::int;
+select 1 / pg_catalog.has_function_privilege('conductor_worker', 'conductor.next_due(text[], text[])', 'execute')::int;
 
 rollback;
