@@ -106,7 +106,9 @@ def test_restart_delay_doubles_up_to_its_cap() -> None:
 def test_the_dashboard_without_its_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.delitem(sys.modules, "pyconductor.dashboard", raising=False)
-    monkeypatch.setitem(sys.modules, "starlette", None)  # `import starlette` now fails as if not installed
+    # `import starlette` (and any of its modules another test imported) now fails as if not installed
+    for name in ["starlette", *(m for m in sys.modules if m.startswith("starlette."))]:
+        monkeypatch.setitem(sys.modules, name, None)
     assert main(["dashboard", "--dsn", "postgresql://x.invalid/db"]) == 2
     err = capsys.readouterr().err
     assert "pip install 'pyconductor[dashboard]'" in err and "starlette" in err
