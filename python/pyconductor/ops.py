@@ -337,6 +337,7 @@ def _task_show(args: argparse.Namespace, conn: Any) -> int:
         ("parent", task["parent_id"]),
         ("dedupe_key", task["dedupe_key"]),
         ("concurrency_key", task["concurrency_key"]),
+        ("timeout", task.get("timeout")),  # each attempt's time limit (0.2.0)
         ("run_at", task["run_at"]),
         ("enqueued", task["enqueued_at"]),
         ("started", task["started_at"]),

@@ -179,7 +179,7 @@ def test_prune_refused_input_is_a_clear_error(db_dsn: str) -> None:
     assert out.stderr.startswith("pyconductor: error: invalid batch 2000000") and "[QC106]" in out.stderr
 
 
-def test_tasks_list_filters_and_show(db_dsn: str, busy: dict[str, int]) -> None:
+def test_tasks_list_filters_and_show(db_dsn: str, db_conn: Conn, busy: dict[str, int]) -> None:
     out = cli(db_dsn, "tasks")
     assert out.returncode == 0, out.stderr
     ids = [int(line.split()[0]) for line in out.stdout.splitlines()[1:]]
@@ -198,6 +198,9 @@ def test_tasks_list_filters_and_show(db_dsn: str, busy: dict[str, int]) -> None:
     assert text.startswith(f"task {busy['failed']}  failed  kind k  queue mail")
     assert "attempts (1):" in text and "worker w-test" in text
     assert "    error: ValueError: boom" in text and '    File "h.py"' in text
+    assert "timeout:" not in text  # none was given
+    with_limit = enqueue(db_conn, "mail", timeout="90 seconds")
+    assert "  timeout:         1m30s" in cli(db_dsn, "tasks", "show", str(with_limit)).stdout
 
 
 def test_tasks_errors(db_dsn: str) -> None:
