@@ -16,11 +16,14 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pyconductor import defaults
 from pyconductor.cliutil import default_dsn, fail, resolve_dsn
 from pyconductor.version import __version__
+
+if TYPE_CHECKING:
+    from pyconductor.worker import Worker
 
 Handler = Callable[[argparse.Namespace], int]
 ParserFactory = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
@@ -436,8 +439,9 @@ def _run_supervisor(args: argparse.Namespace) -> int:
         from pyconductor.endpoints import EndpointServer
 
         try:
-            server = EndpointServer(supervisor.fleet, *http_addr, dsn=dsn, allowed_hosts=_allowed_hosts(args),
-                                    token=metrics_token).start()  # fmt: skip
+            # the fleet offers the Worker attributes the server reads (duck-typed)
+            server = EndpointServer(cast("Worker", supervisor.fleet), *http_addr, dsn=dsn,
+                                    allowed_hosts=_allowed_hosts(args), token=metrics_token).start()  # fmt: skip
         except OSError as exc:
             return fail(f"--http {args.http}: cannot listen: {exc}")
     try:

@@ -86,7 +86,7 @@ MAX_OUTCOMES = 100_000  # outcomes a child keeps between two reports; more are c
 
 def restart_delay(failures: int) -> float:
     """Seconds before restarting a child that died young ``failures`` times in a row (1 = the first)."""
-    return min(RESTART_DELAY_MAX, RESTART_DELAY_MIN * 2 ** max(0, failures - 1))
+    return min(RESTART_DELAY_MAX, RESTART_DELAY_MIN * 2.0 ** max(0, failures - 1))
 
 
 def _exit_text(code: int) -> str:
@@ -101,16 +101,6 @@ def _exit_text(code: int) -> str:
 
 
 # -- in the child ------------------------------------------------------------------
-
-
-class _Outcome:
-    """What a metrics listener reads of a task context: its kind and queue."""
-
-    __slots__ = ("kind", "queue")
-
-    def __init__(self, kind: str, queue: str) -> None:
-        self.kind = kind
-        self.queue = queue
 
 
 def worker_report(worker: Any) -> dict[str, Any]:
@@ -195,6 +185,16 @@ class ChildReporter:
 
 
 # -- in the supervisor --------------------------------------------------------------
+
+
+class _Outcome:
+    """What a metrics listener reads of a task context: its kind and queue."""
+
+    __slots__ = ("kind", "queue")
+
+    def __init__(self, kind: str, queue: str) -> None:
+        self.kind = kind
+        self.queue = queue
 
 
 @dataclass
@@ -308,6 +308,10 @@ class Fleet:
 
     def observe(self, report: Mapping[str, Any]) -> None:
         """Hand a report's handler outcomes to the outcome listeners (the metrics)."""
+        if report.get("outcomes_dropped"):
+            logger.warning("supervisor: worker %s had more than %d handler outcomes to report at once; "
+                           "%d are missing from /metrics", report.get("worker_id"), MAX_OUTCOMES,
+                           report["outcomes_dropped"], extra={"worker_id": self.worker_id})  # fmt: skip
         for kind, queue, outcome, handler_ms in report.get("outcomes") or ():
             ctx = _Outcome(kind, queue)
             for listener in self.outcome_listeners:
