@@ -175,9 +175,9 @@ class Worker:
         self.tick_interval = tick_interval
         self.exit_on_stuck = exit_on_stuck
         self.roles = [role for role, on in (("worker", process_tasks), ("scheduler", run_scheduler)) if on]
+        """The roles asked for; the database is told 'worker' only when there are handlers to claim for."""
         if not self.roles:
-            raise ValueError("a Worker with neither tasks nor the scheduler has nothing to do"
-                             + ("" if self.process_tasks == process_tasks else " (the app registers no handler)"))
+            raise ValueError("a Worker with neither tasks nor the scheduler has nothing to do")
 
         # fn(ctx, outcome, handler_ms) once the database has taken a handler's outcome:
         # 'succeeded', 'retried' (fail requeued the task), 'failed' (fail ended it:
@@ -215,7 +215,8 @@ class Worker:
                                      worker_id=wid, cancel_grace=self.cancel_grace, on_stuck=self._on_stuck)  # fmt: skip
         registration = {
             "worker_id": wid, "host": self.host, "pid": os.getpid(), "queues": self.queues,
-            "concurrency": self.concurrency, "roles": self.roles, "version": self.version,
+            "concurrency": self.concurrency, "version": self.version,
+            "roles": [role for role in self.roles if role != "worker" or self.process_tasks],
             "metadata": dumps_json({"kinds": self.served_kinds}),
             # what it claims; a scheduler-only worker claims nothing, and SQL has no way to say so but NULL
             "kinds": self.served_kinds if self.process_tasks else None,
@@ -312,6 +313,9 @@ class Worker:
         self.producer.start()
         if self.listener is not None:
             self.listener.start()
+        if "worker" in self.roles and not self.process_tasks:
+            logger.warning("worker %s: the app registers no task handler, so it claims no task",
+                           self.worker_id, extra=self._log_extra())  # fmt: skip
         logger.info("worker %s started (roles %s, queues %s, concurrency %d, kinds %s)", self.worker_id,
                     ",".join(self.roles), ",".join(self.queues) if self.queues else "*", self.concurrency,
                     ",".join(self.served_kinds) or "none", extra=self._log_extra())  # fmt: skip
