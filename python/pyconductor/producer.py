@@ -21,7 +21,8 @@ its queues (``conductor.next_due``: a delayed task, a retry's backoff, a
 ``RetryLater``), and a notification. The database notifies the queue for a
 delayed insert and a delayed retry too, so a notification marks the known due
 time stale: the producer claims, and when nothing came, asks next_due again.
-It asks at no other time, so an idle worker costs one query per change.
+It asks only then and once the due time it knew has passed, so an idle
+worker costs a query per change, not per wake.
 
 A task claimed while the worker stops is handed back (released) unrun.
 """
