@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -26,7 +27,7 @@ from processes import Spawn, spawner
 
 from pyconductor import Conductor
 
-Conn = psycopg.Connection[tuple[object, ...]]
+Conn = psycopg.Connection[Any]  # rows as tuples; Any so the tests index them freely
 OPTIONS = ("--queues", "fleet", "--heartbeat", "0.5", "--reap", "0.5", "--poll", "5", "--concurrency", "8")
 
 
@@ -46,7 +47,7 @@ def counts(conn: Conn, kind: str) -> dict[str, int]:
 def reap_at(conn: Conn, at: datetime) -> int:
     conn.execute("select set_config('conductor.fake_now', %s, false)", (at.isoformat(),))
     try:
-        return int(conn.execute("select conductor.reap()").fetchone()[0])  # type: ignore[index]
+        return int(conn.execute("select conductor.reap()").fetchone()[0])
     finally:
         conn.execute("reset conductor.fake_now")
 
@@ -89,7 +90,7 @@ def test_a_rolling_deploy_kills_nothing_and_an_unserved_kind_dies_only_after_unk
     after, served_until, due_since = db_conn.execute(
         "select s.unknown_kind_after, (select last_served_at from conductor.served_kinds where kind = 'fleet.b'),"
         "       (select max(run_at) from conductor.tasks where id = any(%s))"
-        "  from conductor.settings s", (waiting,)).fetchone()  # type: ignore[misc]  # fmt: skip
+        "  from conductor.settings s", (waiting,)).fetchone()  # fmt: skip
     assert isinstance(after, timedelta) and served_until is not None, "the deregistration recorded when B was served"
     base = max(served_until, due_since)
     db_conn.execute("update conductor.settings set fake_clock = true")
