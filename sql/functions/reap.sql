@@ -56,7 +56,9 @@ set local role conductor_owner;
 
 -- The rule of "a worker can run a task", in one place: it serves the task's
 -- queue (workers.queues NULL or holding it) and its kind (workers.kinds NULL or
--- holding it). Live: seen at or after live_since. Per (queue, kind) of the
+-- holding it); a process that registered without the 'worker' role (a scheduler
+-- only) runs nothing, whatever its kinds say (a row heartbeat re-created has no
+-- roles and counts: it claims). Live: seen at or after live_since. Per (queue, kind) of the
 -- queued tasks (due or not) that no live worker can run: how many, the
 -- earliest run_at, whether a live worker serves the queue at all, whether one
 -- serves the kind (on another queue), and when a worker (live or not, on any
@@ -73,7 +75,9 @@ create or replace function conductor._unserved(live_since timestamptz)
   set jit = off
 as $$
   with live as materialized (
-    select w.queues, w.kinds from conductor.workers w where w.last_seen_at >= _unserved.live_since
+    select w.queues, w.kinds from conductor.workers w
+     where w.last_seen_at >= _unserved.live_since
+       and (w.roles = '{}' or 'worker' = any (w.roles))
   ), queued as (
     select t.queue, t.kind, pg_catalog.count(*) as tasks, pg_catalog.min(t.run_at) as oldest_run_at
       from conductor.tasks t
@@ -86,7 +90,8 @@ as $$
          exists (select from live w where w.queues is null or q.queue = any (w.queues)),
          exists (select from live w where w.kinds is null or q.kind = any (w.kinds)),
          greatest((select pg_catalog.max(w.last_seen_at) from conductor.workers w
-                    where w.kinds is null or q.kind = any (w.kinds)),
+                    where (w.kinds is null or q.kind = any (w.kinds))
+                      and (w.roles = '{}' or 'worker' = any (w.roles))),
                   (select s.last_served_at from conductor.served_kinds s where s.kind = q.kind))
     from queued q
    where not exists (select from live w
