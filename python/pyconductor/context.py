@@ -2,8 +2,8 @@
 
 A handler written as ``def handler(payload, ctx)`` receives one. Its
 ``cancelled`` flag is set by the worker when a heartbeat answers that the task
-was cancelled or that the lease was lost (or when a shutdown hands the task
-back), so a long handler can stop early with ``ctx.raise_if_cancelled()``.
+was cancelled or that the lease was lost, when the task's timeout passes (or
+when a shutdown hands the task back), so a long handler can stop early with ``ctx.raise_if_cancelled()``.
 
 Durable runs (every decision is SQL's; the context only names the checkpoints
 and calls ``conductor.save_step`` / ``spawn`` / ``suspend``):
@@ -140,7 +140,8 @@ class TaskContext:
 
     @property
     def cancel_reason(self) -> str | None:
-        """Why ``cancelled`` is set: 'cancelled', 'lost' or 'released'; None while it is not."""
+        """Why ``cancelled`` is set: 'cancelled', 'lost', 'released' or 'timed_out'
+        (the task's timeout passed); None while it is not."""
         return self._reason
 
     def cancel(self, reason: str) -> None:

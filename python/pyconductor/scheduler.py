@@ -37,9 +37,9 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from pyconductor import queries
-from pyconductor.dsn import redact_dsn
+from pyconductor import defaults, queries
 from pyconductor.errors import mapped_errors
+from pyconductor.link import Aborted, retry
 from pyconductor.wire import dumps_json
 
 __all__ = ["LEADER_LOCK", "ScheduleSpec", "Scheduler"]
@@ -47,10 +47,6 @@ __all__ = ["LEADER_LOCK", "ScheduleSpec", "Scheduler"]
 logger = logging.getLogger("pyconductor")
 
 LEADER_LOCK = "scheduler"
-CONNECTION_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError)
-BACKOFF_MIN = 0.1
-BACKOFF_MAX = 5.0
-CONNECT_TIMEOUT = 10
 # Wake this long after a due time, so the tick never runs a hair before it.
 DUE_SLACK = 0.005
 
@@ -152,7 +148,7 @@ class Scheduler:
         rows: list[dict[str, Any]] = []
         with mapped_errors(), psycopg.connect(
             self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
-            connect_timeout=CONNECT_TIMEOUT,
+            connect_timeout=defaults.CONNECT_TIMEOUT,
         ) as conn, conn.transaction():
             for spec in items:
                 try:
@@ -171,17 +167,13 @@ class Scheduler:
     # -- the thread -----------------------------------------------------------------
 
     def _run(self) -> None:
-        backoff = BACKOFF_MIN
         while not self._stop.is_set():
             try:
-                wait = self._step()
-                backoff = BACKOFF_MIN
-            except CONNECTION_ERRORS as exc:
-                logger.warning("scheduler: connection lost (%s); reconnecting in %.1fs",
-                               redact_dsn(" ".join(str(exc).split())) or type(exc).__name__, backoff)  # fmt: skip
-                self._drop_connection()
-                wait = backoff
-                backoff = min(backoff * 2, BACKOFF_MAX)
+                # a lost connection is waited out by the worker's one reconnect loop
+                wait = retry(self._step, what="scheduler", abort=self._stop, extra={},
+                             on_lost=self._drop_connection)  # fmt: skip
+            except Aborted:
+                break
             except Exception:  # noqa: BLE001 - never let one bad tick kill the scheduler
                 logger.exception("scheduler: tick failed; trying again in %.1fs", self.tick_interval)
                 wait = self.tick_interval
@@ -192,7 +184,7 @@ class Scheduler:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(
                 self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
-                connect_timeout=CONNECT_TIMEOUT,
+                connect_timeout=defaults.CONNECT_TIMEOUT,
             )
         return self._conn
 
