@@ -3,7 +3,8 @@
 A handler written as ``def handler(payload, ctx)`` receives one. Its
 ``cancelled`` flag is set by the worker when a heartbeat answers that the task
 was cancelled or that the lease was lost, when the task's timeout passes (or
-when a shutdown hands the task back), so a long handler can stop early with ``ctx.raise_if_cancelled()``.
+when a shutdown hands the task back), so a long handler can stop early with
+``ctx.raise_if_cancelled()``.
 
 Durable runs (every decision is SQL's; the context only names the checkpoints
 and calls ``conductor.save_step`` / ``spawn`` / ``suspend``):
