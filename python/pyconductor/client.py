@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -30,94 +29,23 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from pyconductor import queries
-from pyconductor.errors import InvalidArgument, mapped_errors
-from pyconductor.registry import INTERVAL_OPTIONS, KIND_OPTIONS, Registry, Task
+from pyconductor import calls, queries
+from pyconductor.calls import SPEC_KEYS, AttemptInfo, Call, TaskInfo
+from pyconductor.errors import mapped_errors
+from pyconductor.registry import Registry, Task
 from pyconductor.scheduler import ScheduleSpec
-from pyconductor.wire import dumps_json, interval_text, load_infinite_times, timestamp_text
+from pyconductor.wire import dumps_json, load_infinite_times
 
 __all__ = ["AttemptInfo", "Conductor", "TaskInfo", "dumps_json"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-# Keys of one task spec, as conductor.enqueue_many reads them.
-SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS)
-
+T = TypeVar("T")
+# what ``conn=`` takes: a connection or cursor of the caller's transaction
+CallerConn = psycopg.Connection[Any] | psycopg.Cursor[Any]
 
 def _schedule_name(kind: str) -> str:
     """A valid schedule name for a kind (``__main__.job`` -> ``main__.job``)."""
     return re.sub(r"[^A-Za-z0-9_.:/-]", "-", kind).lstrip("_.:/-")[:200] or "schedule"
-
-
-def _parse_ts(value: Any) -> datetime | None:
-    return datetime.fromisoformat(value) if isinstance(value, str) else value
-
-
-@dataclass(frozen=True)
-class AttemptInfo:
-    """One claim of a task (a row of conductor.attempts)."""
-
-    id: int
-    attempt: int
-    worker_id: str
-    outcome: str | None
-    error: str | None
-    traceback: str | None
-    claimed_at: datetime | None
-    finished_at: datetime | None
-    host: str | None = None
-    pid: int | None = None
-
-    @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> AttemptInfo:
-        return cls(
-            id=obj["id"], attempt=obj.get("attempt", 0), worker_id=obj.get("worker_id", ""),
-            outcome=obj.get("outcome"), error=obj.get("error"), traceback=obj.get("traceback"),
-            claimed_at=_parse_ts(obj.get("claimed_at")), finished_at=_parse_ts(obj.get("finished_at")),
-            host=obj.get("host"), pid=obj.get("pid"),
-        )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class TaskInfo:
-    """A task as ``conductor.get_task`` returns it, attempts oldest first.
-    ``timeout``: each attempt's time limit (None: none; also from a database
-    whose get_task does not return it yet)."""
-
-    id: int
-    queue: str
-    kind: str
-    status: str
-    payload: Any
-    result: Any
-    error: str | None
-    priority: int
-    run_at: datetime
-    attempt: int
-    max_attempts: int
-    recoveries: int
-    max_recoveries: int
-    parent_id: int | None
-    root_id: int
-    dedupe_key: str | None
-    concurrency_key: str | None
-    enqueued_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-    attempts: list[AttemptInfo] = field(default_factory=list)
-    timeout: timedelta | None = None
-
-    @property
-    def finished(self) -> bool:
-        """Whether the task reached a terminal status."""
-        return self.status not in ("queued", "running", "waiting")
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
-        values = {k: row[k] for k in cls.__dataclass_fields__ if k not in ("attempts", "timeout")}
-        values["status"] = str(row["status"])
-        values["timeout"] = row.get("timeout")
-        return cls(**values, attempts=[AttemptInfo.from_json(a) for a in row["attempts"] or []])
 
 
 class Conductor:
@@ -170,10 +98,17 @@ class Conductor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _fetch(self, query: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-        with mapped_errors(), self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(query, params)
-            return cur.fetchall()
+    def _run(self, call: Call[T], conn: CallerConn | None = None) -> T:
+        """Run ``call`` on a pooled connection, or on the caller's ``conn`` (a
+        connection or cursor: nothing is committed, opened or closed)."""
+        with mapped_errors():
+            if conn is None:
+                with self.pool.connection() as pooled, pooled.cursor(row_factory=dict_row) as cur:
+                    cur.execute(call.query, call.params)
+                    return call.decode(cur.fetchall())
+            with calls.dict_cursor(conn, is_async=False) as cur:
+                cur.execute(call.query, call.params)
+                return call.decode(cur.fetchall())
 
     # -- registry ------------------------------------------------------------------
 
@@ -255,25 +190,9 @@ class Conductor:
     # -- enqueue -------------------------------------------------------------------
 
     def task_spec(self, kind: str, payload: Any = None, **options: Any) -> dict[str, Any]:
-        """The JSON object ``conductor.enqueue_many`` reads for one task: the
-        registered options of ``kind`` updated by ``options``; keys left None are
-        left out, so the database applies the kind's configuration, else its own
-        defaults. Durations become interval text, run_at ISO 8601 text."""
-        unknown = set(options) - set(SPEC_KEYS)
-        if unknown:
-            raise TypeError(f"unknown enqueue option(s): {', '.join(sorted(unknown))}")
-        task = self.registry.get(kind)
-        merged: dict[str, Any] = task.options(**options) if task else dict(options)
-        spec: dict[str, Any] = {"kind": kind, "payload": {} if payload is None else payload}
-        for key, value in merged.items():
-            if value is None:
-                continue
-            if key in INTERVAL_OPTIONS:
-                value = interval_text(value)
-            elif key == "run_at":
-                value = timestamp_text(value)
-            spec[key] = value
-        return spec
+        """The JSON object ``conductor.enqueue_many`` reads for one task
+        (:func:`pyconductor.calls.task_spec` with this app's registry)."""
+        return calls.task_spec(self.registry, kind, payload, **options)
 
     def enqueue(
         self,
@@ -292,6 +211,7 @@ class Conductor:
         backoff_factor: float | None = None,
         backoff_max: timedelta | float | str | None = None,
         timeout: timedelta | float | str | None = None,
+        conn: CallerConn | None = None,
     ) -> int:
         """Write one task and return its id.
 
@@ -302,74 +222,65 @@ class Conductor:
         due now, max_attempts 1, no timeout, ...). ``timeout`` limits each
         attempt (seconds or a timedelta; more than 0, at most 30 days).
         A ``dedupe_key`` held by an unfinished task returns that task's id.
+
+        ``conn``: a psycopg Connection or Cursor of the caller's transaction.
+        The statement runs there and nothing is committed, opened or closed:
+        the task exists for workers when the caller commits, not at all if it
+        rolls back (a savepoint's rollback drops only what was enqueued in it);
+        on an autocommit connection it is committed at once. After a server
+        error the caller's transaction is aborted, as psycopg leaves it after
+        any failed statement (``conn.info.transaction_status`` INERROR): roll
+        it (or the enclosing ``conn.transaction()`` savepoint) back.
+
         Raises InvalidKind, InvalidPayload, PayloadTooLarge, InvalidQueue,
         InvalidArgument, NotFound (parent)."""
-        spec = self.task_spec(
-            kind, payload, queue=queue, priority=priority, run_at=run_at, max_attempts=max_attempts,
-            dedupe_key=dedupe_key, concurrency_key=concurrency_key, parent_id=parent_id,
-            max_recoveries=max_recoveries, backoff_base=backoff_base, backoff_factor=backoff_factor,
-            backoff_max=backoff_max, timeout=timeout,
-        )  # fmt: skip
-        try:
-            spec["payload"] = dumps_json(spec["payload"])
-        except (TypeError, ValueError) as exc:
-            raise InvalidArgument(f"a payload is not JSON-serialisable: {exc}") from exc
-        return int(self._fetch(queries.enqueue(spec), spec)[0]["id"])
+        options = {
+            "queue": queue, "priority": priority, "run_at": run_at, "max_attempts": max_attempts,
+            "dedupe_key": dedupe_key, "concurrency_key": concurrency_key, "parent_id": parent_id,
+            "max_recoveries": max_recoveries, "backoff_base": backoff_base, "backoff_factor": backoff_factor,
+            "backoff_max": backoff_max, "timeout": timeout,
+        }  # fmt: skip
+        return self._run(calls.enqueue(self.registry, kind, payload, options), conn)
 
-    def enqueue_many(self, specs: Iterable[Mapping[str, Any] | Sequence[Any]]) -> list[int]:
+    def enqueue_many(
+        self, specs: Iterable[Mapping[str, Any] | Sequence[Any]], *, conn: CallerConn | None = None
+    ) -> list[int]:
         """Write a batch of tasks in one statement; returns their ids in input order.
 
         Each spec is a dict with ``kind``, ``payload`` and any option of
-        :meth:`enqueue`, or a ``(kind, payload)`` pair. All or nothing."""
-        tasks: list[dict[str, Any]] = []
-        for spec in specs:
-            if isinstance(spec, Mapping):
-                options = dict(spec)
-                try:
-                    kind = options.pop("kind")
-                except KeyError:
-                    raise InvalidArgument(f"task spec without a kind: {spec!r}") from None
-                tasks.append(self.task_spec(kind, options.pop("payload", None), **options))
-            else:
-                kind, payload = spec
-                tasks.append(self.task_spec(kind, payload))
-        if not tasks:
-            return []
-        try:
-            body = dumps_json(tasks)
-        except (TypeError, ValueError) as exc:
-            raise InvalidArgument(f"a payload is not JSON-serialisable: {exc}") from exc
-        return [row["id"] for row in self._fetch(queries.ENQUEUE_MANY, {"tasks": body})]
+        :meth:`enqueue`, or a ``(kind, payload)`` pair. All or nothing.
+        ``conn``: the caller's connection or cursor, as for :meth:`enqueue`."""
+        call = calls.enqueue_many(self.registry, specs)
+        return [] if call is None else self._run(call, conn)
 
     # -- read and act --------------------------------------------------------------
 
-    def get(self, task_id: int) -> TaskInfo:
-        """The task with its attempts. Raises NotFound."""
-        return TaskInfo.from_row(self._fetch(queries.GET_TASK, {"task_id": task_id})[0])
+    def get(self, task_id: int, *, conn: CallerConn | None = None) -> TaskInfo:
+        """The task with its attempts. Raises NotFound. ``conn``: read it on the
+        caller's connection or cursor (sees the caller's uncommitted enqueue)."""
+        return self._run(calls.get_task(task_id), conn)
 
     def cancel(self, task_id: int) -> int:
         """Cancel the task and its unfinished descendants; returns how many were
         cancelled. Running ones stop at their worker's next heartbeat. Raises NotFound."""
-        return int(self._fetch(queries.CANCEL, {"task_id": task_id})[0]["cancel"])
+        return self._run(calls.cancel(task_id))
 
     def retry(self, task_id: int, keep_steps: bool = True) -> int:
         """Requeue a failed, dead, timed-out or cancelled task with fresh counts;
         returns its id. A durable run keeps its checkpointed steps (it resumes
         after them) unless ``keep_steps=False``. Raises NotFound, InvalidState,
         DedupeConflict."""
-        return int(self._fetch(queries.RETRY_RUN, {"task_id": task_id, "keep_steps": keep_steps})[0]["retry"])
+        return self._run(calls.retry(task_id, keep_steps))
 
-    def emit_event(self, name: str, payload: Any = None) -> int:
+    def emit_event(self, name: str, payload: Any = None, *, conn: CallerConn | None = None) -> int:
         """Emit event ``name`` with ``payload`` (a dict, at most
         ``conductor.settings.max_payload_bytes``; None means ``{}``) and return how
         many waiting tasks it woke. The first payload for a name wins; an event
-        emitted before anyone waits still counts. Raises InvalidArgument,
-        InvalidPayload (not a JSON object) or PayloadTooLarge."""
-        try:
-            body = dumps_json({} if payload is None else payload)
-        except (TypeError, ValueError) as exc:
-            raise InvalidArgument(f"the payload of event {name!r} is not JSON-serialisable: {exc}") from exc
-        return int(self._fetch(queries.EMIT_EVENT, {"name": name, "payload": body})[0]["woken"])
+        emitted before anyone waits still counts. ``conn``: the caller's
+        connection or cursor, as for :meth:`enqueue` (the waiting tasks wake
+        when it commits). Raises InvalidArgument, InvalidPayload (not a JSON
+        object) or PayloadTooLarge."""
+        return self._run(calls.emit_event(name, payload), conn)
 
     def result(self, task_id: int, timeout: float | timedelta | None = None) -> TaskInfo:
         """Wait until the task is finished and return it (status, result, error).
@@ -380,7 +291,6 @@ class Conductor:
         wait as long as it takes), NotFound for an unknown task."""
         limit = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
         deadline = None if limit is None else time.monotonic() + limit
-        wanted = str(task_id)
         conn: psycopg.Connection[Any] | None = None
         delay = 0.1
         try:
@@ -390,9 +300,10 @@ class Conductor:
                         conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
                         conn.execute(queries.LISTEN_DONE)
                     # listening first, then reading: a finish after the read is heard
+                    read = calls.get_task(task_id)
                     with mapped_errors(), conn.cursor(row_factory=dict_row) as cur:
-                        cur.execute(queries.GET_TASK, {"task_id": task_id})
-                        info = TaskInfo.from_row(cur.fetchall()[0])
+                        cur.execute(read.query, read.params)
+                        info = read.decode(cur.fetchall())
                     if info.finished:
                         return info
                     while True:
@@ -401,7 +312,7 @@ class Conductor:
                             raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
                         heard = False
                         for note in conn.notifies(timeout=remaining):
-                            if note.payload == "*" or wanted in note.payload.split(","):
+                            if calls.names_task(note.payload, task_id):
                                 heard = True
                                 break
                         if heard:

@@ -128,10 +128,14 @@ class Task:
             params[key] = interval_text(value) if key in INTERVAL_OPTIONS else value
         return params
 
-    def enqueue(self, payload: Any = None, **options: Any) -> int:
-        """Enqueue one task of this kind with the registered defaults; returns its id."""
+    def enqueue(self, payload: Any = None, *, conn: Any = None, **options: Any) -> int:
+        """Enqueue one task of this kind with the registered defaults; returns its id.
+        ``conn``: a psycopg Connection or Cursor of the caller's transaction
+        (see :meth:`Conductor.enqueue <pyconductor.client.Conductor.enqueue>`)."""
         if self.app is None:
             raise RuntimeError(f"task {self.kind!r} is not bound to a Conductor")
+        if conn is not None:
+            options["conn"] = conn
         return self.app.enqueue(self.kind, payload, **options)
 
 

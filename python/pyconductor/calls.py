@@ -1,0 +1,224 @@
+"""The client's calls as data, shared by the sync client (:class:`~pyconductor.client.Conductor`)
+and the asyncio one (:class:`~pyconductor.aio.AsyncConductor`).
+
+A :class:`Call` is one statement of :mod:`pyconductor.queries`, its parameters
+(built here from the caller's arguments and the kind's registered options) and
+how its rows become the method's value. Each client only runs it, on its own
+pool or on the caller's connection or cursor (``conn=``), so the two clients
+cannot drift apart: neither builds an argument nor reads a row itself.
+
+Also here: :class:`TaskInfo` / :class:`AttemptInfo` (what ``get`` and ``result``
+return), :func:`names_task` (whether a ``conductor_done`` notification is about a
+task, for ``result``) and :func:`dict_cursor` (the cursor a call runs on when the
+caller gives a connection or cursor of its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Generic, TypeVar
+
+import psycopg
+from psycopg.rows import dict_row
+
+from pyconductor import queries
+from pyconductor.errors import InvalidArgument
+from pyconductor.registry import INTERVAL_OPTIONS, KIND_OPTIONS, Registry
+from pyconductor.wire import dumps_json, interval_text, load_infinite_times, timestamp_text
+
+__all__ = [
+    "SPEC_KEYS", "AttemptInfo", "Call", "TaskInfo", "cancel", "dict_cursor", "emit_event", "enqueue",
+    "enqueue_many", "get_task", "names_task", "retry", "task_spec",
+]  # fmt: skip
+
+T = TypeVar("T")
+Rows = list[dict[str, Any]]
+
+# Keys of one task spec, as conductor.enqueue_many reads them.
+SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS)
+
+
+def _parse_ts(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+@dataclass(frozen=True)
+class AttemptInfo:
+    """One claim of a task (a row of conductor.attempts)."""
+
+    id: int
+    attempt: int
+    worker_id: str
+    outcome: str | None
+    error: str | None
+    traceback: str | None
+    claimed_at: datetime | None
+    finished_at: datetime | None
+    host: str | None = None
+    pid: int | None = None
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> AttemptInfo:
+        return cls(
+            id=obj["id"], attempt=obj.get("attempt", 0), worker_id=obj.get("worker_id", ""),
+            outcome=obj.get("outcome"), error=obj.get("error"), traceback=obj.get("traceback"),
+            claimed_at=_parse_ts(obj.get("claimed_at")), finished_at=_parse_ts(obj.get("finished_at")),
+            host=obj.get("host"), pid=obj.get("pid"),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """A task as ``conductor.get_task`` returns it, attempts oldest first.
+    ``timeout``: each attempt's time limit (None: none; also from a database
+    whose get_task does not return it yet)."""
+
+    id: int
+    queue: str
+    kind: str
+    status: str
+    payload: Any
+    result: Any
+    error: str | None
+    priority: int
+    run_at: datetime
+    attempt: int
+    max_attempts: int
+    recoveries: int
+    max_recoveries: int
+    parent_id: int | None
+    root_id: int
+    dedupe_key: str | None
+    concurrency_key: str | None
+    enqueued_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    attempts: list[AttemptInfo] = field(default_factory=list)
+    timeout: timedelta | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Whether the task reached a terminal status."""
+        return self.status not in ("queued", "running", "waiting")
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
+        values = {k: row[k] for k in cls.__dataclass_fields__ if k not in ("attempts", "timeout")}
+        values["status"] = str(row["status"])
+        values["timeout"] = row.get("timeout")
+        return cls(**values, attempts=[AttemptInfo.from_json(a) for a in row["attempts"] or []])
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One statement to run (``query`` with ``params``, rows as dicts) and what
+    its rows mean (``decode``)."""
+
+    query: str
+    params: Mapping[str, Any]
+    decode: Callable[[Rows], T]
+
+
+def _json(value: Any, what: str) -> str:
+    try:
+        return dumps_json(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from exc
+
+
+def task_spec(registry: Registry, kind: str, payload: Any = None, **options: Any) -> dict[str, Any]:
+    """The JSON object ``conductor.enqueue_many`` reads for one task: the
+    registered options of ``kind`` updated by ``options``; keys left None are
+    left out, so the database applies the kind's configuration, else its own
+    defaults. Durations become interval text, run_at ISO 8601 text."""
+    unknown = set(options) - set(SPEC_KEYS)
+    if unknown:
+        raise TypeError(f"unknown enqueue option(s): {', '.join(sorted(unknown))}")
+    task = registry.get(kind)
+    merged: dict[str, Any] = task.options(**options) if task else dict(options)
+    spec: dict[str, Any] = {"kind": kind, "payload": {} if payload is None else payload}
+    for key, value in merged.items():
+        if value is None:
+            continue
+        if key in INTERVAL_OPTIONS:
+            value = interval_text(value)
+        elif key == "run_at":
+            value = timestamp_text(value)
+        spec[key] = value
+    return spec
+
+
+def enqueue(registry: Registry, kind: str, payload: Any, options: Mapping[str, Any]) -> Call[int]:
+    """``conductor.enqueue`` of one task, naming only the parameters given (by
+    the caller or the registry); decodes to the task's id."""
+    spec = task_spec(registry, kind, payload, **options)
+    spec["payload"] = _json(spec["payload"], "a payload")
+    return Call(queries.enqueue(spec), spec, lambda rows: int(rows[0]["id"]))
+
+
+def enqueue_many(registry: Registry, specs: Iterable[Mapping[str, Any] | Sequence[Any]]) -> Call[list[int]] | None:
+    """``conductor.enqueue_many`` of a batch (dicts with ``kind``, ``payload`` and
+    options, or ``(kind, payload)`` pairs); decodes to the ids in input order.
+    None for an empty batch (nothing to send)."""
+    tasks: list[dict[str, Any]] = []
+    for spec in specs:
+        if isinstance(spec, Mapping):
+            options = dict(spec)
+            try:
+                kind = options.pop("kind")
+            except KeyError:
+                raise InvalidArgument(f"task spec without a kind: {spec!r}") from None
+            tasks.append(task_spec(registry, kind, options.pop("payload", None), **options))
+        else:
+            kind, payload = spec
+            tasks.append(task_spec(registry, kind, payload))
+    if not tasks:
+        return None
+    body = _json(tasks, "a payload")
+    return Call(queries.ENQUEUE_MANY, {"tasks": body}, lambda rows: [int(row["id"]) for row in rows])
+
+
+def get_task(task_id: int) -> Call[TaskInfo]:
+    """``conductor.get_task``; decodes to a :class:`TaskInfo` (NotFound is the server's)."""
+    return Call(queries.GET_TASK, {"task_id": task_id}, lambda rows: TaskInfo.from_row(rows[0]))
+
+
+def cancel(task_id: int) -> Call[int]:
+    return Call(queries.CANCEL, {"task_id": task_id}, lambda rows: int(rows[0]["cancel"]))
+
+
+def retry(task_id: int, keep_steps: bool = True) -> Call[int]:
+    params = {"task_id": task_id, "keep_steps": keep_steps}
+    return Call(queries.RETRY_RUN, params, lambda rows: int(rows[0]["retry"]))
+
+
+def emit_event(name: str, payload: Any = None) -> Call[int]:
+    """``conductor.emit_event``; decodes to how many waiting tasks it woke."""
+    body = _json({} if payload is None else payload, f"the payload of event {name!r}")
+    return Call(queries.EMIT_EVENT, {"name": name, "payload": body}, lambda rows: int(rows[0]["woken"]))
+
+
+def names_task(payload: str, task_id: int) -> bool:
+    """Whether a ``conductor_done`` notification's payload (task ids, comma
+    separated, or '*': anything may have finished) is about ``task_id``."""
+    return payload == "*" or str(task_id) in payload.split(",")
+
+
+def dict_cursor(target: Any, *, is_async: bool) -> Any:
+    """A new dict-row cursor on the caller's connection (``target``, or the
+    connection of ``target`` when it is a cursor; the caller's cursor keeps its
+    own results), reading infinite timestamps as the pool's connections do.
+    TypeError for anything else, e.g. an async connection given to the sync
+    client."""
+    conn_types: tuple[type, ...] = (psycopg.AsyncConnection,) if is_async else (psycopg.Connection,)
+    cursor_types: tuple[type, ...] = (psycopg.AsyncCursor,) if is_async else (psycopg.Cursor,)
+    if isinstance(target, cursor_types):
+        target = target.connection
+    if not isinstance(target, conn_types):
+        wanted = "psycopg.AsyncConnection or AsyncCursor" if is_async else "psycopg.Connection or Cursor"
+        raise TypeError(f"conn must be a {wanted}, not {type(target).__name__}")
+    cur = target.cursor(row_factory=dict_row)
+    load_infinite_times(cur)
+    return cur
