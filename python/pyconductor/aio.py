@@ -1,0 +1,204 @@
+"""The asyncio client, for FastAPI, aiohttp and other asyncio applications.
+
+    from pyconductor import Conductor
+    from pyconductor.aio import AsyncConductor
+
+    app = Conductor(DSN)                      # registers the handlers a Worker runs
+    aapp = AsyncConductor(DSN, app=app)       # same registry: same registered defaults
+
+    task_id = await aapp.enqueue("send_email", {"to": "a@example.com"})
+    info = await aapp.result(task_id, timeout=30)
+
+The calls are :mod:`pyconductor.calls`, the same the sync client runs (same
+SQL, same argument building, same row decoding); only the running is async,
+on a ``psycopg_pool.AsyncConnectionPool`` (autocommit, opened at the first
+call, closed by :meth:`AsyncConductor.close` or ``async with``). ``conn=``
+takes a psycopg AsyncConnection or AsyncCursor of the caller's transaction,
+with the sync client's meaning (nothing committed, opened or closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from pyconductor import calls, queries
+from pyconductor.calls import Call, TaskInfo
+from pyconductor.errors import mapped_errors
+from pyconductor.registry import Registry
+from pyconductor.wire import load_infinite_times
+
+if TYPE_CHECKING:
+    from pyconductor.client import Conductor
+
+__all__ = ["AsyncConductor"]
+
+T = TypeVar("T")
+# what ``conn=`` takes: an async connection or cursor of the caller's transaction
+CallerConn = psycopg.AsyncConnection[Any] | psycopg.AsyncCursor[Any]
+
+
+async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+    load_infinite_times(conn)  # type: ignore[arg-type]  # needs only .adapters
+
+
+class AsyncConductor:
+    """An asyncio client: a DSN, a lazily opened AsyncConnectionPool, and the
+    registry of ``app`` (a :class:`~pyconductor.client.Conductor`, so the kinds
+    registered there apply their defaults here too) or an empty one."""
+
+    def __init__(self, dsn: str, app: Conductor | None = None, *, pool_min: int = 1, pool_max: int = 10) -> None:
+        self.dsn = dsn
+        self.pool_min = pool_min
+        self.pool_max = pool_max
+        self.registry: Registry = app.registry if app is not None else Registry()
+        self._pool: AsyncConnectionPool | None = None
+        self._lock: asyncio.Lock | None = None
+
+    def __repr__(self) -> str:
+        return f"<AsyncConductor kinds={self.registry.kinds!r}>"
+
+    async def pool(self) -> AsyncConnectionPool:
+        """The client pool, opened on first use."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._pool is None:
+                pool = AsyncConnectionPool(
+                    self.dsn, min_size=self.pool_min, max_size=self.pool_max,
+                    kwargs={"autocommit": True}, open=False, name="pyconductor-aio", configure=_configure,
+                )  # fmt: skip
+                await pool.open()
+                self._pool = pool
+            return self._pool
+
+    async def close(self) -> None:
+        """Close the pool (a later call opens a new one)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def __aenter__(self) -> AsyncConductor:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _run(self, call: Call[T], conn: CallerConn | None = None) -> T:
+        with mapped_errors():
+            if conn is None:
+                async with (await self.pool()).connection() as pooled, pooled.cursor(row_factory=dict_row) as cur:
+                    await cur.execute(call.query, call.params)
+                    return call.decode(await cur.fetchall())
+            async with calls.dict_cursor(conn, is_async=True) as cur:
+                await cur.execute(call.query, call.params)
+                return call.decode(await cur.fetchall())
+
+    # -- calls: each is Conductor's of the same name (see its docstring) ---------------
+
+    async def enqueue(
+        self,
+        kind: str,
+        payload: Any = None,
+        *,
+        queue: str | None = None,
+        priority: int | None = None,
+        run_at: datetime | str | None = None,
+        max_attempts: int | None = None,
+        dedupe_key: str | None = None,
+        concurrency_key: str | None = None,
+        parent_id: int | None = None,
+        max_recoveries: int | None = None,
+        backoff_base: timedelta | float | str | None = None,
+        backoff_factor: float | None = None,
+        backoff_max: timedelta | float | str | None = None,
+        timeout: timedelta | float | str | None = None,
+        conn: CallerConn | None = None,
+    ) -> int:
+        """Write one task and return its id; options left None take the kind's
+        registered ones (see :meth:`Conductor.enqueue <pyconductor.client.Conductor.enqueue>`).
+        ``conn``: an AsyncConnection or AsyncCursor of the caller's transaction."""
+        options = {
+            "queue": queue, "priority": priority, "run_at": run_at, "max_attempts": max_attempts,
+            "dedupe_key": dedupe_key, "concurrency_key": concurrency_key, "parent_id": parent_id,
+            "max_recoveries": max_recoveries, "backoff_base": backoff_base, "backoff_factor": backoff_factor,
+            "backoff_max": backoff_max, "timeout": timeout,
+        }  # fmt: skip
+        return await self._run(calls.enqueue(self.registry, kind, payload, options), conn)
+
+    async def enqueue_many(
+        self, specs: Iterable[Mapping[str, Any] | Sequence[Any]], *, conn: CallerConn | None = None
+    ) -> list[int]:
+        """Write a batch of tasks in one statement; their ids in input order."""
+        call = calls.enqueue_many(self.registry, specs)
+        return [] if call is None else await self._run(call, conn)
+
+    async def get(self, task_id: int, *, conn: CallerConn | None = None) -> TaskInfo:
+        """The task with its attempts. Raises NotFound."""
+        return await self._run(calls.get_task(task_id), conn)
+
+    async def cancel(self, task_id: int) -> int:
+        return await self._run(calls.cancel(task_id))
+
+    async def retry(self, task_id: int, keep_steps: bool = True) -> int:
+        return await self._run(calls.retry(task_id, keep_steps))
+
+    async def emit_event(self, name: str, payload: Any = None, *, conn: CallerConn | None = None) -> int:
+        """Emit event ``name``; returns how many waiting tasks it woke."""
+        return await self._run(calls.emit_event(name, payload), conn)
+
+    async def result(self, task_id: int, timeout: float | timedelta | None = None) -> TaskInfo:
+        """Wait until the task is finished and return it, without polling: the
+        protocol of :meth:`Conductor.result <pyconductor.client.Conductor.result>`
+        (LISTEN ``conductor_done`` on a connection of its own, then read the
+        task, then read again when a notification names it or says '*'; a lost
+        connection listens and reads again). Raises TimeoutError after
+        ``timeout`` seconds (None: no limit), NotFound for an unknown task."""
+        limit = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
+        deadline = None if limit is None else time.monotonic() + limit
+        read = calls.get_task(task_id)
+        conn: psycopg.AsyncConnection[Any] | None = None
+        delay = 0.1
+        try:
+            while True:
+                try:
+                    if conn is None or conn.closed:
+                        conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True, connect_timeout=10)
+                        await _configure(conn)
+                        await conn.execute(queries.LISTEN_DONE)
+                    # listening first, then reading: a finish after the read is heard
+                    with mapped_errors():
+                        async with conn.cursor(row_factory=dict_row) as cur:
+                            await cur.execute(read.query, read.params)
+                            info = read.decode(await cur.fetchall())
+                    if info.finished:
+                        return info
+                    while True:
+                        remaining = None if deadline is None else deadline - time.monotonic()
+                        if remaining is not None and remaining <= 0:
+                            raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
+                        heard = False
+                        async for note in conn.notifies(timeout=remaining):
+                            if calls.names_task(note.payload, task_id):
+                                heard = True
+                                break
+                        if heard:
+                            break
+                except (psycopg.OperationalError, psycopg.InterfaceError):
+                    if conn is not None:
+                        await conn.close()
+                    conn = None
+                    if deadline is not None and time.monotonic() + delay > deadline:
+                        raise
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+        finally:
+            if conn is not None:
+                await conn.close()
