@@ -15,6 +15,10 @@ on a ``psycopg_pool.AsyncConnectionPool`` (autocommit, opened at the first
 call, closed by :meth:`AsyncConductor.close` or ``async with``). ``conn=``
 takes a psycopg AsyncConnection or AsyncCursor of the caller's transaction,
 with the sync client's meaning (nothing committed, opened or closed).
+
+The pool belongs to the event loop that opened it: use one AsyncConductor
+per loop (an application's lifespan), or ``close()`` it before another loop
+uses it. ``result`` waits on a connection of its own, outside the pool.
 """
 
 from __future__ import annotations
