@@ -41,10 +41,40 @@ run ``pyconductor worker --processes N``: its children run with
 ``exit_on_stuck``, so a child with a stuck thread stops claiming, stops
 gracefully and exits (code 3), and the supervisor starts a fresh one; the
 process is the unit that can be killed.
+
+**``async def`` handlers** (a kind whose handler is a coroutine function,
+``inspect.iscoroutinefunction``) do not run on a handler thread: they run as
+asyncio tasks on one event loop thread (:mod:`pyconductor.loop`), started
+when the first such task arrives and stopped at the worker's stop. Many run
+at once on that loop; each holds one slot of ``concurrency`` exactly as a
+thread task does (held, running, free slots), and its outcome goes the same
+way (result, failure with traceback, ``RetryLater``, suspend, refusals, the
+reporter, its listeners and metrics). An asyncio task can be cancelled,
+unlike a thread: at its deadline it is cancelled (``Task.cancel()``, so the
+handler gets ``CancelledError`` at its next ``await``) and the attempt fails
+as "timed out after N s" at once; a cancel or lost lease (heartbeat) and the
+release at stop cancel it too. Its slot is free when it has ended, which for
+a handler that lets the cancel through is at once; it counts as *stuck* only
+when it is still running ``cancel_grace`` seconds after the cancel (it
+catches ``CancelledError`` and goes on, or it blocks the loop), and its slot is
+then freed as a thread's is.
+
+An async handler must not block the loop: a blocking call stops every other
+async task of the worker (and their time limits, until it returns). The
+context's durable calls (``ctx.step``, ``ctx.spawn``, ``ctx.wait_for_children``,
+``ctx.wait_for_event``, ``ctx.sleep``) are synchronous, so call them in a
+thread: ``await asyncio.to_thread(ctx.step, "charge", charge)``
+(``to_thread`` runs them on the loop's default thread pool; a step's ``fn``
+runs there too, so it is a plain function, not a coroutine). Read
+``ctx.cancelled`` freely; never call ``ctx.wait_cancelled`` on the loop (use
+``asyncio.sleep``: the task is cancelled anyway). A handler that is not a
+coroutine function but returns a coroutine (a callable object with an
+``async def __call__``) is not recognised: register the coroutine function.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import queue as queue_mod
@@ -59,6 +89,7 @@ from typing import TYPE_CHECKING
 from pyconductor.context import _Suspended
 from pyconductor.errors import RetryLater
 from pyconductor.ledger import Ledger, Run, task_extra
+from pyconductor.loop import EventLoop
 from pyconductor.reporter import Report
 from pyconductor.wire import dumps_json
 
@@ -101,10 +132,14 @@ class Executor:
         self._stuck = 0
         self._names = count()
         self._watchdog = threading.Thread(target=self._watch_loop, name="pyconductor-watchdog", daemon=True)
+        # the kinds whose handler is an async def: they run on the event loop, started by the first one
+        self._async_kinds = frozenset(t.kind for t in registry if inspect.iscoroutinefunction(t.fn))
+        self._loop = EventLoop()
 
     @property
     def stuck(self) -> int:
-        """Handler threads whose slot was freed and whose handler has not returned."""
+        """Handler threads (or async handlers past the grace of their cancel) whose
+        slot was freed and whose handler has not returned."""
         return self._stuck
 
     def start(self) -> None:
@@ -135,6 +170,9 @@ class Executor:
             self.report(Report("unknown", ctx, error=f"this worker has handlers for: "
                                                      f"{', '.join(self.registry.kinds) or 'none'}"))  # fmt: skip
             return
+        if task.kind in self._async_kinds:
+            self._loop.start(ctx.attempt_id, lambda: self._execute_async(run))
+            return
         self._jobs.put(run)
 
     def hand_back(self, ctx: TaskContext) -> None:
@@ -147,7 +185,8 @@ class Executor:
         """The database says the attempt reached its time limit: the watchdog ends it now."""
         with self.ledger.lock:
             run = self.ledger.running.get(attempt_id)
-            if run is not None and not run.freed:
+            # (an async run past its deadline was cancelled and reported already: it keeps its slot till it ends)
+            if run is not None and not run.freed and (run.deadline is not None or run.ctx.cancel_reason != "timed_out"):
                 run.deadline = -math.inf
                 self._watch.notify()
 
@@ -161,6 +200,8 @@ class Executor:
                 run.grace_until = time.monotonic() + self.cancel_grace
                 if run.grace_until < self._watch_at:
                     self._watch.notify()
+        if ctx.kind in self._async_kinds:
+            self._loop.cancel(ctx.attempt_id)
 
     def release_running(self) -> int:
         """At stop, past the grace: hand back every task still running (its
@@ -172,6 +213,8 @@ class Executor:
                         if not run.freed and run.ctx.attempt_id in self.ledger.held]  # fmt: skip
         for ctx in leftover:
             ctx.cancel("released")
+            if ctx.kind in self._async_kinds:
+                self._loop.cancel(ctx.attempt_id)
             self.report(Report("release", ctx))
         return len(leftover)
 
@@ -182,6 +225,7 @@ class Executor:
             self._watch.notify()
         for _ in range(self.concurrency):
             self._jobs.put(None)
+        self._loop.close()
 
     # -- handler threads -------------------------------------------------------------
 
@@ -268,6 +312,75 @@ class Executor:
             self.report(report)
         return False
 
+    # -- async handlers, on the event loop ---------------------------------------------
+
+    async def _execute_async(self, run: Run) -> None:
+        """_execute for an ``async def`` handler, as an asyncio task on the loop.
+        Kept apart from _execute so the thread path pays nothing for it."""
+        ctx, task = run.ctx, run.task
+        assert task is not None
+        ledger = self.ledger
+        if run.freed:  # stuck before the loop could start it (the loop was blocked)
+            with ledger.lock:
+                self._stuck -= 1
+            return
+        report: Report | None = None
+        freed = False
+        start = run.started_at = time.perf_counter()
+        try:
+            if not ctx.cancelled:  # else cancelled, timed out or handed back before the loop started it
+                result = await task.run(ctx.payload, ctx)
+                try:
+                    report = Report("ok", ctx, result=dumps_json(result))
+                except (TypeError, ValueError) as exc:
+                    report = Report(
+                        "fail", ctx, traceback=traceback.format_exc(),
+                        error=f"the result of task {ctx.task_id} ({ctx.kind}) is not JSON-serialisable: "
+                              f"{_error_text(exc)}; return JSON types (dict, list, str, int, float, bool, None)",
+                    )  # fmt: skip
+        except _Suspended as exc:
+            if not ctx.suspended:
+                report = Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc())
+        except BaseException as exc:  # noqa: BLE001 - CancelledError too: ours set ctx.cancelled first
+            report = Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(),
+                            retry_at=exc.at if isinstance(exc, RetryLater) else None)  # fmt: skip
+        finally:
+            ms = (time.perf_counter() - start) * 1000
+            timed_out = ctx.cancel_reason == "timed_out"  # and reported by the watchdog (_expired)
+            with ledger.lock:
+                if run.freed:
+                    self._stuck -= 1
+                    freed = True
+                else:
+                    ledger.running.pop(ctx.attempt_id, None)
+                    if ctx.suspended or (ctx.cancelled and ctx.cancel_reason != "released" and not timed_out):
+                        ledger.held.pop(ctx.attempt_id, None)  # released and timed-out ones leave when reported
+                    if not ledger.running:
+                        ledger.idle.notify_all()
+            if not freed:
+                ledger.wake.set()
+        if freed:
+            logger.warning("task %d (%s): its async handler returned after %.1fs, its slot freed before (%s); "
+                           "outcome discarded", ctx.task_id, ctx.kind, ms / 1000, ctx.cancel_reason,
+                           extra=task_extra(ctx, ms))  # fmt: skip
+        elif ctx.suspended:
+            ledger.count("suspended")
+            logger.debug("task %d (%s) waiting", ctx.task_id, ctx.kind, extra=task_extra(ctx, ms))
+        elif ctx._refused is not None and ctx.cancel_reason != "released":
+            ledger.count("refused")
+            logger.warning("task %d (%s) %s (a step was refused); its outcome is discarded", ctx.task_id,
+                           ctx.kind, ctx._refused, extra=task_extra(ctx, ms))  # fmt: skip
+        elif timed_out:
+            logger.debug("task %d (%s): its async handler ended after its time limit (cancelled)", ctx.task_id,
+                         ctx.kind, extra=task_extra(ctx, ms))  # fmt: skip
+        elif ctx.cancelled:
+            ledger.count("discarded")
+            logger.warning("task %d (%s) %s; its outcome is discarded", ctx.task_id, ctx.kind,
+                           ctx.cancel_reason, extra=task_extra(ctx, ms))  # fmt: skip
+        elif report is not None:
+            report.duration_ms = ms
+            self.report(report)
+
     # -- the watchdog ------------------------------------------------------------------
 
     def _watch_loop(self) -> None:
@@ -299,9 +412,15 @@ class Executor:
 
     def _free(self, run: Run, now: float) -> None:
         """Give up the slot of ``run`` (the ledger's lock held): it counts as
-        stuck until the thread that has it (or takes it, unstarted) lets it go."""
+        stuck until the thread that has it (or takes it, unstarted) lets it go.
+        An async run at its deadline keeps its slot instead: it is cancelled
+        (by _expired), and freed as stuck only if it still runs after the grace."""
         if run.deadline is not None and run.deadline <= now:
             run.ctx.cancel("timed_out")  # before its thread can see freed: the reason it then logs
+            if run.ctx.kind in self._async_kinds:
+                run.deadline = None
+                run.grace_until = now + self.cancel_grace
+                return
         run.freed = True
         self.ledger.running.pop(run.ctx.attempt_id, None)
         self._stuck += 1
@@ -312,6 +431,25 @@ class Executor:
         ctx = run.ctx
         started = run.started_at > 0
         ran = time.perf_counter() - run.started_at if started else 0.0
+        is_async = ctx.kind in self._async_kinds
+        if is_async and not run.freed:  # at its deadline: cancel it, report now; it frees its slot as it ends
+            self.ledger.count("timed_out")
+            message = timed_out_message(run.timeout)
+            self.report(Report("fail", ctx, error=message, duration_ms=ran * 1000))
+            self._loop.cancel(ctx.attempt_id)
+            logger.warning("task %d (%s) %s; %s", ctx.task_id, ctx.kind, message,
+                           "its asyncio task is cancelled" if started else "it had not started",
+                           extra=task_extra(ctx, ran * 1000))  # fmt: skip
+            return
+        if is_async:
+            logger.warning("task %d (%s) %s and its async handler still runs %.1fs after its cancel (it ignores "
+                           "the cancel, or blocks the event loop); its slot is freed, it is stuck until it returns",
+                           ctx.task_id, ctx.kind, ctx.cancel_reason, self.cancel_grace,
+                           extra=task_extra(ctx, ran * 1000))  # fmt: skip
+            if started and self.on_stuck is not None:
+                self.on_stuck()
+            self.ledger.wake.set()
+            return
         if run.deadline is not None and run.deadline <= now:
             self.ledger.count("timed_out")
             message = timed_out_message(run.timeout)

@@ -8,7 +8,8 @@ blocks another; the Worker only builds them and starts and stops them in order:
 - :mod:`~pyconductor.producer`: registers the worker, claims exactly as many
   tasks as it has free slots, and LISTENs for new ones;
 - :mod:`~pyconductor.executor`: runs each handler on one of ``concurrency``
-  threads, within the task's time limit;
+  threads, within the task's time limit; ``async def`` handlers run on one
+  event loop thread instead (:mod:`~pyconductor.loop`), each holding a slot;
 - :mod:`~pyconductor.reporter`: sends outcomes, results in batches;
 - :mod:`~pyconductor.maintenance`: the heartbeat (extends the leases, hears
   of cancellations) and the reaper;
@@ -258,7 +259,8 @@ class Worker:
     @property
     def stuck(self) -> int:
         """Handler threads still running past their time limit, or past the grace of a
-        cancel: their slots were freed; a thread cannot be killed (see pyconductor.executor)."""
+        cancel: their slots were freed; a thread cannot be killed (see pyconductor.executor).
+        An async handler counts only while it ignores its cancel past ``cancel_grace``."""
         return self.executor.stuck if self.executor is not None else 0
 
     @property
