@@ -62,54 +62,46 @@ drop function conductor._raise_spec_problem(text, bigint, conductor._task_spec);
 drop function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer,
                                 interval, double precision, interval);
 
--- The rules of a task, once per batch: one call evaluates every spec in one
--- query, reading the settings row once, planned once per connection
--- (plpgsql, a generic plan). A SQL function that pins its search_path is neither inlined nor
--- its plan kept, so a per-row call of _spec_problem cost two function calls,
--- a settings read and planning per task: an enqueue_many of 50 ran at 0.55x
--- of v0.1.0's inlined expression.
-create or replace function conductor._spec_problems(specs conductor._task_spec[])
-  returns table (ord bigint, problem text)
-  language plpgsql stable
+-- The rules of a task, in one place: one CASE over a spec, in a plpgsql
+-- function so that it runs as a simple expression (no executor, no plan per
+-- call: 2-3 us a spec), the settings' payload limit passed in. A SQL function
+-- that pins its search_path is neither inlined nor its plan kept; a query per
+-- spec (v0.2.0's first cut, one unnest over an array of one) cost 19 us of a
+-- single enqueue's 90.
+create or replace function conductor._spec_problem(s conductor._task_spec, max_payload_bytes integer)
+  returns text
+  language plpgsql immutable
   set search_path = pg_catalog, pg_temp
-  set plan_cache_mode = force_generic_plan  -- a custom plan per call cost 0.15 ms of 0.2
 as $$
 begin
-  return query
-  select b.ord, b.problem
-    from (select s.ordinality as ord,
-                 case
-                   when s.kind is null or s.kind = '' or s.kind <> pg_catalog.btrim(s.kind)
-                        or pg_catalog.length(s.kind) > 200 then 'kind'
-                   when s.payload is null or pg_catalog.jsonb_typeof(s.payload) <> 'object' then 'payload'
-                   when pg_catalog.pg_column_size(s.payload) > lim.max_payload_bytes then 'payload_size'
-                   when s.queue is null or pg_catalog.length(s.queue) > 100
-                        or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]*$' then 'queue'
-                   when not s.run_at <@ conductor._time_range() then 'run_at'
-                   when s.max_attempts < 1 then 'max_attempts'
-                   when s.max_recoveries < 0 then 'max_recoveries'
-                   when not s.backoff_base between interval '0' and interval '30 days' then 'backoff_base'
-                   when not s.backoff_max between interval '0' and interval '30 days' then 'backoff_max'
-                   when not s.backoff_factor between 1 and 10 then 'backoff_factor'  -- NaN and infinity too
-                   when s.backoff_base > s.backoff_max then 'backoff_order'
-                   when s.timeout <= interval '0' or s.timeout > interval '30 days' then 'timeout'
-                   when pg_catalog.octet_length(s.dedupe_key) > 1000 then 'dedupe_key'
-                   when pg_catalog.octet_length(s.concurrency_key) > 1000 then 'concurrency_key'
-                 end as problem
-            from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
-           cross join (select st.max_payload_bytes from conductor.settings st where st.one) lim) b
-   where b.problem is not null
-   order by b.ord;
+  return case
+           when s.kind is null or s.kind = '' or s.kind <> pg_catalog.btrim(s.kind)
+                or pg_catalog.length(s.kind) > 200 then 'kind'
+           when s.payload is null or pg_catalog.jsonb_typeof(s.payload) <> 'object' then 'payload'
+           when pg_catalog.pg_column_size(s.payload) > _spec_problem.max_payload_bytes then 'payload_size'
+           when s.queue is null or pg_catalog.length(s.queue) > 100
+                or s.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]*$' then 'queue'
+           when not s.run_at <@ conductor._time_range() then 'run_at'
+           when s.max_attempts < 1 then 'max_attempts'
+           when s.max_recoveries < 0 then 'max_recoveries'
+           when not s.backoff_base between interval '0' and interval '30 days' then 'backoff_base'
+           when not s.backoff_max between interval '0' and interval '30 days' then 'backoff_max'
+           when not s.backoff_factor between 1 and 10 then 'backoff_factor'  -- NaN and infinity too
+           when s.backoff_base > s.backoff_max then 'backoff_order'
+           when s.timeout <= interval '0' or s.timeout > interval '30 days' then 'timeout'
+           when pg_catalog.octet_length(s.dedupe_key) > 1000 then 'dedupe_key'
+           when pg_catalog.octet_length(s.concurrency_key) > 1000 then 'concurrency_key'
+         end;
 end
 $$;
 
-comment on function conductor._spec_problems(conductor._task_spec[]) is
-$$The rules of a task, in one place: for each spec that breaks one, its position (1-based)
-and the first field at fault (kind, payload, payload_size, queue, run_at, max_attempts,
-max_recoveries, backoff_base, backoff_max, backoff_factor, backoff_order, timeout,
-dedupe_key, concurrency_key), in input order; nothing when all are valid. NULL fields (not
-given) are valid but for kind, payload and queue. A timeout is more than 0 and at most 30
-days. conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
+comment on function conductor._spec_problem(conductor._task_spec, integer) is
+$$The rules of a task, in one place: the first field of s that breaks one (kind, payload,
+payload_size, queue, run_at, max_attempts, max_recoveries, backoff_base, backoff_max,
+backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key), or NULL when s is
+valid. NULL fields (not given) are valid but for kind, payload and queue. A timeout is more
+than 0 and at most 30 days; payload_size compares with max_payload_bytes.
+conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
 payload_size, QC104 queue, QC106 the rest.$$;
 
 create or replace function conductor._spec_problem(s conductor._task_spec) returns text
@@ -117,12 +109,39 @@ create or replace function conductor._spec_problem(s conductor._task_spec) retur
   set search_path = pg_catalog, pg_temp
 as $$
 begin
-  return (select p.problem from conductor._spec_problems(array[_spec_problem.s]) p);
+  return conductor._spec_problem(_spec_problem.s, conductor._max_payload_bytes());
 end
 $$;
 
 comment on function conductor._spec_problem(conductor._task_spec) is
-$$_spec_problems for one spec: the first field of s that breaks a rule, or NULL when s is valid.$$;
+$$_spec_problem against the payload limit of conductor.settings.$$;
+
+-- A batch: the settings row read once, the rule applied per spec.
+create or replace function conductor._spec_problems(specs conductor._task_spec[])
+  returns table (ord bigint, problem text)
+  language plpgsql stable
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_generic_plan  -- a custom plan per call cost 0.15 ms of 0.2
+as $$
+declare
+  v_max integer := conductor._max_payload_bytes();
+begin
+  return query
+  select b.ord, b.problem
+    from (select s.ordinality as ord,
+                 conductor._spec_problem(row(s.kind, s.payload, s.queue, s.priority, s.run_at, s.max_attempts,
+                                             s.dedupe_key, s.concurrency_key, s.parent_id, s.max_recoveries,
+                                             s.backoff_base, s.backoff_factor, s.backoff_max,
+                                             s.timeout)::conductor._task_spec, v_max) as problem
+            from pg_catalog.unnest(_spec_problems.specs) with ordinality as s) b
+   where b.problem is not null
+   order by b.ord;
+end
+$$;
+
+comment on function conductor._spec_problems(conductor._task_spec[]) is
+$$_spec_problem for each spec of a batch: the position (1-based) and first problem of each
+spec that breaks a rule, in input order; nothing when all are valid.$$;
 
 create or replace function conductor._raise_spec_problem(problem text, s conductor._task_spec, detail text default null)
   returns void
@@ -200,6 +219,7 @@ $$Raises the problem _spec_problem named in s: its SQLSTATE, a message naming th
 
 revoke execute on function conductor._spec_problems(conductor._task_spec[]) from public;
 revoke execute on function conductor._spec_problem(conductor._task_spec) from public;
+revoke execute on function conductor._spec_problem(conductor._task_spec, integer) from public;
 revoke execute on function conductor._raise_spec_problem(text, conductor._task_spec, text) from public;
 
 create or replace function conductor._enqueue(specs conductor._task_spec[])
@@ -219,6 +239,7 @@ declare
   v_ids bigint[];
   v_inserted bigint;
   v_missing_parent bigint;
+  v_queues text[];
 begin
   -- Each spec resolved: the caller's value, else its kind's (one probe of
   -- kinds_pkey per spec), else the engine's. Backoff stays as given: fail
@@ -261,11 +282,14 @@ begin
      where spec.root_id is not null  -- null: the parent does not exist
     on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
     do nothing
-    returning 1
+    returning t.queue
   )
-  select pg_catalog.array_agg(spec.new_id order by spec.ord), (select pg_catalog.count(*) from inserted)
-    into v_ids, v_inserted
+  select pg_catalog.array_agg(spec.new_id order by spec.ord), (select pg_catalog.count(*) from inserted),
+         (select pg_catalog.array_agg(distinct i.queue order by i.queue) from inserted i)
+    into v_ids, v_inserted, v_queues
     from spec;
+  -- due now or later: a sleeper recomputes its wake-up either way (functions/notify)
+  perform conductor._notify_queue(q.queue) from pg_catalog.unnest(v_queues) as q(queue);
 
   -- A task not inserted: its parent does not exist (raise), or it lost to a
   -- dedupe holder (committed before this statement began or while it waited,
@@ -328,13 +352,15 @@ declare
   v_problem text;
   v_id bigint;
   v_root bigint;
-  v_kind conductor.kinds;
+  v_kind record;
 begin
-  -- the kind's defaults, one probe of kinds_pkey, skipped when the caller said everything
-  if enqueue.queue is null or enqueue.priority is null or enqueue.concurrency_key is null
-     or enqueue.timeout is null or enqueue.max_attempts is null or enqueue.max_recoveries is null then
-    select k.* into v_kind from conductor.kinds k where k.kind = enqueue.kind;
-  end if;
+  -- the kind's defaults (one probe of kinds_pkey) and the payload limit, in one statement
+  select k.queue, k.priority, k.concurrency_key, k.timeout, k.max_attempts, k.max_recoveries,
+         st.max_payload_bytes
+    into v_kind
+    from conductor.settings st
+    left join conductor.kinds k on k.kind = enqueue.kind
+   where st.one;
   v_spec := row(
     enqueue.kind, enqueue.payload, coalesce(enqueue.queue, v_kind.queue, 'default'),
     coalesce(enqueue.priority, v_kind.priority, 0), enqueue.run_at,
@@ -342,7 +368,7 @@ begin
     coalesce(enqueue.concurrency_key, v_kind.concurrency_key), enqueue.parent_id,
     coalesce(enqueue.max_recoveries, v_kind.max_recoveries, 3), enqueue.backoff_base,
     enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout));
-  v_problem := conductor._spec_problem(v_spec);
+  v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
   end if;
@@ -366,6 +392,7 @@ begin
   on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
   do nothing;
   if found then
+    perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
 

@@ -43,6 +43,8 @@ drop function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer
 -- the reworked _raise_spec_problem takes a detail instead of a batch position
 drop function conductor._raise_spec_problem(text, conductor._task_spec, text);
 drop function conductor._spec_problems(conductor._task_spec[]);
+-- the rule moved into a scalar function taking the payload limit
+drop function conductor._spec_problem(conductor._task_spec, integer);
 
 create or replace function conductor._spec_problem(s conductor._task_spec) returns text
   language sql stable

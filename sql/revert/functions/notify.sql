@@ -22,6 +22,12 @@
 
 begin;
 
+-- 0.2.0's wake-up protocol goes with the tables of schema/wakeups
+drop function conductor.unwatch(bigint);
+drop function conductor.watch(bigint);
+drop function conductor.wake(text);
+drop function conductor.sleep(text, text[]);
+
 create or replace function conductor._notify_queue(queue text) returns void
   language sql volatile
   set search_path = pg_catalog, pg_temp

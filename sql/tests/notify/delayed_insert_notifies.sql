@@ -3,6 +3,7 @@
 -- queues (conductor.next_due) recomputes its wake-up, so delayed work starts on time rather
 -- than at the next poll. Notifications are sent at commit, so a dblink session listens and
 -- another one commits.
+-- A worker sleeping on these queues is marked first: the engine notifies only sleepers.
 begin;
 select plan(3);
 \ir ../helpers.psql
@@ -12,6 +13,9 @@ select 'delayed-notify-' || pg_backend_pid() as q \gset
 select dblink_connect('listener', conductor_tests.conninfo()) as c1 \gset
 select dblink_connect('writer', conductor_tests.conninfo()) as c2 \gset
 select dblink_exec('listener', 'listen conductor') as l \gset
+-- a worker sleeps on these queues (committed), or nothing would be notified
+select dblink_exec('writer', format($w$do $s$ begin perform conductor.sleep(%L, %L::text[]); end $s$$w$,
+  'sleeper-' || :'q', array[:'q' || '-a', :'q' || '-b', :'q' || '-single'])) as s \gset
 
 -- one statement: three delayed tasks in two queues
 select dblink_exec('writer', format($w$do $s$ begin perform conductor.enqueue_many(%L); end $s$$w$,
@@ -41,6 +45,7 @@ select results_eq('select notify_name, payload from single_got',
   format($$values ('conductor'::text, %L::text)$$, :'q' || '-single'),
   'A single delayed enqueue notifies its queue.');
 
+select dblink_exec('writer', format('delete from conductor.workers where id = %L', 'sleeper-' || :'q')) as dw \gset
 select dblink_exec('listener', 'unlisten conductor') as u \gset
 select dblink_disconnect('listener') as x1 \gset
 select dblink_disconnect('writer') as x2 \gset

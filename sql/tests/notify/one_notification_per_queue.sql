@@ -2,6 +2,7 @@
 -- task, the queue's name as payload; a queue with only future tasks gets one too (a sleeping
 -- worker recomputes its wake-up: notify/delayed_insert_notifies).
 -- Notifications are sent at commit, so a dblink session listens and another one commits the batch.
+-- A worker sleeping on these queues is marked first: the engine notifies only sleepers.
 begin;
 select plan(3);
 \ir ../helpers.psql
@@ -11,6 +12,9 @@ select 'race-notify-' || pg_backend_pid() as q \gset
 select dblink_connect('listener', conductor_tests.conninfo()) as c1 \gset
 select dblink_connect('writer', conductor_tests.conninfo()) as c2 \gset
 select dblink_exec('listener', 'listen conductor') as l \gset
+-- a worker sleeps on these queues (committed), or nothing would be notified
+select dblink_exec('writer', format($w$do $s$ begin perform conductor.sleep(%L, %L::text[]); end $s$$w$,
+  'sleeper-' || :'q', array[:'q' || '-a', :'q' || '-b', :'q' || '-later'])) as s \gset
 
 select dblink_exec('writer', format($w$do $s$ begin perform conductor.enqueue_many(%L); end $s$$w$,
   jsonb_build_array(
@@ -38,6 +42,7 @@ select set_eq('select notify_name, payload from got',
   'One on channel ''conductor'' per queue that received a task, its payload the queue''s name.');
 select is_empty($$select 1 from got where payload like '%s3cr3t%'$$, 'No task payload is ever sent.');
 
+select dblink_exec('writer', format('delete from conductor.workers where id = %L', 'sleeper-' || :'q')) as dw \gset
 select dblink_exec('listener', 'unlisten conductor') as u \gset
 select dblink_disconnect('listener') as x1 \gset
 select dblink_disconnect('writer') as x2 \gset

@@ -3,6 +3,7 @@
 -- sleeping until the earliest due task of its queues (conductor.next_due) would still have to
 -- recompute its wake-up. Notifications are sent at commit, so a dblink session listens and
 -- another one commits.
+-- A worker sleeping on these queues is marked first: the engine notifies only sleepers.
 begin;
 select plan(2);
 \ir ../helpers.psql
@@ -12,6 +13,9 @@ select 'release-notify-' || pg_backend_pid() as q \gset
 select dblink_connect('listener', conductor_tests.conninfo()) as c1 \gset
 select dblink_connect('writer', conductor_tests.conninfo()) as c2 \gset
 select dblink_exec('listener', 'listen conductor') as l \gset
+-- a worker sleeps on these queues (committed), or nothing would be notified
+select dblink_exec('writer', format($w$do $s$ begin perform conductor.sleep(%L, %L::text[]); end $s$$w$,
+  'sleeper-' || :'q', array[:'q' || '-now', :'q' || '-later'])) as s \gset
 
 create function pg_temp.released_notifies(queue text, clock_at_release text) returns setof text language plpgsql as $fn$
 declare
@@ -44,6 +48,7 @@ select dblink_exec('writer', 'reset conductor.fake_now') as r \gset
 select dblink_exec('writer', format(
   'delete from conductor.attempts a using conductor.tasks t where a.task_id = t.id and t.queue like %L', :'q' || '%')) as d1 \gset
 select dblink_exec('writer', format('delete from conductor.tasks where queue like %L', :'q' || '%')) as d2 \gset
+select dblink_exec('writer', format('delete from conductor.workers where id = %L', 'sleeper-' || :'q')) as dw \gset
 select dblink_exec('listener', 'unlisten conductor') as u \gset
 select dblink_disconnect('listener') as x1 \gset
 select dblink_disconnect('writer') as x2 \gset

@@ -192,11 +192,11 @@ select ok(not has_function_privilege('public', 'conductor._notify_queue(text)', 
    and not has_function_privilege('conductor_worker', 'conductor._notify_queue(text)', 'execute')
    and not has_function_privilege('conductor_admin', 'conductor._notify_queue(text)', 'execute'),
   'Neither PUBLIC nor any conductor role may execute the helper conductor._notify_queue.');
-select ok(not has_function_privilege('public', 'conductor._notify_inserted()', 'execute')
-   and not has_function_privilege('conductor_client', 'conductor._notify_inserted()', 'execute')
-   and not has_function_privilege('conductor_worker', 'conductor._notify_inserted()', 'execute')
-   and not has_function_privilege('conductor_admin', 'conductor._notify_inserted()', 'execute'),
-  'Neither PUBLIC nor any conductor role may execute the helper conductor._notify_inserted.');
+select ok(not has_function_privilege('public', 'conductor._spec_problem(conductor._task_spec, integer)', 'execute')
+   and not has_function_privilege('conductor_client', 'conductor._spec_problem(conductor._task_spec, integer)', 'execute')
+   and not has_function_privilege('conductor_worker', 'conductor._spec_problem(conductor._task_spec, integer)', 'execute')
+   and not has_function_privilege('conductor_admin', 'conductor._spec_problem(conductor._task_spec, integer)', 'execute'),
+  'Neither PUBLIC nor any conductor role may execute the helper conductor._spec_problem (the rule).');
 
 -- The application roles read the tables and never write them directly.
 select table_privs_are('conductor', 'tasks', 'conductor_client', ARRAY['SELECT'], 'conductor_client may only SELECT from conductor.tasks.');

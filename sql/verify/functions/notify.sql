@@ -3,8 +3,9 @@
 begin;
 
 select 1 / count(*)::int
-  from pg_catalog.pg_trigger
- where tgname = 'tasks_notify_inserted'
-   and tgrelid = 'conductor.tasks'::regclass;
+  from pg_catalog.pg_proc
+ where pronamespace = 'conductor'::regnamespace
+   and proname in ('sleep', 'wake', 'watch', 'unwatch', '_notify_queue', '_notify_done')
+having count(*) = 6;
 
 rollback;

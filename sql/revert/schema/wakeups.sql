@@ -1,0 +1,8 @@
+-- Revert conductor:schema/wakeups from pg
+
+begin;
+
+drop table conductor.result_waiters;
+drop table conductor.sleepers;
+
+commit;
