@@ -381,6 +381,20 @@ begin
     end if;
   end if;
 
+  if enqueue.dedupe_key is null then
+    -- no ON CONFLICT: a speculative insertion costs a lock and a WAL record more
+    insert into conductor.tasks as t (
+      id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
+      backoff_base, backoff_factor, backoff_max, concurrency_key,
+      parent_id, root_id, enqueued_at, timeout)
+    values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
+            coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
+            enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
+            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout);
+    perform conductor._notify_queue(v_spec.queue);
+    return v_id;
+  end if;
+
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
