@@ -39,8 +39,9 @@ select results_eq(
   $$select task_id from conductor.claim('w-a', array['kinds-keyed'], 10, kinds => array['kind-a'])$$,
   format($$values (%s::bigint)$$, :ka),
   'With concurrency keys, a claim for kind-a gets the kind-a keyed task, not the kind-b one ahead of it.');
+-- (exclusive: the enqueues above hold shared in-flight locks on their queues, functions/notify)
 select is((select count(*) from pg_locks
-            where locktype = 'advisory' and pid = pg_backend_pid()), 1::bigint,
+            where locktype = 'advisory' and pid = pg_backend_pid() and mode = 'ExclusiveLock'), 1::bigint,
   'The key probe locked one key: key-a, not the key of the kind-b task.');
 reset role;
 

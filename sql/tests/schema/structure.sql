@@ -2,7 +2,7 @@
 -- indexes of the hot path, every public function with its signature, SECURITY DEFINER with an
 -- empty search_path, and who may execute what.
 begin;
-select plan(154);
+select plan(155);
 
 select has_table('conductor', 'tasks', 'conductor.tasks exists.');
 select has_table('conductor', 'attempts', 'conductor.attempts exists.');
@@ -192,6 +192,11 @@ select ok(not has_function_privilege('public', 'conductor._notify_queue(text)', 
    and not has_function_privilege('conductor_worker', 'conductor._notify_queue(text)', 'execute')
    and not has_function_privilege('conductor_admin', 'conductor._notify_queue(text)', 'execute'),
   'Neither PUBLIC nor any conductor role may execute the helper conductor._notify_queue.');
+select ok(not has_function_privilege('public', 'conductor._notify_done(bigint[])', 'execute')
+   and not has_function_privilege('conductor_client', 'conductor._notify_done(bigint[])', 'execute')
+   and not has_function_privilege('conductor_worker', 'conductor._notify_done(bigint[])', 'execute')
+   and not has_function_privilege('conductor_admin', 'conductor._notify_done(bigint[])', 'execute'),
+  'Neither PUBLIC nor any conductor role may execute the helper conductor._notify_done.');
 select ok(not has_function_privilege('public', 'conductor._spec_problem(conductor._task_spec, integer)', 'execute')
    and not has_function_privilege('conductor_client', 'conductor._spec_problem(conductor._task_spec, integer)', 'execute')
    and not has_function_privilege('conductor_worker', 'conductor._spec_problem(conductor._task_spec, integer)', 'execute')
