@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import aclosing
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -162,12 +163,13 @@ class AsyncConductor:
         """Wait until the task is finished and return it, without polling: the
         protocol of :meth:`Conductor.result <pyconductor.client.Conductor.result>`
         (LISTEN ``conductor_done`` on a connection of its own, then read the
-        task, then read again when a notification names it or says '*'; a lost
-        connection listens and reads again). Raises TimeoutError after
-        ``timeout`` seconds (None: no limit), NotFound for an unknown task."""
+        task with ``conductor.watch``, then watch again when a notification
+        names it or says '*'; a lost connection listens and watches again;
+        leaving, unwatch). Raises TimeoutError after ``timeout`` seconds (None:
+        no limit), NotFound for an unknown task."""
         limit = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
         deadline = None if limit is None else time.monotonic() + limit
-        read = calls.get_task(task_id)
+        watch = calls.watch(task_id)
         conn: psycopg.AsyncConnection[Any] | None = None
         delay = 0.1
         try:
@@ -175,26 +177,13 @@ class AsyncConductor:
                 try:
                     if conn is None or conn.closed:
                         conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True, connect_timeout=10)
-                        await _configure(conn)
                         await conn.execute(queries.LISTEN_DONE)
-                    # listening first, then reading: a finish after the read is heard
-                    with mapped_errors():
-                        async with conn.cursor(row_factory=dict_row) as cur:
-                            await cur.execute(read.query, read.params)
-                            info = read.decode(await cur.fetchall())
+                    # listening first, then watching: a finish after the read is heard
+                    info = await self._run(watch, conn)
                     if info.finished:
                         return info
-                    while True:
-                        remaining = None if deadline is None else deadline - time.monotonic()
-                        if remaining is not None and remaining <= 0:
-                            raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
-                        heard = False
-                        async for note in conn.notifies(timeout=remaining):
-                            if calls.names_task(note.payload, task_id):
-                                heard = True
-                                break
-                        if heard:
-                            break
+                    if not await _heard_done(conn, task_id, deadline):
+                        raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
                 except (psycopg.OperationalError, psycopg.InterfaceError):
                     if conn is not None:
                         await conn.close()
@@ -205,4 +194,27 @@ class AsyncConductor:
                     delay = min(delay * 2, 5.0)
         finally:
             if conn is not None:
+                await self._unwatch(conn, task_id)
                 await conn.close()
+
+    async def _unwatch(self, conn: psycopg.AsyncConnection[Any], task_id: int) -> None:
+        """Best effort: a row left behind only makes the task's completion notify."""
+        if calls.is_idle(conn):
+            try:
+                await self._run(calls.unwatch(task_id), conn)
+            except Exception:  # noqa: BLE001 - must not hide why result() is leaving
+                pass
+
+
+async def _heard_done(conn: psycopg.AsyncConnection[Any], task_id: int, deadline: float | None) -> bool:
+    """Wait for a ``conductor_done`` notification naming the task (True), or
+    until ``deadline`` (``time.monotonic()``; None: none) passes (False)."""
+    while True:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            return False
+        # closed here, not by the garbage collector: it holds the connection's lock
+        async with aclosing(conn.notifies(timeout=remaining)) as notes:
+            async for note in notes:
+                if calls.names_task(note.payload, task_id):
+                    return True

@@ -8,9 +8,10 @@ pool or on the caller's connection or cursor (``conn=``), so the two clients
 cannot drift apart: neither builds an argument nor reads a row itself.
 
 Also here: :class:`TaskInfo` / :class:`AttemptInfo` (what ``get`` and ``result``
-return), :func:`names_task` (whether a ``conductor_done`` notification is about a
-task, for ``result``) and :func:`dict_cursor` (the cursor a call runs on when the
-caller gives a connection or cursor of its own).
+return), for ``result`` :func:`watch` / :func:`unwatch` and :func:`names_task`
+(whether a ``conductor_done`` notification is about a task), and
+:func:`dict_cursor` (the cursor a call runs on when the caller gives a
+connection or cursor of its own).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pyconductor.wire import dumps_json, interval_text, load_infinite_times, tim
 
 __all__ = [
     "SPEC_KEYS", "AttemptInfo", "Call", "TaskInfo", "cancel", "dict_cursor", "emit_event", "enqueue",
-    "enqueue_many", "get_task", "names_task", "retry", "task_spec",
+    "enqueue_many", "get_task", "is_idle", "names_task", "retry", "task_spec", "unwatch", "watch",
 ]  # fmt: skip
 
 T = TypeVar("T")
@@ -180,9 +181,25 @@ def enqueue_many(registry: Registry, specs: Iterable[Mapping[str, Any] | Sequenc
     return Call(queries.ENQUEUE_MANY, {"tasks": body}, lambda rows: [int(row["id"]) for row in rows])
 
 
+def _task_info(rows: Rows) -> TaskInfo:
+    return TaskInfo.from_row(rows[0])
+
+
 def get_task(task_id: int) -> Call[TaskInfo]:
     """``conductor.get_task``; decodes to a :class:`TaskInfo` (NotFound is the server's)."""
-    return Call(queries.GET_TASK, {"task_id": task_id}, lambda rows: TaskInfo.from_row(rows[0]))
+    return Call(queries.GET_TASK, {"task_id": task_id}, _task_info)
+
+
+def watch(task_id: int) -> Call[TaskInfo]:
+    """``conductor.watch``: the session waits for the task's end (its completion
+    notifies ``conductor_done``); decodes as :func:`get_task`. Run it on the
+    connection that listens."""
+    return Call(queries.WATCH, {"task_id": task_id}, _task_info)
+
+
+def unwatch(task_id: int) -> Call[None]:
+    """``conductor.unwatch``: the session no longer waits for the task."""
+    return Call(queries.UNWATCH, {"task_id": task_id}, lambda rows: None)
 
 
 def cancel(task_id: int) -> Call[int]:
@@ -204,6 +221,12 @@ def names_task(payload: str, task_id: int) -> bool:
     """Whether a ``conductor_done`` notification's payload (task ids, comma
     separated, or '*': anything may have finished) is about ``task_id``."""
     return payload == "*" or str(task_id) in payload.split(",")
+
+
+def is_idle(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> bool:
+    """Whether ``conn`` (sync or async) is open and ready for a statement (not
+    broken, nor left in a statement or transaction by an interruption)."""
+    return not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
 
 
 def dict_cursor(target: Any, *, is_async: bool) -> Any:

@@ -285,12 +285,15 @@ class Conductor:
     def result(self, task_id: int, timeout: float | timedelta | None = None) -> TaskInfo:
         """Wait until the task is finished and return it (status, result, error).
 
-        Without polling: LISTENs on ``conductor_done`` on a connection of its own,
-        reads the task, then sleeps until a notification names it (or says '*'),
-        and reads again. Raises TimeoutError after ``timeout`` seconds (None:
-        wait as long as it takes), NotFound for an unknown task."""
+        Without polling: on a connection of its own, LISTENs on ``conductor_done``,
+        then reads the task with ``conductor.watch`` (which also asks its
+        completion to notify this session), sleeps until a notification names
+        it (or says '*'), and watches again; leaving, it unwatches. Raises
+        TimeoutError after ``timeout`` seconds (None: wait as long as it
+        takes), NotFound for an unknown task."""
         limit = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
         deadline = None if limit is None else time.monotonic() + limit
+        watch = calls.watch(task_id)
         conn: psycopg.Connection[Any] | None = None
         delay = 0.1
         try:
@@ -299,26 +302,14 @@ class Conductor:
                     if conn is None or conn.closed:
                         conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
                         conn.execute(queries.LISTEN_DONE)
-                    # listening first, then reading: a finish after the read is heard
-                    read = calls.get_task(task_id)
-                    with mapped_errors(), conn.cursor(row_factory=dict_row) as cur:
-                        cur.execute(read.query, read.params)
-                        info = read.decode(cur.fetchall())
+                    # listening first, then watching: a finish after the read is heard
+                    info = self._run(watch, conn)
                     if info.finished:
                         return info
-                    while True:
-                        remaining = None if deadline is None else deadline - time.monotonic()
-                        if remaining is not None and remaining <= 0:
-                            raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
-                        heard = False
-                        for note in conn.notifies(timeout=remaining):
-                            if calls.names_task(note.payload, task_id):
-                                heard = True
-                                break
-                        if heard:
-                            break
+                    if not _heard_done(conn, task_id, deadline):
+                        raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
                 except (psycopg.OperationalError, psycopg.InterfaceError):
-                    # the listening connection dropped: listen again, then read again
+                    # the listening connection dropped: listen again, then watch again
                     if conn is not None:
                         conn.close()
                     conn = None
@@ -328,4 +319,24 @@ class Conductor:
                     delay = min(delay * 2, 5.0)
         finally:
             if conn is not None:
+                self._unwatch(conn, task_id)
                 conn.close()
+
+    def _unwatch(self, conn: psycopg.Connection[Any], task_id: int) -> None:
+        """Best effort: a row left behind only makes the task's completion notify."""
+        if calls.is_idle(conn):
+            try:
+                self._run(calls.unwatch(task_id), conn)
+            except Exception:  # noqa: BLE001 - must not hide why result() is leaving
+                pass
+
+
+def _heard_done(conn: psycopg.Connection[Any], task_id: int, deadline: float | None) -> bool:
+    """Wait for a ``conductor_done`` notification naming the task (True), or
+    until ``deadline`` (``time.monotonic()``; None: none) passes (False)."""
+    while True:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            return False
+        if any(calls.names_task(note.payload, task_id) for note in conn.notifies(timeout=remaining)):
+            return True

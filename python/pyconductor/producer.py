@@ -10,6 +10,19 @@ fills many. Otherwise it sleeps until a :class:`Listener` hears a
 ``NOTIFY conductor`` naming one of its queues, a slot frees up, or the poll
 interval passes.
 
+The sleeper protocol: an enqueue notifies only a queue someone sleeps on
+(a notifying commit takes a database-wide lock), so an idle worker says so.
+A claim that comes back short marks the worker (``conductor.sleep``), then
+claims once more at once: a task committed before the mark was visible is
+found there. sleep() answers whether it is *settled* (no enqueue that could
+have missed the mark is in flight); if not, the worker claims and marks
+again after RECHECK_FIRST seconds, doubling up to RECHECK_MAX, until it is.
+Only a settled worker with nothing to claim waits long. A full claim drops
+the marks (``conductor.wake``), so enqueues into a busy fleet notify nobody,
+and so does stop (deregistering too); after a wait that ended by the poll it
+marks again (reap may have dropped the marks). A worker that cannot mark
+(sleep() fails) logs it and polls.
+
 It claims only the kinds the worker has handlers for (``kinds``), so a
 rolling deploy that adds a kind kills nothing: older workers leave its tasks
 to the newer ones (the reaper dead-letters a kind no live worker has served
@@ -18,11 +31,11 @@ for ``unknown_kind_after``, a typo, say).
 Due-time wake-ups: an idle producer (its last claim came back short) sleeps
 until the earliest of the poll interval, the earliest future ``run_at`` on
 its queues (``conductor.next_due``: a delayed task, a retry's backoff, a
-``RetryLater``), and a notification. The database notifies the queue for a
-delayed insert and a delayed retry too, so a notification marks the known due
-time stale: the producer claims, and when nothing came, asks next_due again.
-It asks only then and once the due time it knew has passed, so an idle
-worker costs a query per change, not per wake.
+``RetryLater``), and a notification. The database notifies a sleeper's
+queue for a delayed insert and a delayed retry too, so a notification marks
+the known due time stale: the producer claims, and when nothing came, asks
+next_due again. It asks only then and once the due time it knew has passed,
+so an idle worker costs a query per change, not per wake.
 
 A task claimed while the worker stops is handed back (released) unrun.
 """
@@ -54,6 +67,7 @@ logger = logging.getLogger("pyconductor")
 
 LISTEN_PROBE_AFTER = 30.0  # seconds without a notification before the listener checks its connection
 DUE_SLACK = 0.001  # wake this long after a due time, so the claim's clock has passed it
+CLAIM_FAILED = -1  # what _claim returns after an error (it has backed off already)
 
 
 class Producer:
@@ -82,6 +96,9 @@ class Producer:
         self.sleeping = False  # idle, waiting for a notification, a free slot, a due time or the poll
         self._due_at: float | None = None  # monotonic time the next delayed task is due (None: none known)
         self._due_stale = True  # a notification came since next_due was asked
+        self._marked = False  # conductor.sleep marked this worker asleep (enqueues notify it)
+        self._settled = False  # the last sleep() said no enqueue that could miss the mark is in flight
+        self._recheck_in = defaults.RECHECK_FIRST  # the next wait of an unsettled idle worker
         self._extra = {"worker_id": self.worker_id}
         self.thread = threading.Thread(target=self._loop, name="pyconductor-claim", daemon=True)
 
@@ -112,33 +129,111 @@ class Producer:
         if self.executor is None:
             self.stopping.wait()
             return
+        try:
+            self._claim_loop()
+        finally:
+            self._unmark()
+
+    def _claim_loop(self) -> None:
         wake = self.ledger.wake
         while not self.stopping.is_set():
             wake.clear()
-            free = self.ledger.free_slots()
-            if 0 < free < self.claim_at_least and free < self.ledger.concurrency:
-                # Slots free up one handler at a time; claiming for each would be a
-                # round trip (and a commit) per task. Let a few more free up, for at
-                # most claim_linger, so one claim fills many.
-                deadline = time.monotonic() + self.claim_linger
-                while free < self.claim_at_least and not self.stopping.is_set():
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    wake.clear()
-                    wake.wait(left)
-                    free = self.ledger.free_slots()
-            wait = self.poll_interval
-            if free > 0:
-                claimed = self._claim(free)
-                if claimed is None:
+            free = self._free_slots()
+            if free <= 0:
+                self._long_wait(self.poll_interval)
+                continue
+            claimed = self._claim(free)
+            if claimed is None:
+                return
+            if claimed == free:
+                self._unmark()  # busy: enqueues need not notify this worker
+                continue  # a full batch: there may be more
+            if claimed != CLAIM_FAILED and not self._settled:
+                again = self._mark_and_recheck(free - claimed)
+                if again is None:
                     return
-                if claimed == free:
-                    continue  # a full batch: there may be more
-                wait = self._until_due()
-            self.sleeping = True
-            wake.wait(wait)
-            self.sleeping = False
+                if again:
+                    continue
+            self._long_wait(self._until_due())
+
+    def _free_slots(self) -> int:
+        """The free slots to claim into, after lingering for more when few are free."""
+        wake = self.ledger.wake
+        free = self.ledger.free_slots()
+        if 0 < free < self.claim_at_least and free < self.ledger.concurrency:
+            # Slots free up one handler at a time; claiming for each would be a
+            # round trip (and a commit) per task. Let a few more free up, for at
+            # most claim_linger, so one claim fills many.
+            deadline = time.monotonic() + self.claim_linger
+            while free < self.claim_at_least and not self.stopping.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                wake.clear()
+                wake.wait(left)
+                free = self.ledger.free_slots()
+        return free
+
+    def _mark_and_recheck(self, free: int) -> bool | None:
+        """Mark the worker asleep, then claim once more; whether to claim again
+        now (False: wait long; None: stopped)."""
+        settled = self._sleep()
+        if settled is None:
+            return False  # could not mark: poll
+        claimed = self._claim(free)
+        if claimed is None:
+            return None
+        if claimed > 0:
+            self._recheck_in = defaults.RECHECK_FIRST
+            return True  # still marked: the next short claim needs no sleep() while settled
+        if settled:
+            return False
+        # an enqueue that may have missed the mark is still in flight: claim and mark again soon
+        self.ledger.wake.wait(self._recheck_in)
+        self._recheck_in = min(2 * self._recheck_in, defaults.RECHECK_MAX)
+        return True
+
+    def _long_wait(self, wait: float) -> None:
+        """Wait for a notification, a free slot, the due time or the poll interval."""
+        self.sleeping = True
+        woken = self.ledger.wake.wait(wait)
+        self.sleeping = False
+        if not woken and wait >= self.poll_interval:
+            self._settled = False  # reap may have dropped the worker's row and its marks: mark again
+
+    def _sleep(self) -> bool | None:
+        """``conductor.sleep``: mark the worker asleep on its queues; whether it is
+        settled (None: no mark, after an error or a stop)."""
+        try:
+            rows = self.link.rows(queries.SLEEP, {"worker_id": self.worker_id, "queues": self.queues}, self.stopping)
+        except Aborted:
+            return None
+        except Exception as exc:  # noqa: BLE001 - never die; the poll covers it
+            logger.error("sleep failed, polling instead: %s",
+                         translate(exc) if isinstance(exc, psycopg.Error) else exc, extra=self._extra)
+            # a failed statement commits nothing, so no mark exists
+            self._marked = self._settled = False
+            return None
+        self._marked = True
+        self._settled = bool(rows[0]["settled"])
+        if self._settled:
+            self._recheck_in = defaults.RECHECK_FIRST
+        return self._settled
+
+    def _unmark(self) -> None:
+        """``conductor.wake``: drop the worker's marks, if it has any."""
+        self._settled = False
+        self._recheck_in = defaults.RECHECK_FIRST
+        if not self._marked:
+            return
+        self._marked = False
+        try:
+            self.link.rows(queries.WAKE, {"worker_id": self.worker_id}, self.stopping)
+        except Aborted:
+            pass  # stopping: deregistering drops the marks
+        except Exception as exc:  # noqa: BLE001 - a stale mark costs only needless notifications
+            logger.error("wake failed: %s", translate(exc) if isinstance(exc, psycopg.Error) else exc,
+                         extra=self._extra)  # fmt: skip
 
     def _until_due(self) -> float:
         """How long an idle producer sleeps: until the next due time, at most the poll interval."""
@@ -168,7 +263,7 @@ class Producer:
         return None if due_in is None else time.monotonic() + max(0.0, due_in) + DUE_SLACK
 
     def _claim(self, free: int) -> int | None:
-        """Claim up to ``free`` tasks and hand them on; how many came (None: stopped)."""
+        """Claim up to ``free`` tasks and hand them on; how many came (None: stopped; CLAIM_FAILED: an error)."""
         executor = self.executor
         assert executor is not None
         claimed_at = time.monotonic()
@@ -183,7 +278,7 @@ class Producer:
             logger.error("claim failed: %s", translate(exc) if isinstance(exc, psycopg.Error) else exc,
                          extra=self._extra, exc_info=not isinstance(exc, psycopg.Error))  # fmt: skip
             self.stopping.wait(defaults.BACKOFF_MAX)
-            return 0
+            return CLAIM_FAILED
         if self.stopping.is_set() and rows:
             # stop() came while claiming: hand these back without running them
             for row in rows:

@@ -42,6 +42,9 @@ RETRY = "select conductor.retry(task_id => %(task_id)s)"
 RETRY_RUN = "select conductor.retry(task_id => %(task_id)s, keep_steps => %(keep_steps)s) as retry"
 EMIT_EVENT = "select conductor.emit_event(name => %(name)s, payload => %(payload)s::jsonb) as woken"
 LISTEN_DONE = "listen conductor_done"
+# result(): this session waits for the task's end (conductor_done names it), and reads it as get_task does
+WATCH = "select * from conductor.watch(task_id => %(task_id)s)"
+UNWATCH = "select conductor.unwatch(task_id => %(task_id)s)"
 
 # -- worker ------------------------------------------------------------------------
 # kinds: what the worker claims (NULL: every kind), so the reaper tells a kind nobody serves from one in a deploy
@@ -57,6 +60,10 @@ COMPLETE_MANY = "select * from conductor.complete_many(attempt_ids => %(attempt_
 FAIL = "select conductor.fail(attempt_id => %(attempt_id)s, error => %(error)s, retry_at => %(retry_at)s, traceback => %(traceback)s, unknown_kind => %(unknown_kind)s, retryable => %(retryable)s)::text"
 RELEASE = "select conductor.release(attempt_id => %(attempt_id)s)"
 REAP = "select conductor.reap()"
+# the sleeper protocol (see pyconductor.producer): mark the worker idle on its queues (NULL: every
+# queue), so enqueues notify it; settled: no enqueue that may have missed the mark is in flight
+SLEEP = "select conductor.sleep(worker_id => %(worker_id)s, queues => %(queues)s) as settled"
+WAKE = "select conductor.wake(worker_id => %(worker_id)s)"
 # seconds until the earliest future run_at of a queued task on the worker's queues (NULL: none),
 # so an idle worker sleeps until then rather than until its poll
 WAKE_IN_DUE = "select extract(epoch from conductor.next_due(queues => %(queues)s, kinds => %(kinds)s) - conductor.now())::float8 as due_in"
