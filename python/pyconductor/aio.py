@@ -172,6 +172,7 @@ class AsyncConductor:
         watch = calls.watch(task_id)
         conn: psycopg.AsyncConnection[Any] | None = None
         delay = 0.1
+        finished = False
         try:
             while True:
                 try:
@@ -181,6 +182,7 @@ class AsyncConductor:
                     # listening first, then watching: a finish after the read is heard
                     info = await self._run(watch, conn)
                     if info.finished:
+                        finished = True  # watch recorded nothing, or the completion removed it
                         return info
                     if not await _heard_done(conn, task_id, deadline):
                         raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
@@ -194,7 +196,8 @@ class AsyncConductor:
                     delay = min(delay * 2, 5.0)
         finally:
             if conn is not None:
-                await self._unwatch(conn, task_id)
+                if not finished:
+                    await self._unwatch(conn, task_id)
                 await conn.close()
 
     async def _unwatch(self, conn: psycopg.AsyncConnection[Any], task_id: int) -> None:

@@ -288,7 +288,7 @@ class Conductor:
         Without polling: on a connection of its own, LISTENs on ``conductor_done``,
         then reads the task with ``conductor.watch`` (which also asks its
         completion to notify this session), sleeps until a notification names
-        it (or says '*'), and watches again; leaving, it unwatches. Raises
+        it (or says '*'), and watches again; giving up, it unwatches. Raises
         TimeoutError after ``timeout`` seconds (None: wait as long as it
         takes), NotFound for an unknown task."""
         limit = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
@@ -296,6 +296,7 @@ class Conductor:
         watch = calls.watch(task_id)
         conn: psycopg.Connection[Any] | None = None
         delay = 0.1
+        finished = False
         try:
             while True:
                 try:
@@ -305,6 +306,7 @@ class Conductor:
                     # listening first, then watching: a finish after the read is heard
                     info = self._run(watch, conn)
                     if info.finished:
+                        finished = True  # watch recorded nothing, or the completion removed it
                         return info
                     if not _heard_done(conn, task_id, deadline):
                         raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
@@ -319,7 +321,8 @@ class Conductor:
                     delay = min(delay * 2, 5.0)
         finally:
             if conn is not None:
-                self._unwatch(conn, task_id)
+                if not finished:
+                    self._unwatch(conn, task_id)
                 conn.close()
 
     def _unwatch(self, conn: psycopg.Connection[Any], task_id: int) -> None:
