@@ -206,18 +206,26 @@ if part peers; then
                 --single-seconds "$(( round == 1 ? 5 : 1 ))")
           sed 's/^/    /' <<<"$out"
           drain[$c]=$(sed -n 's/^python Worker drain, concurrency [0-9]*: *\([0-9.]*\) tasks.*/\1/p' <<<"$out")
+          [[ $c == 32 ]] && drain[enq]=$(sed -n 's/^python enqueue, 1 per call[^:]*: *\([0-9.]*\) tasks.*/\1/p' <<<"$out")
         done
       else
         echo "- round $round: PGQueuer (bench/peers/pgqueuer_bench.py drain: 5 QueueManagers, batch_size 10, asyncpg, uvloop):"
         out=$("$PEERPY" bench/peers/pgqueuer_bench.py drain --dsn "$PGQ_URL" --jobs "$PY_TASKS")
         sed 's/^/    /' <<<"$out"
         drain[pgq]=$(sed -n 's/.*"rate": \([0-9.]*\).*/\1/p' <<<"$out")
+        echo "- round $round: PGQueuer single enqueue (bench/peers/pgqueuer_bench.py enqueue: one job per call and commit):"
+        out=$("$PEERPY" bench/peers/pgqueuer_bench.py enqueue --dsn "$PGQ_URL" --seconds "$(( round == 1 ? 5 : 1 ))")
+        sed 's/^/    /' <<<"$out"
+        drain[pgqenq]=$(sed -n 's/.*"rate": \([0-9.]*\).*/\1/p' <<<"$out")
       fi
     done
     # a run that printed no rate leaves an empty figure: say so rather than divide by it
     awk -v r="$round" -v a="${drain[32]:-}" -v b="${drain[$HIGH]:-}" -v q="${drain[pgq]:-}" -v h="$HIGH" \
       'BEGIN { if (a == "" || b == "" || q + 0 <= 0) { printf "  round %s: a rate is missing above; no ratio\n", r; exit }
                printf "  round %s: pyconductor / PGQueuer = %.2f at concurrency 32, %.2f at %s\n", r, a / q, b / q, h }'
+    awk -v r="$round" -v a="${drain[enq]:-}" -v q="${drain[pgqenq]:-}" \
+      'BEGIN { if (a == "" || q + 0 <= 0) { printf "  round %s: a single-enqueue rate is missing above; no ratio\n", r; exit }
+               printf "  round %s: single enqueue, app.enqueue / PGQueuer enqueue = %.2f\n", r, a / q }'
   done
   PRO_URL=$(peer_db bench_procrastinate)
   for c in ${BENCH_PROCRASTINATE_CONCURRENCY:-4}; do

@@ -8,6 +8,7 @@ project's venv:
 
     drain   --dsn URL --jobs 20000 [--managers 5] [--batch 10]
     latency --dsn URL --rate 100 --seconds 20   (tasks enqueued one at a time)
+    enqueue --dsn URL --seconds 5               (one job per call and commit, as fast as it goes)
 
 The database is PGQueuer's alone (its schema is installed if missing; its
 queue is cleared first). Prints one JSON line of results.
@@ -108,6 +109,22 @@ async def latency(args: argparse.Namespace) -> dict:
             **summary(lat, "after_commit"), **summary(lat_before, "from_before_commit")}
 
 
+async def enqueue(args: argparse.Namespace) -> dict:
+    """A web application's path: one job per call, each its own statement and commit."""
+    await install(args.dsn)
+    conn = await asyncpg.connect(args.dsn)
+    pq = Queries(AsyncpgDriver(conn))
+    n = 0
+    t0 = time.perf_counter()
+    deadline = t0 + args.seconds
+    while time.perf_counter() < deadline:
+        await pq.enqueue("noop", str(n).encode(), 0)
+        n += 1
+    dt = time.perf_counter() - t0
+    await conn.close()
+    return {"peer": "pgqueuer", "measure": "enqueue", "jobs": n, "seconds": round(dt, 3), "rate": round(n / dt, 1)}
+
+
 def summary(values: list[float], prefix: str) -> dict:
     if not values:
         return {}
@@ -119,7 +136,7 @@ def summary(values: list[float], prefix: str) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("measure", choices=["drain", "latency"])
+    p.add_argument("measure", choices=["drain", "latency", "enqueue"])
     p.add_argument("--dsn", required=True)
     p.add_argument("--jobs", type=int, default=20000)
     p.add_argument("--managers", type=int, default=5)
@@ -127,7 +144,7 @@ def main() -> None:
     p.add_argument("--rate", type=float, default=100.0)
     p.add_argument("--seconds", type=float, default=20.0)
     args = p.parse_args()
-    fn = drain if args.measure == "drain" else latency
+    fn = {"drain": drain, "latency": latency, "enqueue": enqueue}[args.measure]
     print(json.dumps(uvloop.run(fn(args))), flush=True)
 
 
