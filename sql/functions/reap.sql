@@ -28,7 +28,7 @@
 --     4. workers not seen for greatest(stale_workers_after, unknown_kind_after)
 --        are forgotten (the sweep reads their last_seen_at until then) with
 --        their sleeper marks, served_kinds rows older than unknown_kind_after,
---        and the result waiters of sessions that are gone.
+--        and the result waiters and bus subscriptions of sessions that are gone.
 --
 --   conductor._unserved(live_since)   the queued tasks no live worker can run,
 --        per queue and kind: THE rule of "a worker can run a task" (it serves
@@ -268,10 +268,14 @@ begin
    where w.last_seen_at < v_now - greatest(reap.stale_workers_after, v_unknown_after);
   delete from conductor.served_kinds s
    where s.last_served_at < v_now - coalesce(v_unknown_after, reap.stale_workers_after);
-  -- result waiters whose session is gone (a client killed while waiting)
+  -- result waiters and bus subscriptions whose session is gone (a client killed while waiting)
   if exists (select from conductor.result_waiters) then
     delete from conductor.result_waiters w
      where not exists (select from pg_catalog.pg_stat_activity a where a.pid = w.pid);
+  end if;
+  if exists (select from conductor.subscriptions) then
+    delete from conductor.subscriptions s
+     where not exists (select from pg_catalog.pg_stat_activity a where a.pid = s.pid);
   end if;
   return v_reaped;
 end
@@ -294,7 +298,7 @@ serves (seen within unknown_kind_after) but whose kind none has served for that 
 (workers.kinds, and served_kinds for workers that deregistered).
 Deletes workers rows not seen for greatest(stale_workers_after (15 min),
 unknown_kind_after) with their sleepers rows, served_kinds rows older than
-unknown_kind_after, and result_waiters rows of sessions that ended.
+unknown_kind_after, and result_waiters and subscriptions rows of sessions that ended.
 Returns how many tasks it took back, failed, woke or dead-lettered. Compare-and-set with
 SKIP LOCKED: safe to run from every worker at once; a late reaper never touches a task
 that finished or was reclaimed.$$;
