@@ -353,6 +353,7 @@ declare
   v_id bigint;
   v_root bigint;
   v_kind record;
+  v_told boolean;
 begin
   -- the kind's defaults (one probe of kinds_pkey) and the payload limit, in one statement
   select k.queue, k.priority, k.concurrency_key, k.timeout, k.max_attempts, k.max_recoveries,
@@ -391,7 +392,7 @@ begin
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
             v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout);
-    perform conductor._notify_queue(v_spec.queue);
+    v_told := conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
 
@@ -406,7 +407,7 @@ begin
   on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
   do nothing;
   if found then
-    perform conductor._notify_queue(v_spec.queue);
+    v_told := conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
 

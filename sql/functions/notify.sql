@@ -71,28 +71,40 @@
 begin;
 set local role conductor_owner;
 
-create or replace function conductor._notify_queue(queue text) returns void
+-- v0.1.0's answered nothing; it answers whether it notified, so enqueue can call
+-- it as an expression rather than a PERFORM (a statement's executor start each time)
+drop function conductor._notify_queue(text);
+
+create or replace function conductor._notify_queue(queue text) returns boolean
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
 as $$
 begin
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
-    -- held to commit: a worker marking itself meanwhile fails its try-lock (see the map)
-    perform pg_catalog.pg_advisory_xact_lock_shared(pg_catalog.hashtext('conductor:enqueue:any'), 0);
-    perform pg_catalog.pg_advisory_xact_lock_shared(pg_catalog.hashtext('conductor:enqueue:queue'),
-                                                    pg_catalog.hashtext(_notify_queue.queue));
+    -- held to commit: a worker marking itself meanwhile fails its try-lock (see the map);
+    -- the try is a simple expression, the wait only when a sleep() holds the key this instant
+    if not pg_catalog.pg_try_advisory_xact_lock_shared(pg_catalog.hashtext('conductor:enqueue:any'), 0) then
+      perform pg_catalog.pg_advisory_xact_lock_shared(pg_catalog.hashtext('conductor:enqueue:any'), 0);
+    end if;
+    if not pg_catalog.pg_try_advisory_xact_lock_shared(pg_catalog.hashtext('conductor:enqueue:queue'),
+                                                       pg_catalog.hashtext(_notify_queue.queue)) then
+      perform pg_catalog.pg_advisory_xact_lock_shared(pg_catalog.hashtext('conductor:enqueue:queue'),
+                                                      pg_catalog.hashtext(_notify_queue.queue));
+    end if;
     if not exists (select from conductor.sleepers s where s.queue in (_notify_queue.queue, '*')) then
-      return;
+      return false;
     end if;
   end if;
   perform pg_catalog.pg_notify('conductor', _notify_queue.queue);
+  return true;
 end
 $$;
 
 comment on function conductor._notify_queue(text) is
 $$Work may be ready in queue: notifies channel 'conductor' (payload the queue's name) when
 a worker sleeps on the queue or on every queue, after taking the queue's in-flight locks
-that sleep() tries. At REPEATABLE READ or SERIALIZABLE it always notifies.$$;
+that sleep() tries; answers whether it notified. At REPEATABLE READ or SERIALIZABLE it
+always notifies.$$;
 
 create or replace function conductor._notify_done(task_ids bigint[]) returns void
   language plpgsql volatile

@@ -27,6 +27,8 @@ drop function conductor.unwatch(bigint);
 drop function conductor.watch(bigint);
 drop function conductor.wake(text);
 drop function conductor.sleep(text, text[]);
+-- 0.2.0's answers whether it notified; v0.1.0's answered nothing
+drop function conductor._notify_queue(text);
 
 create or replace function conductor._notify_queue(queue text) returns void
   language sql volatile
