@@ -5,7 +5,8 @@ and what limits it.
 
 For each process count: the workers are started on an empty queue and given
 a few seconds to connect and go idle; then --tasks no-op tasks are inserted in
-one set-based statement (one commit, one notification), followed at once by
+one set-based statement, then conductor._notify_queue('bench') as enqueue
+does (one commit, one notification), followed at once by
 ANALYZE conductor.tasks (--no-analyze to skip it: see bench/RESULTS.md, the
 idle workers' cached claim plan was made on an empty table), and the drain is
 timed from that commit until no task of the queue is queued or running. Meanwhile
@@ -90,9 +91,12 @@ def run(dsn: str, procs: int, tasks: int, hz: float, concurrency: int, analyze: 
         cpu_w0 = sum(proc_cpu(w.pid) for w in workers)
         cpu_b0 = sum(proc_cpu(p) for p in backends)
         m0 = machine_cpu()
-        conn.execute(f"""insert into conductor.tasks (id, queue, kind, payload, run_at, enqueued_at, root_id)
-            select id, 'bench', 'noop', jsonb_build_object('n', id), now(), now(), id
-              from (select nextval('conductor.tasks_id_seq') as id from generate_series(1, {tasks})) s""")
+        with conn.transaction():
+            conn.execute(f"""insert into conductor.tasks (id, queue, kind, payload, run_at, enqueued_at, root_id)
+                select id, 'bench', 'noop', jsonb_build_object('n', id), now(), now(), id
+                  from (select nextval('conductor.tasks_id_seq') as id from generate_series(1, {tasks})) s""")
+            # what enqueue does after its insert: tell the idle (sleeping) workers
+            conn.execute("select conductor._notify_queue('bench')")
         t0 = time.perf_counter()
         if analyze:
             # what autoanalyze does a minute later: the idle workers planned their
