@@ -50,7 +50,9 @@ bench: deps
 devdb-stop:
 	@if [[ -x $(PY) ]]; then $(PY) -m pyconductor devdb stop; else echo "no .venv: nothing to stop"; fi
 
+# .devdb is a link to /var/tmp/conductor-devdb-* when the checkout is private (devdb.default_datadir)
 clean: devdb-stop
+	if [[ -L .devdb ]]; then rm -rf "$$(readlink -f .devdb)"; fi
 	rm -rf .devdb build dist .pytest_cache .hypothesis python/*.egg-info
 	find . -path ./.venv -prune -o -name __pycache__ -type d -exec rm -rf {} +
 

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import hashlib
 import json
 import os
 import pwd
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -134,11 +136,50 @@ def repo_root() -> Path | None:
 
 
 def default_datadir() -> Path:
-    """``$CONDUCTOR_DEVDB_DIR``, else ``<repo>/.devdb``, else ``./.devdb``."""
+    """``$CONDUCTOR_DEVDB_DIR``, else ``<repo>/.devdb`` (``./.devdb`` outside a
+    checkout), unless the server's OS user could not reach it.
+
+    As root the server runs as ``postgres``, which must traverse every parent
+    of its data dir; a checkout under a private directory (``/root``, a
+    ``mktemp -d``) is not reachable. Then the cluster lives in
+    ``/var/tmp/conductor-devdb-<hash of the checkout's path>`` and ``.devdb``
+    becomes a symbolic link to it, so it is found (and ``make clean`` removes
+    it) from the checkout as before."""
     env = os.environ.get("CONDUCTOR_DEVDB_DIR")
     if env:
         return Path(env)
-    return (repo_root() or Path.cwd()) / ".devdb"
+    home = (repo_root() or Path.cwd()).absolute()
+    link = home / ".devdb"
+    if link.is_symlink():
+        return link.resolve()
+    if link.exists() or _server_user_reaches(home):
+        return link
+    outside = Path("/var/tmp") / f"conductor-devdb-{hashlib.sha256(str(home).encode()).hexdigest()[:12]}"
+    outside.mkdir(mode=0o755, parents=True, exist_ok=True)
+    link.symlink_to(outside, target_is_directory=True)
+    return outside
+
+
+def _server_user_reaches(directory: Path) -> bool:
+    """Whether the OS user the server runs as can traverse ``directory`` and
+    every parent of it: always when that is the current user (not root)."""
+    if os.geteuid() != 0:
+        return True
+    try:
+        pg = pwd.getpwnam("postgres")
+    except KeyError:
+        return True  # DevDB.init says what is missing
+    for path in (directory, *directory.parents):
+        st = path.stat()
+        if st.st_uid == pg.pw_uid:
+            ok = st.st_mode & stat.S_IXUSR
+        elif st.st_gid == pg.pw_gid:
+            ok = st.st_mode & stat.S_IXGRP
+        else:
+            ok = st.st_mode & stat.S_IXOTH
+        if not ok:
+            return False
+    return True
 
 
 def free_port() -> int:
