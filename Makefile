@@ -14,14 +14,19 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: all deps devdb migrate demo test pgtap pytest bench devdb-stop clean distclean
+.PHONY: all deps deps-demo devdb migrate demo test pgtap pytest bench devdb-stop clean distclean
 
 all: test
 
+# deps: everything the tests need; deps-demo: only what make demo needs (no pgTAP,
+# sqitch or Chromium, no test extras)
 deps:
-	scripts/install-deps.sh
+	scripts/install-deps.sh all
 
-devdb: deps
+deps-demo:
+	scripts/install-deps.sh demo
+
+devdb: deps-demo
 	$(PY) -m pyconductor devdb start
 
 migrate: devdb

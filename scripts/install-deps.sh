@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Install what Conductor's build and tests need, then the .venv. Idempotent.
+# Install what Conductor needs, then the .venv. Idempotent.
 #
-#   system (apt, as root): PostgreSQL server, pgTAP for that server version,
-#     pg_prove, sqitch (+ DBD::Pg, psql), python3-venv when ensurepip is missing;
-#     chromium for the browser tests (only as root; optional).
-#   .venv: pip install -e '.[test,dashboard,metrics]' (the tests cover the extras
-#     too), skipped while pyproject.toml is unchanged (stamp .venv/.conductor-deps
-#     holds its sha256).
+#   scripts/install-deps.sh demo   what `make demo` needs: the PostgreSQL server
+#                                  (and python3-venv when ensurepip is missing),
+#                                  then pip install -e . (the worker's own deps)
+#   scripts/install-deps.sh [all]  what the tests need as well: pgTAP for that
+#                                  server version, pg_prove, sqitch (+ DBD::Pg,
+#                                  psql), chromium for the browser tests (only as
+#                                  root; optional), and the extras the tests cover
+#                                  (pip install -e '.[test,dashboard,metrics]')
 #
+# pip runs only when pyproject.toml changed or the extras asked for are not
+# installed yet (stamp .venv/.conductor-deps: its sha256 and the extras).
+# apt waits up to 10 minutes for another install's lock instead of failing.
 # Not root and something missing: prints what to install and exits 1.
 # CONDUCTOR_SKIP_SYSTEM_DEPS=1 skips the system part (e.g. embedded binaries).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+mode=${1:-all}
+case $mode in
+  demo | all) ;;
+  *) printf 'install-deps: unknown mode %s (demo or all)\n' "$mode" >&2; exit 2 ;;
+esac
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 
@@ -31,14 +41,16 @@ missing_packages() {
   ver=$(server_version)
   if [[ -z $ver ]]; then
     pkgs+=(postgresql)
-  elif [[ ! -f /usr/share/postgresql/$ver/extension/pgtap.control ]]; then
+  elif [[ $mode == all && ! -f /usr/share/postgresql/$ver/extension/pgtap.control ]]; then
     pkgs+=("postgresql-$ver-pgtap")
   fi
-  command -v psql >/dev/null || pkgs+=(postgresql-client)
-  command -v pg_prove >/dev/null || pkgs+=(libtap-parser-sourcehandler-pgtap-perl)
-  command -v sqitch >/dev/null || pkgs+=(sqitch)
-  perl -MDBD::Pg -e1 2>/dev/null || pkgs+=(libdbd-pg-perl)
   python3 -c 'import ensurepip, venv' 2>/dev/null || pkgs+=(python3-venv)
+  if [[ $mode == all ]]; then
+    command -v psql >/dev/null || pkgs+=(postgresql-client)
+    command -v pg_prove >/dev/null || pkgs+=(libtap-parser-sourcehandler-pgtap-perl)
+    command -v sqitch >/dev/null || pkgs+=(sqitch)
+    perl -MDBD::Pg -e1 2>/dev/null || pkgs+=(libdbd-pg-perl)
+  fi
   if (( ${#pkgs[@]} )); then printf '%s\n' "${pkgs[@]}"; fi
 }
 
@@ -47,11 +59,11 @@ apt_install() {
   export DEBIAN_FRONTEND=noninteractive
   if (( ! apt_updated )); then
     log "apt-get update"
-    apt-get update -qq
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
     apt_updated=1
   fi
   log "apt-get install $*"
-  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 if [[ ${CONDUCTOR_SKIP_SYSTEM_DEPS:-0} != 1 ]]; then
@@ -82,7 +94,7 @@ fi
 # The dashboard's browser tests: Playwright drives Debian's /usr/bin/chromium (never
 # `playwright install`, whose download does not work here). Optional: installed only
 # as root; without it those tests skip and say why.
-if [[ ${CONDUCTOR_SKIP_SYSTEM_DEPS:-0} != 1 && ! -x /usr/bin/chromium ]]; then
+if [[ $mode == all && ${CONDUCTOR_SKIP_SYSTEM_DEPS:-0} != 1 && ! -x /usr/bin/chromium ]]; then
   if (( EUID == 0 )); then
     apt_install chromium
   else
@@ -95,13 +107,21 @@ if [[ ! -x .venv/bin/python ]]; then
   python3 -m venv .venv
 fi
 stamp=.venv/.conductor-deps
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-extras=test,dashboard,metrics
-if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]] ||
-   ! .venv/bin/python -c 'import pyconductor, pytest, starlette, uvicorn, prometheus_client' 2>/dev/null; then
-  log "pip install -e '.[$extras]'"
+hash=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [[ $mode == all ]]; then
+  extras=test,dashboard,metrics
+  imports='import pyconductor, pytest, starlette, uvicorn, prometheus_client'
+else
+  extras=
+  imports='import pyconductor'
+fi
+have=$(cat "$stamp" 2>/dev/null || true)
+# the stamp says "<hash> <extras>"; what `all` installed serves `demo` too
+if [[ ${have%% *} != "$hash" || ( $mode == all && $have != "$hash $extras" ) ]] ||
+   ! .venv/bin/python -c "$imports" 2>/dev/null; then
+  log "pip install -e '.${extras:+[$extras]}'"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[$extras]"
-  printf '%s\n' "$want" >"$stamp"
+  .venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"
+  printf '%s %s\n' "$hash" "$extras" >"$stamp"
 fi
 log "ok"
