@@ -451,17 +451,9 @@ def _run_supervisor(args: argparse.Namespace) -> int:
             server.stop()
 
 
-@subcommand
-def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser(
-        "worker",
-        help="run a worker: claim tasks and run the app's handlers",
-        description="Claim tasks of the given queues and kinds and run the handlers registered on the app. "
-        "SIGTERM/SIGINT: stop claiming, let running tasks finish within the grace period, hand "
-        "the rest back, exit 0; a second signal exits at once with code 130. With --processes N, "
-        "a supervisor runs N such workers as child processes, restarts one that dies, forwards "
-        "the signals and serves one --http for all of them.",
-    )
+def _worker_args(p: argparse.ArgumentParser, worker_id_help: str = "") -> None:
+    """The flags of a process that runs a Worker (``worker``, ``serve``): the app,
+    the database, what it claims and its timings, its logging."""
     env_arg(p, "--app", env="CONDUCTOR_APP",
             help="the Conductor instance, as module:attr (module alone means module:app)")  # fmt: skip
     env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
@@ -472,10 +464,6 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
             "registers); tasks of other kinds stay queued for the workers that serve them")  # fmt: skip
     env_arg(p, "--concurrency", env="CONDUCTOR_WORKER_MAX_INFLIGHT", type=int, default=defaults.CONCURRENCY,
             help="tasks running at once, per process (default: %(default)s)")  # fmt: skip
-    env_arg(p, "--processes", env="CONDUCTOR_PROCESSES", type=int, default=1,
-            help="worker processes under one supervisor, each with --concurrency threads; a child whose "
-            "handler is stuck past its time limit is replaced (default: %(default)s: this process runs the "
-            "worker)")  # fmt: skip
     env_arg(p, "--lease", env="CONDUCTOR_LEASE", type=float, default=defaults.LEASE,
             help="lease in seconds (default: %(default)s)")  # fmt: skip
     env_arg(p, "--heartbeat", env="CONDUCTOR_HEARTBEAT", type=float, default=defaults.HEARTBEAT_INTERVAL,
@@ -490,27 +478,49 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
             help="seconds a cancelled handler (or one whose lease was lost) may keep running before its slot "
             "is freed and its thread counts as stuck (default: %(default)s)")  # fmt: skip
     env_arg(p, "--worker-id", env="CONDUCTOR_WORKER_ID",
-            help="worker id (default: host-pid-random; with --processes, W gives the children W-1.1, W-2.1, ... "
-            "and a restarted one W-1.2)")  # fmt: skip
+            help=f"worker id (default: host-pid-random{worker_id_help})")  # fmt: skip
     env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
             choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
             help="log level (default: %(default)s)")  # fmt: skip
     _log_format_arg(p)
-    env_arg(p, "--no-scheduler", env="CONDUCTOR_NO_SCHEDULER", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
-            help="do not run the scheduler (tick() under the leader lock) in this process")  # fmt: skip
-    env_arg(p, "--no-workers", env="CONDUCTOR_NO_WORKERS", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
-            help="run only the scheduler part: claim no tasks")  # fmt: skip
     env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=defaults.TICK_INTERVAL,
             help="the scheduler ticks at each due time and at least this often, in seconds (default: %(default)s)")  # fmt: skip
+
+
+def _endpoint_args(p: argparse.ArgumentParser, http_help: str = "") -> None:
+    """--http and its token: the worker endpoints' server (``worker``, ``serve``)."""
     env_arg(p, "--http", env="CONDUCTOR_WORKER_HTTP", metavar="HOST:PORT",
             help="serve /health (JSON) and /metrics (Prometheus; needs the 'metrics' extra) on HOST:PORT "
-            "(default: off); with --processes, one server for all the children")  # fmt: skip
+            f"(default: off){http_help}")  # fmt: skip
     env_arg(p, "--metrics-token", env="CONDUCTOR_METRICS_TOKEN",
             help="require 'Authorization: Bearer TOKEN' on /metrics (/health then shows only its status "
             "without it); on the command line it shows in ps: prefer the environment variable or "
             "--metrics-token-file (default: none)")  # fmt: skip
     env_arg(p, "--metrics-token-file", env="CONDUCTOR_METRICS_TOKEN_FILE", type=Path, metavar="PATH",
             help="read the /metrics token from this file")  # fmt: skip
+
+
+@subcommand
+def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "worker",
+        help="run a worker: claim tasks and run the app's handlers",
+        description="Claim tasks of the given queues and kinds and run the handlers registered on the app. "
+        "SIGTERM/SIGINT: stop claiming, let running tasks finish within the grace period, hand "
+        "the rest back, exit 0; a second signal exits at once with code 130. With --processes N, "
+        "a supervisor runs N such workers as child processes, restarts one that dies, forwards "
+        "the signals and serves one --http for all of them.",
+    )
+    _worker_args(p, "; with --processes, W gives the children W-1.1, W-2.1, ... and a restarted one W-1.2")
+    env_arg(p, "--processes", env="CONDUCTOR_PROCESSES", type=int, default=1,
+            help="worker processes under one supervisor, each with --concurrency threads; a child whose "
+            "handler is stuck past its time limit is replaced (default: %(default)s: this process runs the "
+            "worker)")  # fmt: skip
+    env_arg(p, "--no-scheduler", env="CONDUCTOR_NO_SCHEDULER", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
+            help="do not run the scheduler (tick() under the leader lock) in this process")  # fmt: skip
+    env_arg(p, "--no-workers", env="CONDUCTOR_NO_WORKERS", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
+            help="run only the scheduler part: claim no tasks")  # fmt: skip
+    _endpoint_args(p, "; with --processes, one server for all the children")
     _allowed_hosts_arg(p, "/health and /metrics server")
     # A --processes child's end of the pipe to its supervisor (pyconductor.supervisor).
     p.add_argument("--supervisor-fd", type=int, help=argparse.SUPPRESS)
@@ -647,6 +657,8 @@ def _run_schedules(args: argparse.Namespace) -> int:
     from pyconductor import queries
     from pyconductor.dsn import redact_dsn
 
+    if args.action:
+        return _run_schedules_action(args)
     dsn = resolve_dsn(args)
     if not dsn:
         return fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
@@ -666,16 +678,29 @@ def _run_schedules(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_schedules_action(args: argparse.Namespace) -> int:
+    """``schedules run NAME``: one task now (conductor.fire_schedule; admin)."""
+    from pyconductor.ops import _command
+
+    if len(args.action) != 2 or args.action[0] != "run":
+        return fail(f"expected `schedules` or `schedules run NAME`, got `schedules {' '.join(args.action)}`")
+    args.name = args.action[1]
+    return _command(_fire_schedule)(args)
+
+
 @subcommand
 def add_schedules_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
-        "schedules", help="list the schedules",
+        "schedules", help="list the schedules; `schedules run NAME` fires one now",
         description="List every schedule (conductor.list_schedules): cron line, time zone, kind, "
-        "queue, enabled, next due time and last fire.",
+        "queue, enabled, next due time and last fire. `pyconductor schedules run NAME` fires the schedule "
+        "now (conductor.fire_schedule, admin): one task, counted as a fire, its next due time unchanged; "
+        "it prints the task's id.",
     )  # fmt: skip
     env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
             help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the rows as JSON, every column")
+    p.add_argument("action", nargs="*", metavar="run NAME", help="fire the schedule NAME now")
     p.set_defaults(func=_run_schedules)
 
 
@@ -690,7 +715,7 @@ def _run_dashboard(args: argparse.Namespace) -> int:
     try:
         from pyconductor.dashboard import DashboardConfigError, check_bind, serve
     except ImportError as exc:
-        if (exc.name or "").partition(".")[0] not in DASHBOARD_MODULES:
+        if not _dashboard_missing(exc):
             raise
         fail(f"the dashboard needs the 'dashboard' extra ({exc.name} is not installed): "
              "pip install 'pyconductor[dashboard]'")  # fmt: skip
@@ -732,22 +757,263 @@ def add_dashboard_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
             help="address to listen on; anything but loopback needs --token (default: %(default)s)")  # fmt: skip
     env_arg(p, "--port", env="CONDUCTOR_DASHBOARD_PORT", type=int, default=8765,
             help="port to listen on (default: %(default)s)")  # fmt: skip
+    _dashboard_access_args(p)
+    _allowed_hosts_arg(p, "dashboard")
+    env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
+            choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
+            help="log level (default: %(default)s)")  # fmt: skip
+    p.set_defaults(func=_run_dashboard)
+
+
+def _dashboard_access_args(p: argparse.ArgumentParser) -> None:
+    """Who may use the dashboard (``dashboard``, ``serve``'s web role): its token and logins."""
     env_arg(p, "--token", env="CONDUCTOR_DASHBOARD_TOKEN",
-            help="require this token on every request (default: none, loopback only); on the command "
+            help="require this token on every dashboard request (default: none, loopback only); on the command "
             "line it shows in ps: prefer the environment variable or --token-file")  # fmt: skip
     env_arg(p, "--token-file", env="CONDUCTOR_DASHBOARD_TOKEN_FILE", type=Path, metavar="PATH",
             help="read the token from this file (surrounding white space removed)")  # fmt: skip
-    _allowed_hosts_arg(p, "dashboard")
     env_arg(p, "--session-max-age", env="CONDUCTOR_DASHBOARD_SESSION_MAX_AGE", type=_duration,
             default=_duration("12h"), metavar="DURATION",
             help="how long a login lasts, e.g. 12h or 30m (default: 12h)")  # fmt: skip
     env_arg(p, "--behind-tls", env="CONDUCTOR_DASHBOARD_BEHIND_TLS", type=_env_flag, default=False, nargs="?",
             const=True, metavar="0|1", help="mark cookies Secure: a TLS proxy serves the dashboard (they are "
             "Secure anyway when the request came over TLS)")  # fmt: skip
-    env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
-            choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
-            help="log level (default: %(default)s)")  # fmt: skip
-    p.set_defaults(func=_run_dashboard)
+
+
+def _dashboard_missing(exc: ImportError) -> bool:
+    """Whether ``exc`` says a module of the 'dashboard' extra is not installed."""
+    return (exc.name or "").partition(".")[0] in DASHBOARD_MODULES
+
+
+# -- serve ---------------------------------------------------------------------------
+
+# `serve`'s exit code for a role set it cannot run (an unknown role, the web role without its extra)
+SERVE_USAGE = 2
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from pyconductor.client import Conductor
+    from pyconductor.dsn import redact_dsn
+    from pyconductor.errors import ConductorError
+    from pyconductor.serve import Node, WebOptions, parse_roles
+
+    _setup_logging(args.log_level, args.log_format)
+    try:
+        roles = parse_roles(args.role)
+    except ValueError as exc:
+        fail(f"--role: {exc}")
+        return SERVE_USAGE
+    if not args.app:
+        return fail("no app given: pass --app module:attr (or set CONDUCTOR_APP)")
+    web = None
+    if "web" in roles:
+        try:
+            from pyconductor.dashboard import DashboardConfigError, check_bind
+        except ImportError as exc:
+            if not _dashboard_missing(exc):
+                raise
+            fail(f"the web role needs the 'dashboard' extra ({exc.name} is not installed): pip install "
+                 f"'pyconductor[dashboard]', or leave the role out: --role {','.join(r for r in roles if r != 'web')}")  # fmt: skip
+            return SERVE_USAGE
+        try:
+            token = _token(args.token, args.token_file, "--token")
+            check_bind(args.http_host, token)
+        except (ValueError, DashboardConfigError) as exc:
+            return fail(str(exc))
+        web = WebOptions(args.http_host, args.http_port, token, allowed_hosts=_allowed_hosts(args),
+                         session_max_age=int(args.session_max_age.total_seconds()), secure_cookies=args.behind_tls)  # fmt: skip
+    http_addr = None
+    if args.http:
+        from pyconductor.endpoints import parse_hostport
+
+        try:
+            http_addr = parse_hostport(args.http)
+        except ValueError as exc:
+            return fail(f"--http: {exc}")
+    try:
+        metrics_token = _token(args.metrics_token, args.metrics_token_file, "--metrics-token")
+    except ValueError as exc:
+        return fail(str(exc))
+    try:
+        app = load_app(args.app)
+    except (ImportError, AttributeError) as exc:
+        return fail(f"cannot load app {args.app!r}: {exc}")
+    if not isinstance(app, Conductor):
+        return fail(f"{args.app} is a {type(app).__name__}, not a pyconductor.Conductor")
+    dsn = args.dsn or app.dsn
+    worker_options = {
+        "queues": _csv(args.queues), "concurrency": args.concurrency, "kinds": _csv(args.kinds), "lease": args.lease,
+        "heartbeat_interval": args.heartbeat, "poll_interval": args.poll, "reap_interval": args.reap,
+        "shutdown_grace": args.shutdown_grace, "cancel_grace": args.cancel_grace, "worker_id": args.worker_id,
+        "tick_interval": args.tick_interval,
+    }  # fmt: skip
+    try:
+        node = Node(app, roles, dsn=dsn, worker_options=worker_options, web=web,
+                    retention_interval=args.retention_interval.total_seconds(), retention_batch=args.retention_batch)  # fmt: skip
+    except ValueError as exc:  # kinds the app does not register, a bad interval, and the like
+        return fail(str(exc))
+    server = None
+    if http_addr is not None:
+        from pyconductor.endpoints import EndpointServer
+
+        try:
+            # the node offers the Worker attributes the server reads (duck-typed)
+            server = EndpointServer(cast("Worker", node), *http_addr, dsn=dsn, allowed_hosts=_allowed_hosts(args),
+                                    token=metrics_token, schedule_grace=args.schedule_grace.total_seconds()).start()  # fmt: skip
+        except OSError as exc:
+            return fail(f"--http {args.http}: cannot listen: {exc}")
+    try:
+        code = node.run()
+    except ConductorError as exc:  # DatabaseUnusable, SchemaMismatch, options the database refuses
+        return fail(redact_dsn(str(exc)))
+    except RuntimeError as exc:  # the dashboard could not listen
+        return fail(str(exc))
+    finally:
+        if server is not None:
+            server.stop()
+    if node.abandoned:
+        # as `worker`: released handlers still run in threads the interpreter would wait for
+        import logging
+
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+@subcommand
+def add_serve_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor.retention import BATCH, INTERVAL
+    from pyconductor.serve import ROLES
+
+    p = subparsers.add_parser(
+        "serve",
+        help="run every role in one process: worker, scheduler, maintenance, web (dashboard)",
+        description="One process running the roles asked (default: all): worker (claim the app's kinds and "
+        "run its handlers), scheduler (tick() under the leader lock), maintenance (the reaper, retention "
+        "under the leader lock 'retention', the app's singletons), web (the dashboard on --http-host/"
+        "--http-port). Leader locks make it safe to run every role on every process. --http serves "
+        "/health (the roles, the leader locks held, the fleet's schedules) and /metrics. SIGTERM/SIGINT: "
+        "stop every role (the worker drains as `pyconductor worker` does), exit 0; a second signal "
+        "exits at once with code 130.",
+    )
+    env_arg(p, "--role", env="CONDUCTOR_ROLES", metavar="ROLE[,ROLE]",
+            help=f"comma-separated roles of this process, of {', '.join(ROLES)} (default: all)")  # fmt: skip
+    _worker_args(p)
+    env_arg(p, "--http-host", env="CONDUCTOR_DASHBOARD_HOST", default="127.0.0.1",
+            help="the web role's dashboard listens on this address; anything but loopback needs --token "
+            "(default: %(default)s)")  # fmt: skip
+    env_arg(p, "--http-port", env="CONDUCTOR_DASHBOARD_PORT", type=int, default=8765,
+            help="the dashboard's port (default: %(default)s)")  # fmt: skip
+    _dashboard_access_args(p)
+    _endpoint_args(p, ", whatever the roles")
+    _allowed_hosts_arg(p, "dashboard and the /health and /metrics server")
+    env_arg(p, "--schedule-grace", env="CONDUCTOR_SCHEDULE_GRACE", type=_duration, default=_duration("1m"),
+            metavar="DURATION", help="/health is 503 when an enabled schedule is overdue by more than this, "
+            "e.g. 1m (default: 1m)")  # fmt: skip
+    env_arg(p, "--retention-interval", env="CONDUCTOR_RETENTION_INTERVAL", type=_duration,
+            default=_duration(f"{INTERVAL:g}s"), metavar="DURATION",
+            help=f"the maintenance role applies retention this often (default: {INTERVAL:g}s)")  # fmt: skip
+    env_arg(p, "--retention-batch", env="CONDUCTOR_RETENTION_BATCH", type=int, default=BATCH,
+            help="rows one apply_retention call deletes at most (default: %(default)s)")  # fmt: skip
+    p.set_defaults(func=_run_serve)
+
+
+# -- queue controls: pause, resume, rate-limit --------------------------------------------
+# admin calls; the database validates (QC104 a bad queue name, QC101 a bad kind, QC106 a bad limit)
+
+PAUSE_QUEUE = "select conductor.pause_queue(queue => %(queue)s) as changed"
+RESUME_QUEUE = "select conductor.resume_queue(queue => %(queue)s) as changed"
+SET_RATE_LIMIT = "select conductor.set_rate_limit(queue => %(queue)s::text, kind => %(kind)s::text, per_second => %(per_second)s::float8, burst => %(burst)s::float8)"
+FIRE_SCHEDULE = "select conductor.fire_schedule(name => %(name)s) as task_id"
+
+
+def _pause(args: argparse.Namespace, conn: Any) -> int:
+    paused = conn.execute(PAUSE_QUEUE, {"queue": args.queue}).fetchone()["changed"]
+    print(f"queue {args.queue} paused: nothing is claimed from it, its tasks stay queued (`pyconductor resume "
+          f"{args.queue}` resumes it)" if paused else f"queue {args.queue} was paused already")  # fmt: skip
+    return 0
+
+
+def _resume(args: argparse.Namespace, conn: Any) -> int:
+    resumed = conn.execute(RESUME_QUEUE, {"queue": args.queue}).fetchone()["changed"]
+    print(f"queue {args.queue} resumed" if resumed else f"queue {args.queue} was not paused")
+    return 0
+
+
+def _rate(text: str) -> float | None:
+    """A rate limit's PER_SECOND: a number, or ``off`` (None)."""
+    if text.strip().lower() == "off":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of task starts per second or 'off', got {text!r}") from None
+    return value  # its range is the database's to judge (QC106)
+
+
+def _rate_limit(args: argparse.Namespace, conn: Any) -> int:
+    conn.execute(SET_RATE_LIMIT, {"queue": args.queue, "kind": args.kind, "per_second": args.per_second,
+                                  "burst": args.burst})  # fmt: skip
+    what = f"queue {args.queue}" if args.queue is not None else f"kind {args.kind}"
+    if args.per_second is None:
+        print(f"{what}: no rate limit")
+    else:
+        burst = f", bursts of up to {args.burst:g}" if args.burst is not None else ""
+        print(f"{what}: at most {args.per_second:g} task starts per second across the fleet{burst}")
+    return 0
+
+
+def _fire_schedule(args: argparse.Namespace, conn: Any) -> int:
+    task_id = conn.execute(FIRE_SCHEDULE, {"name": args.name}).fetchone()["task_id"]
+    print(f"schedule {args.name} fired now as task {task_id} (its next due time is unchanged)", file=sys.stderr)
+    print(task_id)
+    return 0
+
+
+@subcommand
+def add_pause_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor.ops import _command
+
+    p = subparsers.add_parser(
+        "pause", help="pause a queue: nothing is claimed from it, its tasks stay queued (admin)",
+        description="conductor.pause_queue(QUEUE): no worker claims from the queue until it is resumed; its "
+        "tasks stay queued, running ones finish, `pyconductor stats` shows it paused.",
+    )  # fmt: skip
+    p.add_argument("queue", metavar="QUEUE")
+    _dsn_arg(p)
+    p.set_defaults(func=_command(_pause))
+
+
+@subcommand
+def add_resume_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor.ops import _command
+
+    p = subparsers.add_parser("resume", help="resume a paused queue (admin)",
+                              description="conductor.resume_queue(QUEUE): workers claim from the queue again.")  # fmt: skip
+    p.add_argument("queue", metavar="QUEUE")
+    _dsn_arg(p)
+    p.set_defaults(func=_command(_resume))
+
+
+@subcommand
+def add_rate_limit_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor.ops import _command
+
+    p = subparsers.add_parser(
+        "rate-limit", help="limit the task starts per second of a queue or a kind, across the fleet",
+        description="conductor.set_rate_limit: at most PER_SECOND tasks of the queue (or the kind) start per "
+        "second across every worker, in any language: claim draws from a token bucket of --burst tokens "
+        "(default: max(1, PER_SECOND)) refilled at PER_SECOND. 'off' removes the limit.",
+    )  # fmt: skip
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--queue", help="limit this queue")
+    which.add_argument("--kind", help="limit this kind, in every queue")
+    p.add_argument("per_second", type=_rate, metavar="PER_SECOND|off", help="task starts per second, or off")
+    p.add_argument("--burst", type=float, help="starts allowed at once after a quiet spell (default: max(1, PER_SECOND))")
+    _dsn_arg(p)
+    p.set_defaults(func=_command(_rate_limit))
 
 
 # -- operations: stats, health, prune, tasks, cancel, retry, status ----------------------

@@ -5,7 +5,9 @@
     worker.run()
     server.stop()
 
-or ``pyconductor worker --app mod:app --http 127.0.0.1:9100``.
+or ``pyconductor worker --app mod:app --http 127.0.0.1:9100``; ``pyconductor
+serve --http ...`` serves the same for all of its roles (its
+:class:`~pyconductor.serve.Node` offers the Worker attributes read here).
 
 Served by the standard library's threading HTTP server on a daemon thread, so
 a slow scrape never blocks the worker. Both endpoints read the worker's public
@@ -43,6 +45,17 @@ the queue and the kind (a kind no deployed code handles yet, or a typo).
 unknown kind (null: it will not). It is the fleet's state, not this worker's,
 so it does not change the status; it is null on a schema without the function.
 
+With ``schedule_grace`` (``pyconductor serve``: ``--schedule-grace``, default
+60 s), ``/health`` also checks the fleet's schedules and answers 503
+``unhealthy`` when an enabled schedule is overdue by more than the grace
+(``conductor.overdue_schedules``) or when schedules are enabled and no
+session holds the scheduler lock (``conductor.leaders()``): nothing would
+fire them. The body then has ``"schedules": {"enabled", "scheduler_leader",
+"grace_seconds", "overdue": [{"name", "next_due_at", "overdue_seconds"}]}``
+and ``"problems"``, one line each. This is the fleet's state seen from any
+process: alert on it; a liveness probe that restarts the process on it
+restarts a healthy process for a problem elsewhere.
+
 ``/metrics`` (all names prefixed ``conductor_``):
 
   worker_tasks_total{event}        the worker's own counters (claimed, succeeded,
@@ -54,6 +67,12 @@ so it does not change the status; it is null on a schema without the function.
                                    attempt no longer held the task)
   handler_duration_seconds{kind,queue}    histogram of handler run time
   worker_in_flight, worker_held, worker_concurrency, worker_leader{lock}
+                                   (serve: also retention and singleton:NAME)
+  retention_deleted_total{what}    rows this process's retention loop deleted
+                                   (serve with the maintenance role)
+  scheduler_leader                 1 while some process holds the scheduler lock
+  schedules_enabled                enabled schedules
+  schedules_overdue                enabled schedules overdue by more than the grace
   worker_stuck                     handler threads stuck past a timeout or a cancel's grace
   database_up                      1 when ``select 1`` worked during this scrape
   queue_ready, queue_scheduled, queue_running, queue_waiting{queue}
@@ -109,8 +128,14 @@ QUEUE_GAUGES = ("ready", "scheduled", "running", "waiting")
 WINDOWS = ("1m", "5m", "15m")
 # what /metrics answers (501) when prometheus_client is not installed
 METRICS_MISSING = "/metrics needs prometheus_client: pip install 'pyconductor[metrics]'"
+SCHEDULE_GRACE = 60.0  # seconds a schedule may be overdue before /health says so (serve's --schedule-grace)
+# the fleet's schedules: how many are enabled, and whether any session holds the scheduler lock
+SCHEDULE_FLEET = "select (select count(*) from conductor.schedules where enabled)::integer as enabled, exists (select from conductor.leaders(names => array['scheduler'])) as scheduler_leader"
+# enabled schedules whose next due time is more than grace in the past (0.2.0)
+OVERDUE_SCHEDULES = "select name, next_due_at, overdue from conductor.overdue_schedules(grace => %(grace)s::interval)"
 # the probe's optional reads: a schema without the function reads as None
-READS = {"stats": queries.STATS, "unrunnable": queries.UNRUNNABLE}
+READS = {"stats": queries.STATS, "unrunnable": queries.UNRUNNABLE, "schedules": SCHEDULE_FLEET,
+         "overdue": OVERDUE_SCHEDULES}  # fmt: skip
 
 
 def parse_hostport(text: str) -> tuple[str, int]:
@@ -154,10 +179,12 @@ class DatabaseProbe:
         )  # fmt: skip
         return self._conn, True
 
-    def __call__(self, *reads: str) -> dict[str, Any]:
+    def __call__(self, *reads: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Never raises: returns ``{"reachable", "error", "latency_ms"}`` and the
-        rows of each of ``reads`` (names of READS: "stats", "unrunnable"), None
-        when the database has no such function or did not answer."""
+        rows of each of ``reads`` (names of READS: "stats", "unrunnable",
+        "schedules", "overdue"; ``params`` are their placeholders' values:
+        "overdue" needs ``grace``), None when the database has no such function
+        or did not answer."""
         out: dict[str, Any] = {"reachable": False, "error": None, "latency_ms": None, **dict.fromkeys(reads)}
         if not self._lock.acquire(timeout=self.timeout):
             out["error"] = f"the previous probe has not answered for {self.timeout:g}s"
@@ -173,7 +200,8 @@ class DatabaseProbe:
                     out["latency_ms"] = round((time.perf_counter() - start) * 1000, 3)
                     for name in reads:
                         try:
-                            out[name] = conn.execute(READS[name]).fetchall()
+                            query = READS[name]
+                            out[name] = conn.execute(query, params if "%(" in query else None).fetchall()
                         except psycopg.errors.UndefinedFunction:
                             out[name] = None
                     out["error"] = None
@@ -215,12 +243,13 @@ class WorkerMetrics:
     it runs and serves /health."""
 
     def __init__(self, worker: Worker, dsn: str | None = None, probe_timeout: float = PROBE_TIMEOUT, *,
-                 probe: DatabaseProbe | None = None) -> None:  # fmt: skip
+                 probe: DatabaseProbe | None = None, schedule_grace: float = SCHEDULE_GRACE) -> None:  # fmt: skip
         try:
             from prometheus_client import CollectorRegistry, Counter, Histogram
         except ImportError as exc:
             raise ImportError(METRICS_MISSING) from exc
         self.worker = worker
+        self.schedule_grace = schedule_grace
         self.probe = probe or DatabaseProbe(dsn or worker.dsn, probe_timeout)
         self.registry = CollectorRegistry(auto_describe=False)
         self.handler_runs = Counter(
@@ -268,10 +297,28 @@ class WorkerMetrics:
         for name, held in w.leader_locks.items():
             leader.add_metric([name], 1 if held else 0)
         yield leader
+        deleted = getattr(w, "retention_deleted", None)  # a serve process with the maintenance role
+        if deleted is not None:
+            retention = CounterMetricFamily("conductor_retention_deleted", "Rows the retention loop of this "
+                                            "process deleted since start (apply_retention), by what.",
+                                            labels=["what"])  # fmt: skip
+            for what, n in sorted(deleted.items()):
+                retention.add_metric([what], n)
+            yield retention
 
-        probe = self.probe("stats")
+        probe = self.probe("stats", "schedules", "overdue", params={"grace": timedelta(seconds=self.schedule_grace)})
         yield GaugeMetricFamily("conductor_database_up", "1 when select 1 answered during this scrape.",
                                 value=1 if probe["reachable"] else 0)  # fmt: skip
+        if probe["schedules"]:
+            yield GaugeMetricFamily("conductor_scheduler_leader", "1 while some process of the fleet holds the "
+                                    "scheduler lock (conductor.leaders()).",
+                                    value=1 if probe["schedules"][0]["scheduler_leader"] else 0)  # fmt: skip
+            yield GaugeMetricFamily("conductor_schedules_enabled", "Enabled schedules.",
+                                    value=int(probe["schedules"][0]["enabled"]))  # fmt: skip
+        if probe["overdue"] is not None:
+            yield GaugeMetricFamily("conductor_schedules_overdue", "Enabled schedules overdue by more than the "
+                                    f"grace ({self.schedule_grace:g}s; conductor.overdue_schedules()).",
+                                    value=len(probe["overdue"]))  # fmt: skip
         stats = probe["stats"]
         yield GaugeMetricFamily("conductor_stats_available", "1 when conductor.stats() answered.",
                                 value=0 if stats is None else 1)  # fmt: skip
@@ -320,13 +367,53 @@ class WorkerMetrics:
 _UNRUNNABLE_KEYS = ("queue", "kind", "tasks", "dead_letter_at")
 
 
-def health(worker: Worker, probe: DatabaseProbe, details: bool = True) -> tuple[int, dict[str, Any]]:
+def schedule_problems(result: dict[str, Any], grace: float) -> tuple[list[str], dict[str, Any] | None]:
+    """What is wrong with the fleet's schedules, from a probe's "schedules" and
+    "overdue" reads: each enabled schedule overdue by more than ``grace``
+    seconds, and no session holding the scheduler lock while schedules are
+    enabled. Returns (problems, summary); the summary is None when the
+    database did not say (unreachable, or a schema without the functions)."""
+    fleet = result.get("schedules")
+    overdue = result.get("overdue")
+    if not fleet:
+        return [], None
+    enabled, leader = int(fleet[0]["enabled"]), bool(fleet[0]["scheduler_leader"])
+    problems: list[str] = []
+    if enabled and not leader:
+        problems.append(f"no process holds the scheduler lock while {enabled} schedule(s) are enabled: none fires")
+    for row in overdue or ():
+        late = _seconds(row["overdue"]) or 0.0
+        problems.append(f"schedule {row['name']} is overdue by {late:.0f}s (grace {grace:g}s)")
+    summary = {
+        "enabled": enabled, "scheduler_leader": leader, "grace_seconds": grace,
+        "overdue": None if overdue is None
+        else [{"name": r["name"], "next_due_at": r["next_due_at"], "overdue_seconds": _seconds(r["overdue"])}
+              for r in overdue],
+    }  # fmt: skip
+    return problems, summary
+
+
+def health(worker: Worker, probe: DatabaseProbe, details: bool = True,
+           schedule_grace: float | None = None) -> tuple[int, dict[str, Any]]:  # fmt: skip
     """(HTTP status, body) of ``/health``: 200 "ok"; 503 "unavailable" when the
     database does not answer, else 503 "degraded" while the worker reports a
-    stuck handler thread. Without ``details``, the body is only ``{"status": ...}``."""
-    result = probe("unrunnable") if details else probe()
+    stuck handler thread, else (with ``schedule_grace``, seconds) 503
+    "unhealthy" when the fleet's schedules have a problem (see
+    :func:`schedule_problems`; listed in ``problems``). Without ``details``,
+    the body is only ``{"status": ...}``."""
+    reads = ["unrunnable"] if details else []
+    params = None
+    if schedule_grace is not None:
+        reads += ["schedules", "overdue"]
+        params = {"grace": timedelta(seconds=schedule_grace)}
+    result = probe(*reads, params=params)
     state = worker.health()
-    status = state["status"] if result["reachable"] else "unavailable"
+    problems, schedules = schedule_problems(result, schedule_grace) if schedule_grace is not None else ([], None)
+    status = state["status"]
+    if not result["reachable"]:
+        status = "unavailable"
+    elif status == "ok" and problems:
+        status = "unhealthy"
     code = 200 if status == "ok" else 503
     if not details:
         return code, {"status": status}
@@ -339,6 +426,9 @@ def health(worker: Worker, probe: DatabaseProbe, details: bool = True) -> tuple[
         "unrunnable": None if result["unrunnable"] is None
         else [{key: row[key] for key in _UNRUNNABLE_KEYS} for row in result["unrunnable"]],
     }  # fmt: skip
+    if schedule_grace is not None:
+        body["schedules"] = schedules
+        body["problems"] = problems
     return code, body
 
 
@@ -356,7 +446,8 @@ class _Handler(BaseHTTPRequestHandler):
         authorized = token is None or bearer_matches(self.headers.get("Authorization"), token)
         try:
             if path == "/health":
-                status, body = health(self.server.worker, self.server.probe, details=authorized)
+                status, body = health(self.server.worker, self.server.probe, details=authorized,
+                                      schedule_grace=self.server.schedule_grace)  # fmt: skip
                 self._send(status, "application/json", json.dumps(body, default=str).encode())
             elif path == "/metrics" and not authorized:
                 self._send(401, "text/plain; charset=utf-8", b"401 unauthorized: /metrics needs the token\n",
@@ -392,6 +483,7 @@ class _Server(ThreadingHTTPServer):
     metrics: WorkerMetrics | None
     host_check: HostCheck
     token: str | None
+    schedule_grace: float | None
 
 
 class EndpointServer:
@@ -399,12 +491,17 @@ class EndpointServer:
     free port; read ``.port``). ``start()`` binds and serves from a daemon
     thread; ``stop()`` shuts it down. ``allowed_hosts``: more names the Host
     header may give; ``token``: what ``/metrics`` needs (see the module doc).
-    Without prometheus_client, ``metrics`` is None and ``/metrics`` answers 501."""
+    Without prometheus_client, ``metrics`` is None and ``/metrics`` answers 501.
+    ``schedule_grace`` (seconds): ``/health`` checks the fleet's schedules (503
+    "unhealthy", see :func:`health`), as ``pyconductor serve`` has it; None (the
+    worker's default): it does not. ``/metrics`` shows them either way."""
 
     def __init__(self, worker: Worker, host: str = "127.0.0.1", port: int = 9100, *,
                  dsn: str | None = None, probe_timeout: float = PROBE_TIMEOUT,
-                 allowed_hosts: Sequence[str] = (), token: str | None = None) -> None:  # fmt: skip
+                 allowed_hosts: Sequence[str] = (), token: str | None = None,
+                 schedule_grace: float | None = None) -> None:  # fmt: skip
         self.worker = worker
+        self.schedule_grace = schedule_grace
         self.host = host
         self.port = port
         self.dsn = dsn or worker.dsn
@@ -413,7 +510,8 @@ class EndpointServer:
         self.probe = DatabaseProbe(self.dsn, probe_timeout)
         self.metrics: WorkerMetrics | None
         try:
-            self.metrics = WorkerMetrics(worker, probe=self.probe)
+            self.metrics = WorkerMetrics(worker, probe=self.probe,
+                                         schedule_grace=SCHEDULE_GRACE if schedule_grace is None else schedule_grace)  # fmt: skip
         except ImportError:
             self.metrics = None
         self._httpd: _Server | None = None
@@ -436,6 +534,7 @@ class EndpointServer:
         httpd.metrics = self.metrics
         httpd.host_check = self.host_check
         httpd.token = self.token
+        httpd.schedule_grace = self.schedule_grace
         self.port = httpd.server_address[1]
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},

@@ -116,6 +116,8 @@ class Worker:
     ``exit_on_stuck``, the first stuck handler thread (see
     :mod:`pyconductor.executor`) stops the worker: it stops claiming, stops
     gracefully, and ``run()`` returns 3 (what ``--processes`` runs its children with).
+    ``extra_roles``: the process's other roles (``pyconductor serve``: web,
+    maintenance), registered in ``conductor.workers`` beside its own.
 
     ``start()`` returns at once; ``stop(grace)`` stops claiming, waits for the
     running tasks up to the grace period, then releases the rest;
@@ -145,6 +147,7 @@ class Worker:
         tick_interval: float = defaults.TICK_INTERVAL,
         claim_linger: float = defaults.CLAIM_LINGER,
         exit_on_stuck: bool = False,
+        extra_roles: Sequence[str] = (),
     ) -> None:
         self.app = app
         self.queues: list[str] | None = _names(queues)
@@ -179,6 +182,8 @@ class Worker:
         """The roles asked for; the database is told 'worker' only when there are handlers to claim for."""
         if not self.roles:
             raise ValueError("a Worker with neither tasks nor the scheduler has nothing to do")
+        self.extra_roles = [role for role in extra_roles if role not in self.roles]
+        """Other roles of the process (``pyconductor serve``'s), registered beside these."""
 
         # fn(ctx, outcome, handler_ms) once the database has taken a handler's outcome:
         # 'succeeded', 'retried' (fail requeued the task), 'failed' (fail ended it:
@@ -217,7 +222,7 @@ class Worker:
         registration = {
             "worker_id": wid, "host": self.host, "pid": os.getpid(), "queues": self.queues,
             "concurrency": self.concurrency, "version": self.version,
-            "roles": [role for role in self.roles if role != "worker" or self.process_tasks],
+            "roles": [role for role in self.roles if role != "worker" or self.process_tasks] + self.extra_roles,
             "metadata": dumps_json({"kinds": self.served_kinds}),
             # what it claims; a scheduler-only worker claims nothing, and SQL has no way to say so but NULL
             "kinds": self.served_kinds if self.process_tasks else None,

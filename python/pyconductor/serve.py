@@ -1,0 +1,331 @@
+"""``pyconductor serve``: one process running the roles asked of it.
+
+    pyconductor serve --app myapp.tasks:app                       # every role
+    pyconductor serve --app myapp.tasks:app --role worker         # a worker unit
+    CONDUCTOR_ROLES=web,scheduler,maintenance pyconductor serve --app myapp.tasks:app
+
+The roles (:data:`ROLES`; default: all four):
+
+- ``worker``: the :class:`~pyconductor.worker.Worker` claiming the app's kinds
+  (``--queues``, ``--kinds``, ``--concurrency`` and the rest as ``pyconductor
+  worker`` takes them);
+- ``scheduler``: the Worker's scheduler part (``tick()`` under the leader
+  lock 'scheduler'; the app's declared schedules are written at start);
+- ``maintenance``: the reaper (a worker reaps too, for its own durable waits;
+  this one runs without a worker), the retention loop
+  (:class:`~pyconductor.retention.Retention` under the leader lock
+  'retention'), and the app's singletons (``@app.singleton``, each under the
+  leader lock ``singleton:NAME``);
+- ``web``: the dashboard (:class:`~pyconductor.dashboard.DashboardServer`).
+
+Leader locks make the fleet safe to run with every role everywhere: one
+process ticks, one applies retention, one runs each singleton; when it dies,
+its session's locks go with it and another takes over within seconds.
+
+``/health`` and ``/metrics`` are the worker's
+(:class:`~pyconductor.endpoints.EndpointServer`, ``--http HOST:PORT``),
+whatever the roles: the :class:`Node` offers the attributes of a Worker that
+the server reads. ``/health`` names the process's roles and the leader locks
+it holds, and checks the fleet's schedules: it is 503 ``unhealthy`` when an
+enabled schedule is overdue by more than ``--schedule-grace`` (default 1
+minute; ``conductor.overdue_schedules``) or when schedules exist and no
+process of the fleet holds the scheduler lock (``conductor.leaders()``).
+
+SIGTERM/SIGINT stop every role cleanly (the worker drains as ``pyconductor
+worker`` does); a second signal exits at once with code 130.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import signal
+import socket
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pyconductor import defaults
+from pyconductor.link import Link
+from pyconductor.maintenance import Reaper
+from pyconductor.retention import BATCH as RETENTION_BATCH
+from pyconductor.retention import INTERVAL as RETENTION_INTERVAL
+from pyconductor.retention import Retention
+
+if TYPE_CHECKING:
+    from pyconductor.client import Conductor
+    from pyconductor.dashboard import DashboardServer
+    from pyconductor.worker import Worker
+
+__all__ = ["ROLES", "Node", "WebOptions", "parse_roles"]
+
+logger = logging.getLogger("pyconductor")
+
+ROLES = ("web", "worker", "scheduler", "maintenance")
+"""Every role, in the order they are listed (and started: the worker first)."""
+
+
+def parse_roles(spec: str | Iterable[str] | None) -> list[str]:
+    """``"web, worker"`` (or a list of names) -> the roles in :data:`ROLES`
+    order, without repeats; None: every role. ValueError naming the valid
+    roles for an unknown one, or when none is named."""
+    if spec is None:
+        return list(ROLES)
+    parts = spec.split(",") if isinstance(spec, str) else list(spec)
+    names = [part.strip().lower() for part in parts if part.strip()]
+    unknown = [name for name in names if name not in ROLES]
+    if unknown:
+        raise ValueError(f"unknown role{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
+                         f"the roles are {', '.join(ROLES)}")  # fmt: skip
+    if not names:
+        raise ValueError(f"no role given: name one or more of {', '.join(ROLES)}")
+    return [role for role in ROLES if role in names]
+
+
+@dataclass
+class WebOptions:
+    """The web role's dashboard: where it listens and who may use it (the
+    arguments of :class:`~pyconductor.dashboard.DashboardServer`)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None
+    allowed_hosts: Sequence[str] = ()
+    session_max_age: int = 12 * 3600
+    secure_cookies: bool = False
+
+
+@dataclass
+class _Idle:
+    """What a Node without the worker role shows where a Worker's figures go."""
+
+    stats: dict[str, int] = field(default_factory=dict)
+    outcome_listeners: list[Any] = field(default_factory=list)
+
+
+class Node:
+    """The roles of one ``pyconductor serve`` process over ``app``; see the module doc.
+
+    ``worker_options`` are :class:`~pyconductor.worker.Worker`'s keyword
+    arguments (queues, concurrency, kinds, lease, ...); ``web`` the
+    dashboard's (needed with the web role); ``retention_interval`` and
+    ``retention_batch`` the retention loop's. ``start()`` starts every role
+    and returns; ``stop()`` stops them (the worker drains first);
+    ``run()`` blocks until SIGTERM/SIGINT and returns the exit code.
+    """
+
+    def __init__(
+        self,
+        app: Conductor,
+        roles: Iterable[str] | str | None = None,
+        *,
+        dsn: str | None = None,
+        worker_options: dict[str, Any] | None = None,
+        web: WebOptions | None = None,
+        retention_interval: float = RETENTION_INTERVAL,
+        retention_batch: int = RETENTION_BATCH,
+    ) -> None:
+        self.app = app
+        self.roles = parse_roles(roles)
+        self.dsn = dsn or app.dsn
+        options = dict(worker_options or {})
+        self.worker: Worker | None = None
+        if "worker" in self.roles or "scheduler" in self.roles:
+            from pyconductor.worker import Worker
+
+            # the database lists the process's every role beside the worker's own
+            extra = [role for role in self.roles if role not in ("worker", "scheduler")]
+            self.worker = Worker(app, dsn=self.dsn, process_tasks="worker" in self.roles,
+                                 run_scheduler="scheduler" in self.roles, extra_roles=extra, **options)  # fmt: skip
+            self.worker_id = self.worker.worker_id
+        else:
+            host = socket.gethostname()
+            self.worker_id = options.get("worker_id") or f"{host}-{os.getpid()}-{secrets.token_hex(3)}"
+        self._idle = _Idle()
+        self._halt = threading.Event()
+        self.reaper: Reaper | None = None
+        self.retention: Retention | None = None
+        self.singletons: list[Any] = []
+        if "maintenance" in self.roles:
+            if self.worker is None or not self.worker.process_tasks:
+                # a worker reaps already (its own durable waits wake on time); without one, this does
+                self.reaper = Reaper(Link(self.dsn, "reap", self.worker_id), self._halt,
+                                     interval=float(options.get("reap_interval", defaults.REAP_INTERVAL)))  # fmt: skip
+            self.retention = Retention(self.dsn, interval=retention_interval, batch=retention_batch)
+            self.singletons = _singleton_runners(app, self.dsn)
+        self.web_options = web
+        self.web: DashboardServer | None = None
+        if "web" in self.roles:
+            from pyconductor.dashboard import DashboardServer
+
+            opts = web or WebOptions()
+            self.web = DashboardServer(self.dsn, opts.host, opts.port, opts.token,
+                                       allowed_hosts=list(opts.allowed_hosts), session_max_age=opts.session_max_age,
+                                       secure_cookies=opts.secure_cookies)  # fmt: skip
+        self._stop_requested = threading.Event()
+        self._signalled = False
+        self._started = False
+        self._stopped = False
+
+    def __repr__(self) -> str:
+        return f"<Node {self.worker_id} roles={','.join(self.roles)}>"
+
+    # -- what EndpointServer reads (a Worker's attributes) ------------------------------
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return self.worker.stats if self.worker is not None else self._idle.stats
+
+    @property
+    def outcome_listeners(self) -> list[Any]:
+        return self.worker.outcome_listeners if self.worker is not None else self._idle.outcome_listeners
+
+    @property
+    def running(self) -> int:
+        return self.worker.running if self.worker is not None else 0
+
+    @property
+    def held(self) -> list[int]:
+        return self.worker.held if self.worker is not None else []
+
+    @property
+    def concurrency(self) -> int:
+        return self.worker.concurrency if self.worker is not None and self.worker.process_tasks else 0
+
+    @property
+    def stuck(self) -> int:
+        return self.worker.stuck if self.worker is not None else 0
+
+    @property
+    def leader_locks(self) -> dict[str, bool]:
+        """Every leader lock this process contends for, and whether it holds it now."""
+        locks = dict(self.worker.leader_locks) if self.worker is not None else {}
+        if self.retention is not None:
+            locks["retention"] = self.retention.is_leader
+        for runner in self.singletons:
+            locks[f"singleton:{runner.name}"] = bool(runner.is_leader)
+        return locks
+
+    @property
+    def retention_deleted(self) -> dict[str, int] | None:
+        """Rows the retention loop deleted since start, per what (None without the maintenance role)."""
+        return dict(self.retention.deleted) if self.retention is not None else None
+
+    def health(self) -> dict[str, Any]:
+        """The process's own state (no database call): the worker's, with every role."""
+        if self.worker is not None:
+            state = self.worker.health()
+        else:
+            state = {"status": "ok", "stuck": 0, "in_flight": 0, "held": 0, "worker_id": self.worker_id,
+                     "queues": None, "kinds": [], "concurrency": 0, "stats": {}}  # fmt: skip
+        state["roles"] = list(self.roles)
+        if self.web is not None:
+            state["web"] = self.web.url
+        return state
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> Node:
+        """Start every role: the worker (it checks the database and declares the
+        app's kinds and schedules first; DatabaseUnusable and the like raise here),
+        then maintenance, then the dashboard."""
+        if self._started:
+            raise RuntimeError("a Node starts once")
+        self._started = True
+        if self.worker is not None:
+            self.worker.start()
+        if self.reaper is not None:
+            self.reaper.start()
+        if self.retention is not None:
+            self.retention.start()
+        for runner in self.singletons:
+            runner.start()
+        if self.web is not None:
+            self.web.start()
+            logger.info("dashboard on %s/", self.web.url, extra={"worker_id": self.worker_id})
+        logger.info("serving roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
+        return self
+
+    def stop(self) -> None:
+        """Stop every role: the worker drains first (within its shutdown grace),
+        then the singletons (each handed its stop event), retention, the
+        reaper, and the dashboard last."""
+        if not self._started or self._stopped:
+            return
+        self._stopped = True
+        if self.worker is not None:
+            self.worker.stop()
+        for runner in self.singletons:
+            try:
+                runner.stop()
+            except Exception:  # noqa: BLE001 - one singleton's trouble never keeps the rest running
+                logger.exception("singleton %s did not stop cleanly", runner.name)
+        if self.retention is not None:
+            self.retention.stop()
+        self._halt.set()
+        if self.reaper is not None:
+            self.reaper.stop()
+            self.reaper.thread.join(timeout=1.0)
+            if not self.reaper.thread.is_alive():
+                self.reaper.link.close()
+        if self.web is not None:
+            self.web.stop()
+        logger.info("stopped roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
+
+    @property
+    def abandoned(self) -> int:
+        """Handlers still running when the worker stopped (see Worker.abandoned)."""
+        return self.worker.abandoned if self.worker is not None else 0
+
+    def request_stop(self) -> None:
+        """Ask ``run()`` to stop gracefully (what the first SIGTERM does)."""
+        self._stop_requested.set()
+
+    def run(self) -> int:
+        """Start, block until SIGTERM or SIGINT (or ``request_stop()``), stop and
+        return 0. A second signal exits the process at once with code 130."""
+        installed: dict[int, Any] = {}
+
+        def on_signal(signum: int, frame: Any) -> None:
+            if self._signalled:
+                os.write(2, b"pyconductor: second signal, exiting now (130)\n")
+                os._exit(130)
+            self._signalled = True
+            self._stop_requested.set()
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                installed[sig] = signal.signal(sig, on_signal)
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            for signum, previous in installed.items():
+                signal.signal(signum, previous)
+            raise
+        try:
+            while not self._stop_requested.wait(1.0):
+                pass
+            logger.info("stop requested; stopping roles %s (again to exit now)", ",".join(self.roles),
+                        extra={"worker_id": self.worker_id})  # fmt: skip
+        finally:
+            self.stop()
+        return 0
+
+    def __enter__(self) -> Node:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _singleton_runners(app: Conductor, dsn: str) -> list[Any]:
+    """A :class:`~pyconductor.singleton.SingletonRunner` for each singleton the app declares."""
+    declared = getattr(app, "singletons", None)
+    if not declared:
+        return []
+    from pyconductor.singleton import SingletonRunner
+
+    return [SingletonRunner(dsn, name, fn) for name, fn in dict(declared).items()]

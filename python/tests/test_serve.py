@@ -1,0 +1,260 @@
+"""``pyconductor serve``: real processes (``python -m pyconductor serve``) with
+their roles, against a real database; and the retention loop it runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from helpers import REPO, wait_until
+from processes import TESTS, WorkerProcess
+
+from pyconductor import Conductor
+from pyconductor.retention import Retention
+from pyconductor.serve import ROLES, parse_roles
+
+APP = "apps.serve_app:app"
+Conn = psycopg.Connection[tuple[Any, ...]]
+
+
+class ServeProcess(WorkerProcess):
+    """One ``pyconductor serve --app apps.serve_app:app`` process, its output in a log file."""
+
+    def __init__(self, dsn: str, log: Path, *args: str) -> None:
+        self.log = log
+        self.worker_id = None
+        self._out = log.open("wb")
+        env = {**os.environ, "CONDUCTOR_DSN": dsn, "PYTHONUNBUFFERED": "1"}
+        env.pop("CONDUCTOR_ROLES", None)
+        self.proc = subprocess.Popen([sys.executable, "-m", "pyconductor", "serve", "--app", APP, "--log-level", "INFO",
+                                      "--http", "127.0.0.1:0", "--http-port", "0", *args],
+                                     cwd=TESTS, env=env, stdout=self._out, stderr=subprocess.STDOUT)  # fmt: skip
+
+    def _url(self, pattern: str, what: str) -> str:
+        def found() -> str | None:
+            assert self.alive(), f"serve exited early:\n{self.output()[-3000:]}"
+            m = re.search(pattern, self.output())
+            return m.group(1) if m else None
+
+        return wait_until(found, timeout=30, interval=0.05, message=lambda: f"{what}:\n{self.output()[-3000:]}")
+
+    @property
+    def endpoints(self) -> str:
+        """Where /health and /metrics are (--http 127.0.0.1:0 picks the port)."""
+        return self._url(r"worker endpoints on (http://\S+)", "the endpoints listen")
+
+    @property
+    def dashboard(self) -> str:
+        return self._url(r"dashboard on (http://\S+?)/?\s", "the dashboard listens")
+
+
+@pytest.fixture
+def serve(db_dsn: str, tmp_path: Path) -> Iterator[Any]:
+    procs: list[ServeProcess] = []
+
+    def start(*args: str) -> ServeProcess:
+        proc = ServeProcess(db_dsn, tmp_path / f"serve{len(procs)}.log", "--poll", "2", "--tick-interval", "1", *args)
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        proc.close()
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def health(proc: ServeProcess) -> tuple[int, dict[str, Any]]:
+    status, body = get(proc.endpoints + "/health")
+    return status, json.loads(body)
+
+
+def metric(text: str, name: str) -> float | None:
+    m = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def one(conn: Conn, sql: str, params: Any = None) -> Any:
+    row = conn.execute(sql, params).fetchone()
+    return row[0] if row else None
+
+
+# -- roles -------------------------------------------------------------------------
+
+
+def test_parse_roles() -> None:
+    assert parse_roles(None) == list(ROLES) == ["web", "worker", "scheduler", "maintenance"]
+    assert parse_roles(" maintenance , WEB,web") == ["web", "maintenance"]
+    with pytest.raises(ValueError, match=r"unknown role 'bogus': the roles are web, worker, scheduler, maintenance"):
+        parse_roles("worker,bogus")
+    with pytest.raises(ValueError, match="no role given"):
+        parse_roles(" , ")
+
+
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_an_unknown_role_exits_2_naming_the_valid_ones(how: str) -> None:
+    env = {**os.environ, "CONDUCTOR_DSN": "postgresql://nobody@127.0.0.1:1/none", "PYTHONPATH": str(REPO / "python")}
+    argv = [sys.executable, "-m", "pyconductor", "serve", "--app", APP]
+    if how == "flag":
+        argv += ["--role", "worker,bogus"]
+    else:
+        env["CONDUCTOR_ROLES"] = "worker,bogus"
+    out = subprocess.run(argv, cwd=TESTS, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 2, out.stderr
+    assert "unknown role 'bogus'" in out.stderr
+    assert "web, worker, scheduler, maintenance" in out.stderr
+
+
+# -- one process, every role --------------------------------------------------------
+
+
+def test_every_role_in_one_process(db_dsn: str, db_conn: Conn, serve: Any) -> None:
+    proc = serve()
+    # web: the dashboard's queues page
+    status, page = get(proc.dashboard + "/")
+    assert status == 200 and "Queues" in page
+    # worker: a task runs
+    with Conductor(db_dsn) as app:
+        task_id = app.enqueue("echo", {"n": 1})
+        assert app.result(task_id, timeout=30).result == {"n": 1}
+    # scheduler: the declared schedule fires (every second) and its tasks run
+    wait_until(lambda: one(db_conn, "select count(*) from conductor.tasks t join conductor.schedule_fires f "
+                                    "on f.task_id = t.id where f.schedule_name = 'every-second' "
+                                    "and t.status = 'succeeded'") >= 2, timeout=30)  # fmt: skip
+    # maintenance: the singleton runs, in this process
+    wait_until(lambda: one(db_conn, "select to_regclass('beacon_runs') is not null")
+               and one(db_conn, "select pid from beacon_runs") == proc.pid, timeout=30)  # fmt: skip
+
+    def leading_all() -> dict[str, Any] | None:
+        code, body = health(proc)
+        return body if code == 200 and set(body["leader_locks"]) == {"scheduler", "retention", "singleton:beacon"} else None
+
+    body = wait_until(leading_all, timeout=30, message=lambda: str(health(proc)))
+    assert body["status"] == "ok" and body["roles"] == ["web", "worker", "scheduler", "maintenance"]
+    assert body["schedules"]["scheduler_leader"] is True and body["schedules"]["overdue"] == []
+    assert body["problems"] == []
+    registered = one(db_conn, "select roles from conductor.workers")
+    assert set(registered) == {"web", "worker", "scheduler", "maintenance"}
+
+    status, text = get(proc.endpoints + "/metrics")
+    assert status == 200
+    assert metric(text, "conductor_scheduler_leader") == 1.0
+    assert metric(text, "conductor_schedules_overdue") == 0.0
+    assert metric(text, 'conductor_worker_leader{lock="retention"}') == 1.0
+    assert metric(text, 'conductor_worker_leader{lock="singleton:beacon"}') == 1.0
+    assert metric(text, 'conductor_retention_deleted_total{what="succeeded_runs"}') == 0.0
+
+    proc.signal(signal.SIGTERM)
+    assert proc.wait(60) == 0, proc.output()[-3000:]
+    assert "stopped roles web,worker,scheduler,maintenance" in proc.output()
+    assert one(db_conn, "select count(*) from conductor.leaders(array['scheduler', 'retention', 'singleton:beacon'])") == 0
+    assert one(db_conn, "select count(*) from conductor.workers") == 0
+
+
+def test_retention_deletes_finished_runs_and_says_so(db_dsn: str, db_conn: Conn, serve: Any) -> None:
+    db_conn.execute("update conductor.settings set retain_succeeded = interval '0'")
+    proc = serve("--role", "worker,maintenance", "--retention-interval", "0.2s", "--retention-batch", "2")
+    with Conductor(db_dsn) as app:
+        for task_id in app.enqueue_many([("echo", {"n": n}) for n in range(5)]):
+            app.result(task_id, timeout=30)  # before retention deletes it, or None after
+    wait_until(lambda: one(db_conn, "select count(*) from conductor.tasks") == 0, timeout=30)
+
+    def counted() -> float | None:
+        value = metric(get(proc.endpoints + "/metrics")[1], 'conductor_retention_deleted_total{what="succeeded_runs"}')
+        return value if value == 5.0 else None
+
+    wait_until(counted, timeout=10)
+    deleted = sum(int(n) for n in re.findall(r"retention: deleted (\d+) succeeded_runs", proc.output()))
+    assert deleted == 5, proc.output()[-3000:]
+    code, body = health(proc)
+    assert code == 200 and body["roles"] == ["worker", "maintenance"] and "retention" in body["leader_locks"]
+    assert "scheduler" not in body["leader_locks"]
+
+
+# -- the fleet ---------------------------------------------------------------------
+
+
+def test_a_singleton_fails_over_within_seconds_of_kill_9(db_conn: Conn, serve: Any) -> None:
+    a, b = serve("--role", "maintenance"), serve("--role", "maintenance")
+    first = wait_until(lambda: one(db_conn, "select to_regclass('beacon_runs') is not null")
+                       and one(db_conn, "select pid from beacon_runs"), timeout=30)  # fmt: skip
+    holder, other = (a, b) if first == a.pid else (b, a)
+    assert first == holder.pid
+    assert "singleton:beacon" in health(holder)[1]["leader_locks"]
+    assert "singleton:beacon" not in health(other)[1]["leader_locks"]
+
+    holder.kill9()
+    took = wait_until(lambda: one(db_conn, "select pid from beacon_runs where pid = %s", (other.pid,)), timeout=10,
+                      message="the other process runs the singleton within 10 s of kill -9")  # fmt: skip
+    assert took == other.pid
+    assert one(db_conn, "select count(*) from beacon_runs") == 2, "exactly one start per holder"
+    wait_until(lambda: "singleton:beacon" in health(other)[1]["leader_locks"], timeout=10)
+
+
+def test_health_is_503_while_no_scheduler_runs_and_a_schedule_is_overdue(db_conn: Conn, serve: Any) -> None:
+    db_conn.execute("select conductor.create_schedule(name => 'nightly', cron => '0 3 * * *', kind => 'echo')")
+    db_conn.execute("update conductor.schedules set next_due_at = conductor.now() - interval '5 minutes' "
+                    "where name = 'nightly'")  # fmt: skip
+    worker = serve("--role", "worker", "--schedule-grace", "1m")
+    code, body = health(worker)
+    assert code == 503 and body["status"] == "unhealthy", body
+    assert body["roles"] == ["worker"] and body["leader_locks"] == []
+    assert body["schedules"]["scheduler_leader"] is False
+    assert [row["name"] for row in body["schedules"]["overdue"]] == ["nightly"]
+    assert any("no process holds the scheduler lock" in p for p in body["problems"]), body["problems"]
+    assert any("schedule nightly is overdue by" in p for p in body["problems"]), body["problems"]
+    metrics = get(worker.endpoints + "/metrics")[1]
+    assert metric(metrics, "conductor_schedules_overdue") == 1.0
+    assert metric(metrics, "conductor_scheduler_leader") == 0.0
+
+    # a scheduler comes: it fires the overdue schedule once (catch_up once) and leads
+    serve("--role", "scheduler")
+    wait_until(lambda: health(worker)[0] == 200, timeout=30, message=lambda: str(health(worker)))
+    assert one(db_conn, "select count(*) from conductor.schedule_fires where schedule_name = 'nightly'") == 1
+
+
+# -- the retention loop itself ------------------------------------------------------
+
+
+def finished_runs(conn: Conn, n: int) -> None:
+    """``n`` succeeded one-task runs."""
+    for _ in range(n):
+        conn.execute("select conductor.enqueue('echo', '{}')")
+        attempt = one(conn, "select attempt_id from conductor.claim('w-test', null, 1, interval '1 minute')")
+        conn.execute("select conductor.complete(%s, '{}')", (attempt,))
+
+
+def test_retention_loops_in_batches_under_one_leader(db_dsn: str, db_conn: Conn) -> None:
+    db_conn.execute("update conductor.settings set retain_succeeded = interval '0'")
+    finished_runs(db_conn, 5)
+    db_conn.execute("select conductor.enqueue('echo', '{}')")  # unfinished: kept
+    first, second = Retention(db_dsn, batch=2), Retention(db_dsn, batch=2)
+    try:
+        assert first.run_once() == {"succeeded_runs": 5}
+        assert first.is_leader and first.deleted["succeeded_runs"] == 5
+        assert second.run_once() == {} and not second.is_leader, "one process applies retention at a time"
+        assert one(db_conn, "select count(*) from conductor.tasks") == 1
+        assert one(db_conn, "select name from conductor.leaders(array['retention'])") == "retention"
+        finished_runs(db_conn, 1)
+        assert first.run_once() == {"succeeded_runs": 1}
+    finally:
+        first.stop()
+        second.stop()
+    assert one(db_conn, "select count(*) from conductor.leaders(array['retention'])") == 0
