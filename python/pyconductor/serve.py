@@ -31,8 +31,10 @@ enabled schedule is overdue by more than ``--schedule-grace`` (default 1
 minute; ``conductor.overdue_schedules``) or when schedules exist and no
 process of the fleet holds the scheduler lock (``conductor.leaders()``).
 
-SIGTERM/SIGINT stop every role cleanly (the worker drains as ``pyconductor
-worker`` does); a second signal exits at once with code 130.
+SIGTERM/SIGINT stop every role cleanly: the dashboard, the singletons and
+retention first (their locks go to another process at once), the worker
+last (it drains as ``pyconductor worker`` does); a second signal exits at
+once with code 130.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ import secrets
 import signal
 import socket
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -112,7 +114,7 @@ class Node:
     arguments (queues, concurrency, kinds, lease, ...); ``web`` the
     dashboard's (needed with the web role); ``retention_interval`` and
     ``retention_batch`` the retention loop's. ``start()`` starts every role
-    and returns; ``stop()`` stops them (the worker drains first);
+    and returns; ``stop()`` stops them (the worker, draining, last);
     ``run()`` blocks until SIGTERM/SIGINT and returns the exit code.
     """
 
@@ -164,6 +166,7 @@ class Node:
             self.web = DashboardServer(self.dsn, opts.host, opts.port, opts.token,
                                        allowed_hosts=list(opts.allowed_hosts), session_max_age=opts.session_max_age,
                                        secure_cookies=opts.secure_cookies)  # fmt: skip
+        self._running: list[tuple[str, Callable[[], object]]] = []  # what start() started, with its stop
         self._stop_requested = threading.Event()
         self._signalled = False
         self._started = False
@@ -228,51 +231,55 @@ class Node:
     # -- lifecycle -----------------------------------------------------------------
 
     def start(self) -> Node:
-        """Start every role: the worker (it checks the database and declares the
-        app's kinds and schedules first; DatabaseUnusable and the like raise here),
-        then maintenance, then the dashboard."""
+        """Start every role: the worker first (it checks the database and
+        declares the app's kinds and schedules; DatabaseUnusable and the like
+        raise here), then maintenance, then the dashboard. What started before
+        a failure is stopped again by ``stop()``."""
         if self._started:
             raise RuntimeError("a Node starts once")
         self._started = True
         if self.worker is not None:
             self.worker.start()
+            self._running.append(("worker", self.worker.stop))
         if self.reaper is not None:
             self.reaper.start()
+            self._running.append(("reaper", self._stop_reaper))
         if self.retention is not None:
             self.retention.start()
+            self._running.append(("retention", self.retention.stop))
         for runner in self.singletons:
             runner.start()
+            self._running.append((f"singleton {runner.name}", runner.stop))
         if self.web is not None:
             self.web.start()
+            self._running.append(("dashboard", self.web.stop))
             logger.info("dashboard on %s/", self.web.url, extra={"worker_id": self.worker_id})
         logger.info("serving roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
         return self
 
     def stop(self) -> None:
-        """Stop every role: the worker drains first (within its shutdown grace),
-        then the singletons (each handed its stop event), retention, the
-        reaper, and the dashboard last."""
+        """Stop what started, in the reverse order: the dashboard, the
+        singletons (each handed its stop event, and its lock released, so
+        another process takes over while this one drains), retention, the
+        reaper, and the worker last (it drains within its shutdown grace)."""
         if not self._started or self._stopped:
             return
         self._stopped = True
-        if self.worker is not None:
-            self.worker.stop()
-        for runner in self.singletons:
+        while self._running:
+            name, stop = self._running.pop()
             try:
-                runner.stop()
-            except Exception:  # noqa: BLE001 - one singleton's trouble never keeps the rest running
-                logger.exception("singleton %s did not stop cleanly", runner.name)
-        if self.retention is not None:
-            self.retention.stop()
-        self._halt.set()
-        if self.reaper is not None:
-            self.reaper.stop()
-            self.reaper.thread.join(timeout=1.0)
-            if not self.reaper.thread.is_alive():
-                self.reaper.link.close()
-        if self.web is not None:
-            self.web.stop()
+                stop()
+            except Exception:  # noqa: BLE001 - one part's trouble never keeps the others running
+                logger.exception("%s did not stop cleanly", name, extra={"worker_id": self.worker_id})
         logger.info("stopped roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
+
+    def _stop_reaper(self) -> None:
+        assert self.reaper is not None
+        self._halt.set()
+        self.reaper.stop()
+        self.reaper.thread.join(timeout=1.0)
+        if not self.reaper.thread.is_alive():
+            self.reaper.link.close()
 
     @property
     def abandoned(self) -> int:
