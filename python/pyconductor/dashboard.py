@@ -9,10 +9,23 @@ Pages (plain HTML, one inline script for live refresh, no build step):
   /runs/{id}       one run: the task, its tree (parent, root, descendants by
                    root_id), each task's attempts (worker, times, error, traceback)
                    and, when ``conductor.steps`` exists, its steps
+                   and the handler log lines of the task's attempts beside it
+  /schedules       every schedule: cron, next due time, last fire (manual or due),
+                   last error; Enable/Disable and Run now
   POST /runs/{id}/retry, /runs/{id}/cancel   ``conductor.retry`` / ``conductor.cancel``
+  POST /schedules/enable, /disable, /run     ``conductor.enable_schedule`` / ``fire_schedule``
+                   (field ``name``)
+  POST /queues/pause, /queues/resume          ``conductor.pause_queue`` / ``resume_queue``
+                   (field ``queue``)
+  /events          Server-Sent Events: one message per event-bus message of topic
+                   ``tasks`` (a task queued or finished), for the pages' live updates
 
-Every page re-fetches its own content (``?fragment=1``) every 2 seconds while
-the tab is visible.
+Live updates: every page re-fetches its own content (``?fragment=1``) when
+``/events`` sends a message, at most every 250 ms, and every 2 seconds while
+the stream is down (the schema has no event bus, the database connection was
+lost, the browser gave up on the stream). The server holds one listening
+session for all its browsers (:class:`EventHub`), subscribed to the bus only
+while a browser is connected: with none, the engine publishes nothing.
 
 Security (see DESIGN.md, Security):
 
@@ -40,6 +53,7 @@ Every query is index-backed and bounded (see the ``DASHBOARD_*`` statements in
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import html
@@ -60,7 +74,7 @@ from psycopg_pool import ConnectionPool
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from pyconductor import queries
@@ -79,7 +93,16 @@ PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 TREE_LIMIT = 500
 STEPS_LIMIT = 1000
-REFRESH_MS = 2000
+REFRESH_MS = 2000  # the re-fetch while the event stream is down
+DEBOUNCE_MS = 250  # at most one re-fetch per this, however many events come
+SAFETY_MS = 15000  # a re-fetch this often even while live: claims and heartbeats publish nothing
+SSE_RETRY_MS = 1000  # the browser reconnects a dropped stream after this
+SSE_KEEPALIVE = 15.0  # seconds between comment lines on an idle stream
+SSE_MAX_AGE = 600.0  # seconds a stream lasts before the browser is asked to reconnect
+SCHEDULES_LIMIT = 1000
+LOG_ATTEMPTS = 10  # the run page shows the log lines of the task's latest attempts
+BUS_TOPICS = ["tasks"]
+DIGEST_HEADER = "X-Conductor-Digest"  # a fragment's hash: the live script sends what it shows, 204 if unchanged
 CSRF_COOKIE = "conductor_csrf"
 AUTH_COOKIE = "conductor_session"
 SESSION_MAX_AGE = 12 * 3600  # seconds a login lasts
@@ -163,33 +186,80 @@ pre{background:#f7f7f7;padding:.5em;overflow:auto;max-height:30em}
 .notice{background:#fff6cc;padding:.5em;border:1px solid #e6d98c}
 .err{color:#a00}form.inline{display:inline}ul.tree{list-style:none;padding-left:1.2em}
 li.current>.line{font-weight:bold}button{cursor:pointer}
+.cols{display:flex;gap:1.5em;align-items:flex-start;flex-wrap:wrap}.cols>section{flex:1 1 30em;min-width:0}
+.paused{background:#f4d8a8;padding:0 .4em;border-radius:3px}tr.off td{color:#888}
+table.log td{font:12px/1.3 ui-monospace,monospace}table.log td.msg{white-space:pre-wrap;word-break:break-word}
+.lv-warning{background:#fff6cc}.lv-error,.lv-critical{background:#f8d0d0}
 """
 
+# The live refresh: re-fetch the page's fragment when /events says something changed
+# (at most every DEBOUNCE_MS), every REFRESH_MS while the stream is not live, and every
+# SAFETY_MS regardless. #live's data-stream says which: live, polling or unavailable.
 SCRIPT = """
 (function(){
   var el=document.getElementById('live'); if(!el) return;
-  var src=el.getAttribute('data-src'), last=null;
+  var src=el.getAttribute('data-src'), events=el.getAttribute('data-events');
+  var digest=el.getAttribute('data-digest')||'', busy=false, again=false, stale=false, lastAt=0, timer=null, live=false, count=0;
+  function state(s){ live=(s==='live'); el.setAttribute('data-stream', s); }
+  function load(){
+    if(document.hidden){ stale=true; return; }
+    if(busy){ again=true; return; }
+    busy=true; lastAt=Date.now();
+    fetch(src,{credentials:'same-origin',headers:{'X-Conductor-Digest':digest}}).then(function(r){
+      if(!r.ok) throw new Error(r.status);
+      var d=r.headers.get('X-Conductor-Digest')||'';
+      return r.status===204 ? null : r.text().then(function(t){ return [d,t]; });
+    }).then(function(got){
+      if(got && got[0]!==digest){ digest=got[0]; el.innerHTML=got[1]; }
+      el.setAttribute('data-refreshes', String(++count));
+    }).catch(function(){}).then(function(){ busy=false; if(again){ again=false; soon(); } });
+  }
+  function soon(){
+    if(timer) return;
+    timer=setTimeout(function(){ timer=null; load(); }, Math.max(0, lastAt+%(debounce)d-Date.now()));
+  }
+  function connect(){
+    if(!events || !window.EventSource){ state('polling'); return; }
+    var es=new EventSource(events);
+    es.addEventListener('ready', function(){ state('live'); soon(); });
+    es.addEventListener('down', function(){ state('polling'); });
+    es.addEventListener('unavailable', function(){ es.close(); state('unavailable'); });
+    es.onmessage=function(){ soon(); };
+    es.onerror=function(){
+      if(el.getAttribute('data-stream')==='unavailable') return;
+      state('polling'); if(es.readyState===2) setTimeout(connect, %(reconnect)d);
+    };
+  }
+  state('polling'); lastAt=Date.now(); connect();
+  document.addEventListener('visibilitychange', function(){ if(!document.hidden && stale){ stale=false; soon(); } });
   setInterval(function(){
-    if(document.hidden) return;
-    fetch(src,{credentials:'same-origin'}).then(function(r){
-      if(!r.ok) throw new Error(r.status); return r.text();
-    }).then(function(t){ if(t!==last){ last=t; el.innerHTML=t; } }).catch(function(){});
-  }, %d);
+    var age=Date.now()-lastAt;
+    if((!live && age>=%(refresh)d-50) || age>=%(safety)d) soon();
+  }, %(refresh)d);
 })();
 """
 
 
-def layout(request: Request, title: str, content: str) -> str:
-    """A whole page around ``content``, which the live script re-fetches."""
+def _digest(content: str) -> str:
+    return hashlib.sha256(content.encode()).hexdigest()[:32]
+
+
+def layout(request: Request, title: str, content: str, *, live: bool = True, digest: str = "") -> str:
+    """A whole page around ``content``, which the live script re-fetches (when
+    ``/events`` says something changed, with ``live``; else every 2 s)."""
     nonce = request.state.nonce
     src = request.url.path + _qs({**dict(request.query_params), "fragment": "1"})
+    events = ' data-events="/events"' if live else ""
+    script = SCRIPT % {"debounce": DEBOUNCE_MS, "refresh": REFRESH_MS, "safety": SAFETY_MS,
+                       "reconnect": 5 * REFRESH_MS}  # fmt: skip
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>{h(title)} · Conductor</title><style>{CSS}</style></head><body>"
         "<header><b>Conductor</b><a href=/>Queues</a><a href=/runs>Runs</a>"
-        "<a href='/runs?status=failed'>Failed</a><a href='/runs?status=running'>Running</a></header>"
-        f'<main><div id=live data-src="{h(src)}">{content}</div></main>'
-        f"<script nonce={nonce}>{SCRIPT % REFRESH_MS}</script></body></html>"
+        "<a href='/runs?status=failed'>Failed</a><a href='/runs?status=running'>Running</a>"
+        "<a href=/schedules>Schedules</a></header>"
+        f'<main><div id=live data-src="{h(src)}" data-digest="{h(digest)}"{events}>{content}</div></main>'
+        f"<script nonce={nonce}>{script}</script></body></html>"
     )
 
 
@@ -199,6 +269,53 @@ def _action_form(request: Request, task_id: int, action: str, label: str) -> str
         f'<input type=hidden name=csrf value="{h(request.state.csrf)}">'
         f'<button type=submit name=action value={action} id="{action}-{task_id}">{h(label)}</button></form>'
     )
+
+
+def _post_form(request: Request, action: str, fields: Mapping[str, str], label: str, value: str) -> str:
+    """A one-button form POSTing ``fields`` and the CSRF value to ``action``."""
+    hidden = "".join(f'<input type=hidden name="{h(k)}" value="{h(v)}">' for k, v in fields.items())
+    return (
+        f'<form class=inline method=post action="{h(action)}">'
+        f'<input type=hidden name=csrf value="{h(request.state.csrf)}">{hidden}'
+        f"<button type=submit name=action value={h(value)}>{h(label)}</button></form>"
+    )
+
+
+def _log_time(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _ts(datetime.fromtimestamp(value, timezone.utc))
+    return h(value)
+
+
+def _level_class(level: Any) -> str:
+    return "lv-" + "".join(c for c in str(level or "").lower() if c.isalpha())[:16]
+
+
+def _logs_section(attempts: Sequence[Mapping[str, Any]], logs: Mapping[int, Mapping[str, Any]]) -> str:
+    """The handler log lines of ``attempts`` (newest first), every field escaped."""
+    out = ["<h2>Log</h2>"]
+    shown = [a for a in reversed(attempts) if a["id"] in logs]
+    if not shown:
+        out.append("<p id=no-logs>No log lines.</p>")
+    for a in shown:
+        log = logs[a["id"]]
+        lines = log["lines"] if isinstance(log["lines"], list) else []
+        dropped = int(log["dropped"] or 0)
+        out.append(f"<div class=log data-attempt=\"{a['id']}\"><h3>attempt {a['attempt']} "
+                   f"<small>({len(lines)} lines{f', {dropped} dropped' if dropped else ''})</small></h3>"
+                   "<table class=log>")  # fmt: skip
+        for line in lines:
+            if not isinstance(line, Mapping):
+                line = {"message": line}
+            out.append(
+                f"<tr class={_level_class(line.get('level'))}><td>{_log_time(line.get('at'))}"
+                f"<td>{h(line.get('level'))}<td>{h(line.get('logger'))}<td class=msg>{h(line.get('message'))}</tr>"
+            )
+        out.append("</table>")
+        if dropped:
+            out.append(f"<p class=notice>{dropped} more line(s) were dropped (the limits per attempt).</p>")
+        out.append("</div>")
+    return "".join(out)
 
 
 def _attempts_table(attempts: Sequence[Mapping[str, Any]]) -> str:
@@ -249,6 +366,7 @@ class Dashboard:
             configure=load_infinite_times,
         )  # fmt: skip
         self._has_steps: bool | None = None
+        self.events = EventHub(dsn)
 
     def rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         with mapped_errors(), self.pool.connection() as conn:
@@ -317,6 +435,155 @@ class Dashboard:
         return form
 
 
+# -- live updates --------------------------------------------------------------------
+
+
+class _Stream:
+    """One browser's event stream: what the hub hands it, on its event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue(maxsize=256)
+
+    def _put(self, item: tuple[str, str]) -> None:
+        try:
+            self.queue.put_nowait(item)
+        except asyncio.QueueFull:  # a browser this far behind re-fetches everything on the next event anyway
+            pass
+
+    def send(self, event: str, data: str = "") -> None:
+        """Queue an event from any thread."""
+        try:
+            self.loop.call_soon_threadsafe(self._put, (event, data))
+        except RuntimeError:  # the loop is closed: the server is gone
+            pass
+
+
+class EventHub:
+    """The event bus for every browser of one dashboard: one thread holds one session
+    that LISTENs on ``conductor_bus`` and is subscribed to topic ``tasks`` while at
+    least one stream is open, and hands each message to every stream.
+
+    Events a stream gets: ``ready`` (subscribed: from now on every change is told;
+    re-fetch once, as messages may have been missed), ``message`` (a bus message, its
+    JSON as data), ``down`` (the session was lost; reconnecting: poll meanwhile),
+    ``unavailable`` (the schema has no event bus: poll), ``end`` (the server stops).
+    With no stream open, the session unsubscribes and closes within ``POLL`` seconds.
+    """
+
+    POLL = 0.2  # seconds between checks whether any stream is still open
+    UNAVAILABLE_FOR = 60.0  # seconds a schema without conductor.subscribe is believed
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self._lock = threading.Lock()
+        self._streams: set[_Stream] = set()
+        self._thread: threading.Thread | None = None
+        self._ready = False
+        self._closed = False
+        self._unavailable_until = 0.0
+        self._wake = threading.Event()
+
+    @property
+    def subscribed(self) -> bool:
+        """Whether the hub's session is subscribed to the bus now."""
+        return self._ready
+
+    @property
+    def streams(self) -> int:
+        return len(self._streams)
+
+    def join(self) -> _Stream | None:
+        """A new stream on the running event loop (None once the hub is closed)."""
+        stream = _Stream(asyncio.get_running_loop())
+        with self._lock:
+            if self._closed:
+                return None
+            self._streams.add(stream)
+            if time.monotonic() < self._unavailable_until:
+                stream.send("unavailable")
+            elif self._ready:
+                stream.send("ready")
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="pyconductor-dashboard-events", daemon=True)
+                self._thread.start()
+        return stream
+
+    def leave(self, stream: _Stream) -> None:
+        with self._lock:
+            self._streams.discard(stream)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """End every stream (``end``) and the listening session; safe from any thread, twice."""
+        with self._lock:
+            self._closed = True
+            streams, thread = list(self._streams), self._thread
+        for stream in streams:
+            stream.send("end")
+        self._wake.set()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def _broadcast(self, event: str, data: str = "") -> None:
+        with self._lock:
+            streams = list(self._streams)
+        for stream in streams:
+            stream.send(event, data)
+
+    def _wanted(self) -> bool:
+        """Whether to keep listening; when not, the thread is forgotten under the lock."""
+        with self._lock:
+            if self._streams and not self._closed and time.monotonic() >= self._unavailable_until:
+                return True
+            self._thread = None
+            self._ready = False
+            return False
+
+    def _run(self) -> None:
+        delay = 0.5
+        while self._wanted():
+            try:
+                with psycopg.connect(self.dsn, autocommit=True, application_name="pyconductor dashboard events") as conn:
+                    conn.execute(queries.DASHBOARD_LISTEN_BUS)
+                    conn.execute(queries.DASHBOARD_SUBSCRIBE, {"topics": BUS_TOPICS})
+                    delay = 0.5
+                    self._listen(conn)
+            except psycopg.errors.UndefinedFunction:
+                logger.warning("dashboard: the schema has no event bus (conductor.subscribe); pages poll instead")
+                with self._lock:
+                    self._unavailable_until = time.monotonic() + self.UNAVAILABLE_FOR
+                self._broadcast("unavailable")
+            except psycopg.Error as exc:
+                logger.warning("dashboard: the event bus session failed (%s); pages poll until it is back",
+                               redact_dsn(str(exc).strip()))  # fmt: skip
+                self._broadcast("down")
+                self._wake.wait(delay)
+                delay = min(delay * 2, 10.0)
+
+    def _listen(self, conn: psycopg.Connection[Any]) -> None:
+        with self._lock:
+            self._ready = True
+        self._broadcast("ready")
+        try:
+            while self._streams and not self._closed:
+                for note in conn.notifies(timeout=self.POLL):
+                    self._broadcast("message", note.payload)
+        finally:
+            with self._lock:
+                self._ready = False
+            if not conn.closed and not conn.broken:
+                try:
+                    conn.execute(queries.DASHBOARD_UNSUBSCRIBE, {"topics": BUS_TOPICS})
+                except psycopg.Error:
+                    pass  # the session ends next: reap() forgets its subscriptions
+
+
+def _sse(event: str, data: str = "") -> str:
+    """One Server-Sent Event (``message`` is the default type)."""
+    head = "" if event == "message" else f"event: {event}\n"
+    return head + "".join(f"data: {line}\n" for line in (data.splitlines() or [""])) + "\n"
+
+
 def create_app(
     dsn: str, token: str | None = None, *, pool_size: int = 4, host: str = DEFAULT_HOST,
     allowed_hosts: Sequence[str] = (), session_max_age: int = SESSION_MAX_AGE, secure_cookies: bool = False,
@@ -336,38 +603,63 @@ def create_app(
         try:
             yield
         finally:
+            await run_in_threadpool(dash.events.close)
             await run_in_threadpool(dash.pool.close)
 
     # -- pages -------------------------------------------------------------------
 
+    def notice_of(request: Request) -> str:
+        notice = request.query_params.get("notice")
+        return f"<p class=notice id=notice>{h(notice)}</p>" if notice else ""
+
     def queues_page(request: Request) -> str:
         stats = dash.rows(queries.DASHBOARD_STATS)
+        paused = {r["queue"]: r for r in dash.rows(queries.DASHBOARD_PAUSED_QUEUES, {"limit": SCHEDULES_LIMIT})}
         workers = dash.rows(queries.DASHBOARD_WORKERS)
         leaders = dash.rows(queries.DASHBOARD_LEADERS)
-        out = ["<h1>Queues</h1>"]
-        if not stats:
+        out = ["<h1>Queues</h1>", notice_of(request)]
+        # a paused queue with nothing to show in stats() still gets its row, to be resumed
+        listed = {r["queue"] for r in stats}
+        idle = [q for q in paused if q not in listed]
+
+        def controls(queue: str, is_paused: bool) -> str:
+            marker = (f"<span class=paused data-paused title=\"since {_ts(paused[queue]['paused_at'])}\">paused</span> "
+                      if is_paused else "")  # fmt: skip
+            button = (_post_form(request, "/queues/resume", {"queue": queue}, "Resume", "resume") if is_paused
+                      else _post_form(request, "/queues/pause", {"queue": queue}, "Pause", "pause"))  # fmt: skip
+            return f"<td class=controls>{marker}{button}"
+
+        if not stats and not idle:
             out.append("<p>No queue has unfinished tasks or finished any in the last 15 minutes.</p>")
         else:
             # 0.2.0's stats() has unrunnable: queued tasks no live worker serves (queue and kind)
-            unrunnable = "unrunnable" in stats[0]
+            unrunnable = bool(stats) and "unrunnable" in stats[0]
             out.append(
                 "<table id=queues><tr><th>queue<th>ready<th>scheduled<th>running<th>waiting"
                 + ("<th title=\"queued, and no live worker serves both the queue and the kind\">unrunnable"
                    if unrunnable else "")
-                + "<th>backlog age<th>succeeded 1m/5m/15m<th>failed 1m/5m/15m<th>failure rate</tr>"
+                + "<th>backlog age<th>succeeded 1m/5m/15m<th>failed 1m/5m/15m<th>failure rate<th>state</tr>"
             )
             for r in stats:
                 q = h(r["queue"])
                 rate = "-" if r["failure_rate"] is None else f"{float(r['failure_rate']) * 100:.1f}%"
+                is_paused = bool(r.get("paused")) or r["queue"] in paused
                 out.append(
-                    f"<tr data-queue=\"{q}\"><td><a href=\"/runs{h(_qs({'queue': r['queue']}))}\">{q}</a>"
+                    f"<tr data-queue=\"{q}\"{' data-paused' if is_paused else ''}>"
+                    f"<td><a href=\"/runs{h(_qs({'queue': r['queue']}))}\">{q}</a>"
                     f"<td class=n>{r['ready']}<td class=n>{r['scheduled']}<td class=n>{r['running']}"
                     f"<td class=n>{r['waiting']}"
                     + (f"<td class=n data-unrunnable>{r['unrunnable']}" if unrunnable else "")
                     + f"<td class=n>{_age(r['oldest_ready_age'])}"
                     f"<td class=n>{r['succeeded_1m']} / {r['succeeded_5m']} / {r['succeeded_15m']}"
-                    f"<td class=n>{r['failed_1m']} / {r['failed_5m']} / {r['failed_15m']}<td class=n>{rate}</tr>"
+                    f"<td class=n>{r['failed_1m']} / {r['failed_5m']} / {r['failed_15m']}<td class=n>{rate}"
+                    + controls(r["queue"], is_paused) + "</tr>"
                 )
+            blank = "<td class=n>-" * (8 + (1 if unrunnable else 0))
+            for queue in idle:
+                q = h(queue)
+                out.append(f"<tr data-queue=\"{q}\" data-paused><td><a href=\"/runs{h(_qs({'queue': queue}))}\">{q}</a>"
+                           f"{blank}{controls(queue, True)}</tr>")  # fmt: skip
             out.append("</table>")
         out.append("<h2>Workers</h2>")
         if not workers:
@@ -455,15 +747,16 @@ def create_app(
         attempts: dict[int, list[dict[str, Any]]] = {}
         for a in dash.rows(queries.DASHBOARD_ATTEMPTS, {"task_ids": ids}):
             attempts.setdefault(a["task_id"], []).append(a)
+        own = attempts.get(task_id, [])[-LOG_ATTEMPTS:]
+        logs = {r["attempt_id"]: r for r in dash.rows(queries.DASHBOARD_ATTEMPT_LOGS,
+                                                       {"attempt_ids": [a["id"] for a in own]})} if own else {}  # fmt: skip
         steps: dict[int, list[dict[str, Any]]] = {}
         if dash.has_steps():
             for s in dash.rows(queries.DASHBOARD_STEPS, {"task_ids": ids, "limit": STEPS_LIMIT}):
                 steps.setdefault(s["task_id"], []).append(s)
 
-        out = [f"<h1>Task {task_id} <small>{h(task['kind'])}</small> {_status(task['status'])}</h1>"]
-        notice = request.query_params.get("notice")
-        if notice:
-            out.append(f"<p class=notice id=notice>{h(notice)}</p>")
+        out = [f"<h1>Task {task_id} <small>{h(task['kind'])}</small> {_status(task['status'])}</h1>",
+               notice_of(request)]  # fmt: skip
         actions = []
         if task["status"] in RETRYABLE:
             actions.append(_action_form(request, task_id, "retry", "Retry"))
@@ -514,9 +807,44 @@ def create_app(
             parts.append("</li>")
             return "".join(parts)
 
-        out.append(f"<h2>Run {root_id}</h2><ul class=tree id=tree>{node(root)}</ul>")
+        out.append(f"<div class=cols><section id=run><h2>Run {root_id}</h2><ul class=tree id=tree>{node(root)}</ul>")
         if len(descendants) >= TREE_LIMIT:
             out.append(f"<p class=notice>Only the first {TREE_LIMIT} tasks of this run are shown.</p>")
+        out.append(f"</section><section id=logs>{_logs_section(own, logs)}</section></div>")
+        return "".join(out)
+
+    def schedules_page(request: Request) -> str:
+        rows = dash.rows(queries.DASHBOARD_SCHEDULES, {"limit": SCHEDULES_LIMIT})
+        out = ["<h1>Schedules</h1>", notice_of(request)]
+        if not rows:
+            out.append("<p id=empty>No schedules.</p>")
+            return "".join(out)
+        out.append("<table id=schedules><tr><th>name<th>cron<th>timezone<th>kind<th>queue<th>enabled"
+                   "<th>next due<th>last fire<th>last error<th></tr>")  # fmt: skip
+        for r in rows:
+            name = r["name"]
+            if r["last_fired_at"] is None:
+                fired = "-"
+            else:
+                task = (f" <a href=\"/runs/{r['last_fire_task_id']}\">task {r['last_fire_task_id']}</a>"
+                        if r["last_fire_task_id"] is not None else "")  # fmt: skip
+                fired = f"{_ts(r['last_fired_at'])}{' (manual)' if r['last_fire_manual'] else ''}{task}"
+            error = (f"<span class=err>{h(r['last_error'])}</span> at {_ts(r['last_error_at'])}"
+                     if r["last_error"] else "-")  # fmt: skip
+            toggle = (_post_form(request, "/schedules/disable", {"name": name}, "Disable", "disable") if r["enabled"]
+                      else _post_form(request, "/schedules/enable", {"name": name}, "Enable", "enable"))  # fmt: skip
+            run = _post_form(request, "/schedules/run", {"name": name}, "Run now", "run")
+            out.append(
+                f"<tr data-schedule=\"{h(name)}\" data-enabled=\"{'true' if r['enabled'] else 'false'}\""
+                f"{'' if r['enabled'] else ' class=off'}><td>{h(name)}<td><code>{h(r['cron'])}</code>"
+                f"<td>{h(r['timezone'])}<td>{h(r['kind'])}<td>{h(r['queue'])}"
+                f"<td class=enabled>{'yes' if r['enabled'] else 'no'}"
+                f"<td class=next>{_ts(r['next_due_at']) if r['enabled'] else '-'}<td class=fired>{fired}"
+                f"<td class=error>{error}<td class=controls>{toggle} {run}</tr>"
+            )
+        out.append("</table>")
+        if len(rows) >= SCHEDULES_LIMIT:
+            out.append(f"<p class=notice>Only the first {SCHEDULES_LIMIT} schedules are shown.</p>")
         return "".join(out)
 
     # -- wiring -------------------------------------------------------------------
@@ -529,9 +857,12 @@ def create_app(
                 return PlainTextResponse(f"503 database unavailable: {redact_dsn(str(exc))}", status_code=503)
             if isinstance(content, Response):
                 return content
+            digest = _digest(content)
             if request.query_params.get("fragment"):
-                return HTMLResponse(content)
-            return HTMLResponse(layout(request, title, content))
+                if request.headers.get(DIGEST_HEADER) == digest:  # what the page shows already
+                    return Response(status_code=204, headers={DIGEST_HEADER: digest})
+                return HTMLResponse(content, headers={DIGEST_HEADER: digest})
+            return HTMLResponse(layout(request, title, content, digest=digest))
 
         return endpoint
 
@@ -558,6 +889,89 @@ def create_app(
             notice = f"Could not {what} task {task_id}: {exc.message}"
         return RedirectResponse(f"/runs/{task_id}{_qs({'notice': notice})}", status_code=303)
 
+    async def operate(query: str, params: Mapping[str, Any], what: str) -> tuple[dict[str, Any] | None, str]:
+        """Run an operator's action: (its row, '') or (None, why it could not)."""
+        try:
+            return (await run_in_threadpool(dash.rows, query, params))[0], ""
+        except psycopg.errors.InsufficientPrivilege:
+            return None, f"Could not {what}: the dashboard's database role is not allowed to (it needs conductor_admin)."
+        except psycopg.errors.UndefinedFunction:
+            return None, f"Could not {what}: the database's conductor schema is too old (run pyconductor migrate)."
+        except ConductorError as exc:
+            return None, f"Could not {what}: {exc.message}"
+
+    async def schedule_action(request: Request) -> Response:
+        checked = await dash.check_csrf(request)
+        if isinstance(checked, Response):
+            return checked
+        what, name = request.path_params["action"], checked.get("name", "")
+        if what not in ("enable", "disable", "run"):
+            return PlainTextResponse("404 not found", status_code=404)
+        if not name:
+            return PlainTextResponse("400 bad request: no schedule name", status_code=400)
+        if what == "run":
+            row, notice = await operate(queries.DASHBOARD_FIRE_SCHEDULE, {"name": name}, f"run schedule {name}")
+            notice = notice or f"Schedule {name} fired: task {row['task_id']}."  # type: ignore[index]
+        else:
+            row, notice = await operate(queries.DASHBOARD_ENABLE_SCHEDULE,
+                                        {"name": name, "enabled": what == "enable"}, f"{what} schedule {name}")  # fmt: skip
+            notice = notice or f"Schedule {name} is {what}d."
+        if row is not None:
+            logger.info("dashboard: %s schedule %s", what, name)
+        return RedirectResponse(f"/schedules{_qs({'notice': notice})}", status_code=303)
+
+    async def queue_action(request: Request) -> Response:
+        checked = await dash.check_csrf(request)
+        if isinstance(checked, Response):
+            return checked
+        what, queue = request.path_params["action"], checked.get("queue", "")
+        query = {"pause": queries.DASHBOARD_PAUSE_QUEUE, "resume": queries.DASHBOARD_RESUME_QUEUE}.get(what)
+        if query is None:
+            return PlainTextResponse("404 not found", status_code=404)
+        if not queue:
+            return PlainTextResponse("400 bad request: no queue", status_code=400)
+        row, notice = await operate(query, {"queue": queue}, f"{what} queue {queue}")
+        if row is not None:
+            logger.info("dashboard: %s queue %s", what, queue)
+            done = "paused" if what == "pause" else "resumed"
+            notice = f"Queue {queue} is {done}." if row["changed"] else f"Queue {queue} was {done} already."
+        return RedirectResponse(f"/{_qs({'notice': notice})}", status_code=303)
+
+    async def events(request: Request) -> Response:
+        stream = dash.events.join()
+        if stream is None:
+            return PlainTextResponse("503 the dashboard is stopping", status_code=503)
+
+        async def gone() -> None:
+            # uvicorn tells a streaming response of a closed connection only when it next
+            # writes; this tells at once, so the hub unsubscribes as the last browser leaves
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            stream.send("end")
+
+        async def body() -> AsyncIterator[str]:
+            loop = asyncio.get_running_loop()
+            until = loop.time() + SSE_MAX_AGE
+            watcher = asyncio.ensure_future(gone())
+            try:
+                yield f"retry: {SSE_RETRY_MS}\n: conductor events\n\n"
+                while loop.time() < until:
+                    try:
+                        event, data = await asyncio.wait_for(stream.queue.get(), SSE_KEEPALIVE)
+                    except asyncio.TimeoutError:
+                        yield ": keepalive\n\n"
+                        continue
+                    if event == "end":
+                        return
+                    yield _sse(event, data)
+                    if event == "unavailable":
+                        return
+            finally:
+                watcher.cancel()
+                dash.events.leave(stream)
+
+        return StreamingResponse(body(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"})
+
     async def login(request: Request) -> Response:
         nxt = request.query_params.get("next") or "/"
         if not nxt.startswith("/") or nxt.startswith("//"):
@@ -581,7 +995,7 @@ def create_app(
             f"<h1>Log in</h1>{error}<form method=post action=\"/login{h(_qs({'next': nxt}))}\">"
             f'<input type=hidden name=csrf value="{h(request.state.csrf)}">'
             "<input type=password name=token placeholder=token autofocus> <button type=submit>Log in</button></form>"
-        ))  # fmt: skip
+        ), live=False)  # fmt: skip
 
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         host = request.headers.get("host")
@@ -592,7 +1006,7 @@ def create_app(
         request.state.csrf = secrets.token_urlsafe(32) if fresh else csrf
         request.state.nonce = secrets.token_urlsafe(16)
         if request.url.path != "/login" and not dash.authenticated(request):
-            if request.method == "GET" and not request.query_params.get("fragment"):
+            if request.method == "GET" and not request.query_params.get("fragment") and request.url.path != "/events":
                 nxt = request.url.path + _qs(dict(request.query_params))
                 response: Response = HTMLResponse(login_form(request, nxt), status_code=401)
             else:
@@ -622,6 +1036,10 @@ def create_app(
             Route("/runs", page("Runs", runs_page)),
             Route("/runs/{task_id}", page("Run", run_page)),
             Route("/runs/{task_id}/{action}", action, methods=["POST"]),
+            Route("/schedules", page("Schedules", schedules_page)),
+            Route("/schedules/{action}", schedule_action, methods=["POST"]),
+            Route("/queues/{action}", queue_action, methods=["POST"]),
+            Route("/events", events),
             Route("/login", login, methods=["GET", "POST"]),
         ],
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)],
@@ -641,7 +1059,25 @@ def serve(dsn: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: s
     import uvicorn
 
     check_bind(host, token)
-    uvicorn.run(create_app(dsn, token, host=host, **options), host=host, port=port, log_level="warning")
+    app = create_app(dsn, token, host=host, **options)
+    uvicorn_server(app, uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
+
+
+def uvicorn_server(app: Starlette, config: Any) -> Any:
+    """A ``uvicorn.Server`` for the dashboard ``app`` whose exit (a signal, or
+    ``should_exit`` through :meth:`DashboardServer.stop`) first ends the open
+    event streams: uvicorn waits for every response to finish before it stops,
+    and an event stream would not on its own."""
+    import uvicorn
+
+    hub: EventHub = app.state.dashboard.events
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            hub.close(timeout=0)
+            super().handle_exit(sig, frame)
+
+    return Server(config)
 
 
 class DashboardServer:
@@ -656,7 +1092,7 @@ class DashboardServer:
         check_bind(host, token)
         self.host = host
         self.app = create_app(dsn, token, host=host, **options)
-        self._server = uvicorn.Server(uvicorn.Config(self.app, host=host, port=port, log_level="warning"))
+        self._server = uvicorn_server(self.app, uvicorn.Config(self.app, host=host, port=port, log_level="warning"))
         self._thread = threading.Thread(target=self._server.run, name="pyconductor-dashboard", daemon=True)
         self.port = port
 
@@ -678,6 +1114,7 @@ class DashboardServer:
         return self
 
     def stop(self) -> None:
+        self.app.state.dashboard.events.close()
         self._server.should_exit = True
         self._thread.join(timeout=10)
 

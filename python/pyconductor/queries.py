@@ -103,6 +103,22 @@ DASHBOARD_HAS_STEPS = "select to_regclass('conductor.steps') is not null as has_
 DASHBOARD_STEPS = "select task_id, name, result, attempt_id, saved_at from conductor.steps where task_id = any(%(task_ids)s::bigint[]) order by task_id, saved_at limit %(limit)s"
 DASHBOARD_WORKERS = "select id, host, pid, queues, concurrency, roles, version, started_at, last_seen_at from conductor.workers order by id limit 200"
 DASHBOARD_LEADERS = "select * from conductor.leaders()"
+# schedules page: every schedule (list_schedules) with its latest fire, manual ("Run now") or
+# due, by schedule_fires_by_schedule (schedule_name, due_at): a manual fire's due_at is when it was asked
+DASHBOARD_SCHEDULES = "select s.name, s.cron, s.timezone, s.kind, s.queue, s.enabled, s.next_due_at, s.last_error, s.last_error_at, f.fired_at as last_fired_at, f.task_id as last_fire_task_id, f.manual as last_fire_manual from conductor.list_schedules() s left join lateral (select f.fired_at, f.task_id, f.manual from conductor.schedule_fires f where f.schedule_name = s.name order by f.due_at desc limit 1) f on true order by s.name limit %(limit)s"
+DASHBOARD_ENABLE_SCHEDULE = "select (conductor.enable_schedule(name => %(name)s, enabled => %(enabled)s)).name"
+DASHBOARD_FIRE_SCHEDULE = "select conductor.fire_schedule(name => %(name)s) as task_id"
+# queue controls: true when the call changed the queue's state
+DASHBOARD_PAUSED_QUEUES = "select queue, paused_at, paused_by from conductor.paused_queues order by queue limit %(limit)s"
+DASHBOARD_PAUSE_QUEUE = "select conductor.pause_queue(queue => %(queue)s) as changed"
+DASHBOARD_RESUME_QUEUE = "select conductor.resume_queue(queue => %(queue)s) as changed"
+# the handler log lines of some attempts (each at most settings.max_log_bytes)
+DASHBOARD_ATTEMPT_LOGS = "select attempt_id, lines, dropped from conductor.attempt_logs where attempt_id = any(%(attempt_ids)s::bigint[]) order by attempt_id"
+# live updates (/events): one session of the dashboard listens on the event bus for topic 'tasks'
+# only while a browser is connected, so the engine publishes nothing when nobody looks
+DASHBOARD_LISTEN_BUS = "listen conductor_bus"
+DASHBOARD_SUBSCRIBE = "select conductor.subscribe(topics => %(topics)s::text[])"
+DASHBOARD_UNSUBSCRIBE = "select conductor.unsubscribe(topics => %(topics)s::text[])"
 
 # -- operations (pyconductor.ops: stats, health, prune, tasks, status) --------------
 # stats(): one row per queue; its last column, unrunnable, counts the queue's queued

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -57,6 +58,14 @@ def page(browser: Any) -> Iterator[Any]:
 def app(db_dsn: str) -> Iterator[Conductor]:
     with Conductor(db_dsn, pool_max=2) as app:
         yield app
+
+
+@pytest.fixture
+def db_conn(db_dsn: str) -> Iterator[Any]:
+    import psycopg
+
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        yield conn
 
 
 @pytest.fixture
@@ -203,3 +212,90 @@ def test_with_a_token_the_browser_must_log_in(app: Conductor, db_dsn: str, brows
         expect(page.locator("#task-status")).to_have_text("cancelled")
         context.close()
     assert app.get(task).status == "cancelled"
+
+
+# -- issue 17: schedules, queue controls, log lines, live updates ---------------------
+
+
+def test_run_a_schedule_now_and_see_its_task(app: Conductor, db_conn: Any, dashboard: DashboardServer, page: Any) -> None:
+    db_conn.execute("select conductor.create_schedule(name => 'nightly.report', cron => '0 3 * * *', "
+                    "kind => 'report.nightly', queue => 'nobody-serves-this')")  # fmt: skip
+    page.goto(dashboard.url + "/")
+    page.get_by_role("link", name="Schedules").click()
+    row = page.locator('tr[data-schedule="nightly.report"]')
+    expect(row.locator("td.fired")).to_have_text("-")
+    row.locator("button[value=run]").click()
+    expect(page.locator("#notice")).to_contain_text("Schedule nightly.report fired: task")
+    task = db_conn.execute("select id from conductor.tasks where kind = 'report.nightly'").fetchone()[0]
+    expect(row.locator("td.fired")).to_contain_text(f"(manual) task {task}")
+    row.locator("td.fired a").click()
+    expect(page.locator("#task-status")).to_have_text("queued")
+
+    page.goto(dashboard.url + "/schedules")
+    row.locator("button[value=disable]").click()
+    expect(row).to_have_attribute("data-enabled", "false")
+    row.locator("button[value=enable]").click()
+    expect(row).to_have_attribute("data-enabled", "true")
+    assert db_conn.execute("select count(*) from conductor.tasks").fetchone()[0] == 1
+
+
+def test_pause_a_queue_and_see_it_marked(app: Conductor, db_conn: Any, dashboard: DashboardServer, page: Any) -> None:
+    app.enqueue("mail.send", {}, queue="mail")
+    page.goto(dashboard.url + "/")
+    row = page.locator('tr[data-queue="mail"]')
+    expect(row.locator(".paused")).to_have_count(0)
+    row.locator("button[value=pause]").click()
+    expect(page.locator("#notice")).to_contain_text("Queue mail is paused.")
+    expect(row.locator(".paused")).to_have_text("paused")
+    assert db_conn.execute("select queue from conductor.paused_queues").fetchall() == [("mail",)]
+    row.locator("button[value=resume]").click()
+    expect(page.locator("#notice")).to_contain_text("Queue mail is resumed.")
+    expect(row.locator(".paused")).to_have_count(0)
+    assert db_conn.execute("select count(*) from conductor.paused_queues").fetchone()[0] == 0
+
+
+def test_a_run_page_shows_the_handler_log_lines(app: Conductor, db_conn: Any, dashboard: DashboardServer, page: Any) -> None:
+    from psycopg.types.json import Jsonb
+
+    task = app.enqueue("scrape.page", {}, queue="logs")
+    attempt = db_conn.execute("select attempt_id from conductor.claim(worker_id => 'w1', queues => array['logs'], "
+                              "max_tasks => 1, lease => '60 seconds')").fetchone()[0]  # fmt: skip
+    lines = [{"at": "2026-11-30T12:00:00Z", "level": "INFO", "logger": "scraper", "message": "fetched 3 pages"},
+             {"at": "2026-11-30T12:00:01Z", "level": "ERROR", "logger": "scraper", "message": "<img src=x onerror=alert(1)>"}]  # fmt: skip
+    db_conn.execute("insert into conductor.attempt_logs (attempt_id, lines) values (%s, %s)", (attempt, Jsonb(lines)))
+    page.goto(f"{dashboard.url}/runs/{task}")
+    log = page.locator(f'#logs div.log[data-attempt="{attempt}"]')
+    expect(log.locator("tr")).to_have_count(2)
+    expect(log.locator("tr").nth(0)).to_contain_text("fetched 3 pages")
+    expect(log.locator("tr.lv-error td.msg")).to_have_text("<img src=x onerror=alert(1)>")  # text, not an element
+    expect(page.locator("#logs img")).to_have_count(0)
+    # beside the step tree
+    tree, logs = page.locator("#tree").bounding_box(), page.locator("#logs").bounding_box()
+    assert tree is not None and logs is not None and logs["x"] > tree["x"]
+
+
+def test_the_queues_page_updates_live_from_the_event_bus(app: Conductor, db_conn: Any, dashboard: DashboardServer,
+                                                        page: Any) -> None:  # fmt: skip
+    page.goto(dashboard.url + "/")
+    live = page.locator("#live")
+    expect(live).to_have_attribute("data-stream", "live")  # subscribed: the 2 s poll is off
+    assert db_conn.execute("select topic from conductor.subscriptions").fetchall() == [("tasks",)]
+    for n in range(4):
+        queue = f"live-{n}"
+        started = time.monotonic()
+        app.enqueue("x", {}, queue=queue)
+        expect(page.locator(f'tr[data-queue="{queue}"]')).to_have_count(1, timeout=1500)
+        elapsed = time.monotonic() - started
+        assert elapsed < 1.5, elapsed
+    expect(live).to_have_attribute("data-stream", "live")
+    page.goto("about:blank")  # the browser leaves: the dashboard unsubscribes
+    wait_until(lambda: db_conn.execute("select count(*) from conductor.subscriptions").fetchone()[0] == 0, timeout=5)
+
+
+def test_pages_poll_when_the_schema_has_no_event_bus(app: Conductor, db_conn: Any, dashboard: DashboardServer,
+                                                     page: Any) -> None:  # fmt: skip
+    db_conn.execute("drop function if exists conductor.subscribe(text[]) cascade")
+    page.goto(dashboard.url + "/")
+    expect(page.locator("#live")).to_have_attribute("data-stream", "unavailable")
+    app.enqueue("x", {}, queue="polled")
+    expect(page.locator('tr[data-queue="polled"]')).to_have_count(1)  # the 2 s re-fetch

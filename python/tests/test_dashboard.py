@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -420,3 +422,271 @@ def test_cli_allowed_hosts_session_age_and_tls_flag(db_dsn: str, tmp_path: Path)
         assert c.get("/login", headers={"Host": "evil.example"}).status_code == 421
         session = set_cookies(login(c, "s3cret-token"))[AUTH_COOKIE]
         assert "Max-Age=1800" in session and "Secure" in session
+
+
+# -- issue 17: schedules, queue controls, log lines, live updates ---------------------
+
+
+def make_schedule(conn: Conn, name: str, *, kind: str = "report.nightly", enabled: bool = True) -> None:
+    conn.execute("select conductor.create_schedule(name => %s, cron => '0 3 * * *', kind => %s, queue => 'reports', "
+                 "timezone => 'Europe/Paris', enabled => %s)", (name, kind, enabled))  # fmt: skip
+
+
+def schedule_row(page: str, name: str) -> str:
+    match = re.search(rf'<tr data-schedule="{re.escape(name)}".*?</tr>', page)
+    assert match, page
+    return match.group(0)
+
+
+def test_the_schedules_page_lists_every_schedule(db_conn: Conn, client: httpx.Client) -> None:
+    assert "No schedules." in client.get("/schedules").text
+    make_schedule(db_conn, "nightly.report")
+    make_schedule(db_conn, "weekly:cleanup/all", kind="cleanup.all", enabled=False)
+    db_conn.execute("update conductor.schedules set last_error = 'QC104: <b>queue</b> & gone', "
+                    "last_error_at = '2026-11-30 12:00:00+00' where name = 'nightly.report'")  # fmt: skip
+
+    resp = client.get("/schedules")
+    assert resp.status_code == 200 and "<a href=/schedules>Schedules</a>" in resp.text
+    nightly = schedule_row(resp.text, "nightly.report")
+    for text in ("0 3 * * *", "Europe/Paris", "report.nightly", "reports", 'data-enabled="true"', "value=disable",
+                 "value=run", "Run now", "2026-11-30 12:00:00.000Z"):  # fmt: skip
+        assert text in nightly, text
+    assert "QC104: &lt;b&gt;queue&lt;/b&gt; &amp; gone" in nightly and "<b>queue" not in nightly
+    assert re.search(r"<td class=next>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}Z", nightly)
+    assert "<td class=fired>-" in nightly
+    weekly = schedule_row(resp.text, "weekly:cleanup/all")
+    assert 'data-enabled="false"' in weekly and "value=enable" in weekly and "<td class=next>-" in weekly
+    fragment = client.get("/schedules", params={"fragment": "1"})
+    assert "<html" not in fragment.text and 'data-schedule="nightly.report"' in fragment.text
+
+
+def test_enable_disable_and_run_now_need_the_csrf_token(db_conn: Conn, client: httpx.Client) -> None:
+    make_schedule(db_conn, "nightly.report")
+    token = csrf_of(client)
+
+    def enabled() -> bool:
+        row = db_conn.execute("select enabled from conductor.schedules where name = 'nightly.report'").fetchone()
+        return bool(row and row[0])
+
+    def tasks() -> int:
+        return int(str(db_conn.execute("select count(*) from conductor.tasks where kind = 'report.nightly'").fetchone()[0]))  # type: ignore[index]
+
+    due = db_conn.execute("select next_due_at from conductor.schedules").fetchone()
+    for path in ("/schedules/disable", "/schedules/run"):
+        assert client.post(path, data={"name": "nightly.report"}).status_code == 403
+        assert client.post(path, data={"name": "nightly.report", "csrf": token},
+                           headers={"Origin": "https://evil.example"}).status_code == 403  # fmt: skip
+    assert enabled() and tasks() == 0
+
+    off = client.post("/schedules/disable", data={"name": "nightly.report", "csrf": token})
+    assert off.status_code == 303 and off.headers["location"].startswith("/schedules?notice=")
+    assert not enabled()
+    assert "Schedule nightly.report is disabled." in client.get(off.headers["location"]).text
+    assert client.post("/schedules/enable", data={"name": "nightly.report", "csrf": token}).status_code == 303
+    assert enabled()
+
+    run = client.post("/schedules/run", data={"name": "nightly.report", "csrf": token}, follow_redirects=True)
+    assert run.status_code == 200 and tasks() == 1
+    task = db_conn.execute("select id from conductor.tasks where kind = 'report.nightly'").fetchone()[0]  # type: ignore[index]
+    assert f"Schedule nightly.report fired: task {task}." in run.text
+    fire = db_conn.execute("select manual, task_id from conductor.schedule_fires").fetchall()
+    assert fire == [(True, task)]
+    assert db_conn.execute("select next_due_at from conductor.schedules").fetchone() == due  # untouched
+    row = schedule_row(run.text, "nightly.report")
+    assert "(manual)" in row and f'<a href="/runs/{task}">task {task}</a>' in row
+
+    missing = client.post("/schedules/run", data={"name": "no-such", "csrf": token}, follow_redirects=True)
+    assert missing.status_code == 200 and "Could not run schedule no-such" in missing.text
+    assert client.post("/schedules/explode", data={"name": "nightly.report", "csrf": token}).status_code == 404
+    assert client.post("/schedules/run", data={"csrf": token}).status_code == 400
+    assert tasks() == 1
+
+
+def test_pause_and_resume_a_queue(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+    app.enqueue("mail.send", {}, queue="mail")
+    token = csrf_of(client)
+
+    def paused() -> list[str]:
+        return [str(r[0]) for r in db_conn.execute("select queue from conductor.paused_queues order by queue")]
+
+    home = client.get("/").text
+    assert re.search(r'<tr data-queue="mail"><td>', home) and "value=pause" in home
+    assert client.post("/queues/pause", data={"queue": "mail"}).status_code == 403
+    assert paused() == []
+
+    resp = client.post("/queues/pause", data={"queue": "mail", "csrf": token}, follow_redirects=True)
+    assert resp.status_code == 200 and paused() == ["mail"]
+    assert "Queue mail is paused." in resp.text
+    row = re.search(r'<tr data-queue="mail" data-paused>.*?</tr>', resp.text)
+    assert row and "<span class=paused data-paused" in row.group(0) and "value=resume" in row.group(0)
+    again = client.post("/queues/pause", data={"queue": "mail", "csrf": token}, follow_redirects=True)
+    assert "Queue mail was paused already." in again.text
+
+    # a paused queue with nothing to show in stats() still has its row, to be resumed
+    client.post("/queues/pause", data={"queue": "idle-queue", "csrf": token})
+    assert paused() == ["idle-queue", "mail"]
+    assert re.search(r'<tr data-queue="idle-queue" data-paused>.*?value=resume', client.get("/").text)
+
+    resumed = client.post("/queues/resume", data={"queue": "mail", "csrf": token}, follow_redirects=True)
+    assert "Queue mail is resumed." in resumed.text and paused() == ["idle-queue"]
+    assert re.search(r'<tr data-queue="mail"><td>', resumed.text)
+    assert client.post("/queues/drain", data={"queue": "mail", "csrf": token}).status_code == 404
+
+
+def claim_one(conn: Conn, queue: str) -> tuple[int, int]:
+    """(task id, attempt id) of one task of ``queue`` claimed by worker 'w1'."""
+    row = conn.execute("select task_id, attempt_id from conductor.claim(worker_id => 'w1', queues => %s, "
+                       "max_tasks => 1, lease => '60 seconds')", ([queue],)).fetchone()  # fmt: skip
+    assert row is not None
+    return int(str(row[0])), int(str(row[1]))
+
+
+def test_the_run_page_shows_each_attempts_log_lines_escaped(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+    app.enqueue("scrape.page", {}, queue="logs")
+    task, attempt = claim_one(db_conn, "logs")
+    assert "No log lines." in client.get(f"/runs/{task}").text
+    lines = [
+        {"at": "2026-11-30T12:00:00.123Z", "level": "INFO", "logger": "scraper", "message": "fetching page 1"},
+        {"at": "2026-11-30T12:00:01.456Z", "level": "WARNING", "logger": "scraper<x>",
+         "message": "<script>alert('xss')</script>\nsecond line"},
+    ]  # fmt: skip
+    db_conn.execute("insert into conductor.attempt_logs (attempt_id, lines, dropped) values (%s, %s, 3)",
+                    (attempt, psycopg.types.json.Jsonb(lines)))  # fmt: skip
+
+    page = client.get(f"/runs/{task}").text
+    logs = page[page.index("<section id=logs>"):]
+    assert page.index("id=tree") < page.index("<section id=logs>")  # beside the tree
+    assert f'<div class=log data-attempt="{attempt}">' in logs and "(2 lines, 3 dropped)" in logs
+    assert "fetching page 1" in logs and "2026-11-30T12:00:00.123Z" in logs and "<tr class=lv-warning>" in logs
+    assert "&lt;script&gt;alert(&#x27;xss&#x27;)&lt;/script&gt;\nsecond line" in logs and "scraper&lt;x&gt;" in logs
+    assert "<script>alert" not in page and "3 more line(s) were dropped" in logs
+
+
+class EventReader:
+    """A ``/events`` stream over a plain socket (so closing it closes the connection at
+    once, as a browser leaving does), its lines read by a thread and awaited with a timeout."""
+
+    def __init__(self, url: str, headers: dict[str, str] | None = None) -> None:
+        import queue
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        self.sock = socket.create_connection((parts.hostname, parts.port), timeout=10)
+        head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": parts.netloc, "Accept": "text/event-stream",
+                                                    **(headers or {})}.items())  # fmt: skip
+        self.sock.sendall(f"GET {parts.path} HTTP/1.1\r\n{head}\r\n".encode())
+        self.sock.settimeout(None)
+        self.file = self.sock.makefile("rb")
+        self.status = int(self.file.readline().split()[1])
+        self.headers: dict[str, str] = {}
+        while (line := self.file.readline().decode().strip()):
+            name, _, value = line.partition(":")
+            self.headers[name.strip().lower()] = value.strip()
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        chunked = self.headers.get("transfer-encoding") == "chunked"
+        buffer = b""
+        try:
+            while True:
+                if chunked:
+                    size = int(self.file.readline().strip() or b"0", 16)
+                    if size == 0:
+                        break
+                    buffer += self.file.read(size)
+                    self.file.readline()
+                else:
+                    chunk = self.file.read1(65536)
+                    if not chunk:
+                        break
+                    buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    self.lines.put(line.decode().rstrip("\r"))
+        except (OSError, ValueError):
+            pass
+        self.lines.put(None)
+
+    def until(self, predicate: Callable[[str], bool], timeout: float = 10.0) -> str:
+        """The first line (from now) that ``predicate`` accepts; AssertionError at the stream's end or timeout."""
+        import queue
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no such line within {timeout} s") from None
+            if line is None:
+                raise AssertionError("the stream ended")
+            if predicate(line):
+                return line
+
+    def close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.thread.join(5)
+        self.file.close()
+        self.sock.close()
+
+
+def subscribers(conn: Conn) -> list[tuple[object, ...]]:
+    return conn.execute("select topic from conductor.subscriptions order by topic").fetchall()
+
+
+def test_events_need_the_token_and_stream_a_message_after_an_enqueue(app: Conductor, db_conn: Conn, db_dsn: str) -> None:
+    with DashboardServer(db_dsn, "127.0.0.1", 0, token="s3cret-token") as server:
+        anon = httpx.get(server.url + "/events", timeout=10)
+        assert anon.status_code == 401 and anon.text.startswith("401 unauthorized") and "<form" not in anon.text
+        assert subscribers(db_conn) == []  # nobody looks: nothing subscribes, the engine publishes nothing
+
+        reader = EventReader(server.url + "/events", {"Authorization": "Bearer s3cret-token"})
+        try:
+            assert reader.status == 200 and reader.headers["content-type"].startswith("text/event-stream")
+            reader.until(lambda line: line == "event: ready")
+            assert subscribers(db_conn) == [("tasks",)]
+            task = app.enqueue("live.task", {}, queue="live")
+            data = json.loads(reader.until(lambda line: line.startswith("data: {")).removeprefix("data: "))
+            assert data["topic"] == "tasks" and data["payload"] == {"event": "queued", "queue": "live"}
+            app.cancel(task)
+            data = json.loads(reader.until(lambda line: line.startswith("data: {")).removeprefix("data: "))
+            assert data["payload"]["event"] == "finished" and task in data["payload"]["ids"]
+
+            second = EventReader(server.url + "/events", {"Authorization": "Bearer s3cret-token"})
+            second.until(lambda line: line == "event: ready")  # the hub is subscribed already
+            assert subscribers(db_conn) == [("tasks",)]  # one session for every browser
+            second.close()
+        finally:
+            reader.close()
+        # the last browser went away: the hub unsubscribes
+        wait_until(lambda: subscribers(db_conn) == [], timeout=2)
+        assert server.app.state.dashboard.events.streams == 0
+
+
+def test_events_say_so_when_the_schema_has_no_bus(db_conn: Conn, db_dsn: str) -> None:
+    db_conn.execute("drop function if exists conductor.subscribe(text[]) cascade")
+    with DashboardServer(db_dsn, "127.0.0.1", 0) as server:
+        reader = EventReader(server.url + "/events")
+        try:
+            reader.until(lambda line: line == "event: unavailable")
+            with pytest.raises(AssertionError, match="the stream ended"):
+                reader.until(lambda line: False)
+        finally:
+            reader.close()
+
+
+def test_stopping_the_server_ends_open_streams(db_dsn: str) -> None:
+    server = DashboardServer(db_dsn, "127.0.0.1", 0).start()
+    reader = EventReader(server.url + "/events")
+    try:
+        reader.until(lambda line: line.startswith(": conductor"))
+        started = time.monotonic()
+        server.stop()
+        assert time.monotonic() - started < 5
+        assert not server._thread.is_alive()
+    finally:
+        reader.close()
