@@ -36,11 +36,14 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pyconductor import queries
 from pyconductor.errors import LeaseLost, NotFound, TaskCancelled
 from pyconductor.wire import dumps_json, interval_text, timestamp_text
+
+if TYPE_CHECKING:
+    from pyconductor.tasklog import AttemptLog
 
 __all__ = ["EventTimeout", "TaskContext"]
 
@@ -118,6 +121,8 @@ class TaskContext:
     _counts: dict[str, int] = field(default_factory=dict, repr=False)
     _suspended: bool = field(default=False, repr=False)
     _refused: str | None = field(default=None, repr=False)
+    # the log lines its handler emitted, not yet sent (pyconductor.tasklog); None: not captured
+    _log: AttemptLog | None = field(default=None, repr=False)
 
     @classmethod
     def from_claim(cls, row: dict[str, Any], worker_id: str | None = None,

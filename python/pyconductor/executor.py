@@ -42,6 +42,15 @@ run ``pyconductor worker --processes N``: its children run with
 gracefully and exits (code 3), and the supervisor starts a fresh one; the
 process is the unit that can be killed.
 
+Log lines. While a handler runs, the logging records it emits are captured
+for its attempt (:mod:`pyconductor.tasklog`: the context variable is set on
+the handler thread around the call, or inside the asyncio task of an async
+handler) and the reporter stores them before the outcome. ``capture_logs``
+(default True) and ``capture_level`` (default ``logging.INFO``) are the
+knobs; an attempt that reports no outcome (suspended, discarded) or whose
+outcome went before its handler ended (timed out, released) sends what it
+logged since in a ``'log'`` report.
+
 **``async def`` handlers** (a kind whose handler is a coroutine function,
 ``inspect.iscoroutinefunction``) do not run on a handler thread: they run as
 asyncio tasks on one event loop thread (:mod:`pyconductor.loop`), started
@@ -86,6 +95,7 @@ from datetime import timedelta
 from itertools import count
 from typing import TYPE_CHECKING
 
+from pyconductor import tasklog
 from pyconductor.context import _Suspended
 from pyconductor.errors import RetryLater
 from pyconductor.ledger import Ledger, Run, task_extra
@@ -116,7 +126,8 @@ class Executor:
     """Handler threads and their watchdog; see the module doc."""
 
     def __init__(self, ledger: Ledger, registry: Registry, report: Callable[[Report], None], *, concurrency: int,
-                 worker_id: str, cancel_grace: float, on_stuck: Callable[[], None] | None = None) -> None:  # fmt: skip
+                 worker_id: str, cancel_grace: float, on_stuck: Callable[[], None] | None = None,
+                 capture_logs: bool = True, capture_level: int = logging.INFO) -> None:  # fmt: skip
         self.ledger = ledger
         self.registry = registry
         self.report = report
@@ -124,6 +135,9 @@ class Executor:
         self.worker_id = worker_id
         self.cancel_grace = cancel_grace
         self.on_stuck = on_stuck
+        self.capture_logs = capture_logs  # handler log lines per attempt (pyconductor.tasklog)
+        self.capture_level = capture_level
+        self._attached = False
         # a Run per task; None tells one thread to exit
         self._jobs: queue_mod.SimpleQueue[Run | None] = queue_mod.SimpleQueue()
         self._watch = threading.Condition(ledger.lock)
@@ -143,6 +157,9 @@ class Executor:
         return self._stuck
 
     def start(self) -> None:
+        if self.capture_logs and not self._attached:
+            tasklog.attach()
+            self._attached = True
         for _ in range(self.concurrency):
             self._add_thread()
         self._watchdog.start()
@@ -226,6 +243,9 @@ class Executor:
         for _ in range(self.concurrency):
             self._jobs.put(None)
         self._loop.close()
+        if self._attached:
+            self._attached = False
+            tasklog.detach()
 
     # -- handler threads -------------------------------------------------------------
 
@@ -256,7 +276,15 @@ class Executor:
         start = run.started_at = time.perf_counter()
         try:
             if not ctx.cancelled:  # else cancelled or handed back before a thread was free to start it
-                result = task.run(ctx.payload, ctx)
+                if self.capture_logs:
+                    ctx._log = tasklog.AttemptLog(self.capture_level)
+                    token = tasklog.enter(ctx._log)
+                    try:
+                        result = task.run(ctx.payload, ctx)
+                    finally:
+                        tasklog.leave(token)
+                else:
+                    result = task.run(ctx.payload, ctx)
                 try:
                     report = Report("ok", ctx, result=dumps_json(result))
                 except (TypeError, ValueError) as exc:
@@ -289,23 +317,27 @@ class Executor:
             logger.warning("task %d (%s): its handler returned after %.1fs, its slot freed before (%s); outcome "
                            "discarded, thread ended", ctx.task_id, ctx.kind, ms / 1000, ctx.cancel_reason,
                            extra=task_extra(ctx, ms))  # fmt: skip
+            self._report_log(ctx)
             return True
         if ctx.suspended:
             # suspend closed the attempt in SQL ('suspended'): nothing to report, the slot is free
             ledger.count("suspended")
             logger.debug("task %d (%s) waiting", ctx.task_id, ctx.kind, extra=task_extra(ctx, ms))
+            self._report_log(ctx)
             return False
         if ctx._refused is not None and ctx.cancel_reason != "released":
             # a step, spawn or wait was refused: the lease was lost or the task cancelled
             ledger.count("refused")
             logger.warning("task %d (%s) %s (a step was refused); its outcome is discarded", ctx.task_id,
                            ctx.kind, ctx._refused, extra=task_extra(ctx, ms))  # fmt: skip
+            self._report_log(ctx)
             return False
         if ctx.cancelled:
             # cancelled, lost, released or timed out: the database would refuse the report anyway
             ledger.count("discarded")
             logger.warning("task %d (%s) %s; its outcome is discarded", ctx.task_id, ctx.kind,
                            ctx.cancel_reason, extra=task_extra(ctx, ms))  # fmt: skip
+            self._report_log(ctx)
             return False
         if report is not None:
             report.duration_ms = ms
@@ -329,6 +361,9 @@ class Executor:
         start = run.started_at = time.perf_counter()
         try:
             if not ctx.cancelled:  # else cancelled, timed out or handed back before the loop started it
+                if self.capture_logs:  # the variable is this asyncio task's own: nothing to reset
+                    ctx._log = tasklog.AttemptLog(self.capture_level)
+                    tasklog.enter(ctx._log)
                 result = await task.run(ctx.payload, ctx)
                 try:
                     report = Report("ok", ctx, result=dumps_json(result))
@@ -380,6 +415,16 @@ class Executor:
         elif report is not None:
             report.duration_ms = ms
             self.report(report)
+            return
+        self._report_log(ctx)
+
+    def _report_log(self, ctx: TaskContext) -> None:
+        """Send the log lines of an attempt that reports no outcome (suspended,
+        discarded) or whose outcome went before its handler ended (timed out,
+        released): what it captured since, if anything."""
+        log = ctx._log
+        if log is not None and log.pending:
+            self.report(Report("log", ctx))
 
     # -- the watchdog ------------------------------------------------------------------
 

@@ -18,6 +18,16 @@ failure, not retried (running it again would redo its effects for a result
 that still cannot be stored). A lost connection is waited out
 (:func:`pyconductor.link.retry`) and the batch sent again.
 
+Handler log lines (:mod:`pyconductor.tasklog`) go first: the lines every
+attempt of the batch captured (none: no call) in one ``conductor.save_log``
+statement, then the outcomes, so a run page that shows an outcome shows its
+lines. A ``'log'`` report carries only lines (an attempt that reports no
+outcome: suspended, discarded; or lines that came after a time limit's
+report). A save_log the database refuses is retried attempt by attempt, and
+one that still fails is logged at WARNING: it never costs an outcome. (A
+lost connection is waited out as for the outcomes; should the call have
+committed before the connection dropped, its lines are stored twice.)
+
 Each outcome the database took is told to the ``listeners`` (``fn(ctx,
 outcome, handler_ms)``, outcome 'succeeded', 'retried', 'failed' or
 'refused'), on this thread, before the counters count it: what /metrics counts.
@@ -36,14 +46,19 @@ from typing import cast
 
 import psycopg
 
-from pyconductor import queries
+from pyconductor import queries, tasklog
 from pyconductor.context import TaskContext
 from pyconductor.errors import ConductorError, LeaseLost, NotFound, TaskCancelled, translate
 from pyconductor.ledger import Ledger, task_extra
 from pyconductor.link import CONNECTION_ERRORS, Aborted, Link
-from pyconductor.wire import bigint_array, storable_text, text_array
+from pyconductor.wire import bigint_array, dumps_json, storable_text, text_array
 
 __all__ = ["OutcomeListener", "Report", "Reporter"]
+
+# every captured attempt of a batch in one statement (tasklog.SAVE_LOG is the one-attempt form)
+SAVE_LOGS = ("select count(conductor.save_log(attempt_id => u.attempt_id, lines => u.lines, dropped => u.dropped)) "
+             "from unnest(%(attempt_ids)s::bigint[], %(lines)s::jsonb[], %(dropped)s::integer[]) "
+             "as u(attempt_id, lines, dropped)")  # fmt: skip
 
 logger = logging.getLogger("pyconductor")
 
@@ -54,7 +69,7 @@ OutcomeListener = Callable[[TaskContext, str, float | None], None]
 class Report:
     """A held attempt's outcome, waiting to be sent."""
 
-    what: str  # 'ok', 'fail', 'unknown', 'release'
+    what: str  # 'ok', 'fail', 'unknown', 'release'; 'log': only the attempt's log lines
     ctx: TaskContext
     result: str | None = None  # JSON text
     error: str | None = None
@@ -128,11 +143,12 @@ class Reporter:
             except Exception:  # noqa: BLE001 - never die
                 logger.exception("reporting %d outcome(s) failed", len(batch), extra=self._extra)
             finally:
-                self.ledger.reported([r.ctx.attempt_id for r in batch])
+                self.ledger.reported([r.ctx.attempt_id for r in batch if r.what != "log"])
 
     def send(self, batch: list[Report]) -> None:
-        """Send one batch: the results together, then the rest one by one."""
-        others = [r for r in batch if r.what != "ok"]
+        """Send one batch: the log lines, the results together, then the rest one by one."""
+        self._save_logs(batch)
+        others = [r for r in batch if r.what != "ok" and r.what != "log"]
         oks = [r for r in batch if r.what == "ok"]
         if oks:
             others += self._send_results(oks)
@@ -154,6 +170,36 @@ class Reporter:
                 # one report the server cannot take never costs the others theirs
                 logger.error("%s of task %d (%s) could not be sent: %s", r.what, r.ctx.task_id, r.ctx.kind,
                              " ".join(str(exc).split()), extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
+
+    def _save_logs(self, batch: list[Report]) -> None:
+        """Store what the batch's attempts captured and did not send yet (see the module doc)."""
+        taken: list[tuple[Report, tuple[list[dict[str, str]], int]]] = []
+        for r in batch:
+            log = r.ctx._log
+            if log is not None and log.pending:
+                lines = log.take()
+                if lines is not None:
+                    taken.append((r, lines))
+        if not taken:
+            return
+        if len(taken) > 1:
+            try:
+                self.link.rows(SAVE_LOGS, {
+                    "attempt_ids": bigint_array(r.ctx.attempt_id for r, _ in taken),
+                    "lines": text_array(dumps_json(lines) for _, (lines, _) in taken),
+                    "dropped": bigint_array(dropped for _, (_, dropped) in taken),
+                }, self._abort)  # fmt: skip
+                return
+            except psycopg.Error:
+                pass  # one the database refuses never costs the others their lines: one by one
+        for r, lines in taken:
+            try:
+                self.link.rows(tasklog.SAVE_LOG, tasklog.save_params(r.ctx.attempt_id, lines), self._abort)
+            except Aborted:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the lines are informational: never lose an outcome for them
+                logger.warning("the log lines of task %d (%s) were not saved: %s", r.ctx.task_id, r.ctx.kind,
+                               " ".join(str(exc).split()), extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
 
     def _send_results(self, oks: list[Report]) -> list[Report]:
         """Store the results of ``oks`` with complete_many; answer the failure
