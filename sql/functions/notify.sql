@@ -23,6 +23,11 @@
 --     conductor._notify_done(task_ids)                every completion (complete,
 --         complete_many, fail, cancel, reap) calls it; it notifies only the
 --         ids a waiter named, and removes those waiters
+--   Bus topic 'tasks' (functions/bus, channel 'conductor_bus'): both also
+--   publish, only while a session subscribes to 'tasks' or '*' (one probe of
+--   conductor.subscriptions' key, in the statement that reads the waiters):
+--     _notify_queue: {"event": "queued", "queue": q}
+--     _notify_done:  {"event": "finished", "ids": [...]} (every finished id)
 --
 -- The sleeper protocol (the SQL contract; docs/protocol.md walks a worker
 -- through it). A worker LISTENs on 'conductor' for as long as it runs. When a
@@ -79,6 +84,9 @@ create or replace function conductor._notify_queue(queue text) returns boolean
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_sleeper boolean := true;
+  v_subscriber boolean;
 begin
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
     -- held to commit: a worker marking itself meanwhile fails its try-lock (see the map);
@@ -91,9 +99,18 @@ begin
       perform pg_catalog.pg_advisory_xact_lock_shared(pg_catalog.hashtext('conductor:enqueue:queue'),
                                                       pg_catalog.hashtext(_notify_queue.queue));
     end if;
-    if not exists (select from conductor.sleepers s where s.queue in (_notify_queue.queue, '*')) then
-      return false;
-    end if;
+    -- one statement for both probes: the hot path pays one executor start, as before the bus
+    select exists (select from conductor.sleepers s where s.queue in (_notify_queue.queue, '*')),
+           exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
+      into v_sleeper, v_subscriber;
+  else
+    v_subscriber := exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'));
+  end if;
+  if v_subscriber then
+    perform conductor._publish('tasks', pg_catalog.jsonb_build_object('event', 'queued', 'queue', _notify_queue.queue));
+  end if;
+  if not v_sleeper then
+    return false;
   end if;
   perform pg_catalog.pg_notify('conductor', _notify_queue.queue);
   return true;
@@ -104,7 +121,8 @@ comment on function conductor._notify_queue(text) is
 $$Work may be ready in queue: notifies channel 'conductor' (payload the queue's name) when
 a worker sleeps on the queue or on every queue, after taking the queue's in-flight locks
 that sleep() tries; answers whether it notified. At REPEATABLE READ or SERIALIZABLE it
-always notifies.$$;
+always notifies. Publishes {"event": "queued", "queue": queue} on bus topic 'tasks' when a
+session subscribes to it (or to '*').$$;
 
 create or replace function conductor._notify_done(task_ids bigint[]) returns void
   language plpgsql volatile
@@ -112,19 +130,30 @@ create or replace function conductor._notify_done(task_ids bigint[]) returns voi
 as $$
 declare
   v_told bigint[];
+  v_subscriber boolean;
   v_payload text;
 begin
   if coalesce(pg_catalog.cardinality(_notify_done.task_ids), 0) = 0 then
     return;
   end if;
   -- a statement after the completion's update: its snapshot sees every watch()
-  -- that committed before (see the map)
+  -- that committed before (see the map); the bus probe rides along (one executor start)
   with told as (
     delete from conductor.result_waiters w
      where w.task_id = any (_notify_done.task_ids)
     returning w.task_id
   )
-  select pg_catalog.array_agg(distinct t.task_id order by t.task_id) into v_told from told t;
+  select pg_catalog.array_agg(distinct t.task_id order by t.task_id),
+         exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
+    into v_told, v_subscriber
+    from told t;
+  if v_subscriber then
+    -- every finished id, 350 a message: 350 ids of 20 characters fit in one notification
+    for i in 0 .. (pg_catalog.cardinality(_notify_done.task_ids) - 1) / 350 loop
+      perform conductor._publish('tasks', pg_catalog.jsonb_build_object(
+        'event', 'finished', 'ids', pg_catalog.to_jsonb(_notify_done.task_ids[i * 350 + 1 : (i + 1) * 350])));
+    end loop;
+  end if;
   if pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     v_told := _notify_done.task_ids;  -- an older snapshot may have missed a waiter
   end if;
@@ -140,7 +169,9 @@ $$;
 comment on function conductor._notify_done(bigint[]) is
 $$Tasks finished: notifies channel 'conductor_done' with those of task_ids a session waits
 on (watch), joined by ',' ('*' when over 7900 bytes), and removes those waiters; nothing
-when none waits. At REPEATABLE READ or SERIALIZABLE it names every id.$$;
+when none waits. At REPEATABLE READ or SERIALIZABLE it names every id. Publishes
+{"event": "finished", "ids": [...]} (every id of task_ids, 350 a message) on bus topic
+'tasks' when a session subscribes to it (or to '*').$$;
 
 -- v0.1.0 notified from a statement-level trigger on conductor.tasks; capturing
 -- every inserted row in its transition table cost a tenth of a single
