@@ -3,6 +3,11 @@
 -- Deleting old finished history, one bounded batch per call.
 --
 --   conductor.prune(older_than, include_failed, batch) -> bigint   admin only
+--   conductor._prune_events(cutoff, batch) -> bigint    old events no task waits for
+--   conductor._delete_tasks(ids)                       tasks with attempts, steps, fires
+--
+-- The two helpers are granted to nobody; apply_retention (functions/retention)
+-- deletes through them too, so both forget history the same way.
 --
 -- Tables: conductor.tasks (read via tasks_finished, deleted), conductor.attempts,
 -- conductor.steps, conductor.schedule_fires (read via
@@ -20,6 +25,8 @@
 -- never fire again (tick only fires from next_due_at on), so its row is deleted
 -- with its task; a fire not yet behind next_due_at (an operator moved the schedule
 -- back) keeps its row, the unique key that stops a second fire, with task_id NULL.
+-- A manual fire (fire_schedule) is never a unique key: it goes with its task.
+-- Handler log lines (attempt_logs) go with their attempts (on delete cascade).
 --
 -- Events: an event emitted before the cutoff goes, unless a task waits for it
 -- (emit_event wakes every waiter, so none should; the check costs one probe of
@@ -46,6 +53,69 @@ set local role conductor_owner;
 
 -- Old events, found without reading every event; written once per event name.
 create index events_emitted_at on conductor.events (emitted_at);
+
+create or replace function conductor._prune_events(cutoff timestamptz, batch integer) returns bigint
+  language sql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+  -- Old events no task waits for; the advisory lock of each (the one emit_event and
+  -- suspend take) is tried, so a name being emitted or awaited right now is left alone.
+  with doomed as (
+    select e.name
+      from conductor.events e
+     where e.emitted_at < _prune_events.cutoff
+       and not exists (select from conductor.tasks t
+                        where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = e.name)
+     order by e.emitted_at
+     limit _prune_events.batch
+       for update of e skip locked
+  ), gone as (
+    delete from conductor.events e
+     using doomed d
+     where e.name = d.name
+       and pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('conductor:event:' || d.name, 0))
+    returning 1
+  )
+  select pg_catalog.count(*) from gone
+$$;
+
+comment on function conductor._prune_events(timestamptz, integer) is
+$$Deletes at most batch events emitted before cutoff, oldest first, that no waiting task
+waits for, skipping rows and event names others hold (never waits); returns how many went.
+Used by prune and apply_retention.$$;
+
+revoke execute on function conductor._prune_events(timestamptz, integer) from public;
+
+create or replace function conductor._delete_tasks(ids bigint[]) returns void
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  delete from conductor.attempts a where a.task_id = any (_delete_tasks.ids);
+
+  delete from conductor.steps s where s.task_id = any (_delete_tasks.ids);
+
+  -- a fire behind next_due_at can never fire again, and a manual fire never
+  -- holds a due time: both go; any other keeps its row (the unique key)
+  delete from conductor.schedule_fires f
+   using conductor.schedules s
+   where f.task_id = any (_delete_tasks.ids)
+     and s.name = f.schedule_name
+     and (f.manual or f.due_at < s.next_due_at);
+  update conductor.schedule_fires f set task_id = null
+   where f.task_id = any (_delete_tasks.ids);
+
+  delete from conductor.tasks t where t.id = any (_delete_tasks.ids);
+end
+$$;
+
+comment on function conductor._delete_tasks(bigint[]) is
+$$Deletes the tasks ids with their attempts (and so their log lines), their steps and the
+schedule fires that enqueued them (a fire not yet behind its schedule's next_due_at keeps
+its row, task_id NULL). The caller holds the task rows (FOR UPDATE) and makes sure runs go
+whole. Used by prune and apply_retention.$$;
+
+revoke execute on function conductor._delete_tasks(bigint[]) from public;
 
 create or replace function conductor.prune(
   older_than     interval,
@@ -87,25 +157,7 @@ begin
 
   v_cutoff := v_now - prune.older_than;
 
-  -- Old events no task waits for; the advisory lock of each (the one emit_event and
-  -- suspend take) is tried, so a name being emitted or awaited right now is left alone.
-  with doomed as (
-    select e.name
-      from conductor.events e
-     where e.emitted_at < v_cutoff
-       and not exists (select from conductor.tasks t
-                        where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = e.name)
-     order by e.emitted_at
-     limit prune.batch
-       for update of e skip locked
-  ), gone as (
-    delete from conductor.events e
-     using doomed d
-     where e.name = d.name
-       and pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('conductor:event:' || d.name, 0))
-    returning 1
-  )
-  select pg_catalog.count(*) into v_events from gone;
+  v_events := conductor._prune_events(v_cutoff, prune.batch);
 
   v_status := case when prune.include_failed
                    then array['succeeded', 'cancelled', 'failed', 'dead', 'timed_out']::conductor.task_status[]
@@ -133,19 +185,7 @@ begin
     return v_events;
   end if;
 
-  delete from conductor.attempts a where a.task_id = any (v_ids);
-
-  delete from conductor.steps s where s.task_id = any (v_ids);
-
-  delete from conductor.schedule_fires f
-   using conductor.schedules s
-   where f.task_id = any (v_ids)
-     and s.name = f.schedule_name
-     and f.due_at < s.next_due_at;
-  update conductor.schedule_fires f set task_id = null
-   where f.task_id = any (v_ids);
-
-  delete from conductor.tasks t where t.id = any (v_ids);
+  perform conductor._delete_tasks(v_ids);
   return pg_catalog.cardinality(v_ids) + v_events;
 end
 $$;

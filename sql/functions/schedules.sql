@@ -7,8 +7,10 @@
 --   conductor.update_schedule(name, ...)          change what is given
 --   conductor.enable_schedule(name, enabled)      on/off
 --   conductor.delete_schedule(name) -> boolean
---   conductor.list_schedules()                    every schedule, by name
+--   conductor.list_schedules()                    every schedule, by name, with last_fired_at
 --   conductor.tick(grace) -> (schedule_name, due_at, task_id)   fire what is due
+--   conductor.fire_schedule(name) -> bigint       Run now: one task, a manual fire
+--   conductor.overdue_schedules(grace) -> (name, next_due_at, overdue)
 --   conductor._check_schedule(row)                raises unless a schedule is valid
 --
 -- Validation: a schedule's task is checked by the rules of enqueue
@@ -33,9 +35,21 @@
 --
 -- Exactly once: tick locks each due schedule FOR UPDATE SKIP LOCKED (a second
 -- tick skips it, and re-checks next_due_at on the row's latest version), and
--- every fire is a row of conductor.schedule_fires under the primary key
--- (schedule_name, due_at), inserted in the same transaction as its task. A
--- tick that loses the race inserts nothing and enqueues nothing.
+-- every fire is a row of conductor.schedule_fires under the unique index
+-- schedule_fires_due (schedule_name, due_at) where not manual, inserted in the
+-- same transaction as its task. A tick that loses the race inserts nothing and
+-- enqueues nothing.
+--
+-- Manual fires (fire_schedule, an operator's Run now): a fire row with manual
+-- = true and due_at = when it was asked, outside that unique index, so it
+-- never takes a due time's place: a due time at the same instant still fires
+-- once. next_due_at, last_due_at and last_task_id are the cron line's and stay
+-- as they are; list_schedules' last_fired_at shows either kind of fire
+-- (through the index schedule_fires_fired, which this change owns).
+--
+-- Overdue: an enabled schedule whose next_due_at passed more than a grace ago
+-- means no tick ran (no scheduler holds its lock): overdue_schedules() names
+-- them for health checks and metrics.
 --
 -- Isolation: tick fires each due schedule in a subtransaction of its own. One
 -- that raises (a row made bad by hand, or stored by v0.1.0, which checked
@@ -49,6 +63,10 @@
 
 begin;
 set local role conductor_owner;
+
+-- The latest fire of a schedule (list_schedules' last_fired_at) without reading
+-- every fire it made; written once per fire, never on the hot path.
+create index schedule_fires_fired on conductor.schedule_fires (schedule_name, fired_at);
 
 -- v0.1.0's _check_schedule took eight fields; it now takes the whole row.
 drop function conductor._check_schedule(text, text, text, text, jsonb, text, text, integer);
@@ -302,19 +320,55 @@ comment on function conductor.delete_schedule(text) is
 $$Deletes a schedule and its fire history; returns whether it existed. Tasks it already
 enqueued are not touched.$$;
 
-create or replace function conductor.list_schedules() returns setof conductor.schedules
+-- last_fired_at is appended to the schedules row: the return type changes
+drop function conductor.list_schedules();
+
+create or replace function conductor.list_schedules()
+  returns table (
+    name            text,
+    cron            text,
+    timezone        text,
+    kind            text,
+    payload         jsonb,
+    queue           text,
+    priority        integer,
+    max_attempts    integer,
+    dedupe_key      text,
+    concurrency_key text,
+    catch_up        text,
+    catch_up_limit  integer,
+    enabled         boolean,
+    next_due_at     timestamptz,
+    last_due_at     timestamptz,
+    last_task_id    bigint,
+    created_at      timestamptz,
+    updated_at      timestamptz,
+    declared_by     text,
+    changed_by      text,
+    last_error      text,
+    last_error_at   timestamptz,
+    last_fired_at   timestamptz
+  )
   language sql stable
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
-  select * from conductor.schedules order by name
+  select s.name, s.cron, s.timezone, s.kind, s.payload, s.queue, s.priority, s.max_attempts,
+         s.dedupe_key, s.concurrency_key, s.catch_up, s.catch_up_limit, s.enabled, s.next_due_at,
+         s.last_due_at, s.last_task_id, s.created_at, s.updated_at, s.declared_by, s.changed_by,
+         s.last_error, s.last_error_at,
+         (select pg_catalog.max(f.fired_at) from conductor.schedule_fires f where f.schedule_name = s.name)
+    from conductor.schedules s
+   order by s.name
 $$;
 
 comment on function conductor.list_schedules() is
-$$Every schedule by name, with next_due_at (the next time it fires), last_due_at /
-last_task_id (its last fire), last_error / last_error_at (why and when tick last failed
-to fire it; NULL once it fires again), declared_by ('code' or 'admin') and changed_by
-(the role that last changed it).$$;
+$$Every schedule by name: the columns of conductor.schedules, with next_due_at (the next
+time it fires), last_due_at / last_task_id (its last fire by its cron line), last_error /
+last_error_at (why and when tick last failed to fire it; NULL once it fires again),
+declared_by ('code' or 'admin') and changed_by (the role that last changed it); then
+last_fired_at: when it last fired, by tick or by fire_schedule (NULL: never, or its fires
+were deleted with their tasks).$$;
 
 create or replace function conductor.tick(grace interval default interval '1 minute')
   returns table (schedule_name text, due_at timestamptz, task_id bigint)
@@ -356,6 +410,9 @@ begin
       v_last_due := v_s.last_due_at;
       v_last_task := v_s.last_task_id;
       while v_due <= v_now and v_fired < v_s.catch_up_limit loop
+        -- one fire per due time: the unique index schedule_fires_due, the table's only
+        -- unique key (manual fires are outside it). No conflict target: its columns
+        -- would read as this function's output column schedule_name (42702).
         insert into conductor.schedule_fires as f (schedule_name, due_at, fired_at)
         values (v_s.name, v_due, v_now)
         on conflict do nothing;
@@ -365,7 +422,7 @@ begin
                        v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null
                      )::conductor._task_spec]))[1];
           update conductor.schedule_fires f set task_id = v_task
-           where f.schedule_name = v_s.name and f.due_at = v_due;
+           where f.schedule_name = v_s.name and f.due_at = v_due and not f.manual;
           v_dues := v_dues || v_due;
           v_tasks := v_tasks || v_task;
           v_fired := v_fired + 1;
@@ -417,11 +474,77 @@ timeout) are the kind's (configure_kind), else enqueue's defaults. A due time mi
 'once' schedule fires once for the stretch (at its earliest missed due time), then goes
 on from grace ago; an 'all' schedule replays each missed due time, at most catch_up_limit,
 and skips the rest. Safe to call from any number of processes at once (SKIP LOCKED and the
-fires' unique key): each due time fires exactly once. Each schedule fires in a
+fires' unique key): each due time fires exactly once, whatever manual fires (fire_schedule)
+happened at the same instant. Each schedule fires in a
 subtransaction of its own: one that raises is skipped, its error stored in last_error /
 last_error_at (cleared by its next good fire), and tried again at the next tick; the
 others still fire. grace: 0 to 30 days, else QC106. Call it from a worker, from pg_cron
 or from psql.$$;
+
+create or replace function conductor.fire_schedule(name text) returns bigint
+  language plpgsql volatile
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_s conductor.schedules;
+  v_task bigint;
+begin
+  -- held against delete_schedule; a tick at this instant skips the row until its next call
+  select s.* into v_s from conductor.schedules s where s.name = fire_schedule.name for key share;
+  if not found then
+    raise exception 'schedule % does not exist', conductor._echo(fire_schedule.name)
+      using errcode = 'QC203';
+  end if;
+
+  -- the task tick would enqueue
+  v_task := (conductor._enqueue(array[row(
+               v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
+               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null
+             )::conductor._task_spec]))[1];
+  insert into conductor.schedule_fires (schedule_name, due_at, task_id, fired_at, manual)
+  values (v_s.name, v_now, v_task, v_now, true);
+  return v_task;
+end
+$$;
+
+comment on function conductor.fire_schedule(text) is
+$$Run now: enqueues one task of the schedule name now, the task tick would enqueue (its
+kind, payload, queue, priority, max_attempts, dedupe_key, concurrency_key; the rest the
+kind's, else enqueue's defaults; with a dedupe_key an unfinished task holding it is
+answered instead of a new one), records a manual fire (schedule_fires.manual, due_at =
+fired_at = now) and returns the task id. next_due_at, last_due_at and last_task_id are
+not touched: the next due time fires as it would have, even one at this very instant.
+Works for a disabled schedule too. Raises QC203 when the schedule does not exist, and
+enqueue's errors when its stored task cannot be enqueued.$$;
+
+create or replace function conductor.overdue_schedules(grace interval default interval '1 minute')
+  returns table (name text, next_due_at timestamptz, overdue interval)
+  language plpgsql stable
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+begin
+  if overdue_schedules.grace is null or overdue_schedules.grace not between interval '0' and interval '30 days' then
+    raise exception 'invalid grace %: between 0 and 30 days', coalesce(overdue_schedules.grace::text, 'NULL')
+      using errcode = 'QC106';
+  end if;
+  return query
+    select s.name, s.next_due_at, v_now - s.next_due_at
+      from conductor.schedules s
+     where s.enabled and s.next_due_at < v_now - overdue_schedules.grace
+     order by s.next_due_at, s.name;
+end
+$$;
+
+comment on function conductor.overdue_schedules(interval) is
+$$The enabled schedules whose next due time passed more than grace (1 minute) ago, most
+overdue first: (name, next_due_at, overdue = now - next_due_at). Any row means no tick
+fired them: no scheduler runs, or tick fails (see list_schedules' last_error). Empty when
+all is well. Raises QC106 for a grace that is NULL or outside 0 to 30 days.$$;
 
 revoke execute on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean) from public;
 revoke execute on function conductor.update_schedule(text, text, text, jsonb, text, text, integer, integer, text, boolean) from public;
@@ -435,5 +558,10 @@ grant execute on function conductor.enable_schedule(text, boolean) to conductor_
 grant execute on function conductor.delete_schedule(text) to conductor_admin;
 grant execute on function conductor.list_schedules() to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.tick(interval) to conductor_worker, conductor_admin;
+revoke execute on function conductor.fire_schedule(text) from public;
+revoke execute on function conductor.overdue_schedules(interval) from public;
+grant execute on function conductor.fire_schedule(text) to conductor_admin;
+grant execute on function conductor.overdue_schedules(interval)
+  to conductor_client, conductor_worker, conductor_admin;
 
 commit;

@@ -11,9 +11,9 @@
 
 begin;
 
--- the reworked configure_kind has ten parameters; v0.1.0's six come back
+-- the reworked configure_kind has twelve parameters; v0.1.0's six come back
 drop function conductor.configure_kind(text, integer, integer, interval, double precision, interval,
-                                       text, integer, text, interval);
+                                       text, integer, text, interval, interval, interval);
 
 create or replace function conductor.configure_kind(
   kind           text,

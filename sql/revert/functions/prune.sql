@@ -34,6 +34,10 @@ begin;
 -- The reworked prune deletes old events too, through this index of its own.
 drop index conductor.events_emitted_at;
 
+-- and through helpers it shares with apply_retention (functions/retention, reverted before)
+drop function conductor._prune_events(timestamptz, integer);
+drop function conductor._delete_tasks(bigint[]);
+
 -- The fires of a batch of tasks, found without reading every fire ever made;
 -- written once per fire by tick(), never on the hot path.
 -- The index schedule_fires_task is created by functions/prune@v0.1.0 and unchanged since.

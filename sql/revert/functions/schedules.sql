@@ -24,6 +24,12 @@
 
 begin;
 
+-- issue 17: Run now, overdue schedules, and list_schedules' last_fired_at
+drop function conductor.fire_schedule(text);
+drop function conductor.overdue_schedules(interval);
+drop function conductor.list_schedules();
+drop index conductor.schedule_fires_fired;
+
 -- the reworked _check_schedule takes the whole row
 drop function conductor._check_schedule(conductor.schedules);
 
