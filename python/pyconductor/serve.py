@@ -47,6 +47,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pyconductor import defaults
@@ -59,6 +60,7 @@ from pyconductor.retention import Retention
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
     from pyconductor.dashboard import DashboardServer
+    from pyconductor.singleton import SingletonRunner
     from pyconductor.worker import Worker
 
 __all__ = ["ROLES", "Node", "WebOptions", "parse_roles"]
@@ -133,6 +135,7 @@ class Node:
         self.roles = parse_roles(roles)
         self.dsn = dsn or app.dsn
         options = dict(worker_options or {})
+        self._worker_options = options
         self.worker: Worker | None = None
         if "worker" in self.roles or "scheduler" in self.roles:
             from pyconductor.worker import Worker
@@ -149,7 +152,7 @@ class Node:
         self._halt = threading.Event()
         self.reaper: Reaper | None = None
         self.retention: Retention | None = None
-        self.singletons: list[Any] = []
+        self.singletons: list[SingletonRunner] = []
         if "maintenance" in self.roles:
             if self.worker is None or not self.worker.process_tasks:
                 # a worker reaps already (its own durable waits wake on time); without one, this does
@@ -247,9 +250,10 @@ class Node:
         if self.retention is not None:
             self.retention.start()
             self._running.append(("retention", self.retention.stop))
+        grace = float(self._worker_options.get("shutdown_grace", defaults.SHUTDOWN_GRACE))
         for runner in self.singletons:
             runner.start()
-            self._running.append((f"singleton {runner.name}", runner.stop))
+            self._running.append((f"singleton {runner.name}", partial(self._stop_singleton, runner, grace)))
         if self.web is not None:
             self.web.start()
             self._running.append(("dashboard", self.web.stop))
@@ -272,6 +276,11 @@ class Node:
             except Exception:  # noqa: BLE001 - one part's trouble never keeps the others running
                 logger.exception("%s did not stop cleanly", name, extra={"worker_id": self.worker_id})
         logger.info("stopped roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
+
+    def _stop_singleton(self, runner: SingletonRunner, grace: float) -> None:
+        if not runner.stop(timeout=grace):
+            logger.warning("singleton %s did not return within %.0fs of its stop; left running until exit",
+                           runner.name, grace, extra={"worker_id": self.worker_id})  # fmt: skip
 
     def _stop_reaper(self) -> None:
         assert self.reaper is not None
@@ -328,11 +337,9 @@ class Node:
         self.stop()
 
 
-def _singleton_runners(app: Conductor, dsn: str) -> list[Any]:
-    """A :class:`~pyconductor.singleton.SingletonRunner` for each singleton the app declares."""
-    declared = getattr(app, "singletons", None)
-    if not declared:
-        return []
+def _singleton_runners(app: Conductor, dsn: str) -> list[SingletonRunner]:
+    """A :class:`~pyconductor.singleton.SingletonRunner` (not started) for each
+    singleton the app declares (``app.singletons``: name -> (fn, failover))."""
     from pyconductor.singleton import SingletonRunner
 
-    return [SingletonRunner(dsn, name, fn) for name, fn in dict(declared).items()]
+    return [SingletonRunner(dsn, name, fn, failover=failover) for name, (fn, failover) in app.singletons.items()]
