@@ -19,14 +19,19 @@ with the sync client's meaning (nothing committed, opened or closed).
 The pool belongs to the event loop that opened it: use one AsyncConductor
 per loop (an application's lifespan), or ``close()`` it before another loop
 uses it. ``result`` waits on a connection of its own, outside the pool.
+
+The bus and locks: :meth:`AsyncConductor.publish` and :meth:`AsyncConductor.exclusive`
+are the sync client's; subscribing is sync only (:meth:`Conductor.subscribe
+<pyconductor.client.Conductor.subscribe>`, in a thread).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from contextlib import aclosing
+import uuid
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -34,9 +39,9 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from pyconductor import calls, queries
+from pyconductor import bus, calls, queries
 from pyconductor.calls import Call, TaskInfo
-from pyconductor.errors import mapped_errors
+from pyconductor.errors import InvalidArgument, mapped_errors
 from pyconductor.registry import Registry
 from pyconductor.wire import load_infinite_times
 
@@ -57,13 +62,16 @@ async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
 class AsyncConductor:
     """An asyncio client: a DSN, a lazily opened AsyncConnectionPool, and the
     registry of ``app`` (a :class:`~pyconductor.client.Conductor`, so the kinds
-    registered there apply their defaults here too) or an empty one."""
+    registered there apply their defaults here too) or an empty one. ``origin``
+    labels its bus messages: ``app``'s (so its subscriptions skip them too), else
+    a random id."""
 
     def __init__(self, dsn: str, app: Conductor | None = None, *, pool_min: int = 1, pool_max: int = 10) -> None:
         self.dsn = dsn
         self.pool_min = pool_min
         self.pool_max = pool_max
         self.registry: Registry = app.registry if app is not None else Registry()
+        self.origin: str = app.origin if app is not None else uuid.uuid4().hex
         self._pool: AsyncConnectionPool | None = None
         self._lock: asyncio.Lock | None = None
 
@@ -207,6 +215,32 @@ class AsyncConductor:
                 await self._run(calls.unwatch(task_id), conn)
             except Exception:  # noqa: BLE001 - must not hide why result() is leaving
                 pass
+
+    # -- bus and locks: Conductor's of the same name (see its docstrings) --------------
+
+    async def publish(self, topic: str, payload: Any = None, *, conn: CallerConn | None = None) -> bool:
+        """Publish ``payload`` on ``topic``; whether it was sent (someone subscribes)."""
+        return await self._run(bus.publish(topic, payload, self.origin), conn)
+
+    @asynccontextmanager
+    async def exclusive(
+        self, name: str, *, conn: psycopg.AsyncConnection[Any] | None = None
+    ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """Hold the lock ``name`` for the ``async with`` body: in the caller's
+        transaction on ``conn``, else in a transaction of a pooled connection
+        (yielded) that ends with the body."""
+        if conn is not None:
+            if conn.autocommit and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                raise InvalidArgument("exclusive() on an autocommit connection needs a transaction: "
+                                      "use it inside `async with conn.transaction():`")  # fmt: skip
+            with mapped_errors():
+                await conn.execute(bus.EXCLUSIVE, {"name": name})
+            yield conn
+            return
+        async with (await self.pool()).connection() as pooled, pooled.transaction():
+            with mapped_errors():
+                await pooled.execute(bus.EXCLUSIVE, {"name": name})
+            yield pooled
 
 
 async def _heard_done(conn: psycopg.AsyncConnection[Any], task_id: int, deadline: float | None) -> bool:

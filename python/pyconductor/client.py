@@ -13,6 +13,10 @@ and register the handlers a :class:`~pyconductor.worker.Worker` runs.
 No connection is opened until the first call that needs one; the connections
 come from a ``psycopg_pool.ConnectionPool`` (autocommit), closed by
 ``close()`` or the ``with`` block.
+
+Beyond tasks: the event bus (:meth:`Conductor.publish`, :meth:`Conductor.subscribe`,
+:mod:`pyconductor.bus`), named locks (:meth:`Conductor.exclusive`) and functions
+run on one process of the fleet (:meth:`Conductor.singleton`, :mod:`pyconductor.singleton`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -29,11 +34,13 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from pyconductor import calls, queries
+from pyconductor import bus, calls, queries
+from pyconductor.bus import Subscription
 from pyconductor.calls import SPEC_KEYS, AttemptInfo, Call, TaskInfo
-from pyconductor.errors import mapped_errors
+from pyconductor.errors import InvalidArgument, mapped_errors
 from pyconductor.registry import Registry, Task
 from pyconductor.scheduler import ScheduleSpec
+from pyconductor.singleton import SingletonRunner
 from pyconductor.wire import dumps_json, load_infinite_times
 
 __all__ = ["AttemptInfo", "Conductor", "TaskInfo", "dumps_json"]
@@ -52,7 +59,10 @@ class Conductor:
     """The application: a DSN, a lazily opened connection pool, and a task registry.
 
     ``pool_min``/``pool_max`` size the client pool (the worker uses its own
-    dedicated connections). Thread-safe.
+    dedicated connections). ``origin`` (a random id per instance) labels the
+    bus messages this application publishes, so its subscriptions can skip
+    them. ``singletons`` holds the functions declared with :meth:`singleton`.
+    Thread-safe.
     """
 
     def __init__(self, dsn: str, *, pool_min: int = 1, pool_max: int = 10) -> None:
@@ -60,6 +70,8 @@ class Conductor:
         self.pool_min = pool_min
         self.pool_max = pool_max
         self.registry = Registry()
+        self.origin = uuid.uuid4().hex
+        self.singletons: dict[str, tuple[Callable[[threading.Event], Any], float]] = {}
         self._pool: ConnectionPool | None = None
         self._lock = threading.Lock()
 
@@ -332,6 +344,81 @@ class Conductor:
                 self._run(calls.unwatch(task_id), conn)
             except Exception:  # noqa: BLE001 - must not hide why result() is leaving
                 pass
+
+    # -- bus, locks, singletons ----------------------------------------------------------
+
+    def publish(self, topic: str, payload: Any = None, *, conn: CallerConn | None = None) -> bool:
+        """Publish ``payload`` (any JSON value; None means ``{}``) on ``topic``
+        with this application's origin; returns whether it was sent (False:
+        nobody subscribes to the topic, so nothing is). Subscribers receive it
+        when the transaction commits: ``conn``, the caller's connection or
+        cursor as for :meth:`enqueue` (never on rollback), else at once.
+        Raises InvalidArgument (a topic that is empty, '*' or over 200
+        characters), PayloadTooLarge (the message over 7999 bytes)."""
+        return self._run(bus.publish(topic, payload, self.origin), conn)
+
+    def subscribe(self, topics: str | Iterable[str], *, skip_own: bool = True) -> Subscription:
+        """A :class:`~pyconductor.bus.Subscription` to ``topics`` ('*': every
+        topic) on a connection of its own: iterate it (or ``get(timeout)``) for
+        :class:`~pyconductor.bus.Message` and, after a reconnect,
+        :class:`~pyconductor.bus.Missed`; close it (or use ``with``). With
+        ``skip_own``, messages this application published are skipped.
+        Messages from transactions that commit after this returns arrive;
+        read the state they describe after subscribing."""
+        return Subscription(self.dsn, topics, origin=self.origin, skip_own=skip_own)
+
+    @contextmanager
+    def exclusive(self, name: str, *, conn: psycopg.Connection[Any] | None = None) -> Iterator[psycopg.Connection[Any]]:
+        """Hold the lock ``name`` (``conductor.exclusive``, a transaction-scoped
+        advisory lock) for the ``with`` body: no other holder of the same name,
+        in any process or in SQL, runs at the same time; it waits its turn.
+
+        With ``conn`` (a connection in a transaction: ``with conn.transaction():``,
+        or not autocommit) the lock is taken there and held until the caller's
+        transaction ends, which may be after the body. Without, a pooled
+        connection runs the body in a transaction of its own, committed when
+        the body ends (rolled back if it raises), which releases the lock; the
+        body may use it (it is yielded). Raises InvalidArgument for an empty
+        name or an autocommit ``conn`` outside a transaction (the lock would be
+        released at once)."""
+        if conn is not None:
+            if conn.autocommit and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                raise InvalidArgument("exclusive() on an autocommit connection needs a transaction: "
+                                      "use it inside `with conn.transaction():`")  # fmt: skip
+            with mapped_errors():
+                conn.execute(bus.EXCLUSIVE, {"name": name})
+            yield conn
+            return
+        with self.pool.connection() as pooled, pooled.transaction():
+            with mapped_errors():
+                pooled.execute(bus.EXCLUSIVE, {"name": name})
+            yield pooled
+
+    def singleton(self, name: str, *, failover: float = 2.0) -> Callable[[F], F]:
+        """Declare ``fn(stop: threading.Event)`` to run on exactly one process of
+        the fleet, under the leader lock ``'singleton:' || name``: every process
+        that runs :meth:`run_singletons` (``pyconductor serve``) contends for it
+        every ``failover`` seconds; the holder runs ``fn`` until it returns or
+        ``stop`` is set (stop asked, or the lock's connection lost), so when the
+        holder dies another takes over within about ``failover`` seconds.
+        ``fn`` should return soon after ``stop`` is set."""
+
+        def deco(fn: F) -> F:
+            if not name:
+                raise InvalidArgument("a singleton needs a name")
+            self.singletons[name] = (fn, failover)
+            return fn
+
+        return deco
+
+    def run_singletons(self) -> list[SingletonRunner]:
+        """Start a :class:`~pyconductor.singleton.SingletonRunner` for each
+        declared singleton; stop them with ``runner.stop()``."""
+        runners = [SingletonRunner(self.dsn, name, fn, failover=failover)
+                   for name, (fn, failover) in self.singletons.items()]  # fmt: skip
+        for runner in runners:
+            runner.start()
+        return runners
 
 
 def _heard_done(conn: psycopg.Connection[Any], task_id: int, deadline: float | None) -> bool:
