@@ -118,6 +118,9 @@ class Worker:
     gracefully, and ``run()`` returns 3 (what ``--processes`` runs its children with).
     ``extra_roles``: the process's other roles (``pyconductor serve``: web,
     maintenance), registered in ``conductor.workers`` beside its own.
+    ``capture_logs`` (default True) stores the logging records a handler
+    emits at ``capture_level`` (default INFO) or above with its attempt
+    (``conductor.save_log``; see :mod:`pyconductor.tasklog`).
 
     ``start()`` returns at once; ``stop(grace)`` stops claiming, waits for the
     running tasks up to the grace period, then releases the rest;
@@ -148,6 +151,8 @@ class Worker:
         claim_linger: float = defaults.CLAIM_LINGER,
         exit_on_stuck: bool = False,
         extra_roles: Sequence[str] = (),
+        capture_logs: bool = True,
+        capture_level: int = logging.INFO,
     ) -> None:
         self.app = app
         self.queues: list[str] | None = _names(queues)
@@ -173,6 +178,8 @@ class Worker:
         self.report_linger = report_linger
         self.version = version or f"pyconductor {__version__}"
         self.claim_linger = claim_linger
+        self.capture_logs = capture_logs
+        self.capture_level = capture_level
         # an app that registers no handler has nothing to claim (its schedules' kinds run elsewhere)
         self.process_tasks = process_tasks and bool(self.served_kinds)
         self.run_scheduler = run_scheduler
@@ -218,7 +225,8 @@ class Worker:
         if self.process_tasks:
             self.runtime = StepRuntime(self.dsn, wid, self.concurrency, self.app.registry, self.reaper.nudge)
             self.executor = Executor(ledger, self.app.registry, self.reporter.put, concurrency=self.concurrency,
-                                     worker_id=wid, cancel_grace=self.cancel_grace, on_stuck=self._on_stuck)  # fmt: skip
+                                     worker_id=wid, cancel_grace=self.cancel_grace, on_stuck=self._on_stuck,
+                                     capture_logs=self.capture_logs, capture_level=self.capture_level)  # fmt: skip
         registration = {
             "worker_id": wid, "host": self.host, "pid": os.getpid(), "queues": self.queues,
             "concurrency": self.concurrency, "version": self.version,
