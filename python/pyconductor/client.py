@@ -133,7 +133,10 @@ class Conductor:
         the database by a worker's start (``conductor.configure_kind``), so an
         enqueue from anywhere else gets them too. ``timeout`` (seconds or a
         timedelta, more than 0) limits each attempt: the lease is not extended
-        past it and the attempt fails as timed out. The handler is called
+        past it and the attempt fails as timed out. ``retain_succeeded`` and
+        ``retain_failed`` (registry.RETENTION_OPTIONS; seconds or timedeltas)
+        are how long this kind's finished runs are kept (None: the settings';
+        conductor.apply_retention). The handler is called
         ``fn(payload)`` or, if it takes two positional parameters,
         ``fn(payload, ctx)``; its return value (JSON-serialisable) is the
         task's result."""

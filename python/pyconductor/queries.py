@@ -50,7 +50,7 @@ UNWATCH = "select conductor.unwatch(task_id => %(task_id)s)"
 # kinds: what the worker claims (NULL: every kind), so the reaper tells a kind nobody serves from one in a deploy
 REGISTER_WORKER = "select conductor.register_worker(worker_id => %(worker_id)s, host => %(host)s, pid => %(pid)s, queues => %(queues)s, concurrency => %(concurrency)s, roles => %(roles)s, version => %(version)s, metadata => %(metadata)s::jsonb, kinds => %(kinds)s)"
 # a kind's whole row, every one of registry.KIND_OPTIONS named (Task.configuration() gives them)
-CONFIGURE_KIND = "select conductor.configure_kind(kind => %(kind)s, queue => %(queue)s, priority => %(priority)s, concurrency_key => %(concurrency_key)s, max_attempts => %(max_attempts)s, max_recoveries => %(max_recoveries)s, backoff_base => %(backoff_base)s::interval, backoff_factor => %(backoff_factor)s, backoff_max => %(backoff_max)s::interval, timeout => %(timeout)s::interval)"
+CONFIGURE_KIND = "select conductor.configure_kind(kind => %(kind)s, queue => %(queue)s, priority => %(priority)s, concurrency_key => %(concurrency_key)s, max_attempts => %(max_attempts)s, max_recoveries => %(max_recoveries)s, backoff_base => %(backoff_base)s::interval, backoff_factor => %(backoff_factor)s, backoff_max => %(backoff_max)s::interval, timeout => %(timeout)s::interval, retain_succeeded => %(retain_succeeded)s::interval, retain_failed => %(retain_failed)s::interval)"
 DEREGISTER_WORKER = "select conductor.deregister_worker(worker_id => %(worker_id)s)"
 # the columns the worker reads (run_at and enqueued_at would be two timestamps to parse per
 # task for nothing); kinds: only these (NULL: every kind); timeout: the attempt's limit

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pyconductor.context import TaskContext
     from pyconductor.scheduler import ScheduleSpec
 
-__all__ = ["INTERVAL_OPTIONS", "KIND_OPTIONS", "Registry", "Task", "takes_context"]
+__all__ = ["INTERVAL_OPTIONS", "KIND_OPTIONS", "RETENTION_OPTIONS", "Registry", "Task", "takes_context"]
 
 # A kind's options: what @app.task may give, what Conductor.enqueue takes the
 # registered value of when the caller gives none, and conductor.configure_kind's
@@ -44,8 +44,13 @@ KIND_OPTIONS = (
     "backoff_base", "backoff_factor", "backoff_max", "timeout",
 )  # fmt: skip
 
+# A kind's retention (how long its finished runs are kept; None: the settings'),
+# what @app.task may give too: configure_kind's last parameters, never an
+# enqueue option (a task does not choose how long its run is kept).
+RETENTION_OPTIONS = ("retain_succeeded", "retain_failed")
+
 # The options that are durations (seconds, a timedelta, or interval text); sent as interval_text.
-INTERVAL_OPTIONS = frozenset({"backoff_base", "backoff_max", "timeout"})
+INTERVAL_OPTIONS = frozenset({"backoff_base", "backoff_max", "timeout", *RETENTION_OPTIONS})
 
 
 class _App(Protocol):
@@ -57,7 +62,7 @@ class _App(Protocol):
 def _check_options(kind: str, options: dict[str, Any]) -> None:
     """TypeError for an unknown option or a concurrency_key that is not text,
     ValueError for a timeout that is not more than 0 seconds."""
-    unknown = set(options) - set(KIND_OPTIONS)
+    unknown = set(options) - set(KIND_OPTIONS) - set(RETENTION_OPTIONS)
     if unknown:
         raise TypeError(f"unknown task option(s) for {kind!r}: {', '.join(sorted(unknown))}")
     key = options.get("concurrency_key")
@@ -114,16 +119,16 @@ class Task:
 
     def options(self, **overrides: Any) -> dict[str, Any]:
         """The registered defaults updated by ``overrides`` (None overrides nothing)."""
-        merged = dict(self.defaults)
+        merged = {k: v for k, v in self.defaults.items() if k not in RETENTION_OPTIONS}
         merged.update({k: v for k, v in overrides.items() if v is not None})
         return merged
 
     def configuration(self) -> dict[str, Any]:
         """``conductor.configure_kind``'s parameters for this kind (queries.CONFIGURE_KIND):
-        ``kind`` and every one of KIND_OPTIONS, None where nothing is registered
-        (the engine's default), durations as interval text."""
+        ``kind`` and every one of KIND_OPTIONS and RETENTION_OPTIONS, None where
+        nothing is registered (the engine's default), durations as interval text."""
         params: dict[str, Any] = {"kind": self.kind}
-        for key in KIND_OPTIONS:
+        for key in (*KIND_OPTIONS, *RETENTION_OPTIONS):
             value = self.defaults.get(key)
             params[key] = interval_text(value) if key in INTERVAL_OPTIONS else value
         return params

@@ -22,7 +22,7 @@ from pyconductor import (
     TaskInfo,
 )
 from pyconductor import queries
-from pyconductor.registry import KIND_OPTIONS
+from pyconductor.registry import KIND_OPTIONS, RETENTION_OPTIONS
 
 
 @pytest.fixture
@@ -189,7 +189,7 @@ def test_kind_options_are_configure_kinds_parameters(conn: psycopg.Connection[tu
     """What a worker writes at start (Task.configuration) is configure_kind's whole row."""
     row = conn.execute("select proargnames from pg_proc where oid = 'conductor.configure_kind'::regproc").fetchone()
     assert row is not None
-    assert sorted(row[0][1:]) == sorted(KIND_OPTIONS) and row[0][0] == "kind"
+    assert sorted(row[0][1:]) == sorted((*KIND_OPTIONS, *RETENTION_OPTIONS)) and row[0][0] == "kind"
 
 
 def test_enqueue_without_a_registry_takes_the_kinds_configuration_in_sql(

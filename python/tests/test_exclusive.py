@@ -77,7 +77,7 @@ def test_two_processes_never_overlap_in_an_exclusive_section(db_dsn: str, db_con
 def test_on_the_callers_connection_the_lock_lasts_until_its_transaction_ends(
     app: Conductor, db_dsn: str, db_conn: psycopg.Connection[Any]
 ) -> None:
-    key = db_conn.execute("select hashtextextended('conductor:exclusive:' || 'order:7', 0)").fetchone()[0]
+    key = db_conn.execute("select hashtextextended('conductor.exclusive:' || 'order:7', 0)").fetchone()[0]
 
     def holders() -> int:
         return db_conn.execute(

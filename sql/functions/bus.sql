@@ -32,7 +32,7 @@
 --
 -- Locks:
 --   conductor.exclusive(name)                a transaction-scoped advisory lock on
---                                            hashtextextended('conductor:exclusive:' || name, 0)
+--                                            hashtextextended('conductor.exclusive:' || name, 0)
 --
 -- Lock order: exclusive() takes only its own key; callers that take several
 -- take them in name order.
@@ -169,13 +169,13 @@ begin
   if exclusive.name is null or exclusive.name = '' then
     raise exception 'an exclusive lock needs a name' using errcode = 'QC106';
   end if;
-  perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('conductor:exclusive:' || exclusive.name, 0));
+  perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('conductor.exclusive:' || exclusive.name, 0));
 end
 $$;
 
 comment on function conductor.exclusive(text) is
 $$Waits for, then takes, the transaction-scoped advisory lock of name (key
-hashtextextended('conductor:exclusive:' || name, 0)); it is released when the caller's
+hashtextextended('conductor.exclusive:' || name, 0)); it is released when the caller's
 transaction ends. Two transactions holding the same name never overlap; taking it again in
 the same transaction returns at once. Serialises work on one entity across request code,
 tasks and SQL (exclusive('autoland:' || id)). Subject to lock_timeout and deadlock

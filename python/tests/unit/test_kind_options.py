@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pyconductor import Conductor, InvalidArgument
-from pyconductor.registry import INTERVAL_OPTIONS, KIND_OPTIONS
+from pyconductor.registry import INTERVAL_OPTIONS, KIND_OPTIONS, RETENTION_OPTIONS
 from pyconductor.wire import interval_text, timestamp_text
 
 
@@ -26,7 +26,8 @@ def test_kind_options_are_the_options_a_kind_has() -> None:
         "queue", "priority", "concurrency_key", "max_attempts", "max_recoveries",
         "backoff_base", "backoff_factor", "backoff_max", "timeout",
     )  # fmt: skip
-    assert INTERVAL_OPTIONS <= set(KIND_OPTIONS)
+    assert RETENTION_OPTIONS == ("retain_succeeded", "retain_failed")
+    assert INTERVAL_OPTIONS <= {*KIND_OPTIONS, *RETENTION_OPTIONS}
 
 
 @pytest.mark.parametrize("timeout", [2, 2.5, timedelta(seconds=2), timedelta(days=40)])
@@ -70,11 +71,11 @@ def test_configuration_names_every_kind_option_durations_as_interval_text() -> N
     assert task.configuration() == {
         "kind": "k", "queue": "q", "priority": 5, "concurrency_key": "c", "max_attempts": None,
         "max_recoveries": None, "backoff_base": "2.0 seconds", "backoff_factor": None,
-        "backoff_max": "60.0 seconds", "timeout": "1.5 seconds",
+        "backoff_max": "60.0 seconds", "timeout": "1.5 seconds", "retain_succeeded": None, "retain_failed": None,
     }  # fmt: skip
     # nothing registered: every option None, so the engine's defaults apply
     bare = app().register("bare", handler).configuration()
-    assert bare == {"kind": "bare", **dict.fromkeys(KIND_OPTIONS)}
+    assert bare == {"kind": "bare", **dict.fromkeys(KIND_OPTIONS), **dict.fromkeys(RETENTION_OPTIONS)}
 
 
 def test_a_worker_writes_only_the_kinds_that_register_an_option() -> None:
@@ -84,7 +85,19 @@ def test_a_worker_writes_only_the_kinds_that_register_an_option() -> None:
     a.register("a.queue_only", handler, queue="q")
     a.register("c.timed", handler, timeout=5)
     assert [c["kind"] for c in a.registry.configurations()] == ["a.queue_only", "c.timed"]
-    assert a.registry.configurations()[0] == {"kind": "a.queue_only", **dict.fromkeys(KIND_OPTIONS), "queue": "q"}
+    assert a.registry.configurations()[0] == {
+        "kind": "a.queue_only", **dict.fromkeys(KIND_OPTIONS), **dict.fromkeys(RETENTION_OPTIONS), "queue": "q"}
+
+
+def test_retention_is_the_kinds_and_never_an_enqueue_option() -> None:
+    a = app()
+    a.register("k", handler, retain_succeeded=timedelta(days=1), retain_failed=3600)
+    configuration = a.registry.get("k").configuration()
+    assert configuration["retain_succeeded"] == "86400.0 seconds"
+    assert configuration["retain_failed"] == "3600.0 seconds"
+    assert a.task_spec("k") == {"kind": "k", "payload": {}}  # a task does not choose how long its run is kept
+    with pytest.raises(TypeError, match="unknown enqueue option"):
+        a.task_spec("k", retain_succeeded=1)
 
 
 def test_task_spec_sends_a_timeout_as_an_interval_and_leaves_out_what_nobody_gave() -> None:

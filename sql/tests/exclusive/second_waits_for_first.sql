@@ -1,5 +1,5 @@
 -- exclusive(name) takes a transaction-scoped advisory lock on
--- hashtextextended('conductor:exclusive:' || name, 0): a second transaction asking for the
+-- hashtextextended('conductor.exclusive:' || name, 0): a second transaction asking for the
 -- same name waits until the first commits (or rolls back), then gets it; another name does
 -- not wait; taking it again in the same transaction returns at once. dblink sessions 'a'
 -- and 'b' run the two transactions.
@@ -13,7 +13,7 @@ select dblink_connect('a', conductor_tests.conninfo()) as c1 \gset
 select dblink_connect('b', conductor_tests.conninfo()) as c2 \gset
 select pid as a_pid from dblink('a', 'select pg_backend_pid()') as r(pid int) \gset
 select pid as b_pid from dblink('b', 'select pg_backend_pid()') as r(pid int) \gset
-select hashtextextended('conductor:exclusive:' || :'n', 0) as k \gset
+select hashtextextended('conductor.exclusive:' || :'n', 0) as k \gset
 
 select dblink_exec('a', 'begin') as ba \gset
 select (select count(*) from dblink('a', format('select conductor.exclusive(%L)', :'n')) as r(x text)) as xa \gset
@@ -22,7 +22,7 @@ select is((select count(*) from pg_locks l
               and l.objsubid = 1
               and l.classid::bigint = ((:k::bigint >> 32) & 4294967295)
               and l.objid::bigint = (:k::bigint & 4294967295)), 1::bigint,
-  'The first transaction holds the advisory lock whose key is hashtextextended(''conductor:exclusive:'' || name, 0).');
+  'The first transaction holds the advisory lock whose key is hashtextextended(''conductor.exclusive:'' || name, 0).');
 select lives_ok(format('select count(*) from dblink(%L, %L) as r(x text)', 'a', format('select conductor.exclusive(%L)', :'n')),
   'Taking it again in the same transaction returns at once.');
 

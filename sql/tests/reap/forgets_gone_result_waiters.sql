@@ -18,7 +18,10 @@ create function pg_temp.await_gone(pid integer) returns boolean language plpgsql
 declare
   v_deadline timestamptz := clock_timestamp() + interval '10 seconds';
 begin
+  -- pg_stat_activity is read once per transaction unless the snapshot is cleared
+  perform pg_stat_clear_snapshot();
   while exists (select from pg_stat_activity a where a.pid = await_gone.pid) loop
+    perform pg_stat_clear_snapshot();
     if clock_timestamp() >= v_deadline then
       return false;
     end if;
