@@ -92,7 +92,8 @@ class InvalidPayload(ConductorError):
 
 @_register("QC103")
 class PayloadTooLarge(ConductorError):
-    """QC103: a payload above the size limit (1 MiB by default)."""
+    """QC103: a payload above the size limit (conductor.settings.max_payload_bytes, 1 MiB by
+    default), or an event bus message above the notification limit (7999 bytes)."""
 
 
 @_register("QC107")
