@@ -1,10 +1,18 @@
 -- Deploy conductor:functions/leader to pg
 --
--- Leader locks for singleton loops (the scheduler's tick, the reaper): session
--- advisory locks whose 64-bit key is a stable hash of this schema's name and
--- the lock's name, so two installations in two schemas of one database never
--- share a lock. A leader that loses its connection loses the lock with it, and
--- another session can take it at once.
+-- Leader locks for singleton loops (the scheduler's tick, the reaper, retention,
+-- an app's singletons): session advisory locks whose 64-bit key is a stable
+-- hash of 'conductor.lead:' and the lock's name. The engine is one schema
+-- named conductor per database (every function names its objects
+-- conductor.*), and each of its key spaces hashes its own prefix:
+-- 'conductor.lead:' here, 'conductor.exclusive:' for exclusive(),
+-- 'conductor:concurrency:' and 'conductor:event:' for claim's concurrency keys
+-- and a run's event waits, two-integer keys for enqueue's in-flight locks.
+-- So no leader name can take another key space's lock (v0.1.0 hashed
+-- 'conductor:' || name, and a leader named 'event:x' shared emit_event's lock
+-- of event x). An application's own advisory locks would have to hash the
+-- same text to collide. A leader that loses its connection loses the lock
+-- with it, and another session can take it at once.
 --
 -- Correctness never depends on these locks: tick() fires each due time once
 -- through a unique key and reap() is compare-and-set. A leader only saves the
@@ -22,12 +30,13 @@ create or replace function conductor.lead_key(name text) returns bigint
   language sql immutable parallel safe
   set search_path = pg_catalog, pg_temp
 as $$
-  select pg_catalog.hashtextextended('conductor:' || lead_key.name, 0)
+  select pg_catalog.hashtextextended('conductor.lead:' || lead_key.name, 0)
 $$;
 
 comment on function conductor.lead_key(text) is
-$$The advisory lock key of leader lock name: hashtextextended('conductor:' || name, 0),
-stable across sessions and PostgreSQL versions.$$;
+$$The advisory lock key of leader lock name: hashtextextended('conductor.lead:' || name, 0),
+stable across sessions and PostgreSQL versions, apart from the engine's other advisory locks
+(exclusive(), concurrency keys, event waits).$$;
 
 create or replace function conductor.try_lead(name text) returns boolean
   language plpgsql volatile
