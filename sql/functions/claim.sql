@@ -11,6 +11,9 @@
 --                                           (QC104) and kinds (QC101) lists,
 --                                           shared with register_worker, next_due
 --   conductor._claim_keys, _pick_queue, _lease   claim's private steps (below)
+--   conductor._claim_controls, _claim_tokens    paused queues and rate limits (below)
+--   conductor._tokens(...)                  the one rule of a token bucket's refill,
+--                                           shared with next_due and set_rate_limit
 --
 -- Kinds: claim takes only tasks whose kind is in kinds (NULL: every kind), in
 -- every pick (one queue, several, the key probe and the keyed pick): a worker
@@ -31,6 +34,33 @@
 -- Locks: the picked task rows, FOR UPDATE SKIP LOCKED, so concurrent claimers
 -- never wait on each other and never get the same task.
 --
+-- Paused queues and rate limits (conductor.paused_queues, conductor.rate_limits,
+-- written by pause_queue, resume_queue and set_rate_limit in functions/controls).
+-- Both tables are empty in the common case: one statement at the start finds
+-- that and the claim takes the path it always took, with nothing added. When
+-- either holds a row, conductor._claim_controls narrows the claim before the
+-- pick: a paused queue is left out (a claim of one paused queue, or of paused
+-- queues only, returns nothing at once; of several or all queues, the pick
+-- filters the paused ones out), and so is a queue or kind whose bucket holds no
+-- whole token now (read without a lock, so a claim does not lock a bucket it
+-- cannot draw from, and tasks of a dry kind do not stand in the way of the
+-- others at the head of a queue); when only queue or only kind buckets apply
+-- and every queue or kind it names has one, it picks no more tasks than their
+-- whole tokens together. After the pick, when a bucket may apply,
+-- conductor._claim_tokens locks the buckets of the picked tasks' queues and
+-- kinds (FOR UPDATE, in (scope, name) order), refills them (tokens =
+-- least(burst, tokens + elapsed * per_second), conductor._tokens; the clock
+-- never runs back: elapsed is at least 0 and refilled_at only moves forward),
+-- keeps in claim order the tasks that find a whole token in their queue's
+-- bucket and in their kind's (each kept task draws one from both), deducts
+-- what was kept and returns the kept ids: only those are leased. The others
+-- stay queued and untouched (no attempt, no change); their row locks go at
+-- commit. Every claimer of a limited queue or kind waits for the bucket
+-- holder's commit, then sees what it left (READ COMMITTED; at REPEATABLE READ
+-- the wait ends in a serialization failure, 40001): the starts of every
+-- worker together never exceed the tokens. A rate-limited claim remembers no
+-- scan position (below): a task trimmed away must stay first in line.
+--
 -- Concurrency keys (at most one running task per key; the others stay queued
 -- in order and block nothing else): a first statement takes a transaction
 -- advisory lock, without waiting, on each key it may claim; a second
@@ -39,7 +69,10 @@
 -- made a key's task running committed before releasing the key's lock, so the
 -- next holder of the lock sees it running. This needs READ COMMITTED (a
 -- snapshot per statement), which claim checks when keys are involved.
---   Lock order: key advisory locks, then task rows.
+--   Lock order: key advisory locks (tried, never waited for), then task rows
+--   (SKIP LOCKED, never waited for), then rate limit buckets (FOR UPDATE, in
+--   (scope, name) order: the only wait, and every claimer takes them in the
+--   same order after everything else, so claimers cannot deadlock).
 --
 -- Index use: one queue -> tasks_ready_by_queue (equality, then the claim
 -- order); several or all queues -> tasks_ready (the claim order) with a filter.
@@ -82,8 +115,9 @@
 -- backend paused for a few milliseconds makes one scan slow (measured: a bare
 -- round trip's p99 is 4-9 ms on the 2-vCPU bench VM), and taking that for dead
 -- entries cost a second, per-call planned pick per claim for the next 2 s.
--- Not used for claims with concurrency keys. The position belongs to the
--- claim's queues and kinds (a claim for other kinds ignores it).
+-- Not used for claims with concurrency keys, nor for claims a rate limit may
+-- trim. The position belongs to the claim's queues and kinds (a claim for
+-- other kinds ignores it).
 
 begin;
 set local role conductor_owner;
@@ -148,7 +182,8 @@ revoke execute on function conductor._check_scope(text[], text[]) from public;
 -- no running task, each locked for the transaction (without waiting: a key
 -- another claimer holds is skipped). NULL when there are none, the common case.
 create or replace function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz,
-                                                 kinds text[] default null)
+                                                 kinds text[] default null, not_queues text[] default null,
+                                                 not_kinds text[] default null)
   returns text[]
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
@@ -166,6 +201,8 @@ begin
        where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
          and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
          and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
+         and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
+         and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
          and not exists (select from conductor.tasks r
                           where r.concurrency_key = t.concurrency_key and r.status = 'running')
        order by t.priority desc, t.run_at, t.id
@@ -176,13 +213,13 @@ begin
 end
 $$;
 
-comment on function conductor._claim_keys(text[], integer, timestamptz, text[]) is
+comment on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) is
 $$claim's key probe: the concurrency keys of the first max_tasks ready keyed tasks of queues
-and kinds (NULL: every one) whose key has no running task, each locked with
+and kinds (NULL: every one), none of not_queues and not_kinds, whose key has no running task, each locked with
 pg_try_advisory_xact_lock (a key held by another claimer is left out). NULL when there are
 none. Planned once per connection (index probes only).$$;
 
-revoke execute on function conductor._claim_keys(text[], integer, timestamptz, text[]) from public;
+revoke execute on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) from public;
 
 -- The pick from one queue: up to max_tasks ready unkeyed tasks of the queue
 -- (of kinds, when given: a row filter, see the map), in claim order, locked.
@@ -217,6 +254,7 @@ create or replace function conductor._pick_queue(
   after_id       bigint default null,
   taken_ids      bigint[] default null,
   kinds          text[] default null,
+  not_kinds      text[] default null,
   out ids        bigint[],
   out seen_ids   bigint[])
   language plpgsql volatile
@@ -236,6 +274,7 @@ begin
                and t.priority > _pick_queue.after_priority
                and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
                and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
+               and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
              order by t.queue, t.priority desc, t.run_at, t.id
              limit _pick_queue.max_tasks
                for update skip locked) p;
@@ -248,6 +287,7 @@ begin
                and (t.run_at, t.id) > (_pick_queue.after_run_at, _pick_queue.after_id)
                and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
                and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
+               and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
              order by t.queue, t.priority desc, t.run_at, t.id
              limit _pick_queue.max_tasks
                for update skip locked) p;
@@ -259,6 +299,7 @@ begin
                and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
                and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
                and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
+               and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
              order by t.queue, t.priority desc, t.run_at, t.id
              limit _pick_queue.max_tasks
                for update skip locked) p;
@@ -266,15 +307,221 @@ begin
 end
 $$;
 
-comment on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[]) is
+comment on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[]) is
 $$claim's pick from one queue: locks up to max_tasks ready unkeyed tasks of queue due by
-claimed_at (of kinds only, when given: a row filter), FOR UPDATE SKIP LOCKED, and returns
+claimed_at (of kinds only, when given, and of none of not_kinds: row filters), FOR UPDATE SKIP LOCKED, and returns
 their ids in claim order and, of those, the ones claimed before (seen_ids). stage 3 (default): from the queue's head, leaving out taken_ids; from
 a remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned once per connection, always a scan of
 tasks_ready_by_queue bounded by the stage.$$;
 
-revoke execute on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[]) from public;
+revoke execute on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[]) from public;
+
+-- The one rule of a token bucket (conductor.rate_limits): the tokens it holds at
+-- time at, refilled continuously at per_second from refilled_at, at most
+-- burst. A clock behind refilled_at (another claimer's later transaction
+-- start, a test's fake clock) refills nothing: tokens are never made twice.
+create or replace function conductor._tokens(per_second double precision, burst double precision,
+                                             tokens double precision, refilled_at timestamptz,
+                                             at timestamptz)
+  returns double precision
+  language plpgsql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  return least(_tokens.burst,
+               _tokens.tokens
+               + greatest(0, extract(epoch from (_tokens.at - _tokens.refilled_at)))::double precision
+                 * _tokens.per_second);
+end
+$$;
+
+comment on function conductor._tokens(double precision, double precision, double precision, timestamptz, timestamptz) is
+$$The tokens a rate limit bucket holds at time at: least(burst, tokens + seconds since
+refilled_at * per_second), the seconds at least 0. Read by claim (what it may start),
+next_due (when the next token comes) and set_rate_limit. A task starts on a whole token:
+callers count floor(tokens + 1e-9), so float error never withholds one.$$;
+
+revoke execute on function conductor._tokens(double precision, double precision, double precision, timestamptz, timestamptz) from public;
+
+-- What the controls leave of a claim's scope (see the map): the queues named,
+-- without the paused ones and those whose bucket holds no whole token (queues
+-- NULL: not_queues, to leave out); the same for kinds with dry buckets; and
+-- whether a bucket may apply to what the pick takes (then _claim_tokens
+-- trims it). Read without locks: a bucket another claimer drains meanwhile
+-- is caught by _claim_tokens under its lock.
+create or replace function conductor._claim_controls(
+  queues         text[],
+  kinds          text[],
+  claimed_at     timestamptz,
+  out run_queues text[],
+  out run_kinds  text[],
+  out not_queues text[],
+  out not_kinds  text[],
+  out limited    boolean,
+  out cap        integer)
+  language plpgsql stable
+  set search_path = pg_catalog, pg_temp
+  set jit = off
+as $$
+declare
+  v_out_queues text[];
+  v_out_kinds text[];
+  v_queue_limited boolean;
+  v_kind_limited boolean;
+begin
+  select pg_catalog.array_agg(x.name) into v_out_queues
+    from (select p.queue as name from conductor.paused_queues p
+          union
+          select r.name from conductor.rate_limits r
+           where r.scope = 'queue'
+             and conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _claim_controls.claimed_at)
+                 + 1e-9 < 1) x;
+  select pg_catalog.array_agg(r.name) into v_out_kinds
+    from conductor.rate_limits r
+   where r.scope = 'kind'
+     and conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _claim_controls.claimed_at)
+         + 1e-9 < 1;
+  if _claim_controls.queues is null then
+    not_queues := v_out_queues;
+  else
+    run_queues := array(select u.q from pg_catalog.unnest(_claim_controls.queues) with ordinality u(q, n)
+                         where u.q <> all (coalesce(v_out_queues, '{}')) order by u.n);
+  end if;
+  if _claim_controls.kinds is null then
+    not_kinds := v_out_kinds;
+  else
+    run_kinds := array(select u.k from pg_catalog.unnest(_claim_controls.kinds) with ordinality u(k, n)
+                        where u.k <> all (coalesce(v_out_kinds, '{}')) order by u.n);
+  end if;
+  -- buckets that may apply to what the pick takes (the dry ones are left out of it)
+  v_queue_limited := exists (select from conductor.rate_limits r
+                              where r.scope = 'queue'
+                                and (run_queues is null or r.name = any (run_queues))
+                                and (not_queues is null or r.name <> all (not_queues)));
+  v_kind_limited := exists (select from conductor.rate_limits r
+                             where r.scope = 'kind'
+                               and (run_kinds is null or r.name = any (run_kinds))
+                               and (not_kinds is null or r.name <> all (not_kinds)));
+  limited := v_queue_limited or v_kind_limited;
+  -- when the buckets of one scope only apply (of queues, or of kinds) and every
+  -- queue or kind named has one, no more can start than their tokens together:
+  -- the pick need not lock more tasks than that. (With both, a task picked may
+  -- lose to the other scope's bucket, so a smaller pick could start fewer.)
+  if limited then
+    if v_queue_limited and not v_kind_limited then
+      cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
+                          then pg_catalog.sum(pg_catalog.floor(
+                                 conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
+                                                   _claim_controls.claimed_at) + 1e-9)) end
+                from conductor.rate_limits r
+               where r.scope = 'queue' and r.name = any (run_queues));
+    elsif v_kind_limited and not v_queue_limited then
+      cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_kinds)
+                          then pg_catalog.sum(pg_catalog.floor(
+                                 conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
+                                                   _claim_controls.claimed_at) + 1e-9)) end
+                from conductor.rate_limits r
+               where r.scope = 'kind' and r.name = any (run_kinds));
+    end if;
+  end if;
+end
+$$;
+
+comment on function conductor._claim_controls(text[], text[], timestamptz) is
+$$claim's narrowing by the operator's controls, called only when conductor.paused_queues or
+conductor.rate_limits holds a row: run_queues (queues given) or not_queues (queues NULL)
+leave out the paused queues and those whose rate limit bucket holds no whole token at
+claimed_at; run_kinds or not_kinds the kinds without one; limited says whether a bucket
+may apply to the tasks picked (then conductor._claim_tokens trims them); cap, when only
+queue buckets or only kind buckets apply and every queue or kind named has one, the whole
+tokens they hold together (the most that can start). Reads without locks. run_queues or run_kinds empty: nothing to claim.$$;
+
+revoke execute on function conductor._claim_controls(text[], text[], timestamptz) from public;
+
+-- The rate limits, applied to the picked tasks (see the map): lock the buckets
+-- of their queues and kinds in (scope, name) order, refill, keep in claim
+-- order (the order of task_ids) each task that finds a whole token in both of
+-- its buckets, deduct the kept tasks' tokens. Returns the kept ids, NULL for
+-- none; the rest stay queued, untouched.
+create or replace function conductor._claim_tokens(task_ids bigint[], claimed_at timestamptz)
+  returns bigint[]
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+  set jit = off
+as $$
+declare
+  v_buckets text[];   -- scope || ':' || name, in lock order
+  v_left integer[];   -- whole tokens left in each
+  v_used integer[];   -- drawn by this claim from each
+  v_task record;
+  v_q integer;
+  v_k integer;
+  v_kept bigint[];
+begin
+  -- lock first (the only wait of a claim: in (scope, name) order, see the map) ...
+  perform from conductor.rate_limits r
+    where (r.scope = 'queue' and r.name in (select t.queue from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
+       or (r.scope = 'kind' and r.name in (select t.kind from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
+    order by r.scope, r.name
+      for update of r;
+  -- ... then read what the holders before left (a statement of its own: a snapshot taken
+  -- after the wait, at READ COMMITTED)
+  select pg_catalog.array_agg(r.scope || ':' || r.name order by r.scope, r.name),
+         pg_catalog.array_agg(pg_catalog.floor(conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
+                                                                 _claim_tokens.claimed_at) + 1e-9)::integer
+                              order by r.scope, r.name),
+         pg_catalog.array_agg(0 order by r.scope, r.name)
+    into v_buckets, v_left, v_used
+    from conductor.rate_limits r
+   where (r.scope = 'queue' and r.name in (select t.queue from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
+      or (r.scope = 'kind' and r.name in (select t.kind from conductor.tasks t where t.id = any (_claim_tokens.task_ids)));
+  if v_buckets is null then
+    return _claim_tokens.task_ids;  -- a bucket of other queues and kinds only
+  end if;
+
+  for v_task in
+    select t.id, t.queue, t.kind
+      from pg_catalog.unnest(_claim_tokens.task_ids) with ordinality u(id, n)
+      join conductor.tasks t on t.id = u.id
+     order by u.n
+  loop
+    v_q := pg_catalog.array_position(v_buckets, 'queue:' || v_task.queue);
+    v_k := pg_catalog.array_position(v_buckets, 'kind:' || v_task.kind);
+    if (v_q is null or v_left[v_q] > 0) and (v_k is null or v_left[v_k] > 0) then
+      v_kept := v_kept || v_task.id;
+      if v_q is not null then
+        v_left[v_q] := v_left[v_q] - 1;
+        v_used[v_q] := v_used[v_q] + 1;
+      end if;
+      if v_k is not null then
+        v_left[v_k] := v_left[v_k] - 1;
+        v_used[v_k] := v_used[v_k] + 1;
+      end if;
+    end if;
+  end loop;
+
+  -- a bucket nothing was drawn from keeps its row: refilling later from its
+  -- refilled_at gives the same tokens
+  update conductor.rate_limits r
+     set tokens = greatest(0, conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
+                                                _claim_tokens.claimed_at) - u.used),
+         refilled_at = greatest(r.refilled_at, _claim_tokens.claimed_at)
+    from rows from (pg_catalog.unnest(v_buckets), pg_catalog.unnest(v_used)) u(bucket, used)
+   where u.used > 0 and r.scope || ':' || r.name = u.bucket;
+  return v_kept;
+end
+$$;
+
+comment on function conductor._claim_tokens(bigint[], timestamptz) is
+$$claim's rate limits: locks the conductor.rate_limits buckets of the queues and kinds of
+task_ids (picked and locked by the caller, in claim order), FOR UPDATE in
+(scope, name) order, refills them to claimed_at (conductor._tokens), keeps in order each
+task that finds a whole token in its queue's bucket and its kind's (where they exist),
+deducts one token per kept task from each, and returns the kept ids (NULL: none). The
+tasks left out are not touched.$$;
+
+revoke execute on function conductor._claim_tokens(bigint[], timestamptz) from public;
 
 create or replace function conductor._lease(
   task_ids       bigint[],
@@ -364,6 +611,13 @@ declare
   v_more_seen bigint[];
   v_strike boolean := false;
   v_stage_last bigint[];  -- the last task each stage picked (each pick is in claim order)
+  v_queues text[] := claim.queues;  -- what the controls leave of queues and kinds (see the map)
+  v_kinds text[] := claim.kinds;
+  v_not_queues text[];
+  v_not_kinds text[];
+  v_limited boolean := false;
+  v_cap integer;
+  v_max integer := claim.max_tasks;  -- or fewer, when the rate limits allow fewer starts
 begin
   if claim.worker_id is null or claim.worker_id = '' then
     raise exception 'claim needs a worker_id' using errcode = 'QC106';
@@ -389,11 +643,23 @@ begin
     return;
   end if;
 
-  if pg_catalog.cardinality(claim.queues) = 1 then
-    v_one_queue := claim.queues[1];
+  -- Paused queues and rate limits, see the map: none in the common case, which
+  -- this one statement finds; else the scope narrowed, nothing when none is left.
+  if exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits) then
+    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap
+      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap
+      from conductor._claim_controls(claim.queues, claim.kinds, v_now) c;
+    if pg_catalog.cardinality(v_queues) = 0 or pg_catalog.cardinality(v_kinds) = 0 then
+      return;
+    end if;
+    v_max := least(claim.max_tasks, v_cap);
   end if;
 
-  v_keys := conductor._claim_keys(claim.queues, claim.max_tasks, v_now, claim.kinds);
+  if pg_catalog.cardinality(v_queues) = 1 then
+    v_one_queue := v_queues[1];
+  end if;
+
+  v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds);
   if v_keys is not null
      and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     raise exception 'claim needs READ COMMITTED to honour concurrency keys, not %',
@@ -407,11 +673,11 @@ begin
   if v_keys is null then
     -- Under a pinned xmin horizon, see the map: a remembered position, else the full scan.
     -- (queue names hold no '|' or ','; kind names may, so the kinds go in as a digest)
-    v_scope := coalesce(pg_catalog.array_to_string(claim.queues, ','), '*')
-               || coalesce(';' || pg_catalog.md5(claim.kinds::text), '');
+    v_scope := coalesce(pg_catalog.array_to_string(v_queues, ','), '*')
+               || coalesce(';' || pg_catalog.md5(v_kinds::text), '');
     v_position := pg_catalog.string_to_array(pg_catalog.current_setting('conductor.claim_position', true), '|');
     -- a position of other queues, or not of claim's making (set by hand), is ignored
-    if v_position[1] = v_scope
+    if v_position[1] = v_scope and not v_limited
        and pg_catalog.array_to_string(v_position[2:5], '|') ~ '^-?[0-9]+\|[0-9]+\|[0-9]+\|[0-9]+(\.[0-9]+)?$'
        and v_position[5]::double precision > extract(epoch from pg_catalog.clock_timestamp()) then
       v_after_priority := v_position[2]::integer;
@@ -426,16 +692,18 @@ begin
       v_started := pg_catalog.clock_timestamp();
       if v_one_queue is not null then
         select p.ids, p.seen_ids into v_more, v_more_seen
-          from conductor._pick_queue(v_one_queue, claim.max_tasks - coalesce(pg_catalog.cardinality(v_ids), 0),
+          from conductor._pick_queue(v_one_queue, v_max - coalesce(pg_catalog.cardinality(v_ids), 0),
                                      v_now, v_stage, v_after_priority, v_after_run_at, v_after_id, v_ids,
-                                     claim.kinds) p;
+                                     v_kinds, v_not_kinds) p;
       else
         select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
           into v_more, v_more_seen
           from (select t.id, t.started_at from conductor.tasks t
                  where t.status = 'queued' and t.run_at <= v_now
-                   and (claim.queues is null or t.queue = any (claim.queues))
-                   and (claim.kinds is null or t.kind = any (claim.kinds))
+                   and (v_queues is null or t.queue = any (v_queues))
+                   and (v_kinds is null or t.kind = any (v_kinds))
+                   and (v_not_queues is null or t.queue <> all (v_not_queues))
+                   and (v_not_kinds is null or t.kind <> all (v_not_kinds))
                    and t.concurrency_key is null
                    and case v_stage
                          when 1 then t.priority > v_after_priority
@@ -444,7 +712,7 @@ begin
                          else true end
                    and (v_ids is null or t.id <> all (v_ids))
                  order by t.priority desc, t.run_at, t.id
-                 limit claim.max_tasks - coalesce(pg_catalog.cardinality(v_ids), 0)
+                 limit v_max - coalesce(pg_catalog.cardinality(v_ids), 0)
                    for update skip locked) p;
       end if;
       v_ids := v_ids || v_more;
@@ -462,9 +730,13 @@ begin
           v_until := null;
           v_strike := true;
         end if;
+        if v_limited then
+          v_until := null;  -- a task trimmed by a rate limit must stay first in line (see the map)
+          v_strike := false;
+        end if;
         exit;
       end if;
-      exit when pg_catalog.cardinality(v_ids) = claim.max_tasks;
+      exit when pg_catalog.cardinality(v_ids) = v_max;
       v_stage := v_stage + 1;
     end loop;
     if v_until is not null and v_ids is not null then
@@ -491,20 +763,28 @@ begin
               from (select t.id, t.started_at, t.concurrency_key, t.priority, t.run_at
                       from conductor.tasks t
                      where t.status = 'queued' and t.run_at <= v_now
-                       and (claim.queues is null or t.queue = any (claim.queues))
-                       and (claim.kinds is null or t.kind = any (claim.kinds))
+                       and (v_queues is null or t.queue = any (v_queues))
+                       and (v_kinds is null or t.kind = any (v_kinds))
+                       and (v_not_queues is null or t.queue <> all (v_not_queues))
+                       and (v_not_kinds is null or t.kind <> all (v_not_kinds))
                        and (t.concurrency_key is null
                             or (t.concurrency_key = any (v_keys)
                                 and not exists (select from conductor.tasks r
                                                  where r.concurrency_key = t.concurrency_key
                                                    and r.status = 'running')))
                      order by t.priority desc, t.run_at, t.id
-                     limit claim.max_tasks
+                     limit v_max
                        for update skip locked) p) p
      where p.concurrency_key is null or p.n = 1;  -- one task per key
   end if;
   if v_ids is null then
     return;
+  end if;
+  if v_limited then
+    v_ids := conductor._claim_tokens(v_ids, v_now);
+    if v_ids is null then
+      return;
+    end if;
   end if;
 
   return query select * from conductor._lease(v_ids, v_seen, claim.worker_id, v_now + claim.lease, v_now);
@@ -530,7 +810,13 @@ Raises QC106 for a missing worker_id, negative max_tasks, a lease not positive o
 max_lease (the message names it) (or a
 claim of keyed tasks outside READ COMMITTED), QC104 for an empty queue list or one holding
 NULL, QC101 for an empty kinds list or one holding NULL.
-FOR UPDATE SKIP LOCKED: any number of callers at once, none waits, no task goes to two.
+Nothing is claimed from a paused queue (pause_queue): a claim of paused queues only returns
+no rows at once; of several or all queues, the paused ones are left out. A rate limit of a
+queue or a kind (set_rate_limit) caps how many of its tasks start: each started task draws
+a token from its queue's bucket and its kind's, across every worker; picked tasks that find
+none stay queued, untouched, and the claim returns fewer rows (none).
+FOR UPDATE SKIP LOCKED: any number of callers at once, none waits for a task, no task goes
+to two; claimers of a rate-limited queue or kind wait for each other's commit on its bucket.
 Tasks of other kinds at the head of a queue are stepped over (a rolling deploy's transient;
 reap() dead-letters a kind no live worker serves after unknown_kind_after).
 When two full scans in a row are slow (over conductor.settings.claim_slow_scan, default

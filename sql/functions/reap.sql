@@ -24,7 +24,9 @@
 --        deploy kills nothing (the newer workers serve the new kinds; a
 --        stopped worker's kinds count as served for a while, in served_kinds);
 --        tasks of a queue no live worker serves wait (nobody is there to say
---        the kind is unknown). Nothing when unknown_kind_after is NULL.
+--        the kind is unknown), and so do those of a paused queue (pause_queue:
+--        its tasks stay as they are; paused is not unserved). Nothing when
+--        unknown_kind_after is NULL.
 --     4. workers not seen for greatest(stale_workers_after, unknown_kind_after)
 --        are forgotten (the sweep reads their last_seen_at until then) with
 --        their sleeper marks, served_kinds rows older than unknown_kind_after,
@@ -39,7 +41,9 @@
 --        run it then rather than only every reap interval (durable sleeps wake on
 --        time; a lease is never past its deadline, so time limits too)
 --   conductor.next_due(queues, kinds)   the earliest run_at after now of a queued
---        task of those queues: how long an idle worker may sleep
+--        task of those queues (paused ones left out), or the time a rate-limited
+--        queue or kind holding ready tasks gets its next token, if earlier: how
+--        long an idle worker may sleep
 --
 -- Compare-and-set: the expired rows are locked FOR UPDATE SKIP LOCKED and
 -- re-checked on their latest version, so any number of reapers may run at once
@@ -244,6 +248,8 @@ begin
           join conductor.tasks t on t.queue = u.queue and t.kind = u.kind
          where u.queue_served
            and (u.kind_last_served is null or u.kind_last_served < v_now - v_unknown_after)
+           -- a paused queue's tasks stay as they are (nobody claims them: not unknown)
+           and not exists (select from conductor.paused_queues p where p.queue = u.queue)
            and t.status = 'queued' and t.run_at <= v_now - v_unknown_after
          order by t.id
            for update of t skip locked
@@ -295,7 +301,8 @@ At most once per min(unknown_kind_after / 5, 1 minute) across all reapers, dead-
 (status 'dead', error naming the kind) each queued task due for at least
 conductor.settings.unknown_kind_after (5 minutes; NULL: never) whose queue a live worker
 serves (seen within unknown_kind_after) but whose kind none has served for that long
-(workers.kinds, and served_kinds for workers that deregistered).
+(workers.kinds, and served_kinds for workers that deregistered); never a task of a paused
+queue.
 Deletes workers rows not seen for greatest(stale_workers_after (15 min),
 unknown_kind_after) with their sleepers rows, served_kinds rows older than
 unknown_kind_after, and result_waiters and subscriptions rows of sessions that ended.
@@ -330,6 +337,13 @@ reap interval, so durable sleeps wake on time.$$;
 -- ordered by queue first, as conductor._pick_queue does; sorts and
 -- sequential and bitmap scans off). Measured with 100k queued tasks on 4 queues
 -- of 3 priorities (and 300k finished): 2-3 ms for every queue, with kinds.
+-- Paused queues are left out (their tasks are not claimed when due). Rate
+-- limits (conductor.rate_limits, usually empty): a bucket of the worker's
+-- queues or kinds that holds no whole token now gets one at now + (1 -
+-- tokens) / per_second (conductor._tokens); that time answers when it is
+-- earlier and the first 1000 ready tasks of the bucket's queue (of the
+-- worker's queues, for a kind) hold one the worker could start on it, or are
+-- all 1000 of other kinds or queues (undecided: an early wake is harmless).
 create or replace function conductor.next_due(queues text[] default null, kinds text[] default null)
   returns timestamptz
   language plpgsql stable
@@ -350,6 +364,11 @@ declare
   v_first timestamptz;
   v_due timestamptz;
   v_next timestamptz;
+  v_paused text[] := (select pg_catalog.array_agg(p.queue) from conductor.paused_queues p);
+  v_bucket record;
+  v_at timestamptz;
+  v_read bigint;
+  v_startable boolean;
 begin
   if next_due.queues is not null or next_due.kinds is not null then
     perform conductor._check_scope(next_due.queues, next_due.kinds);
@@ -372,6 +391,7 @@ begin
                    order by t.queue limit 1);
       exit when v_queue is null;
     end if;
+    continue when v_queue = any (v_paused);  -- nothing of it is claimed
 
     -- its priorities, highest first, each with one probe
     v_priority := (select t.priority from conductor.tasks t
@@ -402,6 +422,40 @@ begin
                       order by t.queue, t.priority desc limit 1);
     end loop;
   end loop;
+
+  -- the next token of a rate-limited queue or kind with ready tasks (see above)
+  for v_bucket in
+    select r.scope, r.name, r.per_second,
+           conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, v_now) as tokens
+      from conductor.rate_limits r
+     where (r.scope = 'queue' and (next_due.queues is null or r.name = any (next_due.queues))
+            and (v_paused is null or r.name <> all (v_paused)))
+        or (r.scope = 'kind' and (next_due.kinds is null or r.name = any (next_due.kinds)))
+  loop
+    continue when v_bucket.tokens + 1e-9 >= 1;  -- a token now: the worker claims, not sleeps
+    v_at := v_now + (1 - v_bucket.tokens) / v_bucket.per_second * interval '1 second';
+    continue when v_at >= v_next;
+    if v_bucket.scope = 'queue' then
+      select pg_catalog.count(*), pg_catalog.bool_or(x.startable) into v_read, v_startable
+        from (select next_due.kinds is null or t.kind = any (next_due.kinds) as startable
+                from conductor.tasks t
+               where t.status = 'queued' and t.queue = any (array[v_bucket.name]) and t.run_at <= v_now
+               order by t.queue, t.priority desc, t.run_at, t.id
+               limit 1000) x;
+    else
+      select pg_catalog.count(*), pg_catalog.bool_or(x.startable) into v_read, v_startable
+        from (select t.kind = v_bucket.name
+                     and (next_due.queues is null or t.queue = any (next_due.queues))
+                     and (v_paused is null or t.queue <> all (v_paused)) as startable
+                from conductor.tasks t
+               where t.status = 'queued' and t.run_at <= v_now
+               order by t.priority desc, t.run_at, t.id
+               limit 1000) x;
+    end if;
+    if v_startable or v_read = 1000 then
+      v_next := least(v_next, v_at);
+    end if;
+  end loop;
   return v_next;
 end
 $$;
@@ -409,7 +463,10 @@ $$;
 comment on function conductor.next_due(text[], text[]) is
 $$The earliest run_at after now of a queued task of queues (NULL: every queue), or NULL when
 none is due later: an idle worker sleeps until then (or until a notification) instead of
-polling. Tasks due now are left out (claim them). kinds (NULL: every kind) is a hint: the
+polling. Tasks due now are left out (claim them), and so are paused queues (pause_queue).
+A rate-limited queue or kind (set_rate_limit) of the worker's queues and kinds whose bucket
+holds no whole token, with ready tasks the worker could start, answers the time its next
+token comes when that is earlier. kinds (NULL: every kind) is a hint: the
 answer is the earliest task of those kinds among the first 100 of each priority, else the
 earliest of any kind (a worker woken early finds nothing and asks again). Index probes
 only (one per queue and priority), cheap with any backlog. Raises QC104 for an empty queue

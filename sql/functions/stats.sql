@@ -5,7 +5,8 @@
 --
 --   conductor.stats()       per queue: ready, scheduled, running, waiting, backlog
 --                           age, finished in the last 1/5/15 minutes, failure
---                           rate, unrunnable (queued, and no live worker can run)
+--                           rate, unrunnable (queued, and no live worker can run),
+--                           paused (pause_queue)
 --   conductor.unrunnable()  per queue and kind: the queued tasks no live worker
 --                           can run, and when reap() will dead-letter them
 --
@@ -26,6 +27,9 @@
 --                                       backlog (the kind is in no index), and
 --                                       nothing when a live worker serves every
 --                                       queue and kind
+--   paused                              conductor.paused_queues (a handful of
+--                                       rows); a paused queue has a row even
+--                                       when it holds no task
 --
 -- Cost on the hot path: complete, fail and cancel change status, which is an
 -- indexed (predicate) column, so those updates are never HOT and already add
@@ -53,7 +57,8 @@
 begin;
 set local role conductor_owner;
 
--- stats() gains a column: its return type changes, so it is dropped and created again.
+-- stats() gains columns (unrunnable, paused): its return type changes, so it is
+-- dropped and created again.
 drop function conductor.stats();
 
 -- The index tasks_finished is created by functions/stats@v0.1.0 and unchanged since.
@@ -76,7 +81,8 @@ create or replace function conductor.stats()
     failed_5m        bigint,
     failed_15m       bigint,
     failure_rate     double precision,
-    unrunnable       bigint)
+    unrunnable       bigint,
+    paused           boolean)
   language sql stable
   security definer
   set search_path = pg_catalog, pg_temp
@@ -127,6 +133,7 @@ as $$
     union select r.queue from running r
     union select w.queue from waiting w
     union select f.queue from finished f
+    union select p.queue from conductor.paused_queues p
   )
   select qs.queue,
          coalesce(q.ready, 0), coalesce(q.scheduled, 0),
@@ -137,7 +144,8 @@ as $$
          coalesce(f.f1, 0), coalesce(f.f5, 0), coalesce(f.f15, 0),
          case when coalesce(f.s15, 0) + coalesce(f.f15, 0) > 0
               then f.f15::double precision / (f.s15 + f.f15) end,
-         coalesce(u.n, 0)
+         coalesce(u.n, 0),
+         exists (select from conductor.paused_queues p where p.queue = qs.queue)
     from queues qs
     cross join clock c
     left join queued q on q.queue = qs.queue
@@ -157,7 +165,8 @@ that finished in the last 1, 5, 15 minutes; failed counts failed and dead; cance
 timed_out are in neither), failure_rate (failed_15m / (succeeded_15m + failed_15m); NULL
 when nothing finished), unrunnable (queued tasks, due or not, that no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, can run: none serves both the
-task's queue and its kind; conductor.unrunnable() says which). Reads the conductor.now() clock. Index-backed: the unfinished
+task's queue and its kind; conductor.unrunnable() says which), paused (pause_queue: claim
+takes nothing from it; a paused queue has a row even with no tasks). Reads the conductor.now() clock. Index-backed: the unfinished
 tasks and the last 15 minutes of finished ones, never older history. Takes no locks;
 raises nothing, whatever is stored: a ready task due at -infinity (written before run_at
 was checked) counts from 0001-01-02, one due at infinity is scheduled.$$;
@@ -184,6 +193,7 @@ as $$
          -- the sweep's rule (conductor.reap): a live worker on the queue, none
          -- serving the kind; from then on the next sweep takes the oldest
          case when c.after is not null and u.queue_served and not u.kind_served
+                   and not exists (select from conductor.paused_queues p where p.queue = u.queue)
               then greatest(u.oldest_run_at, u.kind_last_served) + c.after end
     from clock c
    cross join lateral conductor._unserved(c.now - coalesce(c.after, interval '5 minutes')) u
@@ -198,7 +208,8 @@ unknown-kind sweep may dead-letter the oldest (its run_at, or the last time a wo
 served the kind, whichever is later, plus unknown_kind_after; the sweep runs at most
 every min(unknown_kind_after / 5, 1 minute)). dead_letter_at is NULL when the sweep will
 not: unknown_kind_after is NULL, no live worker serves the queue (nobody there to call
-the kind unknown), or a live worker serves the kind on another queue. Ordered by queue
+the kind unknown), a live worker serves the kind on another queue, or the queue is paused
+(pause_queue: its tasks stay as they are until it resumes). Ordered by queue
 and kind. Reads the queued tasks' rows; takes no locks.$$;
 
 revoke execute on function conductor.unrunnable() from public;

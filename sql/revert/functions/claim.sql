@@ -70,9 +70,12 @@ begin;
 
 -- 0.2.0's signatures (kinds) go first: create or replace below recreates v0.1.0's.
 drop function conductor.claim(text, text[], integer, interval, text[]);
-drop function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[]);
-drop function conductor._claim_keys(text[], integer, timestamptz, text[]);
+drop function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[]);
+drop function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]);
 drop function conductor._check_scope(text[], text[]);
+drop function conductor._claim_tokens(bigint[], timestamptz);
+drop function conductor._claim_controls(text[], text[], timestamptz);
+drop function conductor._tokens(double precision, double precision, double precision, timestamptz, timestamptz);
 
 -- conductor.claimed_task, what claim returns, is created by functions/claim@v0.1.0
 -- and unchanged since.
