@@ -4,7 +4,7 @@
 -- the attacker's code as the owner. The last test checks that this file called every
 -- function conductor_admin may execute, so a new grant needs a line here.
 begin;
-select plan(48);
+select plan(56);
 \ir ../helpers.psql
 
 create role t_admin;
@@ -19,6 +19,11 @@ select conductor.update_schedule(name => 'esc-s', cron => '*/2 * * * *');
 select is(pg_temp.owner_runs(), 0::bigint, 'update_schedule ran no pg_temp code as the owner.');
 select conductor.enable_schedule(name => 'esc-s', enabled => false);
 select is(pg_temp.owner_runs(), 0::bigint, 'enable_schedule ran no pg_temp code as the owner.');
+select conductor.fire_schedule(name => 'esc-s');
+select is(pg_temp.owner_runs(), 0::bigint, 'fire_schedule ran no pg_temp code as the owner.');
+select conductor.pause_queue(queue => 'esc-paused');
+select conductor.resume_queue(queue => 'esc-paused');
+select is(pg_temp.owner_runs(), 0::bigint, 'pause_queue and resume_queue ran no pg_temp code as the owner.');
 select conductor.delete_schedule(name => 'esc-s');
 select is(pg_temp.owner_runs(), 0::bigint, 'delete_schedule ran no pg_temp code as the owner.');
 select conductor.enqueue(kind => 'esc.k', queue => 'esc-cancel') as t_cancel \gset
@@ -35,7 +40,7 @@ select set_eq(
   $$select distinct p.proname::pg_catalog.text from pg_catalog.pg_proc p
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_admin', p.oid, 'EXECUTE')$$,
-  array['version', 'now', 'register_worker', 'configure_kind', 'enqueue', 'enqueue_many', 'claim', 'heartbeat',
+  array['pause_queue', 'resume_queue', 'set_rate_limit', 'publish', 'subscribe', 'unsubscribe', 'exclusive', 'apply_retention', 'save_log', 'overdue_schedules', 'fire_schedule', 'version', 'now', 'register_worker', 'configure_kind', 'enqueue', 'enqueue_many', 'claim', 'heartbeat',
         'save_step', 'spawn', 'children', 'suspend', 'emit_event', 'complete', 'complete_many', 'fail', 'release',
         'reap', 'create_schedule', 'tick', 'next_wake', 'next_due', 'list_schedules', 'get_task', 'list_tasks', 'stats',
         'unrunnable', 'sleep', 'wake', 'watch', 'unwatch',

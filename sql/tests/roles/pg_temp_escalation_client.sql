@@ -4,7 +4,7 @@
 -- enqueue). The last test checks that this file called every function granted to
 -- conductor_client, so a new grant needs a line here.
 begin;
-select plan(19);
+select plan(22);
 \ir ../helpers.psql
 
 create role t_client;
@@ -38,6 +38,14 @@ select count(*) from conductor.stats();
 select is(pg_temp.owner_runs(), 0::bigint, 'stats ran no pg_temp code as the owner.');
 select count(*) from conductor.unrunnable();
 select is(pg_temp.owner_runs(), 0::bigint, 'unrunnable ran no pg_temp code as the owner.');
+select count(*) from conductor.overdue_schedules(grace => interval '1 minute');
+select is(pg_temp.owner_runs(), 0::bigint, 'overdue_schedules ran no pg_temp code as the owner.');
+select conductor.subscribe(topics => array['esc-topic']);
+select conductor.publish(topic => 'esc-topic', payload => '{"n": 1}', origin => 'esc');
+select conductor.unsubscribe(topics => array['esc-topic']);
+select is(pg_temp.owner_runs(), 0::bigint, 'subscribe, publish and unsubscribe ran no pg_temp code as the owner.');
+select conductor.exclusive(name => 'esc-lock');
+select is(pg_temp.owner_runs(), 0::bigint, 'exclusive ran no pg_temp code as the owner.');
 select count(*) from conductor.list_schedules();
 select is(pg_temp.owner_runs(), 0::bigint, 'list_schedules ran no pg_temp code as the owner.');
 select count(*) from conductor.leaders();
@@ -53,7 +61,7 @@ select set_eq(
   $$select distinct p.proname::pg_catalog.text from pg_catalog.pg_proc p
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_client', p.oid, 'EXECUTE')$$,
-  array['version', 'now', 'enqueue', 'enqueue_many', 'get_task', 'list_tasks', 'children', 'cancel', 'retry',
+  array['publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'enqueue', 'enqueue_many', 'get_task', 'list_tasks', 'children', 'cancel', 'retry',
         'emit_event', 'stats', 'unrunnable', 'list_schedules', 'leaders', 'lead_key', 'cron_next', 'cron_validate',
         'watch', 'unwatch'],
   'This file calls every function granted to conductor_client.');
