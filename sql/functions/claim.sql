@@ -787,6 +787,14 @@ begin
     end if;
   end if;
 
+  -- the bus (functions/bus): a dashboard following topic 'tasks' sees tasks start; one
+  -- probe when nobody follows it, 350 ids a message when someone does
+  if exists (select from conductor.subscriptions b where b.topic in ('tasks', '*')) then
+    for i in 0 .. (pg_catalog.cardinality(v_ids) - 1) / 350 loop
+      perform conductor._publish('tasks', pg_catalog.jsonb_build_object(
+        'event', 'running', 'ids', pg_catalog.to_jsonb(v_ids[i * 350 + 1 : (i + 1) * 350])));
+    end loop;
+  end if;
   return query select * from conductor._lease(v_ids, v_seen, claim.worker_id, v_now + claim.lease, v_now);
 end
 $$;
@@ -817,6 +825,8 @@ a token from its queue's bucket and its kind's, across every worker; picked task
 none stay queued, untouched, and the claim returns fewer rows (none).
 FOR UPDATE SKIP LOCKED: any number of callers at once, none waits for a task, no task goes
 to two; claimers of a rate-limited queue or kind wait for each other's commit on its bucket.
+Publishes {"event": "running", "ids": [...]} on bus topic 'tasks' when a session subscribes
+to it (or to '*').
 Tasks of other kinds at the head of a queue are stepped over (a rolling deploy's transient;
 reap() dead-letters a kind no live worker serves after unknown_kind_after).
 When two full scans in a row are slow (over conductor.settings.claim_slow_scan, default

@@ -1,12 +1,13 @@
 -- The engine publishes task changes on topic 'tasks' (origin null), only while a session
 -- subscribes to 'tasks' or '*': an enqueue publishes {"event": "queued", "queue": q} (once
 -- per queue per transaction: PostgreSQL folds equal notifications), a completion
--- {"event": "finished", "ids": [...]} naming every finished id (not only watched ones), 350
+-- {"event": "finished", "ids": [...]} naming every finished id, a claim {"event": "running",
+-- "ids": [...]} naming the tasks it started (not only watched ones), 350
 -- ids a message so that a big batch never exceeds the notification limit. With nobody
 -- subscribed, an enqueue and a completion send nothing on conductor_bus.
 -- dblink sessions: 'sub' listens (and subscribes), 'writer' enqueues, claims and completes.
 begin;
-select plan(7);
+select plan(8);
 \ir ../helpers.psql
 create extension if not exists dblink;
 
@@ -62,6 +63,17 @@ select results_eq('select pg_temp.received()',
   format($$values (%L::jsonb)$$,
     jsonb_build_object('topic', 'tasks', 'origin', null, 'payload', jsonb_build_object('event', 'finished', 'ids', jsonb_build_array(:t1)))),
   'A completion nobody watches publishes finished with its id.');
+
+select (select count(*) from dblink('writer', format('select conductor.enqueue(%L, queue => %L)', 'k', :'q')) as r(x text)) as e1 \gset
+select count(*) as drained from pg_temp.received() \gset
+select t.a as a_run, t.t as t_run
+  from dblink('writer', format('select attempt_id, task_id from conductor.claim(worker_id => %L, queues => array[%L])',
+                               'w-' || :'q', :'q')) as t(a bigint, t bigint) \gset
+select results_eq('select pg_temp.received()',
+  format($$values (%L::jsonb)$$,
+    jsonb_build_object('topic', 'tasks', 'origin', null, 'payload', jsonb_build_object('event', 'running', 'ids', jsonb_build_array(:t_run)))),
+  'A claim publishes running with the ids it started.');
+select (select count(*) from dblink('writer', format('select conductor.complete(%s)', :a_run)) as r(x text)) as k_run \gset
 
 select pg_temp.held() as a2 \gset
 select pg_temp.held() as a3 \gset
