@@ -23,6 +23,7 @@ from pyconductor.cliutil import default_dsn, fail, resolve_dsn
 from pyconductor.version import __version__
 
 if TYPE_CHECKING:
+    from pyconductor.client import Conductor
     from pyconductor.worker import Worker
 
 Handler = Callable[[argparse.Namespace], int]
@@ -258,6 +259,32 @@ def load_app(spec: str) -> Any:
     return obj
 
 
+def _app_and_endpoints(args: argparse.Namespace) -> tuple[Conductor, tuple[str, int] | None, str | None] | str:
+    """What `worker` and `serve` both read: the app (--app), the /health and
+    /metrics address (--http) and its token; or the message of what is wrong."""
+    from pyconductor.client import Conductor
+
+    http_addr = None
+    if args.http:
+        from pyconductor.endpoints import parse_hostport
+
+        try:
+            http_addr = parse_hostport(args.http)
+        except ValueError as exc:
+            return f"--http: {exc}"
+    try:
+        metrics_token = _token(args.metrics_token, args.metrics_token_file, "--metrics-token")
+    except ValueError as exc:
+        return str(exc)
+    try:
+        app = load_app(args.app)
+    except (ImportError, AttributeError) as exc:
+        return f"cannot load app {args.app!r}: {exc}"
+    if not isinstance(app, Conductor):
+        return f"{args.app} is a {type(app).__name__}, not a pyconductor.Conductor"
+    return app, http_addr, metrics_token
+
+
 def _setup_logging(level: str, log_format: str = "text") -> None:
     from pyconductor.logs import setup_logging
 
@@ -300,30 +327,15 @@ def _run_worker(args: argparse.Namespace) -> int:
 
 
 def _run_single_worker(args: argparse.Namespace) -> int:
-    from pyconductor.client import Conductor
     from pyconductor.dsn import redact_dsn
     from pyconductor.errors import ConductorError
     from pyconductor.worker import Worker
 
-    try:
-        app = load_app(args.app)
-    except (ImportError, AttributeError) as exc:
-        return fail(f"cannot load app {args.app!r}: {exc}")
-    if not isinstance(app, Conductor):
-        return fail(f"{args.app} is a {type(app).__name__}, not a pyconductor.Conductor")
+    found = _app_and_endpoints(args)
+    if isinstance(found, str):
+        return fail(found)
+    app, http_addr, metrics_token = found
     dsn = args.dsn or app.dsn
-    http_addr = None
-    if args.http:
-        from pyconductor.endpoints import parse_hostport
-
-        try:
-            http_addr = parse_hostport(args.http)
-        except ValueError as exc:
-            return fail(f"--http: {exc}")
-    try:
-        metrics_token = _token(args.metrics_token, args.metrics_token_file, "--metrics-token")
-    except ValueError as exc:
-        return fail(str(exc))
     supervised = args.supervisor_fd is not None
     try:
         worker = Worker(
@@ -792,7 +804,6 @@ SERVE_USAGE = 2
 
 
 def _run_serve(args: argparse.Namespace) -> int:
-    from pyconductor.client import Conductor
     from pyconductor.dsn import redact_dsn
     from pyconductor.errors import ConductorError
     from pyconductor.serve import Node, WebOptions, parse_roles
@@ -822,24 +833,10 @@ def _run_serve(args: argparse.Namespace) -> int:
             return fail(str(exc))
         web = WebOptions(args.http_host, args.http_port, token, allowed_hosts=_allowed_hosts(args),
                          session_max_age=int(args.session_max_age.total_seconds()), secure_cookies=args.behind_tls)  # fmt: skip
-    http_addr = None
-    if args.http:
-        from pyconductor.endpoints import parse_hostport
-
-        try:
-            http_addr = parse_hostport(args.http)
-        except ValueError as exc:
-            return fail(f"--http: {exc}")
-    try:
-        metrics_token = _token(args.metrics_token, args.metrics_token_file, "--metrics-token")
-    except ValueError as exc:
-        return fail(str(exc))
-    try:
-        app = load_app(args.app)
-    except (ImportError, AttributeError) as exc:
-        return fail(f"cannot load app {args.app!r}: {exc}")
-    if not isinstance(app, Conductor):
-        return fail(f"{args.app} is a {type(app).__name__}, not a pyconductor.Conductor")
+    found = _app_and_endpoints(args)
+    if isinstance(found, str):
+        return fail(found)
+    app, http_addr, metrics_token = found
     dsn = args.dsn or app.dsn
     worker_options = {
         "queues": _csv(args.queues), "concurrency": args.concurrency, "kinds": _csv(args.kinds), "lease": args.lease,

@@ -42,7 +42,6 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import signal
 import socket
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -56,6 +55,7 @@ from pyconductor.maintenance import Reaper
 from pyconductor.retention import BATCH as RETENTION_BATCH
 from pyconductor.retention import INTERVAL as RETENTION_INTERVAL
 from pyconductor.retention import Retention
+from pyconductor.signals import install_stop_signals
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
@@ -302,24 +302,16 @@ class Node:
     def run(self) -> int:
         """Start, block until SIGTERM or SIGINT (or ``request_stop()``), stop and
         return 0. A second signal exits the process at once with code 130."""
-        installed: dict[int, Any] = {}
-
-        def on_signal(signum: int, frame: Any) -> None:
-            if self._signalled:
-                os.write(2, b"pyconductor: second signal, exiting now (130)\n")
-                os._exit(130)
+        def first() -> None:
             self._signalled = True
             self._stop_requested.set()
 
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                installed[sig] = signal.signal(sig, on_signal)
+        restore = install_stop_signals(first, lambda: self._signalled)
         try:
             self.start()
         except BaseException:
             self.stop()
-            for signum, previous in installed.items():
-                signal.signal(signum, previous)
+            restore()
             raise
         try:
             while not self._stop_requested.wait(1.0):

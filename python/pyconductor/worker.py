@@ -50,7 +50,6 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import signal
 import socket
 import threading
 import time
@@ -70,6 +69,7 @@ from pyconductor.maintenance import Heartbeat, Reaper
 from pyconductor.producer import Listener, Producer
 from pyconductor.reporter import OutcomeListener, Reporter
 from pyconductor.scheduler import Scheduler
+from pyconductor.signals import install_stop_signals
 from pyconductor.schema import check_schema
 from pyconductor.steps import StepRuntime
 from pyconductor.version import __version__
@@ -456,25 +456,18 @@ class Worker:
         gracefully and return 0 (3 when exit_on_stuck stopped it). A second
         signal exits the process at once with code 130, leaving the held tasks
         to the reaper."""
-        installed: dict[int, Any] = {}
-
-        def on_signal(signum: int, frame: Any) -> None:
-            # a stop that exit_on_stuck began is not a first signal
-            if self._signalled or (self._stop_requested.is_set() and self._exit_code != EXIT_STUCK):
-                os.write(2, b"pyconductor: second signal, exiting now (130)\n")
-                os._exit(130)
+        def first() -> None:
             self._signalled = True
             self._stop_requested.set()
 
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                installed[sig] = signal.signal(sig, on_signal)
+        # a stop that exit_on_stuck began is not a first signal
+        restore = install_stop_signals(
+            first, lambda: self._signalled or (self._stop_requested.is_set() and self._exit_code != EXIT_STUCK))
         # The handlers stay installed after stop(): a signal while exiting still means "now".
         try:
             self.start()
         except BaseException:
-            for signum, previous in installed.items():
-                signal.signal(signum, previous)  # a start that failed leaves the process as it was
+            restore()  # a start that failed leaves the process as it was
             raise
         try:
             while not self._stop_requested.wait(1.0):
