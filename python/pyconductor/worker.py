@@ -69,8 +69,8 @@ from pyconductor.maintenance import Heartbeat, Reaper
 from pyconductor.producer import Listener, Producer
 from pyconductor.reporter import OutcomeListener, Reporter
 from pyconductor.scheduler import Scheduler
-from pyconductor.signals import install_stop_signals
 from pyconductor.schema import check_schema
+from pyconductor.signals import install_stop_signals
 from pyconductor.steps import StepRuntime
 from pyconductor.version import __version__
 from pyconductor.wire import dumps_json
