@@ -618,6 +618,8 @@ declare
   v_limited boolean := false;
   v_cap integer;
   v_max integer := claim.max_tasks;  -- or fewer, when the rate limits allow fewer starts
+  v_controlled boolean;  -- a paused queue or a rate limit exists
+  v_followed boolean;    -- a session follows bus topic 'tasks'
 begin
   if claim.worker_id is null or claim.worker_id = '' then
     raise exception 'claim needs a worker_id' using errcode = 'QC106';
@@ -645,7 +647,10 @@ begin
 
   -- Paused queues and rate limits, see the map: none in the common case, which
   -- this one statement finds; else the scope narrowed, nothing when none is left.
-  if exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits) then
+  select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits),
+         exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
+    into v_controlled, v_followed;
+  if v_controlled then
     select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap
       into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap
       from conductor._claim_controls(claim.queues, claim.kinds, v_now) c;
@@ -787,9 +792,9 @@ begin
     end if;
   end if;
 
-  -- the bus (functions/bus): a dashboard following topic 'tasks' sees tasks start; one
-  -- probe when nobody follows it, 350 ids a message when someone does
-  if exists (select from conductor.subscriptions b where b.topic in ('tasks', '*')) then
+  -- the bus (functions/bus): a dashboard following topic 'tasks' sees tasks start, 350 ids
+  -- a message (v_followed was read with the controls, one statement for both)
+  if v_followed then
     for i in 0 .. (pg_catalog.cardinality(v_ids) - 1) / 350 loop
       perform conductor._publish('tasks', pg_catalog.jsonb_build_object(
         'event', 'running', 'ids', pg_catalog.to_jsonb(v_ids[i * 350 + 1 : (i + 1) * 350])));
