@@ -432,8 +432,14 @@ begin
             and (v_paused is null or r.name <> all (v_paused)))
         or (r.scope = 'kind' and (next_due.kinds is null or r.name = any (next_due.kinds)))
   loop
-    continue when v_bucket.tokens + 1e-9 >= 1;  -- a token now: the worker claims, not sleeps
-    v_at := v_now + (1 - v_bucket.tokens) / v_bucket.per_second * interval '1 second';
+    if v_bucket.tokens + 1e-9 >= 1 then
+      -- a token now, yet the caller's claim just came back short: the bucket refilled
+      -- since, or another worker took the token first, or a concurrency key holds the
+      -- task back. Look again shortly, not at the poll (and not at once: no busy loop).
+      v_at := v_now + interval '50 milliseconds';
+    else
+      v_at := v_now + (1 - v_bucket.tokens) / v_bucket.per_second * interval '1 second';
+    end if;
     continue when v_at >= v_next;
     if v_bucket.scope = 'queue' then
       select pg_catalog.count(*), pg_catalog.bool_or(x.startable) into v_read, v_startable
@@ -464,9 +470,9 @@ comment on function conductor.next_due(text[], text[]) is
 $$The earliest run_at after now of a queued task of queues (NULL: every queue), or NULL when
 none is due later: an idle worker sleeps until then (or until a notification) instead of
 polling. Tasks due now are left out (claim them), and so are paused queues (pause_queue).
-A rate-limited queue or kind (set_rate_limit) of the worker's queues and kinds whose bucket
-holds no whole token, with ready tasks the worker could start, answers the time its next
-token comes when that is earlier. kinds (NULL: every kind) is a hint: the
+A rate-limited queue or kind (set_rate_limit) of the worker's queues and kinds with ready
+tasks the worker could start answers the time its next token comes when that is earlier, or
+now + 50 ms when its bucket holds a token already (the claim before missed it). kinds (NULL: every kind) is a hint: the
 answer is the earliest task of those kinds among the first 100 of each priority, else the
 earliest of any kind (a worker woken early finds nothing and asks again). Index probes
 only (one per queue and priority), cheap with any backlog. Raises QC104 for an empty queue

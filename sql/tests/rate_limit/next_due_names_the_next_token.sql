@@ -1,7 +1,7 @@
 -- next_due answers when a rate-limited queue or kind with ready tasks gets its next token,
 -- so an idle worker wakes then instead of at its poll: at now + (1 - tokens) / per_second.
--- Not when the bucket holds a token (the worker claims), not without ready tasks the
--- worker could start, not for other queues or kinds; an earlier due task still answers
+-- With a token in the bucket already, now + 50 ms (the worker's claim missed it: it looks
+-- again shortly, not at its poll); not without ready tasks the worker could start, not for other queues or kinds; an earlier due task still answers
 -- first. A paused queue's tasks wake nobody. Asked as conductor_worker.
 begin;
 select plan(10);
@@ -17,8 +17,8 @@ select conductor.enqueue('k', '{}', 'nd-rl') as t2 \gset
 select conductor.enqueue('k', '{}', 'nd-rl', run_at => '2092-01-01 00:00:10+00') as later \gset
 
 set local role t_worker;
-select is(conductor.next_due(array['nd-rl']), '2092-01-01 00:00:10+00'::timestamptz,
-  'With a token in the bucket, the next due task answers (the ready ones are to claim).');
+select is(conductor.next_due(array['nd-rl']), '2092-01-01 00:00:00.05+00'::timestamptz,
+  'With a token in the bucket and ready tasks, 50 ms: a claim that came back short looks again soon.');
 select is((select count(*) from conductor.claim('w1', array['nd-rl'], 10)), 1::bigint, 'One starts, the bucket is dry.');
 select is(conductor.next_due(array['nd-rl']), '2092-01-01 00:00:00.5+00'::timestamptz,
   'Dry, with a ready task: the next token, 1 / per_second later.');
