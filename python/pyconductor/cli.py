@@ -1208,7 +1208,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Handler = args.func
-    return handler(args)
+    try:
+        return handler(args)
+    except BrokenPipeError:
+        # the reader went away (`pyconductor tasks | head`): no traceback; what is
+        # left in stdout's buffer goes nowhere, so the flush at exit cannot fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell tool killed by the broken pipe
 
 
 if __name__ == "__main__":

@@ -252,3 +252,14 @@ def test_dsn_from_the_environment(db_dsn: str) -> None:
 def test_unmigrated_database_says_so(empty_dsn: str) -> None:
     out = cli(empty_dsn, "stats")
     assert out.returncode == 1 and "pyconductor migrate" in out.stderr
+
+
+def test_tasks_into_a_closed_pipe_ends_quietly(db_dsn: str, db_conn: Conn) -> None:
+    """`pyconductor tasks | head -1`: the reader leaves after one line; no BrokenPipeError traceback."""
+    db_conn.execute("select count(*) from conductor.enqueue_many("
+                    " (select jsonb_agg(jsonb_build_object('kind', 'k', 'queue', 'pipe')) from generate_series(1, 3000)))")
+    run = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m pyconductor tasks --limit 3000 --dsn '{db_dsn}' | head -1"],
+        capture_output=True, text=True, env=ENV, cwd=REPO, timeout=60, check=False)  # fmt: skip
+    assert run.returncode == 0 and len(run.stdout.splitlines()) == 1
+    assert "Traceback" not in run.stderr and "BrokenPipe" not in run.stderr, run.stderr
