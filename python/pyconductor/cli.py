@@ -1138,8 +1138,9 @@ def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "who holds the leader locks (conductor.leaders()).",
     )  # fmt: skip
     _dsn_arg(p)
-    env_arg(p, "--seen-within", env="CONDUCTOR_STATUS_SEEN_WITHIN", type=_duration, default=_duration("5m"),
-            help="a worker counts as live when seen this recently (default: 5m)")  # fmt: skip
+    env_arg(p, "--seen-within", env="CONDUCTOR_STATUS_SEEN_WITHIN", type=_duration, default=_duration("30s"),
+            help="a worker counts as live when seen this recently (default: 30s, three heartbeats at the "
+                 "default interval); the others reap() has not forgotten are listed apart as silent")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=ops.run_status)
 

@@ -403,21 +403,37 @@ run_retry = _command(_retry)
 WORKER_COLUMNS = ("id", "host", "pid", "roles", "queues", "kinds", "concurrency", "version", "last_seen")
 
 
+# Rows reap() has not forgotten yet (its stale_workers_after): listed as silent when not live.
+SILENT_WITHIN = timedelta(minutes=15)
+
+
 def _status(args: argparse.Namespace, conn: Any) -> int:
     from pyconductor import queries
 
-    workers = conn.execute(queries.LIVE_WORKERS, {"seen_within": args.seen_within}).fetchall()
+    window = max(args.seen_within, SILENT_WITHIN)
+    rows = conn.execute(queries.LIVE_WORKERS, {"seen_within": window}).fetchall()
+    workers = [w for w in rows if w["last_seen_ago"] <= args.seen_within]
+    silent = [w for w in rows if w["last_seen_ago"] > args.seen_within]
     leaders = conn.execute(queries.LEADERS).fetchall()
     if args.json:
         print(json.dumps({"workers": [{k: _jsonable(v) for k, v in w.items()} for w in workers],
+                          "silent": [{k: _jsonable(v) for k, v in w.items()} for w in silent],
                           "leaders": [{k: _jsonable(v) for k, v in row.items()} for row in leaders]},
                          indent=2, default=str))  # fmt: skip
         return 0
+
+    def table(found: list[dict[str, Any]]) -> str:
+        shown = [dict(w, queues=w["queues"] or ["(all)"], kinds=w.get("kinds") or ["(all)"],
+                      last_seen=f"{format_duration(w['last_seen_ago'])} ago") for w in found]  # fmt: skip
+        return render_table(shown, WORKER_COLUMNS)
+
     print(f"workers seen in the last {format_duration(args.seen_within)}: {len(workers)}")
     if workers:
-        shown = [dict(w, queues=w["queues"] or ["(all)"], kinds=w.get("kinds") or ["(all)"],
-                      last_seen=f"{format_duration(w['last_seen_ago'])} ago") for w in workers]  # fmt: skip
-        print(render_table(shown, WORKER_COLUMNS))
+        print(table(workers))
+    if silent:
+        print(f"silent workers (not seen for over {format_duration(args.seen_within)}: stopped without "
+              f"deregistering, killed, or stalled; reap() forgets them): {len(silent)}")  # fmt: skip
+        print(table(silent))
     print(f"leader locks held: {len(leaders)}")
     if leaders:
         print(render_table(leaders, ("name", "pid", "application_name", "backend_start")))

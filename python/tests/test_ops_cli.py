@@ -230,17 +230,23 @@ def test_status_lists_live_workers_and_leaders(db_dsn: str, db_conn: Conn) -> No
                     "roles => array['worker', 'scheduler'], queues => array['mail'], kinds => array['k1', 'k2'])")  # fmt: skip
     db_conn.execute("select conductor.register_worker(worker_id => 'w-gone')")
     db_conn.execute("update conductor.workers set last_seen_at = now() - interval '1 hour' where id = 'w-gone'")
+    db_conn.execute("select conductor.register_worker(worker_id => 'w-killed')")  # kill -9 two minutes ago
+    db_conn.execute("update conductor.workers set last_seen_at = now() - interval '2 minutes' where id = 'w-killed'")
     with psycopg.connect(db_dsn, autocommit=True) as leader:
         assert leader.execute("select conductor.try_lead('scheduler')").fetchone() == (True,)
         out = cli(db_dsn, "status")
         assert out.returncode == 0, out.stderr
-        assert "workers seen in the last 5m00s: 1" in out.stdout
-        row = next(line for line in out.stdout.splitlines() if line.startswith("w-live"))
+        live, _, rest = out.stdout.partition("silent workers")
+        assert "workers seen in the last 30s: 1" in live and "w-killed" not in live
+        row = next(line for line in live.splitlines() if line.startswith("w-live"))
         assert "worker,scheduler" in row and "box" in row and "mail" in row and "k1,k2" in row and "ago" in row
+        assert "w-killed" in rest.split("leader locks held")[0], "a silent worker is listed apart, not as live"
         assert "w-gone" not in out.stdout
         assert "leader locks held: 1" in out.stdout and "scheduler" in out.stdout.split("leader locks held")[1]
         data = json.loads(cli(db_dsn, "status", "--json", "--seen-within", "2h").stdout)
-        assert {w["id"] for w in data["workers"]} == {"w-live", "w-gone"}
+        assert {w["id"] for w in data["workers"]} == {"w-live", "w-gone", "w-killed"}
+        data = json.loads(cli(db_dsn, "status", "--json").stdout)
+        assert [w["id"] for w in data["workers"]] == ["w-live"] and [w["id"] for w in data["silent"]] == ["w-killed"]
         assert [x["name"] for x in data["leaders"]] == ["scheduler"]
 
 
