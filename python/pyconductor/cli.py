@@ -259,6 +259,20 @@ def load_app(spec: str) -> Any:
     return obj
 
 
+def _exit(code: int, *, abandoned: int) -> int:
+    """``code``, or, when handlers were abandoned at stop, leave the process at
+    once with it: they still run in threads the interpreter would wait for at
+    exit, and their tasks are back in the queue."""
+    if abandoned:
+        import logging
+
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
 def _app_and_endpoints(args: argparse.Namespace) -> tuple[Conductor, tuple[str, int] | None, str | None] | str:
     """What `worker` and `serve` both read: the app (--app), the /health and
     /metrics address (--http) and its token; or the message of what is wrong."""
@@ -370,16 +384,7 @@ def _run_single_worker(args: argparse.Namespace) -> int:
             server.stop()
         if reporter is not None:
             reporter.stop()
-    if worker.abandoned:
-        # Released handlers are still running in pool threads that the interpreter
-        # would wait for at exit; their tasks are back in the queue, so leave now.
-        import logging
-
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
+    return _exit(code, abandoned=worker.abandoned)
 
 
 # The worker flags a --processes child is given as its supervisor got them; the
@@ -868,15 +873,7 @@ def _run_serve(args: argparse.Namespace) -> int:
     finally:
         if server is not None:
             server.stop()
-    if node.abandoned:
-        # as `worker`: released handlers still run in threads the interpreter would wait for
-        import logging
-
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
+    return _exit(code, abandoned=node.abandoned)
 
 
 @subcommand
