@@ -199,11 +199,7 @@ class DatabaseProbe:
                     out["reachable"] = True
                     out["latency_ms"] = round((time.perf_counter() - start) * 1000, 3)
                     for name in reads:
-                        try:
-                            query = READS[name]
-                            out[name] = conn.execute(query, params if "%(" in query else None).fetchall()
-                        except psycopg.errors.UndefinedFunction:
-                            out[name] = None
+                        out[name] = self._read(conn, READS[name], params)
                     out["error"] = None
                     return out
                 except psycopg.Error as exc:
@@ -215,6 +211,22 @@ class DatabaseProbe:
             return out
         finally:
             self._lock.release()
+
+    @staticmethod
+    def _read(conn: psycopg.Connection[dict[str, Any]], query: str, params: dict[str, Any] | None) -> Any:
+        """The rows of one read; None for a schema without its function. A read
+        that hit the statement timeout is sent once more: a loaded machine
+        stalled one in about 1,500 `unrunnable()` reads past 2 s, and a health
+        check must not answer without its details for that."""
+        for attempt in (1, 2):
+            try:
+                return conn.execute(query, params if "%(" in query else None).fetchall()
+            except psycopg.errors.UndefinedFunction:
+                return None
+            except psycopg.errors.QueryCanceled:
+                if attempt == 2:
+                    raise
+        return None
 
     def _close(self) -> None:
         conn, self._conn = self._conn, None
