@@ -2,6 +2,8 @@
 #   make demo        install deps, start the dev database, migrate, run the demo
 #   make test        pgTAP (scripts/pgtap.sh) then pytest; fails if either fails
 #   make bench       bench/run.sh
+#   make docs        build the documentation site (mkdocs.yml) into build/site
+#   make dist        build the wheel and sdist into dist/ (python -m build)
 #   make devdb       start the development cluster (.devdb) and migrate it
 #   make devdb-stop  stop it
 #   make clean       stop the dev cluster, remove it and build/test caches
@@ -14,7 +16,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: all deps deps-demo devdb migrate demo test pgtap pytest bench devdb-stop clean distclean
+.PHONY: all deps deps-demo devdb migrate demo test pgtap pytest bench docs dist devdb-stop clean distclean
 
 all: test
 
@@ -51,6 +53,13 @@ test: deps
 
 bench: deps
 	bash bench/run.sh
+
+docs: deps
+	$(PY) -m mkdocs build --strict --site-dir build/site
+
+dist: deps
+	rm -rf dist
+	$(PY) -m build --outdir dist
 
 devdb-stop:
 	@if [[ -x $(PY) ]]; then $(PY) -m pyconductor devdb stop; else echo "no .venv: nothing to stop"; fi

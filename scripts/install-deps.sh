@@ -6,9 +6,12 @@
 #                                  then pip install -e . (the worker's own deps)
 #   scripts/install-deps.sh [all]  what the tests need as well: pgTAP for that
 #                                  server version, pg_prove, sqitch (+ DBD::Pg,
-#                                  psql), chromium for the browser tests (only as
-#                                  root; optional), and the extras the tests cover
-#                                  (pip install -e '.[test,dashboard,metrics]')
+#                                  psql), pgbouncer and iproute2 (the topology
+#                                  tests), Node.js and npm (the Node worker, then
+#                                  npm ci in workers/node), chromium for the
+#                                  browser tests (only as root; optional), and the
+#                                  extras the tests cover
+#                                  (pip install -e '.[test,dashboard,metrics,django,docs]')
 #
 # pip runs only when pyproject.toml changed or the extras asked for are not
 # installed yet (stamp .venv/.conductor-deps: its sha256 and the extras).
@@ -50,6 +53,10 @@ missing_packages() {
     command -v pg_prove >/dev/null || pkgs+=(libtap-parser-sourcehandler-pgtap-perl)
     command -v sqitch >/dev/null || pkgs+=(sqitch)
     perl -MDBD::Pg -e1 2>/dev/null || pkgs+=(libdbd-pg-perl)
+    command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]] || pkgs+=(pgbouncer)
+    command -v ip >/dev/null || [[ -x /usr/sbin/ip ]] || pkgs+=(iproute2)
+    command -v node >/dev/null || pkgs+=(nodejs)
+    command -v npm >/dev/null || pkgs+=(npm)
   fi
   if (( ${#pkgs[@]} )); then printf '%s\n' "${pkgs[@]}"; fi
 }
@@ -109,8 +116,8 @@ fi
 stamp=.venv/.conductor-deps
 hash=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [[ $mode == all ]]; then
-  extras=test,dashboard,metrics
-  imports='import pyconductor, pytest, starlette, uvicorn, prometheus_client'
+  extras=test,dashboard,metrics,django,docs
+  imports='import pyconductor, pytest, starlette, uvicorn, prometheus_client, django, mkdocs'
 else
   extras=
   imports='import pyconductor'
@@ -123,5 +130,11 @@ if [[ ${have%% *} != "$hash" || ( $mode == all && $have != "$hash $extras" ) ]] 
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"
   printf '%s %s\n' "$hash" "$extras" >"$stamp"
+fi
+# The Node.js worker's one dependency (pg), pinned by its package-lock.json.
+if [[ $mode == all && -f workers/node/package-lock.json &&
+      ( ! -d workers/node/node_modules || workers/node/package-lock.json -nt workers/node/node_modules ) ]]; then
+  log "npm ci (workers/node)"
+  (cd workers/node && npm ci --silent --no-audit --no-fund)
 fi
 log "ok"
