@@ -411,7 +411,8 @@ def health(worker: Worker, probe: DatabaseProbe, details: bool = True,
     database does not answer, else 503 "degraded" while the worker reports a
     stuck handler thread, else (with ``schedule_grace``, seconds) 503
     "unhealthy" when the fleet's schedules have a problem (see
-    :func:`schedule_problems`; listed in ``problems``). Without ``details``,
+    :func:`schedule_problems`; listed in ``problems``), or when a read the
+    check needs failed, so it could not say. Without ``details``,
     the body is only ``{"status": ...}``."""
     reads = ["unrunnable"] if details else []
     params = None
@@ -421,6 +422,9 @@ def health(worker: Worker, probe: DatabaseProbe, details: bool = True,
     result = probe(*reads, params=params)
     state = worker.health()
     problems, schedules = schedule_problems(result, schedule_grace) if schedule_grace is not None else ([], None)
+    if schedule_grace is not None and result["reachable"] and result["error"] is not None:
+        # a read failed (twice): the schedules went unchecked, and ok would claim they were fine
+        problems.append(f"could not check the schedules: {result['error']}")
     status = state["status"]
     if not result["reachable"]:
         status = "unavailable"

@@ -229,6 +229,22 @@ def test_health_503_when_the_database_is_unreachable(app: Conductor) -> None:
         assert get(server.url + "/nothing")[0] == 404
 
 
+def test_health_is_503_when_it_could_not_check_the_schedules(app: Conductor, db_dsn: str) -> None:
+    """A schedules read that times out twice (a session holds the table's lock)
+    must not leave /health answering ok as if the check had passed."""
+    worker = fast_worker(app)  # not started: the endpoint reads its state only
+    with EndpointServer(worker, "127.0.0.1", 0, probe_timeout=0.5, schedule_grace=60) as server:
+        assert get(server.url + "/health")[0] == 200
+        with psycopg.connect(db_dsn) as blocker:
+            blocker.execute("lock table conductor.schedules in access exclusive mode")
+            status, _, text = get(server.url + "/health")
+        body = json.loads(text)
+        assert (status, body["status"]) == (503, "unhealthy"), body
+        assert body["database"]["reachable"] is True
+        assert [p for p in body["problems"] if p.startswith("could not check the schedules: ")], body["problems"]
+        assert get(server.url + "/health")[0] == 200, "the lock is gone: checked again, and fine"
+
+
 def test_parse_hostport() -> None:
     assert parse_hostport("127.0.0.1:9100") == ("127.0.0.1", 9100)
     assert parse_hostport(":9100") == ("127.0.0.1", 9100)
