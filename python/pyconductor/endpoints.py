@@ -50,7 +50,8 @@ With ``schedule_grace`` (``pyconductor serve``: ``--schedule-grace``, default
 ``unhealthy`` when an enabled schedule is overdue by more than the grace
 (``conductor.overdue_schedules``) or when schedules are enabled and no
 session holds the scheduler lock (``conductor.leaders()``): nothing would
-fire them. The body then has ``"schedules": {"enabled", "scheduler_leader",
+fire them; and when a read the check needs failed twice, since it then
+cannot say the schedules are fine. The body then has ``"schedules": {"enabled", "scheduler_leader",
 "grace_seconds", "overdue": [{"name", "next_due_at", "overdue_seconds"}]}``
 and ``"problems"``, one line each. This is the fleet's state seen from any
 process: alert on it; a liveness probe that restarts the process on it
