@@ -2,7 +2,9 @@
 #   make demo        install deps, start the dev database, migrate, run the demo
 #   make test        pgTAP (scripts/pgtap.sh) then pytest; fails if either fails
 #   make bench       bench/run.sh
-#   make docs        build the documentation site (mkdocs.yml) into build/site
+#   make docs        build the documentation site (mkdocs.yml) into build/site,
+#                    after checking docs/reference/sql.md matches the schema
+#   make docs-reference  regenerate docs/reference/sql.md from the functions' comments
 #   make dist        build the wheel and sdist into dist/ (python -m build)
 #   make devdb       start the development cluster (.devdb) and migrate it
 #   make devdb-stop  stop it
@@ -16,7 +18,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: all deps deps-demo devdb migrate demo test pgtap pytest bench docs dist devdb-stop clean distclean
+.PHONY: all deps deps-demo devdb migrate demo test pgtap pytest bench docs docs-reference dist devdb-stop clean distclean
 
 all: test
 
@@ -54,8 +56,14 @@ test: deps
 bench: deps
 	bash bench/run.sh
 
+# The SQL reference is generated from a throwaway deploy of the working tree
+# (scripts/sql_reference.py); docs fails, naming docs-reference, when it is stale.
 docs: deps
+	$(PY) scripts/sql_reference.py --check
 	$(PY) -m mkdocs build --strict --site-dir build/site
+
+docs-reference: deps
+	$(PY) scripts/sql_reference.py
 
 dist: deps
 	rm -rf dist
