@@ -735,7 +735,7 @@ def _run_dashboard(args: argparse.Namespace) -> int:
         if not _dashboard_missing(exc):
             raise
         fail(f"the dashboard needs the 'dashboard' extra ({exc.name} is not installed): "
-             "pip install 'pyconductor[dashboard]'")  # fmt: skip
+             "pip install 'conductor-pg[dashboard]'")  # fmt: skip
         return 2
 
     _setup_logging(args.log_level)
@@ -829,7 +829,7 @@ def _run_serve(args: argparse.Namespace) -> int:
             if not _dashboard_missing(exc):
                 raise
             fail(f"the web role needs the 'dashboard' extra ({exc.name} is not installed): pip install "
-                 f"'pyconductor[dashboard]', or leave the role out: --role {','.join(r for r in roles if r != 'web')}")  # fmt: skip
+                 f"'conductor-pg[dashboard]', or leave the role out: --role {','.join(r for r in roles if r != 'web')}")  # fmt: skip
             return SERVE_USAGE
         try:
             token = _token(args.token, args.token_file, "--token")

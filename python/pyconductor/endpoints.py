@@ -84,7 +84,7 @@ restarts a healthy process for a problem elsewhere.
   stats_available                  0 while ``conductor.stats()`` does not exist
 
 ``/metrics`` needs prometheus_client, the ``metrics`` extra (``pip install
-'pyconductor[metrics]'``); it is imported only when an EndpointServer starts,
+'conductor-pg[metrics]'``); it is imported only when an EndpointServer starts,
 so a worker installed without it runs and serves ``/health``, and ``/metrics``
 answers 501 naming the extra (the server logs the same once at start). It
 does not refuse to start: ``/health`` alone is what a liveness probe needs,
@@ -128,7 +128,7 @@ DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 QUEUE_GAUGES = ("ready", "scheduled", "running", "waiting")
 WINDOWS = ("1m", "5m", "15m")
 # what /metrics answers (501) when prometheus_client is not installed
-METRICS_MISSING = "/metrics needs prometheus_client: pip install 'pyconductor[metrics]'"
+METRICS_MISSING = "/metrics needs prometheus_client: pip install 'conductor-pg[metrics]'"
 SCHEDULE_GRACE = 60.0  # seconds a schedule may be overdue before /health says so (serve's --schedule-grace)
 # the fleet's schedules: how many are enabled, and whether any session holds the scheduler lock
 SCHEDULE_FLEET = "select (select count(*) from conductor.schedules where enabled)::integer as enabled, exists (select from conductor.leaders(names => array['scheduler'])) as scheduler_leader"

@@ -58,7 +58,7 @@ def check_schema(conn: psycopg.Connection[Any]) -> str:
         raise SchemaMismatch(
             f"database {conn.info.dbname!r} holds conductor schema {found}, "
             f"this pyconductor needs {SCHEMA_VERSION}: {_FIX}"
-            + ("" if _older(found) else "; or upgrade pyconductor to the schema's release")
+            + ("" if _older(found) else f"; or install the driver of the schema's release: pip install 'conductor-pg=={found}'")
         )
     return found
 
