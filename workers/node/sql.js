@@ -1,0 +1,38 @@
+'use strict';
+// Every statement the Node worker sends, one line each: a call of one function
+// of the conductor schema in named notation (docs/protocol.md). Nothing else
+// in this folder writes SQL. Times go in as seconds and come back as seconds
+// (float8), so no interval or timestamp parsing is needed on this side.
+
+const interval = (n) => `make_interval(secs => $${n}::float8)`;
+
+module.exports = {
+  VERSION: 'select conductor.version() as version',
+  REGISTER_WORKER:
+    'select conductor.register_worker(worker_id => $1, host => $2, pid => $3, queues => $4::text[], ' +
+    'concurrency => $5, version => $6, metadata => $7::jsonb, kinds => $8::text[])',
+  // the columns a handler needs; timeout in seconds (NULL: no time limit)
+  CLAIM:
+    'select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, ' +
+    'parent_id, root_id, steps, extract(epoch from timeout)::float8 as timeout ' +
+    `from conductor.claim(worker_id => $1, queues => $2::text[], max_tasks => $3, lease => ${interval(4)}, ` +
+    'kinds => $5::text[])',
+  HEARTBEAT:
+    `select * from conductor.heartbeat(worker_id => $1, attempt_ids => $2::bigint[], lease => ${interval(3)})`,
+  COMPLETE: 'select conductor.complete(attempt_id => $1, result => $2::jsonb)',
+  FAIL:
+    'select conductor.fail(attempt_id => $1, error => $2, retry_at => $3::timestamptz, traceback => $4, ' +
+    'unknown_kind => $5, retryable => $6)::text as status',
+  RELEASE: 'select conductor.release(attempt_id => $1)',
+  SAVE_STEP: 'select conductor.save_step(attempt_id => $1, name => $2, result => $3::jsonb) as result',
+  // the sleeper protocol (docs/protocol.md, "Going to sleep")
+  SLEEP: 'select conductor.sleep(worker_id => $1, queues => $2::text[]) as settled',
+  WAKE: 'select conductor.wake(worker_id => $1)',
+  // seconds until the earliest task due later on the worker's queues (NULL: none)
+  NEXT_DUE:
+    'select extract(epoch from conductor.next_due(queues => $1::text[], kinds => $2::text[]) - conductor.now())::float8 ' +
+    'as due_in',
+  REAP: 'select conductor.reap() as reaped',
+  DEREGISTER_WORKER: 'select conductor.deregister_worker(worker_id => $1)',
+  LISTEN: 'listen conductor',
+};

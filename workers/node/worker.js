@@ -1,0 +1,468 @@
+'use strict';
+// A Conductor worker in Node.js, following docs/protocol.md step by step:
+//
+//   start()    check conductor.version(); register_worker; LISTEN conductor on a
+//              connection of its own (reconnected with backoff, then a claim at once)
+//   claim loop claim(kinds, queues, max_tasks = free slots); a short claim runs the
+//              sleeper protocol (sleep, claim once more, wait for a notification, a
+//              free slot, the next due time or the poll); a full one calls wake
+//   handlers   `async (payload, ctx) => result`; complete, or fail (the database
+//              decides whether and when it runs again); ctx.step checkpoints
+//   heartbeat  every `heartbeat` seconds for every held attempt; 'cancelled' and
+//              'lost' stop the handler (ctx.cancelled) and drop its outcome,
+//              'timed_out' is reported with fail, 'finished' is ignored
+//   reap       every `reap` seconds (any worker may)
+//   stop()     claim nothing more; running handlers get `shutdownGrace` seconds,
+//              the rest are handed back with release; wake; deregister_worker
+//
+// It decides nothing the database decides: retries, backoff, leases, time
+// limits and dead-lettering are SQL's. Connections come from one pg.Pool; a
+// lost connection is retried with backoff (0.1 s doubling to 5 s), never fatal.
+
+const os = require('node:os');
+const crypto = require('node:crypto');
+const pg = require('pg');
+const sql = require('./sql');
+const { pgOptions } = require('./dsn');
+const { TaskContext } = require('./context');
+const { RESULT_TOO_LARGE, refusal, transient } = require('./errors');
+
+const SCHEMA_VERSION = '0.2.0'; // the conductor schema release this worker was written for
+const VERSION = require('./package.json').version;
+
+const DEFAULTS = {
+  queues: null, // every queue
+  kinds: null, // every kind the handlers module defines
+  concurrency: 8,
+  lease: 60, // seconds a claim holds a task without a heartbeat
+  heartbeat: null, // seconds; null: lease / 6
+  poll: 10, // the backstop for a missed notification
+  reap: 30,
+  shutdownGrace: 30,
+  listen: true, // false: no LISTEN, no sleep marks; poll and wake at due times (transaction poolers)
+};
+const RECHECK_FIRST = 0.005; // an unsettled sleep() is retried after this, doubling ...
+const RECHECK_MAX = 0.1; // ... up to this
+const BACKOFF_MIN = 0.1; // a lost connection is retried after this, doubling ...
+const BACKOFF_MAX = 5; // ... up to this
+const CALL_RETRY_FOR = 30; // seconds a report or a step waits out a lost connection
+const REPORT_AFTER_GRACE = 5; // seconds stop() gives reports in flight after the grace
+
+/** One waiter at a time; a set() with nobody waiting is kept for the next wait(). */
+class Wakeup {
+  constructor() {
+    this._pending = null;
+    this._resolve = null;
+  }
+
+  set(reason) {
+    if (this._resolve) {
+      const resolve = this._resolve;
+      this._resolve = null;
+      resolve(reason);
+    } else if (!this._pending) {
+      this._pending = reason;
+    }
+  }
+
+  /** Resolves with the reason given to set(), or 'timeout' after `seconds`. */
+  wait(seconds) {
+    if (this._pending) {
+      const reason = this._pending;
+      this._pending = null;
+      return Promise.resolve(reason);
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this._resolve = null;
+        resolve('timeout');
+      }, Math.max(0, seconds) * 1000);
+      this._resolve = (reason) => {
+        clearTimeout(timer);
+        resolve(reason);
+      };
+    });
+  }
+}
+
+const errorText = (err) => {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.replace(/\0/g, '\uFFFD'); // text holding NUL cannot be sent
+};
+
+class Worker {
+  /** options: dsn, handlers ({kind: async (payload, ctx) => result}), and DEFAULTS' keys. */
+  constructor(options) {
+    const o = { ...DEFAULTS };
+    for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value;
+    if (!o.dsn) throw new Error('a DSN is needed (--dsn or CONDUCTOR_DSN)');
+    this.dsn = o.dsn;
+    this.handlers = o.handlers;
+    this.kinds = o.kinds || Object.keys(o.handlers);
+    if (this.kinds.length === 0) throw new Error('the handlers module defines no kind');
+    this.queues = o.queues && o.queues.length ? o.queues : null;
+    this.concurrency = o.concurrency;
+    this.lease = o.lease;
+    this.heartbeat = o.heartbeat || o.lease / 6;
+    this.poll = o.poll;
+    this.reapEvery = o.reap;
+    this.shutdownGrace = o.shutdownGrace;
+    this.listen = o.listen;
+    this.workerId = o.workerId || `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
+    this.log = o.log || defaultLog(this.workerId);
+    this.held = new Map(); // attempt_id -> TaskContext: claimed, outcome not yet reported
+    this.stopping = false; // claim nothing more
+    this.halted = false; // stop heartbeat, reaper, listener
+    this.wakeup = new Wakeup(); // the claim loop: a notification, a free slot, stop
+    this.idle = new Wakeup(); // stop(): a held task left
+    this._halt = new AbortController();
+    this._loops = [];
+  }
+
+  // -- the database ------------------------------------------------------------------
+
+  /** Rows of one statement (autocommit); `retry`: wait out a lost connection (30 s). */
+  async query(text, params, { retry = false } = {}) {
+    let delay = BACKOFF_MIN;
+    const until = Date.now() + CALL_RETRY_FOR * 1000;
+    for (;;) {
+      try {
+        return (await this.pool.query(text, params)).rows;
+      } catch (err) {
+        if (!retry || !transient(err) || Date.now() > until) throw err;
+        this.log('warn', `database unreachable (${err.message}); retrying in ${delay} s`);
+        await this.pause(delay);
+        delay = Math.min(delay * 2, BACKOFF_MAX);
+      }
+    }
+  }
+
+  /** Resolves after `seconds`, or at once when the worker halts. */
+  pause(seconds) {
+    if (this.halted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, seconds * 1000);
+      const signal = this._halt.signal;
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done);
+    });
+  }
+
+  // -- 1. start --------------------------------------------------------------------------
+
+  async start() {
+    this.pool = new pg.Pool({
+      ...pgOptions(this.dsn),
+      max: this.concurrency + 4,
+      application_name: `conductor-node ${this.workerId}`.slice(0, 63),
+    });
+    this.pool.on('error', (err) => this.log('warn', `an idle connection was lost: ${err.message}`));
+    this.pool.on('connect', (client) =>
+      client.on('notice', (notice) => {
+        // complete() stored no result that large: the task failed instead (QC107, a WARNING)
+        if (notice.code === RESULT_TOO_LARGE) this.log('error', notice.message);
+      }),
+    );
+    await this._checkSchema();
+    await this.query(
+      sql.REGISTER_WORKER,
+      [this.workerId, os.hostname(), process.pid, this.queues, this.concurrency, `node ${VERSION}`,
+        JSON.stringify({ language: 'node', node: process.version }), this.kinds],
+      { retry: true },
+    );
+    if (this.listen) this._loops.push(this._listenLoop(await this._listenClient()));
+    this._loops.push(this._heartbeatLoop(), this._reapLoop());
+    this._claiming = this._claimLoop();
+    this.log('info', `worker started: kinds ${this.kinds.join(', ')}; queues ${this.queues ? this.queues.join(', ') : 'all'}; ` +
+      `concurrency ${this.concurrency}, lease ${this.lease} s, heartbeat ${this.heartbeat} s`);
+  }
+
+  async _checkSchema() {
+    let version;
+    try {
+      [{ version }] = await this.query(sql.VERSION, [], { retry: true });
+    } catch (err) {
+      if (err.code === '42883' || err.code === '3F000') version = 'none or 0.1.0';
+      else throw err;
+    }
+    if (version !== SCHEMA_VERSION) {
+      throw new Error(`the database holds conductor schema ${version}, this worker needs ${SCHEMA_VERSION}: ` +
+        'run `pyconductor migrate --dsn ...` (or `sqitch deploy`)');
+    }
+  }
+
+  /** A connected client that LISTENs on `conductor`. */
+  async _listenClient() {
+    const client = new pg.Client({ ...pgOptions(this.dsn), application_name: `conductor-node listen ${this.workerId}`.slice(0, 63) });
+    client.on('notification', (msg) => {
+      if (this.queues === null || this.queues.includes(msg.payload)) this.wakeup.set('notified');
+    });
+    try {
+      await client.connect();
+      await client.query(sql.LISTEN);
+    } catch (err) {
+      client.end().catch(() => {});
+      throw err;
+    }
+    return client;
+  }
+
+  /** Keeps a LISTEN connection: after a loss, reconnects with backoff, then claims at once. */
+  async _listenLoop(client) {
+    let delay = BACKOFF_MIN;
+    while (!this.halted) {
+      if (client) {
+        this.listener = client;
+        await new Promise((resolve) => {
+          client.once('error', (err) => { this.log('warn', `listener lost: ${err.message}`); resolve(); });
+          client.once('end', resolve);
+        });
+        client.end().catch(() => {});
+        this.listener = client = null;
+        if (this.halted) return;
+      }
+      await this.pause(delay);
+      try {
+        client = await this._listenClient();
+        delay = BACKOFF_MIN;
+        this.wakeup.set('listening'); // notifications sent while it was away are lost: look now
+      } catch (err) {
+        this.log('warn', `LISTEN failed: ${err.message}`);
+        delay = Math.min(delay * 2, BACKOFF_MAX);
+      }
+    }
+  }
+
+  // -- 2. claim, and the sleeper protocol -----------------------------------------------
+
+  async _claimLoop() {
+    let marked = false; // sleep() since the last wake()
+    let settled = false; // the last sleep() answered true
+    let recheck = RECHECK_FIRST;
+    let backoff = BACKOFF_MIN;
+    while (!this.stopping) {
+      const free = this.concurrency - this.held.size;
+      if (free <= 0) {
+        await this.wakeup.wait(this.poll);
+        continue;
+      }
+      try {
+        const got = await this._claim(free);
+        backoff = BACKOFF_MIN;
+        if (got === free) { // full: there may be more
+          if (marked) await this.query(sql.WAKE, [this.workerId]);
+          marked = settled = false;
+          continue;
+        }
+        if (this.listen && !settled) {
+          settled = (await this.query(sql.SLEEP, [this.workerId, this.queues]))[0].settled;
+          marked = true;
+          if (this.stopping) break;
+          if (await this._claim(free - got)) continue; // committed before the mark was visible
+          if (!settled) { // an enqueue that may have missed the mark is in flight
+            await this.wakeup.wait(recheck);
+            recheck = Math.min(recheck * 2, RECHECK_MAX);
+            continue;
+          }
+        }
+        recheck = RECHECK_FIRST;
+        const [{ due_in: dueIn }] = await this.query(sql.NEXT_DUE, [this.queues, this.kinds]);
+        const wait = dueIn === null ? this.poll : Math.min(this.poll, Math.max(dueIn, 0) + 0.001);
+        const why = await this.wakeup.wait(wait);
+        if (why === 'timeout' && wait === this.poll) settled = false; // the poll: mark again
+      } catch (err) {
+        this.log('error', `claim failed: ${err.message}`);
+        settled = false;
+        await this.wakeup.wait(backoff);
+        backoff = Math.min(backoff * 2, BACKOFF_MAX);
+      }
+    }
+  }
+
+  /** Claims up to n tasks and starts their handlers; returns how many came. */
+  async _claim(n) {
+    const rows = await this.query(sql.CLAIM, [this.workerId, this.queues, n, this.lease, this.kinds]);
+    for (const row of rows) {
+      const ctx = new TaskContext(row, this);
+      this.held.set(ctx.attemptId, ctx);
+      if (this.stopping) this._release(ctx); // claimed while stopping: back unrun
+      else this._run(ctx).catch((err) => this.log('error', `task ${ctx.taskId}: ${err.stack || err}`));
+    }
+    return rows.length;
+  }
+
+  _forget(ctx) {
+    this.held.delete(ctx.attemptId);
+    this.wakeup.set('slot');
+    this.idle.set('left');
+  }
+
+  // -- 3. run, 4. report -------------------------------------------------------------------
+
+  async _run(ctx) {
+    const handler = this.handlers[ctx.kind];
+    let outcome;
+    try {
+      outcome = handler
+        ? { result: await handler(ctx.payload, ctx) }
+        : { error: new Error(`no handler for kind '${ctx.kind}'`), unknownKind: true };
+    } catch (err) {
+      outcome = { error: err };
+    }
+    if (ctx.cancelled) {
+      // cancelled or lost: discarded (held already dropped by the heartbeat or the
+      // refused step); timed out or released: reported by whoever noticed it
+      if (ctx.cancelReason === 'cancelled' || ctx.cancelReason === 'lost') {
+        this.log('warn', `task ${ctx.taskId} (${ctx.kind}) ${ctx.cancelReason}; its outcome is discarded`);
+        if (this.held.get(ctx.attemptId) === ctx) this._forget(ctx);
+      }
+      return;
+    }
+    await this._report(ctx, outcome);
+  }
+
+  async _report(ctx, outcome) {
+    if (ctx.reporting) return;
+    ctx.reporting = true;
+    try {
+      if ('result' in outcome) await this._complete(ctx, outcome.result);
+      else await this._fail(ctx, outcome.error, outcome);
+    } catch (err) {
+      const why = refusal(err);
+      if (why) this.log('warn', `task ${ctx.taskId} (${ctx.kind}) ${why} before its report; outcome discarded`);
+      else this.log('error', `reporting task ${ctx.taskId} (${ctx.kind}) failed: ${err.message}; the reaper will take it back`);
+    } finally {
+      this._forget(ctx);
+    }
+  }
+
+  async _complete(ctx, result) {
+    let body;
+    try {
+      body = JSON.stringify(result === undefined ? null : result);
+    } catch (err) {
+      return this._fail(ctx, new TypeError(`the result of task ${ctx.taskId} (${ctx.kind}) is not JSON: ${err.message}`));
+    }
+    try {
+      await this.query(sql.COMPLETE, [ctx.attemptId, body], { retry: true });
+    } catch (err) {
+      // PostgreSQL refused the value before complete ran (e.g. a string holding \u0000):
+      // the handler's effects are done, so the task fails without a retry
+      if (err instanceof pg.DatabaseError && err.code.startsWith('22')) {
+        return this._fail(ctx, new Error(`result not storable: ${err.message}`), { retryable: false });
+      }
+      throw err;
+    }
+    this.log('info', `task ${ctx.taskId} (${ctx.kind}) succeeded`);
+  }
+
+  async _fail(ctx, err, { unknownKind = false, retryable = true } = {}) {
+    const trace = err instanceof Error && err.stack ? err.stack.replace(/\0/g, '\uFFFD') : null;
+    const [{ status }] = await this.query(
+      sql.FAIL, [ctx.attemptId, errorText(err), null, trace, unknownKind, retryable], { retry: true },
+    );
+    const next = status === 'queued' ? 'will retry' : `now ${status}`;
+    this.log(status === 'queued' ? 'warn' : 'error', `task ${ctx.taskId} (${ctx.kind}) failed, ${next}: ${errorText(err)}`);
+  }
+
+  async _release(ctx) {
+    ctx.cancel('released');
+    ctx.reporting = true;
+    try {
+      await this.query(sql.RELEASE, [ctx.attemptId], { retry: true });
+      this.log('info', `task ${ctx.taskId} (${ctx.kind}) handed back`);
+    } catch (err) {
+      if (!refusal(err)) this.log('error', `release of task ${ctx.taskId} failed: ${err.message}`);
+    } finally {
+      this._forget(ctx);
+    }
+  }
+
+  // -- heartbeat and reaper ------------------------------------------------------------------
+
+  async _heartbeatLoop() {
+    while (!this.halted) {
+      await this.pause(this.heartbeat);
+      if (!this.halted) await this.beat();
+    }
+  }
+
+  /** One heartbeat for every held attempt (also marks the worker seen when it holds none). */
+  async beat() {
+    let rows;
+    try {
+      rows = await this.query(sql.HEARTBEAT, [this.workerId, [...this.held.keys()], this.lease]);
+    } catch (err) {
+      this.log('error', `heartbeat failed: ${err.message}`);
+      return;
+    }
+    for (const { attempt_id: id, state } of rows) {
+      const ctx = this.held.get(id);
+      if (!ctx || state === 'finished') continue; // a report of ours crossed the beat
+      ctx.cancel(state);
+      if (state === 'timed_out') {
+        this._report(ctx, { error: new Error(`timed out after ${ctx.timeout} s`) });
+      } else { // 'cancelled' or 'lost': stop the handler; nothing will be reported
+        this.log('warn', `task ${ctx.taskId} (${ctx.kind}) ${state}; stopping its handler`);
+        this._forget(ctx);
+      }
+    }
+  }
+
+  async _reapLoop() {
+    while (!this.halted) {
+      try {
+        const [{ reaped }] = await this.query(sql.REAP, []);
+        if (reaped) this.log('info', `reaped ${reaped} task(s) (expired leases, waits past their deadline)`);
+      } catch (err) {
+        this.log('error', `reap failed: ${err.message}`);
+      }
+      await this.pause(this.reapEvery);
+    }
+  }
+
+  // -- 7. stop -------------------------------------------------------------------------------
+
+  /** Claim nothing more, let handlers finish within the grace, release the rest, deregister. */
+  stop() {
+    if (!this._stopped) this._stopped = this._stop();
+    return this._stopped;
+  }
+
+  async _stop() {
+    this.log('info', `stopping: ${this.held.size} task(s) held, ${this.shutdownGrace} s to finish`);
+    this.stopping = true;
+    this.wakeup.set('stop');
+    await this._claiming;
+    const graceEnds = Date.now() + this.shutdownGrace * 1000;
+    while (this.held.size > 0 && Date.now() < graceEnds) await this.idle.wait((graceEnds - Date.now()) / 1000);
+    await Promise.all([...this.held.values()].filter((ctx) => !ctx.reporting).map((ctx) => this._release(ctx)));
+    const reportsEnd = Date.now() + REPORT_AFTER_GRACE * 1000;
+    while (this.held.size > 0 && Date.now() < reportsEnd) await this.idle.wait((reportsEnd - Date.now()) / 1000);
+    this.halted = true;
+    this._halt.abort();
+    for (const statement of [sql.WAKE, sql.DEREGISTER_WORKER]) {
+      try {
+        await this.query(statement, [this.workerId]);
+      } catch (err) {
+        this.log('error', `${statement}: ${err.message}`);
+      }
+    }
+    if (this.listener) await this.listener.end().catch(() => {});
+    await Promise.all(this._loops);
+    await this.pool.end();
+    this.log('info', 'worker stopped');
+  }
+}
+
+function defaultLog(workerId) {
+  return (level, message) => {
+    process.stderr.write(`${new Date().toISOString()} ${level.toUpperCase()} conductor-node[${workerId}] ${message}\n`);
+  };
+}
+
+module.exports = { Worker, DEFAULTS, SCHEMA_VERSION };
