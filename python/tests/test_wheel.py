@@ -215,6 +215,32 @@ def test_the_metadata_names_the_distribution_its_version_and_extras(built: Built
     assert "[console_scripts]\npyconductor = pyconductor.cli:main\n" in entry_points
 
 
+# -- install instructions ---------------------------------------------------------------
+
+# the PyPI name of the unrelated project in a pip line, or with extras in brackets
+WRONG_DISTRIBUTION = re.compile(r"pyconductor\[|pip3? +install +(-\S+ +)*['\"]?pyconductor\b")
+
+
+def test_no_install_hint_names_the_other_projects_distribution() -> None:
+    tracked = run(["git", "ls-files", "-z"], cwd=REPO).stdout.split("\0")
+    hits = []
+    for name in tracked:
+        path = REPO / name
+        if not name or not path.is_file() or path.suffix in {".png", ".ico", ".gz", ".whl"}:
+            continue
+        for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+            if WRONG_DISTRIBUTION.search(line):
+                hits.append(f"{name}:{lineno}: {line.strip()}")
+    assert not hits, f"install hints naming 'pyconductor' instead of {DIST_NAME}:\n" + "\n".join(hits)
+
+
+def test_the_readme_documents_every_extra() -> None:
+    readme = (REPO / "README.md").read_text()
+    rows = set(re.findall(r"^\| `([a-z-]+)` \| [^|]+ \| [^|]+ \|$", readme, re.M))
+    assert rows == set(PYPROJECT["project"]["optional-dependencies"]), "README's extras table"
+    assert "pip install conductor-pg " in readme and f"pip install '{DIST_NAME}[dashboard,metrics]'" in readme
+
+
 # -- the version ------------------------------------------------------------------------
 
 HEADING = re.compile(r"^## (?P<version>\S+)(?P<unreleased> \(unreleased\))?\s*$", re.M)
