@@ -65,7 +65,12 @@ docs: deps
 docs-reference: deps
 	$(PY) scripts/sql_reference.py
 
-dist: deps
+# Needs only the build frontend (hatchling comes in build's isolated env): not
+# the server, pgTAP or Chromium that `deps` installs. The sdist, then the wheel
+# built from it, as pip does from PyPI; python/tests/test_wheel.py checks both.
+dist:
+	if [[ ! -x $(PY) ]]; then python3 -m venv $(VENV); fi
+	$(PY) -c 'import build' 2>/dev/null || $(PY) -m pip install -q build
 	rm -rf dist
 	$(PY) -m build --outdir dist
 
