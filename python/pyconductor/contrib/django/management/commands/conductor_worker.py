@@ -1,0 +1,94 @@
+"""``manage.py conductor_worker``: run the project's Django tasks from Conductor."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connections
+
+from pyconductor.contrib.django.commands import add_target_arguments, backend
+from pyconductor.contrib.django.worker import build_worker
+from pyconductor.dsn import redact_dsn
+from pyconductor.errors import ConductorError
+from pyconductor.logs import TEXT_FORMAT
+
+
+def _csv(text: str | None) -> list[str] | None:
+    return [part.strip() for part in (text or "").split(",") if part.strip()] or None
+
+
+class Command(BaseCommand):
+    help = ("Run a Conductor worker for this project's Django tasks: it claims the tasks of the backend's "
+            "queues (or --queues) and calls their functions, --concurrency at a time. SIGTERM or Ctrl-C "
+            "stops claiming and lets running tasks finish within --shutdown-grace, then hands the rest "
+            "back; a second signal exits at once (code 130).")  # fmt: skip
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--queues", default=None,
+                            help="comma-separated queues (default: the backend's QUEUES; all when QUEUES is empty)")  # fmt: skip
+        parser.add_argument("--concurrency", type=int, default=None,
+                            help="tasks run at once, on threads (default: $CONDUCTOR_WORKER_MAX_INFLIGHT or 32)")  # fmt: skip
+        add_target_arguments(parser)
+        parser.add_argument("--dsn", default=None,
+                            help="libpq DSN for the worker's own connections (default: the backend's "
+                                 "OPTIONS['WORKER_DSN'], else its Django database)")  # fmt: skip
+        parser.add_argument("--shutdown-grace", type=float, default=None,
+                            help="seconds running tasks get to finish at a stop (default: 30)")  # fmt: skip
+        parser.add_argument("--worker-id", default=None, help="this worker's id (default: host-pid-random)")
+        parser.add_argument("--no-scheduler", action="store_true",
+                            help="do not fire Conductor's cron schedules from this process")  # fmt: skip
+        parser.add_argument("--log-level", default="INFO",
+                            help="level of the worker's log lines on stderr when LOGGING configures none "
+                                 "(default: %(default)s)")  # fmt: skip
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        self._logging(options["log_level"])
+        found = backend(options["backend"])
+        if options["database"]:
+            found.database = options["database"]
+        if options["concurrency"] is not None and options["concurrency"] < 1:
+            raise CommandError(f"--concurrency must be 1 or more, got {options['concurrency']}")
+        worker_options: dict[str, Any] = {"run_scheduler": not options["no_scheduler"]}
+        if options["shutdown_grace"] is not None:
+            worker_options["shutdown_grace"] = options["shutdown_grace"]
+        if options["worker_id"]:
+            worker_options["worker_id"] = options["worker_id"]
+        try:
+            worker = build_worker(found, _csv(options["queues"]), options["concurrency"], dsn=options["dsn"],
+                                  **worker_options)  # fmt: skip
+        except (ImproperlyConfigured, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        # the worker's connections are its own; Django's, opened by the checks, are not needed
+        connections.close_all()
+        try:
+            code = worker.run()
+        except ConductorError as exc:  # DatabaseUnusable, SchemaMismatch, options the database refuses
+            raise CommandError(redact_dsn(str(exc))) from exc
+        finally:
+            worker.app.close()
+        if worker.abandoned:
+            # handlers still running in threads the interpreter would wait for; their tasks are released
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        if code:
+            sys.exit(code)
+
+    @staticmethod
+    def _logging(level: str) -> None:
+        """Log lines on stderr unless Django's LOGGING already sends them somewhere."""
+        if logging.getLogger().handlers:
+            return
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+        for name in ("pyconductor", "django_tasks", "django.tasks"):
+            logger = logging.getLogger(name)
+            logger.addHandler(handler)
+            logger.setLevel(level.upper())
+            logger.propagate = False

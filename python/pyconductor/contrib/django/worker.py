@@ -1,0 +1,128 @@
+"""What ``manage.py conductor_worker`` runs: a pyconductor
+:class:`~pyconductor.worker.Worker` whose handlers are the project's Django tasks.
+
+Each kind the backend declares (:mod:`.kinds`) is registered with a handler
+that imports the task by its path and calls it with the payload's args and
+kwargs, the way the framework's own immediate backend does:
+
+- Django's database connections are per thread, and a worker's handler
+  threads live long. Around every task the handler does what Django does
+  around a request: ``reset_queries()`` and ``close_old_connections()``
+  before, ``close_old_connections()`` after, so a connection past its
+  ``CONN_MAX_AGE`` (0 by default: at once) or broken by the task is closed,
+  not carried into the next task of the thread.
+- The task's :class:`TaskResult` is read when it starts (one ``get_task`` on
+  the worker's pool): ``task_started`` is sent with it (status RUNNING), a
+  ``takes_context`` task gets ``TaskContext(task_result=...)`` (``attempt``
+  counts this run), and ``task_finished`` is sent with the outcome.
+- The return value goes through the framework's ``normalize_json`` (tuples
+  become lists) and is the Conductor task's result; an exception fails the
+  attempt with its traceback, and Conductor's policy for the kind decides
+  whether it is retried (``conductor.configure_kind``: retries are opt-in).
+- A coroutine function runs to completion on the handler thread
+  (``Task.call``, i.e. ``async_to_sync``).
+
+Everything else (claims, leases, heartbeats, SIGTERM, the reaper) is the
+pyconductor Worker's, unchanged.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from django import db
+from django.core.exceptions import ImproperlyConfigured
+from django.utils import timezone
+
+from pyconductor.client import Conductor
+from pyconductor.contrib.django import database, kinds
+from pyconductor.contrib.django.backend import ConductorBackend
+from pyconductor.contrib.django.compat import (
+    TaskContext,
+    TaskError,
+    TaskResultStatus,
+    normalize_json,
+    task_finished,
+    task_started,
+)
+from pyconductor.contrib.django.payload import from_payload
+from pyconductor.contrib.django.results import task_result
+from pyconductor.worker import Worker
+
+__all__ = ["build_worker", "make_handler", "worker_dsn"]
+
+
+def worker_dsn(backend: ConductorBackend) -> str:
+    """OPTIONS["WORKER_DSN"], else a DSN for the backend's Django database."""
+    return backend.worker_dsn or database.dsn_for(backend.database)
+
+
+def _finish(result: Any, status: Any, *, value: Any = None, error: Any = None) -> None:
+    object.__setattr__(result, "finished_at", timezone.now())
+    object.__setattr__(result, "status", status)
+    if error is not None:
+        result.errors.append(error)
+    else:
+        object.__setattr__(result, "_return_value", value)
+
+
+def run_task(app: Conductor, alias: str, kind: str, payload: Any, ctx: Any) -> Any:
+    """Run the Django task of ``kind`` for one claim (see the module doc)."""
+    task = kinds.resolve(kind)
+    args, kwargs = from_payload(payload)
+    db.reset_queries()
+    db.close_old_connections()
+    try:
+        result = task_result(app.get(ctx.task_id), task, alias)
+        task_started.send(sender=ConductorBackend, task_result=result)
+        try:
+            if task.takes_context:
+                value = task.call(TaskContext(task_result=result), *args, **kwargs)
+            else:
+                value = task.call(*args, **kwargs)
+            try:
+                value = normalize_json(value)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"the return value of {kind} is not JSON: {exc}") from exc
+        except BaseException as exc:  # noqa: BLE001 - reported, then raised for the worker to fail the attempt
+            path = f"{type(exc).__module__}.{type(exc).__qualname__}"
+            _finish(result, TaskResultStatus.FAILED,
+                    error=TaskError(exception_class_path=path, traceback=traceback.format_exc()))  # fmt: skip
+            task_finished.send(sender=ConductorBackend, task_result=result)
+            raise
+        _finish(result, TaskResultStatus.SUCCESSFUL, value=value)
+        task_finished.send(sender=ConductorBackend, task_result=result)
+        return value
+    finally:
+        db.close_old_connections()
+
+
+def make_handler(app: Conductor, alias: str, kind: str) -> Callable[[Any, Any], Any]:
+    """The pyconductor handler (``fn(payload, ctx)``) of ``kind``."""
+
+    def handler(payload: Any, ctx: Any) -> Any:
+        return run_task(app, alias, kind, payload, ctx)
+
+    handler.__name__ = handler.__qualname__ = f"django_task[{kind}]"
+    return handler
+
+
+def build_worker(backend: ConductorBackend, queues: Sequence[str] | None = None, concurrency: int | None = None,
+                 *, dsn: str | None = None, **options: Any) -> Worker:  # fmt: skip
+    """A Worker for the tasks of ``backend`` on ``queues`` (default: the backend's
+    QUEUES; all when QUEUES is empty). ``options`` go to the Worker.
+    ImproperlyConfigured when no task uses the backend."""
+    found = kinds.discover(backend.alias, backend.task_modules)
+    if not found:
+        raise ImproperlyConfigured(
+            f"no Django task uses the tasks backend {backend.alias!r}: define tasks with @task in an installed "
+            f"app's tasks module, or list their modules in TASKS[{backend.alias!r}]['OPTIONS']['TASK_MODULES']"
+        )
+    app = Conductor(dsn or worker_dsn(backend))
+    for kind in found:
+        app.register(kind, make_handler(app, backend.alias, kind))
+    if queues is None:
+        queues = sorted(backend.queues) or None
+    return Worker(app, queues, concurrency, **options)
