@@ -1,0 +1,8 @@
+from django.urls import path
+
+from django_project import views
+
+urlpatterns = [
+    path("orders/", views.create_order),
+    path("tasks/<str:result_id>/", views.task_status),
+]

@@ -1,0 +1,275 @@
+"""pyconductor.contrib.django's Tasks backend, in this process, against a real database.
+
+Django is configured by django_project.harness (settings.configure, never
+DJANGO_SETTINGS_MODULE), pointed at a fresh migrated database per test. The
+backend enqueues on Django's own connection, in the caller's transaction: what
+a rolled-back request enqueued is gone, what a committed one enqueued is one
+row of conductor.tasks that other sessions see only from the commit on.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from types import ModuleType
+from typing import Any
+
+import psycopg
+import pytest
+
+from django_project import harness
+from pyconductor import Conductor, PayloadTooLarge
+
+FULFIL = "django_project.shop.tasks.fulfil"
+
+
+@pytest.fixture
+def shop(db_dsn: str) -> Iterator[ModuleType]:
+    """Django on a fresh database; the shop's tasks module."""
+    harness.use(db_dsn)
+    from django_project.shop import tasks
+
+    yield tasks
+    harness.close()
+
+
+def rows(dsn: str, where: str = "true", params: Any = ()) -> list[dict[str, Any]]:
+    """conductor.tasks as another session sees it."""
+    with psycopg.connect(dsn, autocommit=True, row_factory=psycopg.rows.dict_row) as conn:
+        return conn.execute(f"select id, kind, queue, priority, payload, status::text, run_at, enqueued_at "
+                            f"from conductor.tasks where {where} order by id", params).fetchall()  # fmt: skip
+
+
+def test_a_view_that_rolls_back_enqueues_nothing(shop: ModuleType, db_dsn: str) -> None:
+    from django.test import Client
+
+    from django_project.shop.models import Order
+
+    response = Client(raise_request_exception=False).post("/orders/", {"item": "tea", "fail": "1"})
+    assert response.status_code == 500
+    assert rows(db_dsn) == []
+    assert Order.objects.count() == 0
+
+
+def test_a_view_that_commits_enqueues_one_task_beside_its_order(shop: ModuleType, db_dsn: str) -> None:
+    from django.test import Client
+
+    from django_project.shop.models import Order
+
+    response = Client().post("/orders/", {"item": "tea"})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    order = Order.objects.get()
+    assert body == {"order": order.id, "task": body["task"], "status": "READY"}
+    (task,) = rows(db_dsn)
+    assert str(task["id"]) == body["task"]
+    assert (task["kind"], task["queue"], task["priority"], task["status"]) == (FULFIL, "default", 0, "queued")
+    assert task["payload"] == {"args": [order.id], "kwargs": {}}
+    assert task["run_at"] == task["enqueued_at"]
+    result = shop.fulfil.get_result(body["task"])
+    assert (str(result.status), result.args, result.kwargs, result.attempts) == ("READY", [order.id], {}, 0)
+    assert result.task.func is shop.fulfil.func
+    assert Client().get(f"/tasks/{body['task']}/").json() == {"id": body["task"], "status": "READY", "attempts": 0}
+
+
+def test_other_sessions_see_the_task_from_the_commit_on(shop: ModuleType, db_dsn: str) -> None:
+    from django.db import transaction
+
+    with transaction.atomic():
+        result = shop.send_receipt.enqueue("a@example.com", lines=["tea"])
+        assert rows(db_dsn) == []  # not committed: no worker can claim it
+        assert str(shop.send_receipt.get_result(result.id).status) == "READY"  # this transaction sees it
+    (task,) = rows(db_dsn)
+    assert str(task["id"]) == result.id
+    assert task["payload"] == {"args": ["a@example.com"], "kwargs": {"lines": ["tea"]}}
+
+
+def test_a_rolled_back_savepoint_drops_only_its_task(shop: ModuleType, db_dsn: str) -> None:
+    from django.db import transaction
+
+    with transaction.atomic():
+        kept = shop.send_receipt.enqueue("kept@example.com")
+        try:
+            with transaction.atomic():
+                shop.send_receipt.enqueue("dropped@example.com")
+                raise LookupError("inner block fails")
+        except LookupError:
+            pass
+    assert [str(t["id"]) for t in rows(db_dsn)] == [kept.id]
+
+
+def test_outside_a_transaction_the_task_is_committed_at_once(shop: ModuleType, db_dsn: str) -> None:
+    from django.db import connection
+
+    assert connection.get_autocommit()
+    result = shop.send_receipt.enqueue("now@example.com")
+    assert [str(t["id"]) for t in rows(db_dsn)] == [result.id]
+
+
+def test_a_refused_enqueue_raises_and_leaves_the_transaction_usable(shop: ModuleType, db_dsn: str) -> None:
+    from django.db import transaction
+
+    from django_project.shop.models import Order
+
+    with transaction.atomic():
+        Order.objects.create(item="tea")
+        with pytest.raises(PayloadTooLarge) as raised:
+            shop.send_receipt.enqueue(os.urandom(700_000).hex())  # 1.4 MB of text, the limit is 1 MiB
+        assert raised.value.sqlstate == "QC103"
+        assert Order.objects.count() == 1  # the statement failed in a savepoint of its own
+    assert Order.objects.count() == 1
+    assert rows(db_dsn) == []
+
+
+def test_queue_priority_and_run_after_are_the_tasks_own(shop: ModuleType, db_dsn: str) -> None:
+    later = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(hours=1)
+    receipt = shop.send_receipt.enqueue("a@example.com")  # declared: queue emails, priority 10
+    lowest = shop.fulfil.using(priority=-100).enqueue(1)
+    deferred = shop.record.using(priority=100, run_after=later).enqueue("later")
+    found = {str(t["id"]): t for t in rows(db_dsn)}
+    assert (found[receipt.id]["queue"], found[receipt.id]["priority"]) == ("emails", 10)
+    assert (found[lowest.id]["queue"], found[lowest.id]["priority"]) == ("default", -100)
+    assert (found[deferred.id]["queue"], found[deferred.id]["priority"]) == ("reports", 100)
+    assert found[deferred.id]["run_at"] == later
+    back = shop.record.get_result(deferred.id)
+    assert (back.task.priority, back.task.queue_name, back.task.run_after) == (100, "reports", later)
+    assert shop.fulfil.get_result(lowest.id).task.run_after is None  # no run_after given: none read back
+
+
+def test_what_the_framework_refuses_is_refused_before_the_database(shop: ModuleType, db_dsn: str) -> None:
+    from pyconductor.contrib.django.compat import InvalidTaskError
+
+    with pytest.raises(InvalidTaskError, match="Queue 'nope' is not valid"):
+        shop.fulfil.using(queue_name="nope")
+    with pytest.raises(InvalidTaskError, match="priority"):
+        shop.fulfil.using(priority=101)
+    with pytest.raises(InvalidTaskError, match="aware"):
+        shop.fulfil.using(run_after=datetime(2030, 1, 1))
+    assert rows(db_dsn) == []
+
+
+@pytest.mark.parametrize(("args", "kwargs", "error", "message"), [
+    ((datetime(2026, 1, 1),), {}, TypeError, r"fulfil: args\[0\] is a datetime.datetime; task arguments must be JSON"),
+    ((), {"lines": {1: "a"}}, TypeError, r"kwargs\['lines'\] has the key 1 \(int\)"),
+    ((float("nan"),), {}, ValueError, r"args\[0\] is nan"),
+    (({"a": [1, {2, 3}]},), {}, TypeError, r"args\[0\]\['a'\]\[1\] is a builtins.set"),
+])  # fmt: skip
+def test_arguments_must_be_json(shop: ModuleType, db_dsn: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                                error: type[Exception], message: str) -> None:  # fmt: skip
+    with pytest.raises(error, match=message):
+        shop.fulfil.enqueue(*args, **kwargs)
+    assert rows(db_dsn) == []
+
+
+def test_tuples_become_lists_as_the_framework_makes_them(shop: ModuleType, db_dsn: str) -> None:
+    result = shop.send_receipt.enqueue("a", lines=("x", "y"))
+    assert result.kwargs == {"lines": ["x", "y"]}
+    assert rows(db_dsn)[0]["payload"]["kwargs"] == {"lines": ["x", "y"]}
+
+
+def test_get_result_of_what_is_no_django_task(shop: ModuleType, db_dsn: str) -> None:
+    from pyconductor.contrib.django.compat import TaskResultDoesNotExist
+
+    with Conductor(db_dsn) as app:
+        foreign = app.enqueue("billing.invoice", {"n": 1})
+        handmade = app.enqueue(FULFIL, {"order": 1})  # a Django task's kind, not its payload
+    for result_id in ("abc", "0", "-3", str(2**63), "987654321", str(foreign), str(handmade)):
+        with pytest.raises(TaskResultDoesNotExist):
+            shop.fulfil.get_result(result_id)
+
+
+def test_get_result_through_another_task_is_the_frameworks_mismatch(shop: ModuleType) -> None:
+    from django_tasks.exceptions import TaskResultMismatch  # type: ignore[import-untyped, unused-ignore]
+
+    result = shop.fulfil.enqueue(1)
+    with pytest.raises(TaskResultMismatch):
+        shop.record.get_result(result.id)
+
+
+def test_a_cancelled_task_is_failed_and_says_why(shop: ModuleType, db_dsn: str) -> None:
+    from pyconductor.errors import TaskCancelled
+
+    result = shop.fulfil.enqueue(1)
+    with Conductor(db_dsn) as app:
+        app.cancel(int(result.id))
+    result.refresh()
+    assert str(result.status) == "FAILED"
+    assert result.is_finished
+    (error,) = result.errors
+    assert error.exception_class is TaskCancelled
+    with pytest.raises(ValueError, match="Task failed"):
+        result.return_value
+
+
+def test_the_backend_says_what_it_supports(shop: ModuleType) -> None:
+    from pyconductor.contrib.django import ConductorBackend
+    from pyconductor.contrib.django.compat import task_backends
+
+    backend = task_backends["default"]
+    assert isinstance(backend, ConductorBackend)
+    assert (backend.supports_defer, backend.supports_async_task, backend.supports_get_result,
+            backend.supports_priority) == (True, True, True, True)  # fmt: skip
+
+
+def test_system_checks_name_what_is_wrong(shop: ModuleType) -> None:
+    from pyconductor.contrib.django import ConductorBackend
+
+    good = ConductorBackend("good", {"QUEUES": ["default", "a.b:c/d-e_f"], "OPTIONS": {"DATABASE": "default"}})
+    assert list(good.check()) == []
+    bad = ConductorBackend("bad", {"QUEUES": ["has space", "ok"], "ENQUEUE_ON_COMMIT": True,
+                                   "OPTIONS": {"DATABASE": "elsewhere", "PRIORITY_MAP": {}}})  # fmt: skip
+    found = {m.id: m.msg for m in bad.check()}
+    assert set(found) == {"pyconductor.E001", "pyconductor.E002", "pyconductor.E004", "pyconductor.W001"}
+    assert "PRIORITY_MAP" in found["pyconductor.E001"]
+    assert "'elsewhere'" in found["pyconductor.E002"]
+    assert "'has space'" in found["pyconductor.E004"]
+
+
+# -- exception paths, as results.exception_path reads them from stored tracebacks ----------
+
+
+class LocalError(Exception):
+    pass
+
+
+def _stored(exc: BaseException) -> tuple[str, str]:
+    """(error, traceback) as the worker stores them for ``exc``."""
+    try:
+        raise exc
+    except BaseException as caught:  # noqa: BLE001
+        text = str(caught)
+        name = type(caught).__qualname__
+        return (f"{name}: {text}" if text else name), traceback.format_exc()
+
+
+def _chained() -> BaseException:
+    try:
+        try:
+            raise KeyError("inner")
+        except KeyError as inner:
+            raise LocalError("outer: LookupError: not this line") from inner
+    except LocalError as outer:
+        return outer
+
+
+@pytest.mark.parametrize(("exc", "path"), [
+    (ValueError("boom"), "builtins.ValueError"),
+    (ValueError(), "builtins.ValueError"),
+    (LocalError("two\nlines: KeyError: x"), f"{__name__}.LocalError"),
+    (psycopg.errors.UniqueViolation("dup"), "psycopg.errors.UniqueViolation"),
+    (_chained(), f"{__name__}.LocalError"),
+])  # fmt: skip
+def test_exception_paths_are_read_from_the_traceback(exc: BaseException, path: str) -> None:
+    pytest.importorskip("django")
+    from pyconductor.contrib.django.results import exception_path
+
+    assert exception_path(*_stored(exc)) == path
+
+
+def test_an_error_without_traceback_gets_a_generic_class() -> None:
+    from pyconductor.contrib.django.results import exception_path
+
+    assert exception_path("timed out after 5 s", None) == "builtins.TimeoutError"
+    assert exception_path("the worker was lost", None) == "builtins.Exception"

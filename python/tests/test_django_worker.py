@@ -1,0 +1,165 @@
+"""``manage.py conductor_worker`` as a real process runs the project's Django tasks;
+their results are read back through the framework's API (``get_result``,
+``refresh``) in this process, on the same database.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import psycopg
+import pytest
+
+from django_project import harness
+from django_project.harness import WORKER_APPNAME, ManagedWorker
+from helpers import wait_until
+
+Start = Callable[..., ManagedWorker]
+
+
+@pytest.fixture
+def shop(db_dsn: str) -> Iterator[ModuleType]:
+    harness.use(db_dsn)
+    from django_project.shop import tasks
+
+    yield tasks
+    harness.close()
+
+
+@pytest.fixture
+def start(db_dsn: str, tmp_path: Path) -> Iterator[Start]:
+    """start(*args) runs a worker on the test's database; all are killed at the end."""
+    started: list[ManagedWorker] = []
+
+    def run(*args: str) -> ManagedWorker:
+        worker = ManagedWorker(db_dsn, tmp_path / f"worker{len(started)}.log", *args)
+        started.append(worker)
+        return worker
+
+    yield run
+    for worker in started:
+        worker.close()
+
+
+def finished(result: Any, worker: ManagedWorker, timeout: float = 60) -> Any:
+    """Wait until the worker finished ``result`` (refreshed through the framework); the result."""
+
+    def done() -> bool:
+        result.refresh()
+        return bool(result.is_finished)
+
+    wait_until(done, timeout=timeout, interval=0.1,
+               message=lambda: f"task {result.id} is {result.status}; worker log:\n{worker.output()[-3000:]}")  # fmt: skip
+    return result
+
+
+def django_sessions(dsn: str) -> int:
+    """Sessions the worker's task functions opened through Django, still open."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("select count(*) from pg_stat_activity where datname = current_database() "
+                           "and application_name = %s", [WORKER_APPNAME]).fetchone()  # fmt: skip
+        return int(row[0]) if row else 0
+
+
+def test_a_task_enqueued_by_a_view_runs_and_its_result_reads_back(shop: ModuleType, db_dsn: str,
+                                                                   start: Start) -> None:  # fmt: skip
+    from django.test import Client
+
+    from django_project.shop.models import Order
+
+    posted = [Client().post("/orders/", {"item": item}).json() for item in ("tea", "cake", "jam")]
+    worker = start("--concurrency", "2")
+    for body in posted:
+        result = finished(shop.fulfil.get_result(body["task"]), worker)
+        assert str(result.status) == "SUCCESSFUL", result.errors
+        assert result.return_value == {"order": body["order"], "item": Order.objects.get(id=body["order"]).item}
+        assert (result.attempts, result.errors) == (1, [])
+        assert result.started_at is not None and result.finished_at >= result.started_at
+    assert set(Order.objects.values_list("status", flat=True)) == {"fulfilled"}
+    view = Client().get(f"/tasks/{posted[0]['task']}/").json()
+    assert view == {"id": posted[0]["task"], "status": "SUCCESSFUL", "attempts": 1,
+                    "return_value": {"order": posted[0]["order"], "item": "tea"}}  # fmt: skip
+    # each task's Django connection was closed after it (CONN_MAX_AGE 0), not kept by its thread
+    wait_until(lambda: django_sessions(db_dsn) == 0, timeout=30,
+               message=lambda: f"{django_sessions(db_dsn)} Django session(s) of the worker still open")  # fmt: skip
+
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(60) == 0, worker.output()[-3000:]
+    assert "stopped" in worker.output()
+
+
+def test_a_failure_is_failed_with_the_exception_and_its_traceback(shop: ModuleType, start: Start) -> None:
+    raised = shop.out_of_stock.enqueue("tea")
+    not_json = shop.returns_a_date.enqueue()
+    worker = start()
+    result = finished(raised, worker)
+    assert str(result.status) == "FAILED"
+    (error,) = result.errors
+    assert error.exception_class_path == "django_project.shop.tasks.OutOfStock"
+    assert error.exception_class is shop.OutOfStock
+    assert "no tea left" in error.traceback and "Traceback (most recent call last)" in error.traceback
+    with pytest.raises(ValueError, match="Task failed"):
+        result.return_value
+    bad = finished(not_json, worker)
+    assert str(bad.status) == "FAILED"
+    assert "the return value of django_project.shop.tasks.returns_a_date is not JSON" in bad.errors[0].traceback
+
+
+def test_takes_context_sees_its_result_and_attempt(shop: ModuleType, db_dsn: str, start: Start) -> None:
+    # Django's task API has no retries; Conductor's kind policy gives them (configure_kind)
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        conn.execute("select conductor.configure_kind(kind => %s, max_attempts => 2, backoff_base => '0', "
+                     "backoff_max => '0')", [shop.with_context.module_path])  # fmt: skip
+    plain = shop.with_context.enqueue("plain")
+    flaky = shop.with_context.enqueue("flaky")
+    worker = start()
+    once = finished(plain, worker)
+    assert once.return_value == {"attempt": 1, "id": plain.id, "tag": "plain", "status": "RUNNING"}
+    twice = finished(flaky, worker)
+    assert str(twice.status) == "SUCCESSFUL", twice.errors
+    assert twice.return_value == {"attempt": 2, "id": flaky.id, "tag": "flaky", "status": "RUNNING"}
+    assert twice.attempts == 2
+    assert [e.exception_class_path for e in twice.errors] == ["builtins.RuntimeError"]  # the first attempt's
+
+
+def test_higher_priority_runs_first_and_queues_are_the_workers(shop: ModuleType, start: Start) -> None:
+    low = shop.record.using(priority=-50).enqueue("low")
+    mid = shop.record.enqueue("mid")
+    high = shop.record.using(priority=50).enqueue("high")
+    receipt = shop.send_receipt.enqueue("a@example.com")  # queue emails: this worker does not serve it
+    worker = start("--queues", "reports", "--concurrency", "1")
+    ran = [finished(r, worker).return_value for r in (high, mid, low)]  # Order ids: the order they ran in
+    assert ran == sorted(ran)
+    receipt.refresh()
+    assert str(receipt.status) == "READY"
+
+
+def test_an_async_task_runs_to_completion(shop: ModuleType, start: Start) -> None:
+    result = finished(shop.ping.enqueue(3), start())
+    assert result.return_value == {"pong": 3}
+
+
+def test_sigterm_hands_a_running_task_back(shop: ModuleType, db_dsn: str, start: Start) -> None:
+    result = shop.nap.enqueue(120)
+    worker = start("--queues", "reports", "--shutdown-grace", "0.5")
+
+    def running() -> bool:
+        result.refresh()
+        return str(result.status) == "RUNNING"
+
+    wait_until(running, timeout=60, interval=0.1, message=lambda: worker.output()[-3000:])
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(60) == 0, worker.output()[-3000:]
+    result.refresh()
+    assert str(result.status) == "READY"  # released: back in the queue at once, nothing counted
+    assert result.attempts == 0
+
+
+def test_a_worker_without_tasks_for_its_backend_says_so(db_dsn: str, tmp_path: Path) -> None:
+    out = harness.manage(db_dsn, "conductor_worker", "--backend", "nope")
+    assert out.returncode == 1
+    assert "no tasks backend 'nope'" in out.stderr
