@@ -17,7 +17,7 @@ const OPTIONS = {
   dsn: { env: 'CONDUCTOR_DSN', help: 'libpq URL or connection string (required)' },
   queues: { env: 'CONDUCTOR_QUEUES', help: 'comma-separated queues (default: every queue)' },
   kinds: { env: 'CONDUCTOR_KINDS', help: 'comma-separated kinds to claim (default: every kind of the handlers module)' },
-  concurrency: { env: 'CONDUCTOR_WORKER_MAX_INFLIGHT', number: true, help: `tasks running at once (default: ${DEFAULTS.concurrency})` },
+  concurrency: { env: 'CONDUCTOR_WORKER_MAX_INFLIGHT', number: true, integer: true, help: `tasks running at once (default: ${DEFAULTS.concurrency})` },
   lease: { env: 'CONDUCTOR_LEASE', number: true, help: `lease in seconds (default: ${DEFAULTS.lease})` },
   heartbeat: { env: 'CONDUCTOR_HEARTBEAT', number: true, help: 'heartbeat interval in seconds (default: lease / 6)' },
   poll: { env: 'CONDUCTOR_POLL', number: true, help: `poll interval in seconds (default: ${DEFAULTS.poll})` },
@@ -47,7 +47,9 @@ function options(argv) {
     if (o.flag) value = value === true || !['0', 'false', 'no'].includes(String(value).toLowerCase());
     else if (o.number) {
       value = Number(value);
-      if (!(value > 0)) throw new Error(`--${name} must be a number above 0`);
+      if (!(value > 0) || (o.integer && !Number.isInteger(value))) {
+        throw new Error(`--${name} must be ${o.integer ? 'a whole number' : 'a number'} above 0`);
+      }
     }
     out[name.replace(/-(.)/g, (_, c) => c.toUpperCase())] = value;
   }

@@ -261,6 +261,10 @@ def run_scenario(start_worker: StartWorker, dsn: str, *, label: str = "", timeou
                                             " where id = any(%s) and status::text <> all(%s)", (others, list(TERMINAL)))]  # fmt: skip
 
         wait_until(lambda: not unfinished(), timeout=timeout, message=lambda: f"tasks still unfinished: {unfinished()}")
+        for task in tasks:  # a handler may log what it observed just after its task ended
+            if "observed" in task["expect"]:
+                wait_until(lambda task=task: db.logged(ids[task["name"]], "observed"), timeout=timeout,
+                           message=f"the handler of {task['name']} logged what it observed")  # fmt: skip
         a.kill9()
 
         # a new worker resumes it without re-running the finished steps
