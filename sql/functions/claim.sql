@@ -100,10 +100,11 @@
 -- ready index, where each claim's scan starts and must step over them all:
 -- claims get slower with every task claimed while the horizon is held. So
 -- when two full scans in a row take longer than conductor.settings.claim_slow_scan
--- (default 1 ms), the session remembers the position after the last task it
--- claimed (setting conductor.claim_position) and, until the next full scan,
--- claims in three
--- steps, each only if the previous found too few: tasks of higher priority
+-- (default 1 ms), the worker's claims remember the position after the last
+-- task claimed (a row of conductor.claim_positions, keyed by worker_id: no
+-- session state, so a transaction-mode pooler that hands one server session to
+-- many clients mixes nothing, and no caller can SET it) and, until the next
+-- full scan, claim in three steps, each only if the previous found too few: tasks of higher priority
 -- than the position's; tasks after the position at its priority (stepping
 -- over only what others claimed since); a full scan. The next full scan comes
 -- after 2 s, or 20 times the last full scan's time if longer (at most 5 % of
@@ -118,6 +119,14 @@
 -- Not used for claims with concurrency keys, nor for claims a rate limit may
 -- trim. The position belongs to the claim's queues and kinds (a claim for
 -- other kinds ignores it).
+--   Cost: the worker's newest row is read in the statement that reads the
+--   controls (a probe of an empty index in the common case: no extra
+--   statement); rows are written only while scans are slow, by
+--   conductor._claim_remember (planned once per connection): an insert of the
+--   new position and the deletion of the row read, without waiting for a
+--   claimer of the same worker_id on another connection (SKIP LOCKED), and one
+--   deletion of the worker's rows when a fast scan ends it. Why rows are
+--   inserted, not updated: schema/claim_positions.
 
 begin;
 set local role conductor_owner;
@@ -177,6 +186,54 @@ means every queue or kind; a list must name at least one and hold no NULL. Raise
 for queues, QC101 for kinds, the message echoing the list.$$;
 
 revoke execute on function conductor._check_scope(text[], text[]) from public;
+
+-- claim's memory of a position, see the map: a new position after the last
+-- of last_ids in claim order (or a strike when last_ids is NULL) replacing the
+-- row the claim read (read_seq), or, when scope is NULL, the worker's rows
+-- deleted. Rows another connection of the same worker_id holds locked are left
+-- alone (SKIP LOCKED): a claim never waits here.
+create or replace function conductor._claim_remember(worker_id text, read_seq bigint, scope text,
+                                                     last_ids bigint[], until double precision)
+  returns void
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
+  set jit = off
+as $$
+begin
+  if _claim_remember.scope is null then
+    delete from conductor.claim_positions p
+     where p.ctid = any (array(select q.ctid from conductor.claim_positions q
+                                where q.worker_id = _claim_remember.worker_id
+                                  for update skip locked));
+    return;
+  end if;
+  insert into conductor.claim_positions (worker_id, scope, priority, run_at, task_id, until)
+  select _claim_remember.worker_id, _claim_remember.scope, t.priority, t.run_at, t.id, _claim_remember.until
+    from (select) one
+    left join lateral (select t.priority, t.run_at, t.id from conductor.tasks t
+                        where t.id = any (_claim_remember.last_ids)
+                        order by t.priority, t.run_at desc, t.id desc  -- the last claimed, in claim order
+                        limit 1) t on true;
+  if _claim_remember.read_seq is not null then
+    delete from conductor.claim_positions p
+     where p.ctid = any (array(select q.ctid from conductor.claim_positions q
+                                where q.worker_id = _claim_remember.worker_id
+                                  and q.seq = _claim_remember.read_seq
+                                  for update skip locked));
+  end if;
+end
+$$;
+
+comment on function conductor._claim_remember(text, bigint, text, bigint[], double precision) is
+$$claim's memory of where a worker's claims go on from while full scans are slow
+(conductor.claim_positions): inserts the position after the last of last_ids in claim order
+(a strike when last_ids is NULL) and deletes the row read_seq the claim read; scope NULL
+deletes the worker's rows. Skips rows locked by another connection (never waits).
+Planned once per connection.$$;
+
+revoke execute on function conductor._claim_remember(text, bigint, text, bigint[], double precision) from public;
 
 -- The keys a claim may use: those of the first ready keyed tasks whose key has
 -- no running task, each locked for the transaction (without waiting: a key
@@ -599,8 +656,12 @@ declare
   v_ids bigint[];
   v_seen bigint[];
   v_scope text;
-  v_position text[];
-  v_remembered text;
+  v_pos_seq bigint;  -- the worker's newest row of conductor.claim_positions (see the map), or NULLs
+  v_pos_scope text;
+  v_pos_priority integer;
+  v_pos_run_at timestamptz;
+  v_pos_task bigint;
+  v_pos_until double precision;
   v_after_priority integer;
   v_after_run_at timestamptz;
   v_after_id bigint;
@@ -647,9 +708,14 @@ begin
 
   -- Paused queues and rate limits, see the map: none in the common case, which
   -- this one statement finds; else the scope narrowed, nothing when none is left.
+  -- The worker's remembered position comes with them (see the map).
   select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits),
-         exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
-    into v_controlled, v_followed;
+         exists (select from conductor.subscriptions b where b.topic in ('tasks', '*')),
+         p.seq, p.scope, p.priority, p.run_at, p.task_id, p.until
+    into v_controlled, v_followed, v_pos_seq, v_pos_scope, v_pos_priority, v_pos_run_at, v_pos_task, v_pos_until
+    from (select) one
+    left join lateral (select p.* from conductor.claim_positions p where p.worker_id = claim.worker_id
+                        order by p.seq desc limit 1) p on true;
   if v_controlled then
     select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap
       into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap
@@ -680,15 +746,13 @@ begin
     -- (queue names hold no '|' or ','; kind names may, so the kinds go in as a digest)
     v_scope := coalesce(pg_catalog.array_to_string(v_queues, ','), '*')
                || coalesce(';' || pg_catalog.md5(v_kinds::text), '');
-    v_position := pg_catalog.string_to_array(pg_catalog.current_setting('conductor.claim_position', true), '|');
-    -- a position of other queues, or not of claim's making (set by hand), is ignored
-    if v_position[1] = v_scope and not v_limited
-       and pg_catalog.array_to_string(v_position[2:5], '|') ~ '^-?[0-9]+\|[0-9]+\|[0-9]+\|[0-9]+(\.[0-9]+)?$'
-       and v_position[5]::double precision > extract(epoch from pg_catalog.clock_timestamp()) then
-      v_after_priority := v_position[2]::integer;
-      v_after_run_at := timestamptz 'epoch' + v_position[3]::bigint * interval '1 microsecond';
-      v_after_id := v_position[4]::bigint;
-      v_until := v_position[5]::double precision;
+    -- a position of other queues or kinds, a strike, or an expired one is not used
+    if v_pos_scope = v_scope and not v_limited and v_pos_task is not null
+       and v_pos_until > extract(epoch from pg_catalog.clock_timestamp()) then
+      v_after_priority := v_pos_priority;
+      v_after_run_at := v_pos_run_at;
+      v_after_id := v_pos_task;
+      v_until := v_pos_until;
     end if;
     if v_until is not null then
       v_stage := 1;
@@ -731,7 +795,7 @@ begin
         v_until := case when pg_catalog.clock_timestamp() - v_started >= conductor._claim_slow_scan()
                         then extract(epoch from pg_catalog.clock_timestamp())
                              + greatest(2, 20 * extract(epoch from pg_catalog.clock_timestamp() - v_started)) end;
-        if v_until is not null and v_position[1] is distinct from v_scope then
+        if v_until is not null and v_pos_scope is distinct from v_scope then
           v_until := null;
           v_strike := true;
         end if;
@@ -745,18 +809,12 @@ begin
       v_stage := v_stage + 1;
     end loop;
     if v_until is not null and v_ids is not null then
-      select pg_catalog.concat_ws('|', v_scope, t.priority,
-               (extract(epoch from t.run_at) * 1000000)::bigint, t.id, v_until)
-        into v_remembered
-        from conductor.tasks t
-       where t.id = any (v_stage_last)  -- not v_ids: 0.6 ms for a claim of 250
-       order by t.priority, t.run_at desc, t.id desc  -- the last claimed, in claim order
-       limit 1;
-      perform pg_catalog.set_config('conductor.claim_position', v_remembered, false);
+      -- the last task of each stage, not v_ids: 0.6 ms for a claim of 250
+      perform conductor._claim_remember(claim.worker_id, v_pos_seq, v_scope, v_stage_last, v_until);
     elsif v_strike then
-      perform pg_catalog.set_config('conductor.claim_position', v_scope || '|slow', false);
-    elsif pg_catalog.cardinality(v_position) > 0 and v_until is null then
-      perform pg_catalog.set_config('conductor.claim_position', '', false);
+      perform conductor._claim_remember(claim.worker_id, v_pos_seq, v_scope, null, null);
+    elsif v_pos_seq is not null and v_until is null then
+      perform conductor._claim_remember(claim.worker_id, null, null, null, null);
     end if;
   else
     select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
@@ -835,8 +893,9 @@ to it (or to '*').
 Tasks of other kinds at the head of a queue are stepped over (a rolling deploy's transient;
 reap() dead-letters a kind no live worker serves after unknown_kind_after).
 When two full scans in a row are slow (over conductor.settings.claim_slow_scan, default
-1 ms: dead index entries under a pinned xmin horizon), the session claims from where it stopped
-(setting conductor.claim_position): higher priorities still first, but a task returned to
+1 ms: dead index entries under a pinned xmin horizon), the worker's claims go on from where
+its last claim stopped (conductor.claim_positions, keyed by worker_id; no session state, so
+safe behind a transaction-mode pooler): higher priorities still first, but a task returned to
 the queue behind that point waits for the next full scan (2 s, or 20x the last one's time).$$;
 
 revoke execute on function conductor.claim(text, text[], integer, interval, text[]) from public;

@@ -8,8 +8,8 @@
 -- this transaction's). Full scans count as fast here, so no claim remembers a
 -- position by itself. The picks from a remembered position (_pick_queue's
 -- stages 1 and 2, each a statement and a plan of its own, made from the same
--- stale statistics) must stay on that index too: the test then sets a position by
--- hand, as claim writes it, and claims again; its stage 1 asks for tasks of
+-- stale statistics) must stay on that index too: the test then writes a position by
+-- hand (a row of conductor.claim_positions), and claims again; its stage 1 asks for tasks of
 -- the queue above the position's priority, which tasks_ready would answer by
 -- stepping through the other queue.
 begin;
@@ -42,17 +42,17 @@ select cmp_ok((select s.idx_tup_fetch - b.idx_tup_fetch
   'It fetched a handful of rows, not the 5,000 tasks of the other queue ahead of them in tasks_ready.');
 
 -- the position after the next task of 'pick-solo', valid for a long while
-select set_config('conductor.claim_position',
-  (select concat_ws('|', 'pick-solo', t.priority, (extract(epoch from t.run_at) * 1000000)::bigint, t.id,
-                    extract(epoch from now() + interval '1 hour'))
-     from conductor.tasks t where t.queue = 'pick-solo' and t.status = 'queued' order by t.id limit 1), false);
+insert into conductor.claim_positions (worker_id, scope, priority, run_at, task_id, until)
+  select 'pick-w', 'pick-solo', t.priority, t.run_at, t.id, extract(epoch from clock_timestamp() + interval '1 hour')
+    from conductor.tasks t where t.queue = 'pick-solo' and t.status = 'queued' order by t.id limit 1;
 truncate fetched_before;
 insert into fetched_before
   select idx_tup_fetch from pg_stat_xact_user_tables where relid = 'conductor.tasks'::regclass;
 
 select is((select count(*) from conductor.claim('pick-w', array['pick-solo'], 1)),
   1::bigint, 'A claim from a remembered position leased a task of that queue.');
-select matches(current_setting('conductor.claim_position'), '^pick-solo\|0\|',
+select is((select p.scope || '|' || p.priority from conductor.claim_positions p
+            where p.worker_id = 'pick-w' order by p.seq desc limit 1), 'pick-solo|0',
   'The position was in use (kept, not cleared).');
 select cmp_ok((select s.idx_tup_fetch - b.idx_tup_fetch
                  from pg_stat_xact_user_tables s, fetched_before b
