@@ -327,7 +327,7 @@ def render(functions: Sequence[Function], release: str) -> str:
             "and they may change in any release without notice. Their names, for reading the SQL in "
             "`sql/functions/`:",
             "",
-            ", ".join(f"`{name}`" for name in helpers) + ".",
+            ",\n".join(f"`{name}`" for name in helpers) + ".",  # a line each: small diffs
             "",
         ]
     return "\n".join(out)
