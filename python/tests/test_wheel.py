@@ -421,6 +421,17 @@ def test_a_clean_venv_with_only_the_wheel_migrates_runs_a_worker_and_enqueues(
             metrics = wait_until(lambda: _answer(f"http://127.0.0.1:{metrics_port}/metrics"), timeout=60,
                                  message=(tmp_path / "worker2.log").read_text)  # fmt: skip
             assert metrics[0] == 200 and "conductor_" in metrics[1], metrics
+
+    # the other user-facing extras resolve from the registry (the test extra is
+    # what install-deps.sh installs for make test)
+    report = tmp_path / "report.json"
+    with timed("pip install --dry-run <wheel>[django,docs,embedded]"):
+        venv.run("python", "-m", "pip", "install", "--quiet", "--dry-run", "--report", report,
+                 f"{built.wheel}[django,docs,embedded]")  # fmt: skip
+    resolved = {canonicalize_name(i["metadata"]["name"]) for i in json.loads(report.read_text())["install"]}
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    for extra in ("django", "docs", "embedded"):
+        assert _requirements(extras[extra], extra) <= resolved, (extra, sorted(resolved))
     _step("the clean venv, in all", started)
 
 
