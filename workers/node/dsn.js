@@ -8,6 +8,10 @@ const KEYWORDS = {
   application_name: 'application_name', options: 'options',
 };
 
+// libpq's sslmode as pg's ssl option ('prefer' and 'allow' do not fall back here: no TLS)
+const sslOption = (mode) =>
+  (['disable', 'allow', 'prefer'].includes(mode) ? false : { rejectUnauthorized: mode.startsWith('verify') });
+
 /** pg.Client / pg.Pool options for `dsn`. */
 function pgOptions(dsn) {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(dsn)) return { connectionString: dsn };
@@ -22,7 +26,7 @@ function pgOptions(dsn) {
     const key = m[1].toLowerCase();
     if (KEYWORDS[key]) out[KEYWORDS[key]] = key === 'port' ? Number(value) : value;
     else if (key === 'connect_timeout') out.connectionTimeoutMillis = Number(value) * 1000;
-    else if (key === 'sslmode') out.ssl = ['disable', 'allow', 'prefer'].includes(value) ? false : { rejectUnauthorized: value.startsWith('verify') };
+    else if (key === 'sslmode') out.ssl = sslOption(value);
     else throw new Error(`unsupported DSN keyword '${key}'`);
   }
   if (dsn.slice(end).trim() !== '') throw new Error('cannot read the DSN: use a postgresql:// URL or keyword=value pairs');

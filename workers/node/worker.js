@@ -177,7 +177,8 @@ class Worker {
     if (this.listen) this._loops.push(this._listenLoop(await this._listenClient()));
     this._loops.push(this._heartbeatLoop(), this._reapLoop());
     this._claiming = this._claimLoop();
-    this.log('info', `worker started: kinds ${this.kinds.join(', ')}; queues ${this.queues ? this.queues.join(', ') : 'all'}; ` +
+    const queues = this.queues ? this.queues.join(', ') : 'all';
+    this.log('info', `worker started: kinds ${this.kinds.join(', ')}; queues ${queues}; ` +
       `concurrency ${this.concurrency}, lease ${this.lease} s, heartbeat ${this.heartbeat} s`);
   }
 
@@ -197,7 +198,11 @@ class Worker {
 
   /** A connected client that LISTENs on `conductor`. */
   async _listenClient() {
-    const client = new pg.Client({ ...pgOptions(this.dsn), application_name: `conductor-node listen ${this.workerId}`.slice(0, 63) });
+    const client = new pg.Client({
+      ...pgOptions(this.dsn),
+      application_name: `conductor-node listen ${this.workerId}`.slice(0, 63),
+    });
+    client.on('error', (err) => this.log('warn', `listener lost: ${err.message}`));
     client.on('notification', (msg) => {
       if (this.queues === null || this.queues.includes(msg.payload)) this.wakeup.set('notified');
     });
@@ -217,10 +222,7 @@ class Worker {
     while (!this.halted) {
       if (client) {
         this.listener = client;
-        await new Promise((resolve) => {
-          client.once('error', (err) => { this.log('warn', `listener lost: ${err.message}`); resolve(); });
-          client.once('end', resolve);
-        });
+        await new Promise((resolve) => client.once('end', resolve));
         client.end().catch(() => {});
         this.listener = client = null;
         if (this.halted) return;
@@ -334,7 +336,7 @@ class Worker {
     } catch (err) {
       const why = refusal(err);
       if (why) this.log('warn', `task ${ctx.taskId} (${ctx.kind}) ${why} before its report; outcome discarded`);
-      else this.log('error', `reporting task ${ctx.taskId} (${ctx.kind}) failed: ${err.message}; the reaper will take it back`);
+      else this.log('error', `reporting task ${ctx.taskId} (${ctx.kind}) failed: ${err.message}; left to the reaper`);
     } finally {
       this._forget(ctx);
     }
@@ -345,7 +347,7 @@ class Worker {
     try {
       body = JSON.stringify(result === undefined ? null : result);
     } catch (err) {
-      return this._fail(ctx, new TypeError(`the result of task ${ctx.taskId} (${ctx.kind}) is not JSON: ${err.message}`));
+      return this._fail(ctx, new TypeError(`the result of task ${ctx.taskId} is not JSON: ${err.message}`));
     }
     try {
       await this.query(sql.COMPLETE, [ctx.attemptId, body], { retry: true });
@@ -366,7 +368,8 @@ class Worker {
       sql.FAIL, [ctx.attemptId, errorText(err), null, trace, unknownKind, retryable], { retry: true },
     );
     const next = status === 'queued' ? 'will retry' : `now ${status}`;
-    this.log(status === 'queued' ? 'warn' : 'error', `task ${ctx.taskId} (${ctx.kind}) failed, ${next}: ${errorText(err)}`);
+    const level = status === 'queued' ? 'warn' : 'error';
+    this.log(level, `task ${ctx.taskId} (${ctx.kind}) failed, ${next}: ${errorText(err)}`);
   }
 
   async _release(ctx) {
