@@ -181,7 +181,7 @@ def test_get_result_of_what_is_no_django_task(shop: ModuleType, db_dsn: str) -> 
 
 
 def test_get_result_through_another_task_is_the_frameworks_mismatch(shop: ModuleType) -> None:
-    from django_tasks.exceptions import TaskResultMismatch  # type: ignore[import-untyped, unused-ignore]
+    from pyconductor.contrib.django.compat import TaskResultMismatch
 
     result = shop.fulfil.enqueue(1)
     with pytest.raises(TaskResultMismatch):

@@ -1,6 +1,14 @@
-"""Django in the tests' own process, without DJANGO_SETTINGS_MODULE: ``use(dsn)``
-configures it once (settings.configure + django.setup) and points its database
-at ``dsn`` on every later call, then applies the shop's migrations."""
+"""The test project, run two ways.
+
+In the tests' own process, without DJANGO_SETTINGS_MODULE: ``use(dsn)``
+configures Django once (settings.configure + django.setup), points its
+database at ``dsn`` on every later call (each test has a database of its
+own), then applies the shop's migrations. Nothing happens at import, so
+importing a test module changes nothing for the other tests.
+
+As real processes: ``manage(dsn, *args)`` runs ``manage.py`` to completion,
+``ManagedWorker`` starts ``manage.py conductor_worker`` and keeps its output.
+"""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ from importlib.util import find_spec
 
 __all__ = [
     "FRAMEWORK", "BaseTaskBackend", "InvalidTaskError", "Task", "TaskContext", "TaskError", "TaskResult",
-    "TaskResultDoesNotExist", "TaskResultStatus", "normalize_json", "task_backends", "task_enqueued",
-    "task_finished", "task_started",
+    "TaskResultDoesNotExist", "TaskResultMismatch", "TaskResultStatus", "normalize_json", "task_backends",
+    "task_enqueued", "task_finished", "task_started",
 ]  # fmt: skip
 
 
@@ -38,7 +38,7 @@ if _has_django_tasks():
         TaskResultStatus,
     )
     from django.tasks.exceptions import InvalidTask as InvalidTaskError  # type: ignore[import-not-found, no-redef, unused-ignore]
-    from django.tasks.exceptions import TaskResultDoesNotExist  # type: ignore[import-not-found, no-redef, unused-ignore]
+    from django.tasks.exceptions import TaskResultDoesNotExist, TaskResultMismatch  # type: ignore[import-not-found, no-redef, unused-ignore]
     from django.tasks.signals import task_enqueued, task_finished, task_started  # type: ignore[import-not-found, no-redef, unused-ignore]
     from django.utils.json import normalize_json  # type: ignore[attr-defined, no-redef, unused-ignore]
 else:
@@ -52,6 +52,6 @@ else:
         TaskResult,
         TaskResultStatus,
     )
-    from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist  # type: ignore[no-redef, unused-ignore]
+    from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist, TaskResultMismatch  # type: ignore[no-redef, unused-ignore]
     from django_tasks.signals import task_enqueued, task_finished, task_started  # type: ignore[no-redef, unused-ignore]
     from django_tasks.utils import normalize_json  # type: ignore[no-redef, unused-ignore]
