@@ -389,9 +389,9 @@ def test_without_prometheus_client_health_answers_and_metrics_names_the_extra(
         assert status == 200 and json.loads(text)["status"] == "ok"
         status, ctype, text = get(server.url + "/metrics")
     assert (status, ctype) == (501, "text/plain; charset=utf-8")
-    assert text == "501 not implemented: /metrics needs prometheus_client: pip install 'pyconductor[metrics]'\n"
+    assert text == "501 not implemented: /metrics needs prometheus_client: pip install 'conductor-pg[metrics]'\n"
     assert [r.getMessage() for r in caplog.records if "pip install" in r.getMessage()] == [
-        "worker endpoints: /metrics answers 501: /metrics needs prometheus_client: pip install 'pyconductor[metrics]'"
+        "worker endpoints: /metrics answers 501: /metrics needs prometheus_client: pip install 'conductor-pg[metrics]'"
     ]
 
 

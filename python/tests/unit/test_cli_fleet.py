@@ -111,7 +111,7 @@ def test_the_dashboard_without_its_extra_says_how_to_install_it(monkeypatch: pyt
         monkeypatch.setitem(sys.modules, name, None)
     assert main(["dashboard", "--dsn", "postgresql://x.invalid/db"]) == 2
     err = capsys.readouterr().err
-    assert "pip install 'pyconductor[dashboard]'" in err and "starlette" in err
+    assert "pip install 'conductor-pg[dashboard]'" in err and "starlette" in err
 
 
 def test_a_worker_imports_no_web_library() -> None:
