@@ -86,6 +86,41 @@ def test_other_sessions_see_the_task_from_the_commit_on(shop: ModuleType, db_dsn
     assert task["payload"] == {"args": ["a@example.com"], "kwargs": {"lines": ["tea"]}}
 
 
+def test_on_commit_enqueues_after_the_commit_and_not_after_a_rollback(shop: ModuleType, db_dsn: str) -> None:
+    """The framework's documented way to enqueue only once the data is committed
+    works here too (the enqueue then runs in autocommit, after the commit)."""
+    from functools import partial
+
+    from django.db import transaction
+
+    try:
+        with transaction.atomic():
+            transaction.on_commit(partial(shop.send_receipt.enqueue, "rolled-back@example.com"))
+            raise LookupError("rolled back")
+    except LookupError:
+        pass
+    with transaction.atomic():
+        transaction.on_commit(partial(shop.send_receipt.enqueue, "committed@example.com"))
+        assert rows(db_dsn) == []
+    assert [t["payload"]["args"] for t in rows(db_dsn)] == [["committed@example.com"]]
+
+
+def test_task_enqueued_is_sent_with_the_result(shop: ModuleType) -> None:
+    from pyconductor.contrib.django.compat import task_enqueued
+
+    seen: list[Any] = []
+
+    def receiver(sender: Any, task_result: Any, **kwargs: Any) -> None:
+        seen.append(task_result)
+
+    task_enqueued.connect(receiver)
+    try:
+        result = shop.send_receipt.enqueue("a@example.com")
+    finally:
+        task_enqueued.disconnect(receiver)
+    assert [r.id for r in seen] == [result.id]
+
+
 def test_a_rolled_back_savepoint_drops_only_its_task(shop: ModuleType, db_dsn: str) -> None:
     from django.db import transaction
 
