@@ -386,6 +386,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in problems(functions):
         print(f"error: {problem}", file=sys.stderr)
         rc = 1
+    quiet = undocumented_helpers(functions)
+    if quiet and not args.check:
+        print(f"note: {len(quiet)} internal helpers have no comment (not API, so not an error): "
+              + ", ".join(quiet), file=sys.stderr)  # fmt: skip
     return rc
 
 
