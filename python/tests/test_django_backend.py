@@ -308,3 +308,36 @@ def test_an_error_without_traceback_gets_a_generic_class() -> None:
 
     assert exception_path("timed out after 5 s", None) == "builtins.TimeoutError"
     assert exception_path("the worker was lost", None) == "builtins.Exception"
+
+
+# -- roles ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def client_role(shop: ModuleType, db_dsn: str) -> Iterator[str]:
+    """Django connected as a login role that holds conductor_client only."""
+    from django.db import connections
+
+    role = f"t_django_client_{os.getpid()}"
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        conn.execute(f"create role {role} login in role conductor_client")
+    connections.close_all()
+    connections["default"].settings_dict["USER"] = role
+    try:
+        yield role
+    finally:
+        connections.close_all()
+        with psycopg.connect(db_dsn, autocommit=True) as conn:
+            conn.execute(f"drop role {role}")
+
+
+def test_the_backend_needs_only_conductor_client(shop: ModuleType, client_role: str, db_dsn: str) -> None:
+    from django.db import connection, transaction
+
+    with transaction.atomic():
+        result = shop.send_receipt.enqueue("a@example.com")
+        with connection.cursor() as cur:
+            cur.execute("select current_user")
+            assert cur.fetchone()[0] == client_role
+    assert str(shop.send_receipt.get_result(result.id).status) == "READY"
+    assert [str(t["id"]) for t in rows(db_dsn)] == [result.id]

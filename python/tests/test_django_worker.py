@@ -159,6 +159,32 @@ def test_sigterm_hands_a_running_task_back(shop: ModuleType, db_dsn: str, start:
     assert result.attempts == 0
 
 
+def test_the_worker_connects_as_its_own_role_with_dsn(shop: ModuleType, db_dsn: str, start: Start) -> None:
+    """--dsn (or OPTIONS["WORKER_DSN"]): the worker's claims and reports as a
+    conductor_worker login, the task functions on Django's database settings."""
+    import os
+
+    role = f"t_django_worker_{os.getpid()}"
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        conn.execute(f"create role {role} login in role conductor_worker")
+    try:
+        worker = start("--dsn", psycopg.conninfo.make_conninfo(db_dsn, user=role))
+        result = finished(shop.fulfil.enqueue(0), worker)  # no order 0: fails as the task would
+        assert str(result.status) == "FAILED"
+        assert result.errors[0].exception_class_path == "django_project.shop.models.Order.DoesNotExist"
+        with psycopg.connect(db_dsn, autocommit=True) as conn:
+            claimed_by = conn.execute("select w.worker_id, s.usename from conductor.attempts w "
+                                      "left join pg_stat_activity s on s.application_name like "
+                                      "'pyconductor claim ' || w.worker_id || '%%' "
+                                      "where w.task_id = %s", [int(result.id)]).fetchone()  # fmt: skip
+        assert claimed_by is not None and claimed_by[1] == role
+        worker.signal(signal.SIGTERM)
+        assert worker.wait(60) == 0, worker.output()[-3000:]
+    finally:
+        with psycopg.connect(db_dsn, autocommit=True) as conn:
+            conn.execute(f"drop role {role}")
+
+
 def test_a_worker_without_tasks_for_its_backend_says_so(db_dsn: str, tmp_path: Path) -> None:
     out = harness.manage(db_dsn, "conductor_worker", "--backend", "nope")
     assert out.returncode == 1
