@@ -1,16 +1,42 @@
 'use strict';
 // TaskContext: one claim of one task, as a handler sees it (the second
-// argument of `async (payload, ctx) => result`), and its durable steps.
+// argument of `async (payload, ctx) => result`), and its durable calls:
+// step, spawn, and the waits (waitForChildren, waitForEvent, sleep).
 //
 // Checkpoint names follow docs/protocol.md ("Durable runs"), exactly as
 // python/pyconductor/context.py does: a base name used more than once in one
 // execution of the handler is numbered in call order ('charge', 'charge#2',
-// ...), one counter per base name. A replay asks for the same names in the
-// same order, so a step already in `steps` (claim returns them) is not run
-// again: its stored result is returned.
+// ...), one counter per base name shared by steps, spawns ('spawn:<kind>') and
+// waits ('children', 'event:<name>', 'sleep'). A replay asks for the same
+// names in the same order, so a step already in `steps` (claim returns them)
+// is not run again: its stored result is returned.
+//
+// A wait that must wait parks the task in SQL (suspend answers 'waiting', the
+// attempt is over): the call throws Suspended, which ends the handler; the
+// worker reports nothing for the attempt. Woken, the task is claimed again and
+// its handler runs from the top, finding the wait's outcome in `steps`.
 
 const sql = require('./sql');
 const { TaskCancelled, refusal } = require('./errors');
+
+/** Thrown by a wait that parked the task; the handler must let it through. */
+class Suspended extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'Suspended';
+  }
+}
+
+/** waitForEvent's timeout passed before the event was emitted (checkpointed: a replay throws it again). */
+class EventTimeout extends Error {
+  constructor(event, taskId) {
+    super(`event '${event}' was not emitted before the wait's timeout (task ${taskId})`);
+    this.name = 'EventTimeout';
+    this.event = event;
+  }
+}
+
+const has = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
 
 class TaskContext {
   constructor(row, worker) {
@@ -87,21 +113,93 @@ class TaskContext {
    */
   async step(name, fn) {
     const key = this._nextName(name);
-    if (Object.prototype.hasOwnProperty.call(this.steps, key)) return this.steps[key];
-    this.throwIfCancelled();
+    if (has(this.steps, key)) return this.steps[key];
+    this._checkRunning();
     const value = await fn();
     const body = JSON.stringify(value === undefined ? null : value);
-    let rows;
-    try {
-      rows = await this._worker.query(sql.SAVE_STEP, [this.attemptId, key, body], { retry: true });
-    } catch (err) {
-      const why = refusal(err);
-      if (why) this.cancel(why); // the worker discards this attempt's outcome
-      throw err;
-    }
+    const rows = await this._call(sql.SAVE_STEP, [this.attemptId, key, body]);
     this.steps[key] = rows[0].result;
     return rows[0].result;
   }
+
+  /**
+   * Enqueues a child task (same run, parent = this task) and returns its id (a
+   * string); a replay gets the same child, never a second one. options: queue,
+   * priority, run_at, max_attempts, dedupe_key, concurrency_key, max_recoveries;
+   * those not given take the child kind's configuration, else the database's.
+   */
+  async spawn(kind, payload = {}, options = {}) {
+    const unknown = Object.keys(options).filter((name) => !has(sql.SPAWN_OPTIONS, name));
+    if (unknown.length) throw new TypeError(`unknown spawn option(s): ${unknown.join(', ')}`);
+    const key = this._nextName(`spawn:${kind}`);
+    const done = this.steps[key];
+    if (done && typeof done === 'object' && has(done, 'task_id')) return String(done.task_id);
+    this._checkRunning();
+    const given = Object.keys(options).filter((name) => options[name] !== undefined && options[name] !== null);
+    const values = given.map((name) => (options[name] instanceof Date ? options[name].toISOString() : options[name]));
+    const rows = await this._call(sql.spawn(given), [this.attemptId, key, kind, JSON.stringify(payload ?? {}), ...values]);
+    this.steps[key] = { task_id: Number(rows[0].child) };
+    return rows[0].child;
+  }
+
+  /**
+   * The outcomes of this task's children ({task_id, kind, status, result, error},
+   * oldest first) once all ('all') or any ('any') finished; the task waits
+   * without a worker slot meanwhile. timeout: seconds (default 4 h, in SQL).
+   */
+  async waitForChildren(mode = 'all', timeout = null) {
+    if (mode !== 'all' && mode !== 'any') throw new TypeError(`mode must be 'all' or 'any', not ${mode}`);
+    const key = this._nextName('children');
+    if (has(this.steps, key)) return this.steps[key];
+    return this._wait(key, `children_${mode}`, null, null, timeout);
+  }
+
+  /** The payload of event `name`, emitted before or after this call; throws EventTimeout after `timeout` seconds. */
+  async waitForEvent(name, timeout = null) {
+    const key = this._nextName(`event:${name}`);
+    const outcome = has(this.steps, key) ? this.steps[key] : await this._wait(key, 'event', name, null, timeout);
+    if (outcome && outcome.timed_out) throw new EventTimeout(name, this.taskId);
+    return outcome ? outcome.payload : null;
+  }
+
+  /** Sleeps durably: the task waits `seconds` without a worker slot (the wake time is checkpointed). */
+  async sleep(seconds) {
+    const key = this._nextName('sleep');
+    await this._wait(key, 'sleep', null, seconds, null); // asked of SQL even on replay: it knows the time
+  }
+
+  /** True once a wait parked the task (the handler is being stopped). */
+  get suspended() {
+    return this._suspended === true;
+  }
+
+  async _wait(key, waitFor, event, duration, timeout) {
+    const [{ state, result }] = await this._call(sql.SUSPEND, [this.attemptId, key, waitFor, event, duration, timeout]);
+    if (state === 'waiting') {
+      this._suspended = true;
+      this._worker.waiting(this);
+      throw new Suspended(`task ${this.taskId} waits (${waitFor} '${key}')`);
+    }
+    this.steps[key] = result;
+    return result;
+  }
+
+  _checkRunning() {
+    if (this._suspended) throw new Suspended(`task ${this.taskId} is waiting`);
+    this.throwIfCancelled();
+  }
+
+  /** One durable call; a refusal (QC201/QC202/QC203) cancels the context, so its outcome is dropped. */
+  async _call(text, params) {
+    this._checkRunning();
+    try {
+      return await this._worker.query(text, params, { retry: true });
+    } catch (err) {
+      const why = refusal(err);
+      if (why) this.cancel(why);
+      throw err;
+    }
+  }
 }
 
-module.exports = { TaskContext };
+module.exports = { TaskContext, Suspended, EventTimeout };

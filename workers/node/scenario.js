@@ -39,6 +39,13 @@ module.exports = {
     throw new TaskCancelled(`task ${ctx.taskId}: ${ctx.cancelReason}`);
   },
 
+  'lifecycle.parent': async (payload, ctx) => {
+    for (const value of payload.values) await ctx.spawn('lifecycle.echo', { value });
+    const children = await ctx.waitForChildren('all');
+    await ctx.sleep(payload.sleep);
+    return { children: children.map((c) => ({ status: c.status, result: c.result })) };
+  },
+
   'lifecycle.durable': async (payload, ctx) => {
     const steps = [];
     for (const [i, name] of payload.steps.entries()) {

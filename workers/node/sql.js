@@ -6,7 +6,21 @@
 
 const interval = (n) => `make_interval(secs => $${n}::float8)`;
 
+// conductor.spawn's options and their types; a call names only the options given,
+// so the others take spawn's defaults (the child kind's configuration)
+const SPAWN_OPTIONS = {
+  queue: 'text', priority: 'integer', run_at: 'timestamptz', max_attempts: 'integer',
+  dedupe_key: 'text', concurrency_key: 'text', max_recoveries: 'integer',
+};
+
+/** conductor.spawn naming `options` (keys of SPAWN_OPTIONS) after its four parameters. */
+function spawn(options) {
+  const named = options.map((name, i) => `, ${name} => $${i + 5}::${SPAWN_OPTIONS[name]}`).join('');
+  return `select conductor.spawn(attempt_id => $1, step => $2, kind => $3, payload => $4::jsonb${named})::text as child`;
+}
+
 module.exports = {
+  SPAWN_OPTIONS,
   VERSION: 'select conductor.version() as version',
   REGISTER_WORKER:
     'select conductor.register_worker(worker_id => $1, host => $2, pid => $3, queues => $4::text[], ' +
@@ -25,6 +39,11 @@ module.exports = {
     'unknown_kind => $5, retryable => $6)::text as status',
   RELEASE: 'select conductor.release(attempt_id => $1)',
   SAVE_STEP: 'select conductor.save_step(attempt_id => $1, name => $2, result => $3::jsonb) as result',
+  // a wait (wait_for: children_all, children_any, event, sleep); duration and timeout in seconds
+  SUSPEND:
+    'select state, result from conductor.suspend(attempt_id => $1, step => $2, wait_for => $3, event => $4, ' +
+    `duration => ${interval(5)}, timeout => ${interval(6)})`,
+  spawn,
   // the sleeper protocol (docs/protocol.md, "Going to sleep")
   SLEEP: 'select conductor.sleep(worker_id => $1, queues => $2::text[]) as settled',
   WAKE: 'select conductor.wake(worker_id => $1)',
@@ -32,7 +51,8 @@ module.exports = {
   NEXT_DUE:
     'select extract(epoch from conductor.next_due(queues => $1::text[], kinds => $2::text[]) - conductor.now())::float8 ' +
     'as due_in',
-  REAP: 'select conductor.reap() as reaped',
+  // reap, then seconds until reap next has something to do (NULL: nothing waits or runs)
+  REAP: 'select conductor.reap() as reaped, extract(epoch from conductor.next_wake() - conductor.now())::float8 as wake_in',
   DEREGISTER_WORKER: 'select conductor.deregister_worker(worker_id => $1)',
   LISTEN: 'listen conductor',
 };

@@ -7,11 +7,12 @@
 //              sleeper protocol (sleep, claim once more, wait for a notification, a
 //              free slot, the next due time or the poll); a full one calls wake
 //   handlers   `async (payload, ctx) => result`; complete, or fail (the database
-//              decides whether and when it runs again); ctx.step checkpoints
+//              decides whether and when it runs again); ctx.step, ctx.spawn and
+//              the waits are durable (context.js); a parked wait reports nothing
 //   heartbeat  every `heartbeat` seconds for every held attempt; 'cancelled' and
 //              'lost' stop the handler (ctx.cancelled) and drop its outcome,
 //              'timed_out' is reported with fail, 'finished' is ignored
-//   reap       every `reap` seconds (any worker may)
+//   reap       every `reap` seconds, sooner at next_wake() (any worker may)
 //   stop()     claim nothing more; running handlers get `shutdownGrace` seconds,
 //              the rest are handed back with release; wake; deregister_worker
 //
@@ -47,6 +48,7 @@ const BACKOFF_MIN = 0.1; // a lost connection is retried after this, doubling ..
 const BACKOFF_MAX = 5; // ... up to this
 const CALL_RETRY_FOR = 30; // seconds a report or a step waits out a lost connection
 const REPORT_AFTER_GRACE = 5; // seconds stop() gives reports in flight after the grace
+const REAP_MIN_WAIT = 0.05; // seconds between reaps when next_wake() is due already
 
 /** One waiter at a time; a set() with nobody waiting is kept for the next wait(). */
 class Wakeup {
@@ -115,6 +117,7 @@ class Worker {
     this.halted = false; // stop heartbeat, reaper, listener
     this.wakeup = new Wakeup(); // the claim loop: a notification, a free slot, stop
     this.idle = new Wakeup(); // stop(): a held task left
+    this.reapNudge = new Wakeup(); // the reaper: a wait was parked
     this._halt = new AbortController();
     this._loops = [];
   }
@@ -315,6 +318,11 @@ class Worker {
     } catch (err) {
       outcome = { error: err };
     }
+    if (ctx.suspended) { // parked by a wait: the attempt is over, with nothing to report
+      this.log('info', `task ${ctx.taskId} (${ctx.kind}) waiting`);
+      this._forget(ctx);
+      return;
+    }
     if (ctx.cancelled) {
       // cancelled or lost: discarded (held already dropped by the heartbeat or the
       // refused step); timed out or released: reported by whoever noticed it
@@ -416,16 +424,24 @@ class Worker {
     }
   }
 
+  /** reap(), then again after `reap` seconds, or sooner when next_wake() says so or a wait was parked. */
   async _reapLoop() {
     while (!this.halted) {
+      let delay = this.reapEvery;
       try {
-        const [{ reaped }] = await this.query(sql.REAP, []);
+        const [{ reaped, wake_in: wakeIn }] = await this.query(sql.REAP, []);
         if (reaped) this.log('info', `reaped ${reaped} task(s) (expired leases, waits past their deadline)`);
+        if (wakeIn !== null) delay = Math.min(delay, Math.max(wakeIn, REAP_MIN_WAIT));
       } catch (err) {
         this.log('error', `reap failed: ${err.message}`);
       }
-      await this.pause(this.reapEvery);
+      await this.reapNudge.wait(delay);
     }
+  }
+
+  /** A handler's wait parked its task: reap (and read next_wake) again now. */
+  waiting() {
+    this.reapNudge.set('waiting');
   }
 
   // -- 7. stop -------------------------------------------------------------------------------
@@ -448,6 +464,7 @@ class Worker {
     while (this.held.size > 0 && Date.now() < reportsEnd) await this.idle.wait((reportsEnd - Date.now()) / 1000);
     this.halted = true;
     this._halt.abort();
+    this.reapNudge.set('halt');
     for (const statement of [sql.WAKE, sql.DEREGISTER_WORKER]) {
       try {
         await this.query(statement, [this.workerId]);

@@ -56,6 +56,15 @@ def wait(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
     raise TaskCancelled(f"task {ctx.task_id}: {ctx.cancel_reason}")
 
 
+@app.task("lifecycle.parent")
+def parent(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
+    for value in payload["values"]:
+        ctx.spawn("lifecycle.echo", {"value": value})
+    children = ctx.wait_for_children("all")
+    ctx.sleep(payload["sleep"])
+    return {"children": [{"status": c["status"], "result": c["result"]} for c in children]}
+
+
 @app.task("lifecycle.durable")
 def durable(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
     def body(name: str, index: int) -> dict[str, Any]:
