@@ -453,6 +453,7 @@ class Worker {
   }
 
   async _stop() {
+    if (!this.pool) return; // stopped before start() got anywhere
     this.log('info', `stopping: ${this.held.size} task(s) held, ${this.shutdownGrace} s to finish`);
     this.stopping = true;
     this.wakeup.set('stop');
