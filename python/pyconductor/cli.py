@@ -343,6 +343,7 @@ def _run_worker(args: argparse.Namespace) -> int:
 def _run_single_worker(args: argparse.Namespace) -> int:
     from pyconductor.dsn import redact_dsn
     from pyconductor.errors import ConductorError
+    from pyconductor.link import DirectConnectionNeeded
     from pyconductor.worker import Worker
 
     found = _app_and_endpoints(args)
@@ -358,8 +359,9 @@ def _run_single_worker(args: argparse.Namespace) -> int:
             shutdown_grace=args.shutdown_grace, cancel_grace=args.cancel_grace, worker_id=args.worker_id,
             process_tasks=not args.no_workers, run_scheduler=not args.no_scheduler, tick_interval=args.tick_interval,
             exit_on_stuck=supervised,  # a child with a stuck handler thread exits 3: its supervisor replaces it
+            pooler=args.pooler,
         )  # fmt: skip
-    except ValueError as exc:  # kinds the app does not register, and the like
+    except (ValueError, DirectConnectionNeeded) as exc:  # kinds the app does not register, and the like
         return fail(str(exc))
     server = None
     if http_addr is not None:
@@ -394,6 +396,7 @@ CHILD_FLAGS = {
     "lease": "--lease", "heartbeat": "--heartbeat", "poll": "--poll", "reap": "--reap",
     "shutdown_grace": "--shutdown-grace", "cancel_grace": "--cancel-grace", "log_level": "--log-level", "log_format": "--log-format",
     "tick_interval": "--tick-interval", "no_scheduler": "--no-scheduler", "no_workers": "--no-workers",
+    "pooler": "--pooler",
 }  # fmt: skip
 SUPERVISOR_FLAGS = {"processes", "http", "metrics_token", "metrics_token_file", "allowed_hosts", "dsn", "worker_id",
                     "supervisor_fd", "supervisor_outcomes"}  # fmt: skip
@@ -486,7 +489,9 @@ def _worker_args(p: argparse.ArgumentParser, worker_id_help: str = "") -> None:
     env_arg(p, "--heartbeat", env="CONDUCTOR_HEARTBEAT", type=float, default=defaults.HEARTBEAT_INTERVAL,
             help="heartbeat interval in seconds (default: %(default)s)")  # fmt: skip
     env_arg(p, "--poll", env="CONDUCTOR_POLL", type=float, default=defaults.POLL_INTERVAL,
-            help="poll interval in seconds, the backstop for missed notifications (default: %(default)s)")  # fmt: skip
+            help="poll interval in seconds, the backstop for missed notifications; at most "
+            f"{defaults.POOLER_POLL_INTERVAL:g} with --pooler transaction, where polling is how new tasks are found "
+            "(default: %(default)s)")  # fmt: skip
     env_arg(p, "--reap", env="CONDUCTOR_REAP", type=float, default=defaults.REAP_INTERVAL,
             help="reap interval in seconds (default: %(default)s)")  # fmt: skip
     env_arg(p, "--shutdown-grace", env="CONDUCTOR_SHUTDOWN_GRACE", type=float, default=defaults.SHUTDOWN_GRACE,
@@ -502,6 +507,17 @@ def _worker_args(p: argparse.ArgumentParser, worker_id_help: str = "") -> None:
     _log_format_arg(p)
     env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=defaults.TICK_INTERVAL,
             help="the scheduler ticks at each due time and at least this often, in seconds (default: %(default)s)")  # fmt: skip
+    _pooler_arg(p)
+
+
+def _pooler_arg(p: argparse.ArgumentParser) -> None:
+    """--pooler: the DSN goes through a transaction-mode pooler (pgbouncer pool_mode=transaction)."""
+    env_arg(p, "--pooler", env="CONDUCTOR_POOLER", choices=["transaction", "none"], type=str.lower,
+            help="'transaction' when --dsn goes through a transaction-mode pooler (pgbouncer "
+            "pool_mode=transaction): no session state (no LISTEN: it polls, every --poll seconds; no prepared "
+            "statements; the scheduler ticks without its leader lock, each due time still firing once). "
+            "The maintenance and web roles, app singletons and the scheduler's leader lock need a direct "
+            "connection and refuse (default: none)")  # fmt: skip
 
 
 def _endpoint_args(p: argparse.ArgumentParser, http_help: str = "") -> None:
@@ -626,7 +642,13 @@ def _run_scheduler(args: argparse.Namespace) -> int:
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
-    scheduler = Scheduler(dsn, tick_interval=args.tick_interval, use_leader_lock=not args.no_leader_lock)
+    from pyconductor.link import DirectConnectionNeeded
+
+    try:
+        scheduler = Scheduler(dsn, tick_interval=args.tick_interval,
+                              use_leader_lock=False if args.no_leader_lock else None, pooler=args.pooler)  # fmt: skip
+    except (ValueError, DirectConnectionNeeded) as exc:
+        return fail(str(exc))
     scheduler.start()
     while not done.wait(0.5):
         pass
@@ -648,7 +670,9 @@ def add_scheduler_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
     env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=defaults.TICK_INTERVAL,
             help="longest sleep between ticks, and between tries for the lock, in seconds (default: %(default)s)")  # fmt: skip
     p.add_argument("--no-leader-lock", action="store_true",
-                   help="tick without taking the leader lock (still exactly once)")  # fmt: skip
+                   help="tick without taking the leader lock (still exactly once; always so with --pooler "
+                   "transaction)")  # fmt: skip
+    _pooler_arg(p)
     env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
             choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
             help="log level (default: %(default)s)")  # fmt: skip
@@ -847,12 +871,12 @@ def _run_serve(args: argparse.Namespace) -> int:
         "queues": _csv(args.queues), "concurrency": args.concurrency, "kinds": _csv(args.kinds), "lease": args.lease,
         "heartbeat_interval": args.heartbeat, "poll_interval": args.poll, "reap_interval": args.reap,
         "shutdown_grace": args.shutdown_grace, "cancel_grace": args.cancel_grace, "worker_id": args.worker_id,
-        "tick_interval": args.tick_interval,
+        "tick_interval": args.tick_interval, "pooler": args.pooler,
     }  # fmt: skip
     try:
         node = Node(app, roles, dsn=dsn, worker_options=worker_options, web=web,
                     retention_interval=args.retention_interval.total_seconds(), retention_batch=args.retention_batch)  # fmt: skip
-    except ValueError as exc:  # kinds the app does not register, a bad interval, and the like
+    except (ValueError, RuntimeError) as exc:  # unknown kinds, a bad interval, a role that needs a session
         return fail(str(exc))
     server = None
     if http_addr is not None:

@@ -19,6 +19,7 @@ __all__ = [
     "HEARTBEAT_INTERVAL",
     "LEASE",
     "POLL_INTERVAL",
+    "POOLER_POLL_INTERVAL",
     "RECHECK_FIRST",
     "RECHECK_MAX",
     "REAP_INTERVAL",
@@ -34,6 +35,7 @@ CONCURRENCY = 32  # tasks running at once; $CONDUCTOR_WORKER_MAX_INFLIGHT overri
 LEASE = 60.0  # how long a claim holds a task without a heartbeat
 HEARTBEAT_INTERVAL = 10.0  # one heartbeat call extends every lease the worker holds
 POLL_INTERVAL = 10.0  # the backstop for a missed notification; idle workers wake sooner for due tasks
+POOLER_POLL_INTERVAL = 1.0  # the longest poll behind a transaction-mode pooler (no LISTEN: polling finds new tasks)
 RECHECK_FIRST = 0.005  # an idle worker whose sleep() was not settled claims again after this long, doubling ...
 RECHECK_MAX = 0.1  # ... up to this, while enqueues that may have missed its mark are in flight
 REAP_INTERVAL = 30.0  # reap() at least this often (sooner when next_wake says so)

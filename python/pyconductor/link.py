@@ -11,11 +11,24 @@ abort event is set (:class:`Aborted`), or the caller's deadline would pass
 WARNING while the trouble may pass by itself (the server is down or
 restarting), ERROR when it cannot (see :func:`pyconductor.dsn.permanent_problem`),
 since a password rotation or a restore may be under way.
+
+Poolers. ``pooler="transaction"`` (or ``$CONDUCTOR_POOLER``, see
+:func:`pooler_mode`) says the DSN points at a transaction-mode pooler
+(pgbouncer ``pool_mode = transaction``), where each transaction may run on
+another server session and a server session serves other clients in turn.
+Such a connection keeps no session state: psycopg never prepares a
+statement (``prepare_threshold=None``: pgbouncer before 1.21 has no
+protocol-level prepared statements), and what needs a session (LISTEN,
+session advisory locks, the leader locks built on them) is not used; what
+cannot do without one refuses with :class:`DirectConnectionNeeded`.
+``application_name`` is a startup parameter, which pgbouncer passes on per
+client; nothing else is set per session.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -28,7 +41,8 @@ from pyconductor import defaults
 from pyconductor.dsn import permanent_problem, redact_dsn
 from pyconductor.wire import use_fast_loads
 
-__all__ = ["CONNECTION_ERRORS", "Aborted", "Link", "connect", "retry"]
+__all__ = ["CONNECTION_ERRORS", "POOLERS", "Aborted", "DirectConnectionNeeded", "Link", "connect", "connect_options",
+           "pooler_mode", "retry"]
 
 logger = logging.getLogger("pyconductor")
 
@@ -38,15 +52,56 @@ T = TypeVar("T")
 CONNECTION_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError)
 
 
+POOLERS = ("transaction",)
+"""The pooler modes a connection can be told about (a session-mode pooler needs none)."""
+
+
 class Aborted(Exception):
     """A retry loop was told to give up: its abort event was set."""
 
 
-def connect(dsn: str, name: str, worker_id: str) -> psycopg.Connection[Any]:
+class DirectConnectionNeeded(RuntimeError):
+    """A feature that needs a database session of its own was asked for
+    through a transaction-mode pooler. The message names the feature, why,
+    and what to do: point that process at the database directly (or through
+    a session-mode pool)."""
+
+    def __init__(self, feature: str, why: str) -> None:
+        super().__init__(
+            f"{feature} needs a direct connection to PostgreSQL ({why}); it cannot run through a "
+            "transaction-mode pooler (pooler=transaction, CONDUCTOR_POOLER=transaction). Run it in a process "
+            "whose DSN points at the database itself or at a session-mode pool, without the pooler setting.")
+        self.feature = feature
+
+
+def pooler_mode(value: str | None = None) -> str | None:
+    """The pooler mode asked for: ``value``, else ``$CONDUCTOR_POOLER``.
+    'transaction' -> 'transaction'; None, '', 'none', 'session' or 'direct'
+    -> None (nothing to avoid). ValueError for anything else."""
+    if value is None:
+        value = os.environ.get("CONDUCTOR_POOLER")
+    mode = (value or "").strip().lower()
+    if mode in ("", "none", "session", "direct"):
+        return None
+    if mode not in POOLERS:
+        raise ValueError(f"unknown pooler mode {value!r}: 'transaction' (a transaction-mode pooler such as "
+                         "pgbouncer pool_mode=transaction), or none")  # fmt: skip
+    return mode
+
+
+def connect_options(pooler: str | None) -> dict[str, Any]:
+    """psycopg.connect keyword arguments for a connection through ``pooler``:
+    no prepared statements behind a transaction-mode pooler."""
+    return {"prepare_threshold": None} if pooler else {}
+
+
+def connect(dsn: str, name: str, worker_id: str, *, pooler: str | None = None) -> psycopg.Connection[Any]:
     """An autocommit connection named ``pyconductor <name> <worker_id>`` in
-    pg_stat_activity, decoding json with the shared decoder."""
+    pg_stat_activity, decoding json with the shared decoder; through a
+    transaction-mode ``pooler``, one that prepares no statement."""
     conn = psycopg.connect(dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
-                           application_name=f"pyconductor {name} {worker_id}"[:63])  # fmt: skip
+                           application_name=f"pyconductor {name} {worker_id}"[:63],
+                           **connect_options(pooler))  # fmt: skip
     use_fast_loads(conn)
     return conn
 
@@ -99,17 +154,18 @@ class Link:
     Used by one thread at a time (its service's); :meth:`close` from another
     thread only once that one has ended."""
 
-    def __init__(self, dsn: str, name: str, worker_id: str) -> None:
+    def __init__(self, dsn: str, name: str, worker_id: str, *, pooler: str | None = None) -> None:
         self.dsn = dsn
         self.name = name
         self.worker_id = worker_id
+        self.pooler = pooler
         self.conn: psycopg.Connection[Any] | None = None
         self._extra = {"worker_id": worker_id}
 
     def get(self) -> psycopg.Connection[Any]:
         """The open connection, connecting first when there is none (or it broke)."""
         if self.conn is None or self.conn.closed:
-            self.conn = connect(self.dsn, self.name, self.worker_id)
+            self.conn = connect(self.dsn, self.name, self.worker_id, pooler=self.pooler)
         return self.conn
 
     def close(self) -> None:

@@ -38,6 +38,14 @@ next_due again. It asks only then and once the due time it knew has passed,
 so an idle worker costs a query per change, not per wake.
 
 A task claimed while the worker stops is handed back (released) unrun.
+
+Polling (``polling=True``: a worker behind a transaction-mode pooler, which
+cannot LISTEN): no listener, so no marks either (an enqueue would notify
+nobody, and a notifying commit costs the whole database a lock). An idle
+producer claims again at the earliest of the poll interval (1 s at most in
+that mode), the next due time and a free slot, and asks next_due after
+every wait that nothing cut short, since no notification says a delayed task
+arrived: a claim and a next_due per poll interval while idle.
 """
 
 from __future__ import annotations
@@ -77,7 +85,8 @@ class Producer:
 
     def __init__(self, ledger: Ledger, link: Link, executor: Executor | None, runtime: StepRuntime | None, *,
                  queues: Sequence[str] | None, kinds: Sequence[str] | None, lease: timedelta, poll_interval: float,
-                 claim_linger: float, registration: Mapping[str, Any], on_claimed: Callable[[float], None]) -> None:  # fmt: skip
+                 claim_linger: float, registration: Mapping[str, Any], on_claimed: Callable[[float], None],
+                 polling: bool = False) -> None:  # fmt: skip
         self.ledger = ledger
         self.link = link
         self.executor = executor
@@ -90,6 +99,7 @@ class Producer:
         self.claim_linger = claim_linger
         self.registration = registration
         self.on_claimed = on_claimed
+        self.polling = polling  # no listener: no marks, next_due after every full wait (see the module doc)
         # a claim waits (claim_linger at most) until this many slots are free
         self.claim_at_least = max(1, ledger.concurrency // 4)
         self.stopping = threading.Event()
@@ -148,7 +158,7 @@ class Producer:
             if claimed == free:
                 self._unmark()  # busy: enqueues need not notify this worker
                 continue  # a full batch: there may be more
-            if claimed != CLAIM_FAILED and not self._settled:
+            if claimed != CLAIM_FAILED and not self._settled and not self.polling:
                 again = self._mark_and_recheck(free - claimed)
                 if again is None:
                     return
@@ -200,6 +210,8 @@ class Producer:
         self.sleeping = False
         if not woken and wait >= self.poll_interval:
             self._settled = False  # reap may have dropped the worker's row and its marks: mark again
+        if not woken and self.polling:
+            self._due_stale = True  # no notification tells of a delayed task enqueued meanwhile
 
     def _sleep(self) -> bool | None:
         """``conductor.sleep``: mark the worker asleep on its queues; whether it is

@@ -19,6 +19,13 @@ Correctness never depends on the lock: ``tick()`` fires each due time once by
 itself (SKIP LOCKED and the unique key of ``conductor.schedule_fires``), so
 any number of schedulers may tick at once; the lock only saves duplicate work.
 
+Behind a transaction-mode pooler (``pooler="transaction"`` or
+``$CONDUCTOR_POOLER``) it ticks without the lock: a session advisory lock
+taken through the pooler stays on whichever server session ran that
+transaction, which other clients use next, and outlives this process there
+(no other scheduler would ever lead again). ``use_leader_lock=True`` with
+such a pooler raises :class:`~pyconductor.link.DirectConnectionNeeded`.
+
 Logging goes to ``logging.getLogger("pyconductor")``: each fire at INFO with
 ``extra`` keys schedule, due_at, task_id; leadership changes at INFO;
 connection trouble at WARNING.
@@ -39,7 +46,7 @@ from psycopg.rows import dict_row
 
 from pyconductor import defaults, queries
 from pyconductor.errors import mapped_errors
-from pyconductor.link import Aborted, retry
+from pyconductor.link import Aborted, DirectConnectionNeeded, connect_options, pooler_mode, retry
 from pyconductor.wire import dumps_json
 
 __all__ = ["LEADER_LOCK", "ScheduleSpec", "Scheduler"]
@@ -89,14 +96,20 @@ class Scheduler:
         dsn: str,
         *,
         tick_interval: float = 5.0,
-        use_leader_lock: bool = True,
+        use_leader_lock: bool | None = None,
         grace: float | timedelta = 60.0,
+        pooler: str | None = None,
     ) -> None:
         if tick_interval <= 0:
             raise ValueError("tick_interval must be positive")
+        self.pooler = pooler_mode(pooler)
+        if self.pooler and use_leader_lock:
+            raise DirectConnectionNeeded("the scheduler's leader lock",
+                                         "it is a session advisory lock, held as long as its session lives")  # fmt: skip
         self.dsn = dsn
         self.tick_interval = float(tick_interval)
-        self.use_leader_lock = use_leader_lock
+        self.use_leader_lock = not self.pooler if use_leader_lock is None else use_leader_lock
+        """Whether it contends for the leader lock: yes by default, never behind a transaction-mode pooler."""
         self.grace = grace.total_seconds() if isinstance(grace, timedelta) else float(grace)
         self.application_name = f"pyconductor-scheduler-{os.getpid()}"
         self._conn: psycopg.Connection[dict[str, Any]] | None = None
@@ -148,7 +161,7 @@ class Scheduler:
         rows: list[dict[str, Any]] = []
         with mapped_errors(), psycopg.connect(
             self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
-            connect_timeout=defaults.CONNECT_TIMEOUT,
+            connect_timeout=defaults.CONNECT_TIMEOUT, **connect_options(self.pooler),
         ) as conn, conn.transaction():
             for spec in items:
                 try:
@@ -184,7 +197,7 @@ class Scheduler:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(
                 self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
-                connect_timeout=defaults.CONNECT_TIMEOUT,
+                connect_timeout=defaults.CONNECT_TIMEOUT, **connect_options(self.pooler),
             )
         return self._conn
 

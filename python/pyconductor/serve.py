@@ -31,6 +31,14 @@ enabled schedule is overdue by more than ``--schedule-grace`` (default 1
 minute; ``conductor.overdue_schedules``) or when schedules exist and no
 process of the fleet holds the scheduler lock (``conductor.leaders()``).
 
+Behind a transaction-mode pooler (``worker_options["pooler"]`` or
+``$CONDUCTOR_POOLER`` = 'transaction') only the worker and scheduler roles
+run (the worker polls; the scheduler ticks without its leader lock, each due
+time still firing once); maintenance (retention and singletons hold session
+leader locks) and web (the dashboard's live updates LISTEN) refuse with
+:class:`~pyconductor.link.DirectConnectionNeeded`: run them in a process
+connected directly.
+
 SIGTERM/SIGINT stop every role cleanly: the dashboard, the singletons and
 retention first (their locks go to another process at once), the worker
 last (it drains as ``pyconductor worker`` does); a second signal exits at
@@ -50,7 +58,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pyconductor import defaults
-from pyconductor.link import Link
+from pyconductor.link import DirectConnectionNeeded, Link, pooler_mode
 from pyconductor.maintenance import Reaper
 from pyconductor.retention import BATCH as RETENTION_BATCH
 from pyconductor.retention import INTERVAL as RETENTION_INTERVAL
@@ -69,6 +77,13 @@ logger = logging.getLogger("pyconductor")
 
 ROLES = ("web", "worker", "scheduler", "maintenance")
 """Every role, in the order they are listed (and started: the worker first)."""
+
+POOLER_ROLES = ("worker", "scheduler")
+"""The roles that run behind a transaction-mode pooler; the others need a direct connection."""
+_NEEDS_SESSION = {
+    "maintenance": "retention and the app's singletons run under session advisory (leader) locks",
+    "web": "the dashboard's live updates LISTEN on a session of their own",
+}
 
 
 def parse_roles(spec: str | Iterable[str] | None) -> list[str]:
@@ -135,6 +150,14 @@ class Node:
         self.roles = parse_roles(roles)
         self.dsn = dsn or app.dsn
         options = dict(worker_options or {})
+        self.pooler = pooler_mode(options.get("pooler"))
+        options["pooler"] = self.pooler
+        if self.pooler:
+            for role in self.roles:
+                if role not in POOLER_ROLES:
+                    raise DirectConnectionNeeded(
+                        f"the {role} role", f"{_NEEDS_SESSION[role]}; behind the pooler run only "
+                        f"--role {','.join(r for r in self.roles if r in POOLER_ROLES) or 'worker,scheduler'}")  # fmt: skip
         self._worker_options = options
         self.worker: Worker | None = None
         if "worker" in self.roles or "scheduler" in self.roles:

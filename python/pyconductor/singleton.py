@@ -22,6 +22,11 @@ about ``failover`` seconds. The holder checks its connection every
 raises, logged), the lock is released and contended for again after
 ``failover`` seconds.
 
+Singletons need a direct connection: behind a transaction-mode pooler
+(``pooler="transaction"`` or ``$CONDUCTOR_POOLER``) the session lock would
+stay on a server session that other clients use, so the runner refuses at
+construction (:class:`~pyconductor.link.DirectConnectionNeeded`).
+
 Exactly one at a time holds as long as ``fn`` honours ``stop`` within
 ``failover / 2`` seconds of a lost connection; work that must never overlap
 should also take :meth:`Conductor.exclusive <pyconductor.client.Conductor.exclusive>`
@@ -38,7 +43,7 @@ from typing import Any
 
 import psycopg
 
-from pyconductor.link import CONNECTION_ERRORS, connect
+from pyconductor.link import CONNECTION_ERRORS, DirectConnectionNeeded, connect, pooler_mode
 
 __all__ = ["RELEASE_LEAD", "TRY_LEAD", "SingletonRunner"]
 
@@ -54,9 +59,13 @@ class SingletonRunner:
     ``fn(stop)`` while it holds it. :meth:`start` it once; :meth:`stop` ends
     it (``fn`` is told through its event and awaited)."""
 
-    def __init__(self, dsn: str, name: str, fn: Callable[[threading.Event], Any], failover: float = 2.0) -> None:
+    def __init__(self, dsn: str, name: str, fn: Callable[[threading.Event], Any], failover: float = 2.0, *,
+                 pooler: str | None = None) -> None:  # fmt: skip
         if not name:
             raise ValueError("a singleton needs a name")
+        if pooler_mode(pooler):
+            raise DirectConnectionNeeded(f"app.singleton {name!r}",
+                                         "its leader lock is a session advisory lock, held as long as its session lives")  # fmt: skip
         if failover <= 0:
             raise ValueError("failover must be more than 0 seconds")
         self.dsn = dsn

@@ -41,6 +41,16 @@ threads to end and the deregistration. What is not sent by then is left to
 the leases and the reaper; a thread stuck on a connection that stopped
 answering is a daemon and is left behind.
 
+Behind a transaction-mode pooler (``pooler="transaction"``, or
+``$CONDUCTOR_POOLER=transaction``; see :mod:`pyconductor.link`) the worker
+keeps no session state: no listener (it polls, every second or every
+``poll_interval`` when shorter, and wakes at due times: ``next_due``), no marks, no prepared statements, and its
+scheduler ticks without the leader lock (a session advisory lock: through
+the pooler it would stay on a server session other clients use, and outlive
+this process there); ``tick()`` fires each due time once however many
+schedulers tick. The claim's remembered scan position is the database's,
+per worker id (``conductor.claim_positions``), not the session's.
+
 Logging goes to ``logging.getLogger("pyconductor")`` with ``extra`` keys
 task_id, kind, queue, attempt, worker_id, duration_ms.
 """
@@ -58,13 +68,14 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import psycopg
+from psycopg_pool import ConnectionPool
 
 from pyconductor import defaults, queries
 from pyconductor.dsn import check_connect, redact_dsn
 from pyconductor.errors import mapped_errors
 from pyconductor.executor import Executor
 from pyconductor.ledger import Ledger
-from pyconductor.link import Aborted, Link
+from pyconductor.link import Aborted, Link, connect_options, pooler_mode
 from pyconductor.maintenance import Heartbeat, Reaper
 from pyconductor.producer import Listener, Producer
 from pyconductor.reporter import OutcomeListener, Reporter
@@ -73,7 +84,7 @@ from pyconductor.schema import check_schema
 from pyconductor.signals import install_stop_signals
 from pyconductor.steps import StepRuntime
 from pyconductor.version import __version__
-from pyconductor.wire import dumps_json
+from pyconductor.wire import dumps_json, use_fast_loads
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
@@ -121,6 +132,9 @@ class Worker:
     ``capture_logs`` (default True) stores the logging records a handler
     emits at ``capture_level`` (default INFO) or above with its attempt
     (``conductor.save_log``; see :mod:`pyconductor.tasklog`).
+    ``pooler``: 'transaction' when ``dsn`` goes through a transaction-mode
+    pooler (default: ``$CONDUCTOR_POOLER``; see the module doc); the poll
+    interval is then at most 1 s (``POOLER_POLL_INTERVAL``).
 
     ``start()`` returns at once; ``stop(grace)`` stops claiming, waits for the
     running tasks up to the grace period, then releases the rest;
@@ -153,8 +167,11 @@ class Worker:
         extra_roles: Sequence[str] = (),
         capture_logs: bool = True,
         capture_level: int = logging.INFO,
+        pooler: str | None = None,
     ) -> None:
         self.app = app
+        self.pooler = pooler_mode(pooler)
+        """'transaction' behind a transaction-mode pooler (no session state), else None."""
         self.queues: list[str] | None = _names(queues)
         self.kinds: list[str] | None = _names(kinds)
         if self.kinds is not None:
@@ -169,6 +186,8 @@ class Worker:
         self.lease = timedelta(seconds=_seconds(lease))
         self.heartbeat_interval = _seconds(heartbeat_interval)
         self.poll_interval = _seconds(poll_interval)
+        if self.pooler:  # no notifications: polling is how new tasks are found
+            self.poll_interval = min(self.poll_interval, defaults.POOLER_POLL_INTERVAL)
         self.reap_interval = _seconds(reap_interval)
         self.shutdown_grace = _seconds(shutdown_grace)
         self.cancel_grace = _seconds(cancel_grace)
@@ -215,15 +234,16 @@ class Worker:
 
     def _build(self) -> None:
         """The services, handed what each needs; nothing runs yet."""
-        ledger, wid = self.ledger, self.worker_id
-        self.reaper = Reaper(Link(self.dsn, "reap", wid), self._halt, interval=self.reap_interval)
-        self.reporter = Reporter(ledger, Link(self.dsn, "report", wid), self.outcome_listeners,
+        ledger, wid, pooler = self.ledger, self.worker_id, self.pooler
+        self.reaper = Reaper(Link(self.dsn, "reap", wid, pooler=pooler), self._halt, interval=self.reap_interval)
+        self.reporter = Reporter(ledger, Link(self.dsn, "report", wid, pooler=pooler), self.outcome_listeners,
                                  batch=self.report_batch, linger=self.report_linger)  # fmt: skip
         self.executor: Executor | None = None
         self.runtime: StepRuntime | None = None
         self.listener: Listener | None = None
         if self.process_tasks:
-            self.runtime = StepRuntime(self.dsn, wid, self.concurrency, self.app.registry, self.reaper.nudge)
+            runtime_class = _UnpreparedSteps if pooler else StepRuntime
+            self.runtime = runtime_class(self.dsn, wid, self.concurrency, self.app.registry, self.reaper.nudge)
             self.executor = Executor(ledger, self.app.registry, self.reporter.put, concurrency=self.concurrency,
                                      worker_id=wid, cancel_grace=self.cancel_grace, on_stuck=self._on_stuck,
                                      capture_logs=self.capture_logs, capture_level=self.capture_level)  # fmt: skip
@@ -235,16 +255,16 @@ class Worker:
             # what it claims; a scheduler-only worker claims nothing, and SQL has no way to say so but NULL
             "kinds": self.served_kinds if self.process_tasks else None,
         }  # fmt: skip
-        self.producer = Producer(ledger, Link(self.dsn, "claim", wid), self.executor, self.runtime,
+        self.producer = Producer(ledger, Link(self.dsn, "claim", wid, pooler=pooler), self.executor, self.runtime,
                                  queues=self.queues, kinds=self.served_kinds, lease=self.lease,
                                  poll_interval=self.poll_interval,
                                  claim_linger=self.claim_linger, registration=registration,
-                                 on_claimed=self.reaper.expect)  # fmt: skip
-        if self.process_tasks:
+                                 on_claimed=self.reaper.expect, polling=pooler is not None)  # fmt: skip
+        if self.process_tasks and pooler is None:  # behind a transaction-mode pooler it polls instead
             self.listener = Listener(Link(self.dsn, "listen", wid), self.producer.notified, self._halt)
         executor = self.executor
         self.heartbeat_service = Heartbeat(
-            ledger, Link(self.dsn, "heartbeat", wid), self._halt, lease=self.lease, interval=self.heartbeat_interval,
+            ledger, Link(self.dsn, "heartbeat", wid, pooler=pooler), self._halt, lease=self.lease, interval=self.heartbeat_interval,
             on_lost=executor.cancel if executor is not None else lambda ctx, state: ctx.cancel(state),
             on_timed_out=executor.time_out if executor is not None else lambda attempt_id: None,
         )  # fmt: skip
@@ -279,7 +299,9 @@ class Worker:
     @property
     def leader_locks(self) -> dict[str, bool]:
         """The leader locks this worker contends for, and whether it holds each now."""
-        return {"scheduler": self._scheduler.is_leader} if self._scheduler is not None else {}
+        scheduler = self._scheduler
+        # behind a transaction-mode pooler the scheduler ticks without one
+        return {"scheduler": scheduler.is_leader} if scheduler is not None and scheduler.use_leader_lock else {}
 
     def health(self) -> dict[str, Any]:
         """This worker's own state, without asking the database: status 'ok', or
@@ -318,7 +340,7 @@ class Worker:
         self._declare()
         self._started = True
         if self.run_scheduler:
-            self._scheduler = Scheduler(self.dsn, tick_interval=self.tick_interval).start()
+            self._scheduler = Scheduler(self.dsn, tick_interval=self.tick_interval, pooler=self.pooler).start()
         # consumers before producers: whatever is claimed finds its way out
         self.reporter.start()
         if self.executor is not None:
@@ -341,8 +363,8 @@ class Worker:
         (SchemaMismatch) and options the database would refuse on every claim
         (a lease over conductor.settings.max_lease: InvalidArgument). A claim
         of no task checks the options as every claim will."""
-        with mapped_errors(), psycopg.connect(self.dsn, autocommit=True,
-                                              connect_timeout=defaults.CONNECT_TIMEOUT) as conn:  # fmt: skip
+        with mapped_errors(), psycopg.connect(self.dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
+                                              **connect_options(self.pooler)) as conn:  # fmt: skip
             check_schema(conn)
             if self.process_tasks:
                 conn.execute(queries.CLAIM, {"worker_id": self.worker_id, "queues": self.queues, "max_tasks": 0,
@@ -358,13 +380,13 @@ class Worker:
         cron line, say) raises here."""
         configurations = self.app.registry.configurations()
         if configurations:
-            with mapped_errors(), psycopg.connect(self.dsn, autocommit=True,
-                                                  connect_timeout=defaults.CONNECT_TIMEOUT) as conn, \
+            with mapped_errors(), psycopg.connect(self.dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
+                                                  **connect_options(self.pooler)) as conn, \
                     conn.transaction():  # fmt: skip
                 for params in configurations:
                     conn.execute(queries.CONFIGURE_KIND, params)
         if self.run_scheduler and self.app.registry.schedules:
-            Scheduler(self.dsn).sync_schedules(self.app.registry.schedules)
+            Scheduler(self.dsn, pooler=self.pooler).sync_schedules(self.app.registry.schedules)
 
     def stop(self, grace: float | timedelta | None = None) -> None:
         """Stop claiming at once; wait for running tasks up to ``grace`` seconds
@@ -420,7 +442,7 @@ class Worker:
     def _deregister(self, timeout: float, report_link_busy: bool) -> None:
         """Delete this worker's row (``timeout`` seconds at most; informational:
         reap() forgets stale rows anyway)."""
-        link = Link(self.dsn, "deregister", self.worker_id) if report_link_busy else self.reporter.link
+        link = Link(self.dsn, "deregister", self.worker_id, pooler=self.pooler) if report_link_busy else self.reporter.link
         give_up = threading.Event()
 
         def deregister() -> None:
@@ -483,6 +505,25 @@ class Worker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _UnpreparedSteps(StepRuntime):
+    """The handlers' durable calls behind a transaction-mode pooler: their pool
+    prepares no statement (psycopg would after 5 runs of one statement, and the
+    pooler sends the next transaction to a server session without it). To go
+    once StepRuntime takes ``pooler=`` itself (requested of steps.py's owner)."""
+
+    def _get_pool(self) -> ConnectionPool:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ConnectionPool(
+                    self.dsn, min_size=1, max_size=self.size, open=True, name=f"pyconductor-ctx-{self.worker_id}",
+                    configure=use_fast_loads,
+                    kwargs={"autocommit": True, "connect_timeout": defaults.CONNECT_TIMEOUT,
+                            "application_name": f"pyconductor ctx {self.worker_id}"[:63],
+                            **connect_options("transaction")},
+                )  # fmt: skip
+            return self._pool
 
 
 def _names(value: Sequence[str] | str | None) -> list[str] | None:
