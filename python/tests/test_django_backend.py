@@ -215,6 +215,20 @@ def test_get_result_of_what_is_no_django_task(shop: ModuleType, db_dsn: str) -> 
             shop.fulfil.get_result(result_id)
 
 
+def test_a_missing_result_leaves_the_callers_transaction_usable(shop: ModuleType) -> None:
+    from django.db import transaction
+
+    from django_project.shop.models import Order
+    from pyconductor.contrib.django.compat import TaskResultDoesNotExist
+
+    with transaction.atomic():
+        Order.objects.create(item="tea")
+        with pytest.raises(TaskResultDoesNotExist):
+            shop.fulfil.get_result("987654321")  # get_task raised QC203, in a savepoint of its own
+        assert Order.objects.count() == 1
+    assert Order.objects.count() == 1
+
+
 def test_get_result_through_another_task_is_the_frameworks_mismatch(shop: ModuleType) -> None:
     from pyconductor.contrib.django.compat import TaskResultMismatch
 
