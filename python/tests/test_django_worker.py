@@ -45,7 +45,7 @@ def start(db_dsn: str, tmp_path: Path) -> Iterator[Start]:
         worker.close()
 
 
-def finished(result: Any, worker: ManagedWorker, timeout: float = 60) -> Any:
+def finished(result: Any, worker: ManagedWorker, timeout: float = 120) -> Any:
     """Wait until the worker finished ``result`` (refreshed through the framework); the result."""
 
     def done() -> bool:
@@ -151,7 +151,7 @@ def test_sigterm_hands_a_running_task_back(shop: ModuleType, db_dsn: str, start:
         result.refresh()
         return str(result.status) == "RUNNING"
 
-    wait_until(running, timeout=60, interval=0.1, message=lambda: worker.output()[-3000:])
+    wait_until(running, timeout=120, interval=0.1, message=lambda: worker.output()[-3000:])
     worker.signal(signal.SIGTERM)
     assert worker.wait(60) == 0, worker.output()[-3000:]
     result.refresh()
