@@ -117,7 +117,7 @@ stamp=.venv/.conductor-deps
 hash=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [[ $mode == all ]]; then
   extras=test,dashboard,metrics,django,docs
-  imports='import pyconductor, pytest, starlette, uvicorn, prometheus_client, django, mkdocs'
+  imports='import pyconductor, pytest, starlette, uvicorn, prometheus_client, django, django_tasks, mkdocs'
 else
   extras=
   imports='import pyconductor'
