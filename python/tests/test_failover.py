@@ -1,0 +1,348 @@
+"""Failover to a synchronous standby, on real servers (issue 19).
+
+Two local PostgreSQL clusters (python/tests/topology.py): a primary with
+``synchronous_commit = on`` and ``synchronous_standby_names`` naming a standby
+made by ``pg_basebackup -R``. Three real worker processes
+(apps.failover_app) and a client enqueueing all along use the multi-host DSN
+``host=h,h port=p1,p2 ... target_session_attrs=read-write``. During a drain
+of durable runs (four checkpointed steps each) and a schedule firing every
+second, the primary is stopped hard (``pg_ctl stop -m immediate``) and the
+standby promoted (``pg_ctl promote``). Nothing restarts the workers.
+
+Worker w2 is frozen (SIGSTOP) just before the crash, holding runs with
+finished steps, and has a short lease (3 s): its leases are lost across the
+failover and the reaper of the others, on the new primary, takes them back;
+it is thawed after that, reconnects, and its late results are refused. w0 and
+w1 (20 s lease, 1 s heartbeat) hold theirs across the failover: their leases
+are honoured and their runs finish under the same attempts.
+
+Executions are counted from a file the handlers append to (outside both
+databases, so a lost commit cannot hide a run). Checked, and printed:
+
+- every enqueue the client saw commit is a task that succeeded (lost: 0);
+  an enqueue whose answer the crash swallowed ("in doubt") exists at most once;
+- no execution the final database does not know (forgotten: 0);
+- each run started once, except after an attempt the database marked lost
+  (run twice, unexplained: 0); the runs w0 and w1 held started once;
+- no step body ran after its result was saved (steps re-run: 0);
+- the schedule fired every due time from its first to its last fire once
+  (duplicates: 0, gaps: 0: the outage is shorter than tick()'s one-minute
+  grace, so missed due times are fired late, not skipped), each fire's
+  task ran once;
+- the worker processes are the same ones, and each completed work on the
+  new primary.
+
+Why ``on`` and not ``remote_apply``: workers and clients read and write only
+the primary (``target_session_attrs=read-write``); ``on`` waits until the
+standby has flushed the commit's WAL, and a promotion replays everything
+flushed, so no acknowledged commit is missing after it. ``remote_apply``
+adds only that reads *on the standby* see it at once, which Conductor does
+not do. (docs/scaling.md has the table for every setting.)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from helpers import wait_until
+from processes import WorkerProcess, spawner
+from topology import Pair, sync_pair
+
+from pyconductor import Conductor
+from pyconductor.migrate import migrate
+
+APP = "apps.failover_app:app"
+DBNAME = "failover"
+STEPS = 4  # checkpointed steps per durable run
+STEP_MS = 250  # each step body works this long
+PRELOAD = 80  # runs enqueued before the drain starts
+ENQUEUE_EVERY = 0.25  # then one more each this many seconds, through the failover
+COMMON = ("--concurrency", "4", "--reap", "0.5", "--poll", "1", "--tick-interval", "1", "--shutdown-grace", "10")
+HOLDING = ("--lease", "20", "--heartbeat", "1")  # w0, w1: a lease that outlasts the failover
+SHORT_LEASE = ("--lease", "3", "--heartbeat", "0.5")  # w2: frozen past its lease across the failover
+
+
+def q(dsn: str, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+    """One statement on a fresh autocommit connection (a crash never leaves the test a dead one)."""
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+        cur = conn.execute(query, params)
+        return cur.fetchall() if cur.description else []
+
+
+@pytest.fixture
+def pair() -> Iterator[Pair]:
+    # under /tmp and traversable: the servers run as the postgres OS user when we are root
+    workdir = Path(tempfile.mkdtemp(prefix="conductor-failover-", dir="/tmp"))
+    workdir.chmod(0o755)
+    try:
+        with sync_pair(workdir / "pair", synchronous_commit="on") as made:
+            yield made
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@dataclass
+class Enqueuer:
+    """A client enqueueing one durable run every ENQUEUE_EVERY seconds on the
+    multi-host DSN. An enqueue that answered is acknowledged (committed, on the
+    standby too); one that raised is in doubt (the crash may have cut its answer,
+    not its commit). Never retried: a retry of an in-doubt enqueue would be a
+    second task."""
+
+    dsn: str
+    next_seq: int
+    acked: dict[int, int] = field(default_factory=dict)  # seq -> task id
+    in_doubt: list[tuple[int, str]] = field(default_factory=list)  # (seq, error)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self.thread = threading.Thread(target=self._run, name="enqueuer", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(30)
+
+    def _run(self) -> None:
+        with Conductor(self.dsn, pool_min=1, pool_max=2) as client:
+            while not self.stop.wait(ENQUEUE_EVERY):
+                seq, self.next_seq = self.next_seq, self.next_seq + 1
+                try:
+                    self.acked[seq] = client.enqueue("durable", {"seq": seq, "steps": STEPS, "ms": STEP_MS})
+                except Exception as exc:  # noqa: BLE001 - counted, and checked at the end
+                    self.in_doubt.append((seq, " ".join(str(exc).split())[:200]))
+
+
+def read_runlog(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def held_with_steps(dsn: str) -> dict[str, int]:
+    """worker id -> durable runs it holds that have a finished step."""
+    return dict(q(dsn, "select claimed_by, count(*) from conductor.tasks t where t.status = 'running' "
+                       "and t.kind = 'durable' and exists (select from conductor.steps s where s.task_id = t.id) "
+                       "group by 1"))  # fmt: skip
+
+
+def test_failover_to_a_synchronous_standby_loses_nothing_and_reruns_nothing(
+    pair: Pair, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pair.primary.connect() as conn:
+        conn.execute(f"create database {DBNAME}")
+    dsn = pair.dsn(DBNAME)
+    migrate(dsn, progress=lambda line: None)
+    # Every full claim scan counts as slow: claims remember their position in
+    # conductor.claim_positions from the second claim on, the path a busy
+    # database takes (by default, after two scans over 1 ms), so the failover
+    # meets it every run rather than now and then.
+    q(dsn, "update conductor.settings set claim_slow_scan = interval '0'")
+    assert q(dsn, "select inet_server_port()")[0][0] == pair.primary.port
+
+    runlog = tmp_path / "runlog.jsonl"
+    runlog.touch()
+    monkeypatch.setenv("FAILOVER_RUNLOG", str(runlog))
+    with spawner(dsn, tmp_path, APP, *COMMON) as spawn:
+        w0, w1 = spawn(*HOLDING, name="w0"), spawn(*HOLDING, name="w1")
+        w2 = spawn(*SHORT_LEASE, name="w2")
+        workers = [w0, w1, w2]
+        pids = [w.pid for w in workers]
+        wait_until(lambda: len(q(dsn, "select id from conductor.workers where id in ('w0', 'w1', 'w2')")) == 3,
+                   timeout=60, interval=0.1, message=lambda: "\n".join(w.output()[-2000:] for w in workers))  # fmt: skip
+
+        with Conductor(dsn) as client:
+            preload = client.enqueue_many([("durable", {"seq": s, "steps": STEPS, "ms": STEP_MS})
+                                           for s in range(PRELOAD)])  # fmt: skip
+        enqueuer = Enqueuer(dsn, next_seq=PRELOAD)
+        enqueuer.acked.update(enumerate(preload))
+        enqueuer.start()
+        try:
+            failover = run_failover(pair, dsn, workers)
+            # the client goes on until the thawed w2 has finished runs on the new primary
+            wait_until(lambda: worked_since(dsn, "w2", failover.promoted_at), timeout=90, interval=0.2,
+                       message=lambda: f"w2 finished nothing after the failover:\n{w2.output()[-3000:]}")  # fmt: skip
+        finally:
+            enqueuer.close()
+
+        # a few more due times, then no more fires, so that the queue can drain
+        first_after = q(dsn, "select now()")[0][0]
+        wait_until(lambda: q(dsn, "select count(*) >= 3 from conductor.schedule_fires "
+                                  "where schedule_name = 'every_second' and due_at > %s", (first_after,))[0][0],
+                   timeout=60, interval=0.2, message="the schedule fires on the new primary")  # fmt: skip
+        q(dsn, "select conductor.enable_schedule('every_second', false)")
+        wait_until(lambda: q(dsn, "select count(*) = 0 from conductor.tasks "
+                                  "where status in ('queued', 'running', 'waiting')")[0][0],
+                   timeout=180, interval=0.2,
+                   message=lambda: f"the drain: {q(dsn, 'select status, count(*) from conductor.tasks group by 1')}")  # fmt: skip
+
+        assert [w.alive() for w in workers] == [True] * 3, "a worker process died"
+        assert [w.pid for w in workers] == pids
+        for w in workers:
+            w.signal(signal.SIGTERM)
+        codes = [w.wait(60) for w in workers]
+        logs = {w.worker_id: w.output() for w in workers}
+    assert codes == [0, 0, 0], codes
+
+    counts = check(dsn, failover, runlog, enqueuer, logs)
+    print("\nfailover: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
+@dataclass
+class Failover:
+    """What the test saw of the failover, for the checks."""
+
+    held: dict[int, tuple[str, int]]  # task id -> (worker, attempt id) of each run held at the crash
+    saved: dict[int, int]  # task id -> steps saved at the crash
+    promoted_at: Any  # the new primary's clock right after the promotion
+    outage: float  # seconds from the crash until the DSN reached a writable primary
+
+
+def run_failover(pair: Pair, dsn: str, workers: list[WorkerProcess]) -> Failover:
+    """Freeze w2, crash the primary, promote the standby, thaw w2 once its leases were taken back."""
+    w0, w1, w2 = workers
+    wait_until(lambda: q(dsn, "select count(*) >= 3 from conductor.schedule_fires")[0][0], timeout=30,
+               interval=0.1, message="the schedule firing")  # fmt: skip
+    snapshot: dict[int, tuple[str, int, int]] = {}  # task id -> (worker, attempt id, steps saved)
+
+    def freeze_w2_holding_a_saved_step() -> bool:
+        # w2's runs start in one claim and move in step: look once it is frozen, thaw if none has a saved step
+        w2.signal(signal.SIGSTOP)
+        rows = q(dsn, "select t.id, t.claimed_by, t.attempt_id, (select count(*) from conductor.steps s "
+                      "where s.task_id = t.id) from conductor.tasks t where t.status = 'running'")  # fmt: skip
+        if any(worker == "w2" and steps > 0 for _, worker, _, steps in rows):
+            snapshot.update((r[0], (r[1], r[2], r[3])) for r in rows)
+            return True
+        w2.signal(signal.SIGCONT)
+        return False
+
+    wait_until(freeze_w2_holding_a_saved_step, timeout=60, interval=0.05,
+               message=lambda: f"w2 holding a run with a saved step: {held_with_steps(dsn)}")  # fmt: skip
+    held = {t: (worker, attempt) for t, (worker, attempt, _) in snapshot.items()}
+    saved = {t: steps for t, (_, _, steps) in snapshot.items()}
+
+    crashed = time.monotonic()
+    pair.primary.stop("immediate")
+    pair.standby.promote()
+    wait_until(lambda: q(dsn, "select not pg_is_in_recovery()")[0][0], timeout=30, interval=0.05,
+               message="the promoted standby accepting writes")  # fmt: skip
+    outage = time.monotonic() - crashed
+    assert q(dsn, "select inet_server_port()")[0][0] == pair.standby.port
+    failover = Failover(held=held, saved=saved, promoted_at=q(dsn, "select now()")[0][0], outage=outage)
+
+    # w0 and w1 reconnect by themselves and go on; w2's runs come back by the reaper
+    for w in (w0, w1):
+        wait_until(lambda w=w: worked_since(dsn, w.worker_id, failover.promoted_at), timeout=60, interval=0.2,
+                   message=lambda w=w: f"{w.worker_id} finished nothing on the new primary:\n{w.output()[-3000:]}")  # fmt: skip
+    w2_runs = [t for t, (w, _) in held.items() if w == "w2"]
+    wait_until(lambda: q(dsn, "select count(distinct task_id) = %s from conductor.attempts "
+                              "where task_id = any(%s) and outcome = 'lost'", (len(w2_runs), w2_runs))[0][0],
+               timeout=60, interval=0.2, message="the reaper taking w2's runs back")  # fmt: skip
+    w2.signal(signal.SIGCONT)
+    return failover
+
+
+def worked_since(dsn: str, worker_id: str, promoted_at: Any) -> bool:
+    """Whether ``worker_id`` completed a run it claimed on the new primary."""
+    return bool(q(dsn, "select exists (select from conductor.attempts where worker_id = %s "
+                       "and claimed_at > %s and outcome = 'succeeded')", (worker_id, promoted_at))[0][0])  # fmt: skip
+
+
+def check(dsn: str, failover: Failover, runlog: Path, enqueuer: Enqueuer, logs: dict[str, str]) -> dict[str, Any]:
+    """The checks of the module doc; returns the counts to print."""
+    lines = read_runlog(runlog)
+    tasks = {r[0]: r[1:] for r in q(dsn, "select id, kind, status::text, (payload->>'seq')::int, recoveries "
+                                         "from conductor.tasks")}  # fmt: skip
+    attempts = q(dsn, "select task_id, id, worker_id, outcome from conductor.attempts")
+    lost_attempts = Counter(t for t, _, _, outcome in attempts if outcome == "lost")
+    attempts_of = Counter(t for t, _, _, _ in attempts)
+
+    # every acknowledged enqueue succeeded; an in-doubt one exists at most once
+    durable = {task_id: row for task_id, row in tasks.items() if row[0] == "durable"}
+    by_seq = Counter(row[2] for row in durable.values())
+    lost = [seq for seq, task_id in enqueuer.acked.items() if tasks.get(task_id, (None, None))[1] != "succeeded"]
+    assert not lost, f"{len(lost)} acknowledged enqueue(s) did not succeed, e.g. seq {lost[:5]}"
+    twice_enqueued = [seq for seq, n in by_seq.items() if n > 1]
+    assert not twice_enqueued, f"payload seq(s) enqueued twice: {twice_enqueued[:5]}"
+    not_succeeded = [t for t, row in tasks.items() if row[1] != "succeeded"]
+    assert not not_succeeded, f"{len(not_succeeded)} task(s) did not succeed: {not_succeeded[:5]}"
+    doubt_landed = sum(1 for seq, _ in enqueuer.in_doubt if seq in by_seq)
+
+    # every execution belongs to a task the new primary knows (with the same payload)
+    forgotten = [ln for ln in lines if ln["task"] not in tasks or tasks[ln["task"]][0] != ln["kind"]
+                 or (ln["kind"] == "durable" and tasks[ln["task"]][2] != ln["seq"])]  # fmt: skip
+    assert not forgotten, f"{len(forgotten)} execution(s) of work the new primary does not know: {forgotten[:3]}"
+
+    # each run started once, again only after an attempt the database marked lost
+    starts = Counter(ln["task"] for ln in lines if ln["what"] == "start")
+    never = [t for t in tasks if starts[t] == 0]
+    assert not never, f"{len(never)} succeeded task(s) whose handler never ran: {never[:5]}"
+    run_twice = {t: n for t, n in starts.items() if n > 1}
+    unexplained = {t: n for t, n in run_twice.items() if n > 1 + lost_attempts[t]}
+    assert not unexplained, f"run(s) started more often than 1 + their lost attempts: {list(unexplained.items())[:5]}"
+
+    # the leases held across the failover: honoured (w0, w1) or reclaimed (w2)
+    honoured = [t for t, (w, _) in failover.held.items() if w != "w2"]
+    reclaimed = [t for t, (w, _) in failover.held.items() if w == "w2"]
+    broken = [t for t in honoured if starts[t] != 1 or attempts_of[t] != 1 or tasks[t][3] != 0]
+    assert not broken, f"run(s) held by w0/w1 across the failover that did not finish under their attempt: {broken}"
+    final = {t: attempt_id for t, attempt_id, _, outcome in attempts if outcome == "succeeded"}
+    not_reclaimed = [t for t in reclaimed
+                     if lost_attempts[t] < 1 or tasks[t][3] < 1 or final[t] == failover.held[t][1]]  # fmt: skip
+    assert not not_reclaimed, f"run(s) w2 lost that the reaper did not give to another attempt: {not_reclaimed}"
+    refused = "refused" in logs["w2"] or "lost; stopping its handler" in logs["w2"]
+    assert refused, f"w2 was not told its runs were lost:\n{logs['w2'][-3000:]}"
+
+    # no step body ran after its result was saved
+    saved_at = {(t, int(name[1:])): at.timestamp()
+                for t, name, at in q(dsn, "select task_id, name, saved_at from conductor.steps")}  # fmt: skip
+    step_lines = [ln for ln in lines if ln["what"] == "step"]
+    steps_rerun = [ln for ln in step_lines if ln["at"] > saved_at[(ln["task"], ln["step"])]]
+    assert not steps_rerun, f"{len(steps_rerun)} finished step(s) ran again: {steps_rerun[:3]}"
+    step_bodies = Counter((ln["task"], ln["step"]) for ln in step_lines)
+    in_flight_again = sum(n - 1 for n in step_bodies.values() if n > 1)
+    saved_steps_of_reclaimed = sum(failover.saved[t] for t in reclaimed)
+    assert saved_steps_of_reclaimed >= 1  # what the freeze waited for: the check above had finished steps to see
+
+    # the schedule: every due time from the first fire to the last, once; each fire's task ran once
+    fires = q(dsn, "select due_at, task_id from conductor.schedule_fires "
+                   "where schedule_name = 'every_second' and not manual order by due_at")  # fmt: skip
+    dues = [due for due, _ in fires]
+    duplicates = len(dues) - len(set(dues)) + sum(1 for _, t in fires if starts[t] != 1)
+    expected = int((dues[-1] - dues[0]).total_seconds()) + 1
+    gaps = expected - len(set(dues))
+    across = sum(1 for due in dues if due <= failover.promoted_at) and any(due > failover.promoted_at for due in dues)
+    assert across, "the schedule did not fire on both sides of the failover"
+    assert duplicates == 0, f"{duplicates} due time(s) fired or ran more than once"
+    assert gaps == 0, f"{gaps} due time(s) between {dues[0]} and {dues[-1]} never fired"
+
+    return {
+        "outage (s)": f"{failover.outage:.1f}",
+        "tasks enqueued (acknowledged)": len(enqueuer.acked),
+        "enqueues in doubt": len(enqueuer.in_doubt),
+        "in doubt but committed": doubt_landed,
+        "succeeded": sum(1 for row in durable.values() if row[1] == "succeeded"),
+        "lost": len(lost),
+        "forgotten executions": len(forgotten),
+        "run twice (unexplained)": len(unexplained),
+        "runs held across the failover, leases honoured": len(honoured),
+        "runs reclaimed by the reaper": len(reclaimed),
+        "their saved steps": saved_steps_of_reclaimed,
+        "steps re-run after being saved": len(steps_rerun),
+        "in-flight step bodies run again": in_flight_again,
+        "schedule fires": len(dues),
+        "duplicates": duplicates,
+        "gaps": gaps,
+    }
