@@ -32,7 +32,14 @@ databases, so a lost commit cannot hide a run). Checked, and printed:
 - the worker processes are the same ones, and each completed work on the
   new primary.
 
-Why ``on`` and not ``remote_apply``: workers and clients read and write only
+A second test shows what the setting decides: the standby down, one write
+of each kind on the primary (an enqueue, a completion, a step result, a
+schedule fire), the primary crashed, the standby started and promoted. With
+``off`` or ``local`` all four were acknowledged and the new primary has none;
+with ``remote_write``, ``on`` or ``remote_apply`` none was acknowledged (each
+waited for the standby until the crash).
+
+Why ``on`` and not ``remote_apply`` in the first test: workers and clients read and write only
 the primary (``target_session_attrs=read-write``); ``on`` waits until the
 standby has flushed the commit's WAL, and a promotion replays everything
 flushed, so no acknowledged commit is missing after it. ``remote_apply``
@@ -82,15 +89,20 @@ def q(dsn: str, query: str, params: Any = None) -> list[tuple[Any, ...]]:
 
 
 @pytest.fixture
-def pair() -> Iterator[Pair]:
-    # under /tmp and traversable: the servers run as the postgres OS user when we are root
-    workdir = Path(tempfile.mkdtemp(prefix="conductor-failover-", dir="/tmp"))
-    workdir.chmod(0o755)
+def workdir() -> Iterator[Path]:
+    """Under /tmp and traversable: the servers run as the postgres OS user when we are root."""
+    path = Path(tempfile.mkdtemp(prefix="conductor-failover-", dir="/tmp"))
+    path.chmod(0o755)
     try:
-        with sync_pair(workdir / "pair", synchronous_commit="on") as made:
-            yield made
+        yield path
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def pair(workdir: Path) -> Iterator[Pair]:
+    with sync_pair(workdir / "pair", synchronous_commit="on") as made:
+        yield made
 
 
 @dataclass
@@ -346,3 +358,94 @@ def check(dsn: str, failover: Failover, runlog: Path, enqueuer: Enqueuer, logs: 
         "duplicates": duplicates,
         "gaps": gaps,
     }
+
+
+# -- what synchronous_commit decides --------------------------------------------------
+
+# One write of each kind a failover can lose, made on the primary while its standby is down.
+WRITES = {
+    "an enqueue": "select conductor.enqueue(kind => 'k', payload => '{\"n\": 1}'::jsonb)",
+    "a completion": "select * from conductor.complete_many(attempt_ids => array[%(done)s]::bigint[], "
+                    "results => array['{}']::jsonb[])",
+    "a step result": "select conductor.save_step(attempt_id => %(step)s, name => 's1', result => '1'::jsonb)",
+    "a schedule fire": "select count(*) from conductor.tick()",
+}  # fmt: skip
+ASYNCHRONOUS = ("off", "local")  # the synchronous_commit settings that do not wait for the standby
+# ... and whether the new primary has it
+PRESENT = {
+    "an enqueue": "select count(*) > 0 from conductor.tasks where payload->>'n' = '1'",
+    "a completion": "select status = 'succeeded' from conductor.tasks where id = %(done_task)s",
+    "a step result": "select count(*) > 0 from conductor.steps where task_id = %(step_task)s and name = 's1'",
+    "a schedule fire": "select count(*) > 0 from conductor.schedule_fires",
+}
+
+
+@pytest.mark.parametrize("mode", ["off", "local", "remote_write", "on", "remote_apply"])
+def test_what_a_failover_loses_depends_on_synchronous_commit(workdir: Path, mode: str) -> None:
+    """The standby is down (fallen behind, cut off) while the primary takes an
+    enqueue, a completion, a step result and a schedule fire; then the primary
+    crashes, and the standby is started and promoted.
+
+    ``off`` and ``local`` answer all four, and the new primary has none of them: a task
+    enqueued is gone, a completed task is running again (its lease will be
+    reclaimed and it will run a second time), a step will run again, a due
+    time will fire again. ``remote_write``, ``on`` and ``remote_apply`` answer
+    none of them: each commit waits for
+    the standby (wait event SyncRep) until the crash cuts its connection, so no
+    client was told "done" of anything the new primary lacks."""
+    with sync_pair(workdir / "pair", synchronous_commit=mode) as pair:
+        with pair.primary.connect() as conn:
+            conn.execute(f"create database {DBNAME}")
+        dsn = pair.dsn(DBNAME)
+        migrate(dsn, progress=lambda line: None)
+        # replicated: two tasks claimed (one to complete, one to save a step of), a schedule
+        q(dsn, "select conductor.enqueue_many(tasks => '[{\"kind\": \"k\"}, {\"kind\": \"k\"}]'::jsonb)")
+        claimed = q(dsn, "select task_id, attempt_id from conductor.claim(worker_id => 'wx', max_tasks => 2) "
+                         "order by task_id")  # fmt: skip
+        assert len(claimed) == 2
+        (done_task, done), (step_task, step) = claimed
+        q(dsn, "select conductor.create_schedule(name => 'every_second', cron => '* * * * * *', kind => 'k')")
+        wait_until(lambda: q(dsn, "select bool_and(next_due_at <= now()) from conductor.schedules")[0][0],
+                   timeout=10, message="the schedule due")  # fmt: skip
+
+        pair.standby.stop("fast")
+        params = {"done": done, "step": step, "done_task": done_task, "step_task": step_task}
+        answers: dict[str, str] = {}
+
+        def write(what: str) -> None:
+            try:
+                with psycopg.connect(pair.primary.url(DBNAME), autocommit=True, connect_timeout=5,
+                                     application_name=f"write {what}") as conn:  # fmt: skip
+                    conn.execute(WRITES[what], params).fetchall()
+                answers[what] = "acknowledged"
+            except psycopg.Error as exc:
+                answers[what] = f"error: {' '.join(str(exc).split())[:120]}"
+
+        threads = [threading.Thread(target=write, args=(what,), daemon=True) for what in WRITES]
+        for thread in threads:
+            thread.start()
+        if mode in ASYNCHRONOUS:
+            wait_until(lambda: len(answers) == len(WRITES), timeout=30, message=lambda: f"the writes: {answers}")
+        else:
+            wait_until(lambda: q(pair.primary.url(DBNAME), "select count(*) from pg_stat_activity "
+                                                          "where wait_event = 'SyncRep'")[0][0] == len(WRITES),
+                       timeout=30, message="the writes waiting for the standby")  # fmt: skip
+            assert answers == {}
+
+        pair.primary.stop("immediate")
+        for thread in threads:
+            thread.join(30)
+        pair.standby.start()
+        pair.standby.promote()
+        wait_until(lambda: q(dsn, "select not pg_is_in_recovery()")[0][0], timeout=30, message="the new primary")
+        present = {what: bool(q(dsn, PRESENT[what], params)[0][0]) for what in WRITES}
+
+    acknowledged = sorted(what for what, answer in answers.items() if answer == "acknowledged")
+    lost = sorted(what for what in acknowledged if not present[what])
+    print(f"\nsynchronous_commit = {mode}: writes acknowledged {len(acknowledged)} of {len(WRITES)}, "
+          f"on the new primary {sum(present.values())}, acknowledged but lost {len(lost)} ({', '.join(lost) or '-'})")
+    assert not any(present.values()), f"the standby was down, yet the new primary has {present}"
+    if mode in ASYNCHRONOUS:
+        assert lost == sorted(WRITES), answers
+    else:
+        assert acknowledged == [] and lost == [], answers
