@@ -8,8 +8,9 @@ clients, and stops it at the end. Through it:
 - the lifecycle scenario (python/tests/lifecycle: succeed, fail and retry,
   fail for good, cancel while running, a durable run resumed after kill -9
   without re-running finished steps, SIGTERM hands back) with the Python
-  worker in pooler mode (``--pooler transaction``), while a sampler counts the
-  pooler's clients and server connections;
+  worker in pooler mode (``--pooler transaction``) and the Node worker
+  (``--no-listen``), while a sampler counts the pooler's clients and server
+  connections;
 - a drain by two pooler-mode worker processes while eight client
   connections enqueue through the same pooler (2 server connections);
 - no session state: a second worker's claim on the same server session is not
@@ -41,7 +42,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from lifecycle.runner import SCENARIO, run_scenario, starter
+from lifecycle.runner import SCENARIO, node_problem, run_scenario, starter
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
@@ -192,12 +193,20 @@ def value(conn: psycopg.Connection[Any], query: str, params: Any = None) -> Any:
 # -- the lifecycle ------------------------------------------------------------------
 
 
-def test_the_lifecycle_scenario_through_pgbouncer(cluster: Any, db_dsn: str, tmp_path: Path) -> None:
+# each worker's own switch for a transaction-mode pooler
+POOLER_ARGS = {"python": ("--pooler", "transaction"), "node": ("--no-listen",)}
+
+
+@pytest.mark.parametrize("language", ["python", "node"])
+def test_the_lifecycle_scenario_through_pgbouncer(language: str, cluster: Any, db_dsn: str, tmp_path: Path) -> None:
     """The whole lifecycle scenario, its workers through pgbouncer (2 server
-    connections) in pooler mode; the runner's own statements go direct."""
+    connections) in their pooler mode; the runner's own statements go direct.
+    The Node case fails (never skips) without node: CI installs it."""
+    if language == "node" and (problem := node_problem()):
+        pytest.fail(f"the Node worker cannot run: {problem}")
     with pgbouncer(cluster, db_dsn, pool_size=2) as bouncer, bouncer.sampling() as peak, \
-            starter("python", bouncer.url, tmp_path, "--pooler", "transaction") as start:  # fmt: skip
-        counts = run_scenario(start, db_dsn, label="python through pgbouncer (transaction mode)")
+            starter(language, bouncer.url, tmp_path, *POOLER_ARGS[language]) as start:  # fmt: skip
+        counts = run_scenario(start, db_dsn, label=f"{language} through pgbouncer (transaction mode)")
     print(f"pgbouncer peak: {peak['clients']} client connections over {peak['servers']} server connections")
 
     tasks = SCENARIO["tasks"]
