@@ -168,8 +168,13 @@ def test_failover_to_a_synchronous_standby_loses_nothing_and_reruns_nothing(
     runlog.touch()
     monkeypatch.setenv("FAILOVER_RUNLOG", str(runlog))
     with spawner(dsn, tmp_path, APP, *COMMON) as spawn:
-        w0, w1 = spawn(*HOLDING, name="w0"), spawn(*HOLDING, name="w1")
-        w2 = spawn(*SHORT_LEASE, name="w2")
+        # w0 first: two workers declaring a new schedule at the same moment race in
+        # conductor.create_schedule (the second insert's unique violation ends its start);
+        # once w0 registered, its declaration is committed
+        w0 = spawn(*HOLDING, name="w0")
+        wait_until(lambda: q(dsn, "select 1 from conductor.workers where id = 'w0'"), timeout=60, interval=0.1,
+                   message=lambda: w0.output()[-3000:])  # fmt: skip
+        w1, w2 = spawn(*HOLDING, name="w1"), spawn(*SHORT_LEASE, name="w2")
         workers = [w0, w1, w2]
         pids = [w.pid for w in workers]
         wait_until(lambda: len(q(dsn, "select id from conductor.workers where id in ('w0', 'w1', 'w2')")) == 3,
@@ -230,11 +235,12 @@ def run_failover(pair: Pair, dsn: str, workers: list[WorkerProcess]) -> Failover
     snapshot: dict[int, tuple[str, int, int]] = {}  # task id -> (worker, attempt id, steps saved)
 
     def freeze_w2_holding_a_saved_step() -> bool:
-        # w2's runs start in one claim and move in step: look once it is frozen, thaw if none has a saved step
+        # w2's runs start in one claim and move in step: look once it is frozen, thaw unless one
+        # has saved a step and has steps left (then its handler cannot finish while frozen)
         w2.signal(signal.SIGSTOP)
         rows = q(dsn, "select t.id, t.claimed_by, t.attempt_id, (select count(*) from conductor.steps s "
                       "where s.task_id = t.id) from conductor.tasks t where t.status = 'running'")  # fmt: skip
-        if any(worker == "w2" and steps > 0 for _, worker, _, steps in rows):
+        if any(worker == "w2" and 0 < steps < STEPS for _, worker, _, steps in rows):
             snapshot.update((r[0], (r[1], r[2], r[3])) for r in rows)
             return True
         w2.signal(signal.SIGCONT)
@@ -258,9 +264,10 @@ def run_failover(pair: Pair, dsn: str, workers: list[WorkerProcess]) -> Failover
     for w in (w0, w1):
         wait_until(lambda w=w: worked_since(dsn, w.worker_id, failover.promoted_at), timeout=60, interval=0.2,
                    message=lambda w=w: f"{w.worker_id} finished nothing on the new primary:\n{w.output()[-3000:]}")  # fmt: skip
-    w2_runs = [t for t, (w, _) in held.items() if w == "w2"]
-    wait_until(lambda: q(dsn, "select count(distinct task_id) = %s from conductor.attempts "
-                              "where task_id = any(%s) and outcome = 'lost'", (len(w2_runs), w2_runs))[0][0],
+    # each attempt w2 held ends: lost (the reaper took it back), or succeeded if its report crossed the freeze
+    w2_attempts = [a for w, a in held.values() if w == "w2"]
+    wait_until(lambda: q(dsn, "select count(*) = %s from conductor.attempts where id = any(%s) and outcome is not null",
+                         (len(w2_attempts), w2_attempts))[0][0],
                timeout=60, interval=0.2, message="the reaper taking w2's runs back")  # fmt: skip
     w2.signal(signal.SIGCONT)
     return failover
@@ -305,9 +312,13 @@ def check(dsn: str, failover: Failover, runlog: Path, enqueuer: Enqueuer, logs: 
     unexplained = {t: n for t, n in run_twice.items() if n > 1 + lost_attempts[t]}
     assert not unexplained, f"run(s) started more often than 1 + their lost attempts: {list(unexplained.items())[:5]}"
 
-    # the leases held across the failover: honoured (w0, w1) or reclaimed (w2)
+    # the leases held across the failover: honoured (w0, w1) or reclaimed (w2; a run whose report
+    # crossed the freeze finished under its attempt and was not held across)
     honoured = [t for t, (w, _) in failover.held.items() if w != "w2"]
-    reclaimed = [t for t, (w, _) in failover.held.items() if w == "w2"]
+    outcome_of = {attempt_id: outcome for _, attempt_id, _, outcome in attempts}
+    reclaimed = [t for t, (w, a) in failover.held.items() if w == "w2" and outcome_of[a] == "lost"]
+    crossed = [t for t, (w, a) in failover.held.items() if w == "w2" and outcome_of[a] != "lost"]
+    assert reclaimed, "no run of w2 was held across the failover"
     broken = [t for t in honoured if starts[t] != 1 or attempts_of[t] != 1 or tasks[t][3] != 0]
     assert not broken, f"run(s) held by w0/w1 across the failover that did not finish under their attempt: {broken}"
     final = {t: attempt_id for t, attempt_id, _, outcome in attempts if outcome == "succeeded"}
@@ -351,6 +362,7 @@ def check(dsn: str, failover: Failover, runlog: Path, enqueuer: Enqueuer, logs: 
         "run twice (unexplained)": len(unexplained),
         "runs held across the failover, leases honoured": len(honoured),
         "runs reclaimed by the reaper": len(reclaimed),
+        "w2 runs whose result crossed the freeze": len(crossed),
         "their saved steps": saved_steps_of_reclaimed,
         "steps re-run after being saved": len(steps_rerun),
         "in-flight step bodies run again": in_flight_again,
