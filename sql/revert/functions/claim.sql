@@ -77,6 +77,7 @@ drop function conductor._claim_tokens(bigint[], timestamptz);
 drop function conductor._claim_controls(text[], text[], timestamptz);
 drop function conductor._tokens(double precision, double precision, double precision, timestamptz, timestamptz);
 drop function conductor._claim_remember(text, bigint, text, bigint[], double precision);
+drop function conductor._claim_position(text);
 
 -- conductor.claimed_task, what claim returns, is created by functions/claim@v0.1.0
 -- and unchanged since.
