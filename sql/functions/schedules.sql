@@ -172,8 +172,15 @@ begin
             v_new.max_attempts, v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit,
             coalesce(create_schedule.enabled, true), conductor.cron_next(v_new.cron, v_now, v_new.timezone),
             v_now, v_now, case when v_admin then 'admin' else 'code' end, v_caller)
+    on conflict on constraint schedules_pkey do nothing
     returning s.* into v_row;
-    return v_row;
+    if found then
+      return v_row;
+    end if;
+    -- another caller created it since our select (workers starting together declare the
+    -- same schedules): the insert waited for its commit, and this new statement sees the
+    -- row, so go on as if it had been there (equal, replace, QC206 or QC207 below)
+    select s.* into strict v_old from conductor.schedules s where s.name = create_schedule.name for update;
   end if;
 
   if not coalesce(create_schedule.replace, false) then
@@ -235,7 +242,9 @@ every missed due time, at most catch_up_limit (100). enabled: NULL means true fo
 schedule and unchanged for a replaced one. replace => true updates an existing schedule
 of that name (used by workers declaring schedules in code), keeping its place unless the
 line or zone changed, and keeping it off if an operator disabled it; a declaration equal
-to the stored schedule writes nothing and answers the row.
+to the stored schedule writes nothing and answers the row. Safe to call from many sessions
+at once: a name another caller created meanwhile is treated as existing (workers starting
+together declare the same schedules).
 Who: the row records declared_by ('admin' when the caller is a member of conductor_admin,
 else 'code') and changed_by (the caller's role). A caller without conductor_admin may
 replace only a schedule code declared: changing or disabling one an admin created or
