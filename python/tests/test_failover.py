@@ -24,7 +24,10 @@ databases, so a lost commit cannot hide a run). Checked, and printed:
 - no execution the final database does not know (forgotten: 0);
 - each run started once, except after an attempt the database marked lost
   (run twice, unexplained: 0); the runs w0 and w1 held started once;
-- no step body ran after its result was saved (steps re-run: 0);
+- no step body ran after its result was saved (steps re-run: 0), but by
+  an attempt already lost: thawed w2's handler threads run on until their
+  next call to the database, and may start the body of a step another
+  attempt finished meanwhile; its save is refused (counted apart);
 - the schedule fired every due time from its first to its last fire once
   (duplicates: 0, gaps: 0: the outage is shorter than tick()'s one-minute
   grace, so missed due times are fired late, not skipped), each fire's
@@ -328,12 +331,21 @@ def check(dsn: str, failover: Failover, runlog: Path, enqueuer: Enqueuer, logs: 
     refused = "refused" in logs["w2"] or "lost; stopping its handler" in logs["w2"]
     assert refused, f"w2 was not told its runs were lost:\n{logs['w2'][-3000:]}"
 
-    # no step body ran after its result was saved
-    saved_at = {(t, int(name[1:])): at.timestamp()
-                for t, name, at in q(dsn, "select task_id, name, saved_at from conductor.steps")}  # fmt: skip
+    # no step body ran again after its result was saved, by an attempt that held its task. A
+    # lost attempt may: thawed w2's handler threads run on until their next call to the
+    # database (a step save) is refused; such a body is a zombie's, and its save must be refused.
+    steps = {(t, int(name[1:])): (at.timestamp(), attempt_id)
+             for t, name, at, attempt_id in q(dsn, "select task_id, name, saved_at, attempt_id "
+                                                   "from conductor.steps")}  # fmt: skip
+    lost_at = {attempt_id: at.timestamp() for attempt_id, at in
+               q(dsn, "select id, finished_at from conductor.attempts where outcome = 'lost'")}  # fmt: skip
     step_lines = [ln for ln in lines if ln["what"] == "step"]
-    steps_rerun = [ln for ln in step_lines if ln["at"] > saved_at[(ln["task"], ln["step"])]]
+    after_save = [ln for ln in step_lines if ln["at"] > steps[(ln["task"], ln["step"])][0]]
+    zombie = [ln for ln in after_save if ln["attempt"] in lost_at and ln["at"] >= lost_at[ln["attempt"]]]
+    steps_rerun = [ln for ln in after_save if ln not in zombie]
     assert not steps_rerun, f"{len(steps_rerun)} finished step(s) ran again: {steps_rerun[:3]}"
+    zombie_saved = [ln for ln in zombie if steps[(ln["task"], ln["step"])][1] == ln["attempt"]]
+    assert not zombie_saved, f"a lost attempt's step result was stored: {zombie_saved}"
     step_bodies = Counter((ln["task"], ln["step"]) for ln in step_lines)
     in_flight_again = sum(n - 1 for n in step_bodies.values() if n > 1)
     saved_steps_of_reclaimed = sum(failover.saved[t] for t in reclaimed)
@@ -365,6 +377,7 @@ def check(dsn: str, failover: Failover, runlog: Path, enqueuer: Enqueuer, logs: 
         "w2 runs whose result crossed the freeze": len(crossed),
         "their saved steps": saved_steps_of_reclaimed,
         "steps re-run after being saved": len(steps_rerun),
+        "step bodies a lost attempt ran on (saves refused)": len(zombie),
         "in-flight step bodies run again": in_flight_again,
         "schedule fires": len(dues),
         "duplicates": duplicates,
