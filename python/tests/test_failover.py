@@ -433,6 +433,10 @@ def test_what_a_failover_loses_depends_on_synchronous_commit(workdir: Path, mode
         wait_until(lambda: q(dsn, "select bool_and(next_due_at <= now()) from conductor.schedules")[0][0],
                    timeout=10, message="the schedule due")  # fmt: skip
 
+        # all of that on the standby before it stops (with off or local nothing waited for it)
+        setup_lsn = q(dsn, "select pg_current_wal_insert_lsn()::text")[0][0]
+        wait_until(lambda: q(pair.standby.url(DBNAME), "select pg_last_wal_replay_lsn() >= %s::pg_lsn",
+                             (setup_lsn,))[0][0], timeout=30, message="the standby replaying the set-up")  # fmt: skip
         pair.standby.stop("fast")
         params = {"done": done, "step": step, "done_task": done_task, "step_task": step_task}
         answers: dict[str, str] = {}
