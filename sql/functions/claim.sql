@@ -121,8 +121,8 @@
 -- other kinds ignores it).
 --   Cost: the worker's newest row is read by conductor._claim_position (a
 --   backward probe of the primary key, planned once per connection, called as
---   a PL/pgSQL simple expression: 0-8 us a claim where the same read in the
---   controls' statement, planned per call, cost 80-150 us); rows are written
+--   a PL/pgSQL simple expression: a few us a claim, where the same read in
+--   the controls' statement, planned per call, cost 80-150 us); rows are written
 --   only while scans are slow, by
 --   conductor._claim_remember (planned once per connection): an insert of the
 --   new position and the deletion of the row read, without waiting for a
