@@ -456,9 +456,10 @@ def test_what_a_failover_loses_depends_on_synchronous_commit(workdir: Path, mode
         if mode in ASYNCHRONOUS:
             wait_until(lambda: len(answers) == len(WRITES), timeout=30, message=lambda: f"the writes: {answers}")
         else:
-            wait_until(lambda: q(pair.primary.url(DBNAME), "select count(*) from pg_stat_activity "
-                                                          "where wait_event = 'SyncRep'")[0][0] == len(WRITES),
-                       timeout=30, message="the writes waiting for the standby")  # fmt: skip
+            waiting = ("select count(*) from pg_stat_activity "
+                       "where wait_event = 'SyncRep' and application_name like 'write %'")
+            wait_until(lambda: q(pair.primary.url(DBNAME), waiting)[0][0] == len(WRITES), timeout=30,
+                       message="the writes waiting for the standby")  # fmt: skip
             assert answers == {}
 
         pair.primary.stop("immediate")
