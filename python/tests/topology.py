@@ -36,12 +36,12 @@ import os
 import pwd
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+from helpers import wait_until
 
 from pyconductor.devdb import find_bindir, free_port
 
@@ -171,19 +171,6 @@ def _node(name: str, workdir: Path, bindir: Path) -> Node:
                 logfile=workdir / "logs" / f"{name}.log", bindir=bindir)  # fmt: skip
 
 
-def _wait(predicate: object, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            if predicate():  # type: ignore[operator]
-                return
-        except Exception as exc:  # noqa: BLE001 - retried until the deadline
-            last = exc
-        time.sleep(0.05)
-    raise TopologyError(f"{what}: not within {timeout:g}s" + (f" (last error: {last})" if last else ""))
-
-
 @contextlib.contextmanager
 def sync_pair(workdir: Path, *, synchronous_commit: str = "on",
               settings: Mapping[str, str] | None = None) -> Iterator[Pair]:  # fmt: skip
@@ -237,13 +224,13 @@ def sync_pair(workdir: Path, *, synchronous_commit: str = "on",
         standby.start()
         started.append(standby)
         pair = Pair(primary=primary, standby=standby, synchronous_commit=synchronous_commit)
-        _wait(lambda: (STANDBY_NAME, "streaming", "async") in pair.replication(),
-              f"the standby streaming to the primary as {STANDBY_NAME}")  # fmt: skip
+        wait_until(lambda: (STANDBY_NAME, "streaming", "async") in pair.replication(), timeout=60, interval=0.05,
+                   message=f"the standby streaming to the primary as {STANDBY_NAME}")  # fmt: skip
         primary.write_conf({**primary_settings, "synchronous_standby_names": f"FIRST 1 ({STANDBY_NAME})"})
         with primary.connect() as conn:
             conn.execute("select pg_reload_conf()")
-        _wait(lambda: (STANDBY_NAME, "streaming", "sync") in pair.replication(),
-              f"the primary waiting for {STANDBY_NAME} as its synchronous standby")  # fmt: skip
+        wait_until(lambda: (STANDBY_NAME, "streaming", "sync") in pair.replication(), timeout=60, interval=0.05,
+                   message=f"the primary waiting for {STANDBY_NAME} as its synchronous standby")  # fmt: skip
         yield pair
     finally:
         for node in reversed(started):
