@@ -22,7 +22,7 @@ The scenario, with a 5 s lease, 0.5 s heartbeat and reap:
    so a longer partition does the same).
 3. The cut host's leases expire; the other hosts' reapers take its tasks
    back and the other hosts finish everything, the durable run from its
-   third step.
+   first step not saved before the cut.
 4. The link heals. The cut worker's late results are refused by fencing
    (complete_many answers 'lost' for them; its step checkpoint gets LeaseLost,
    SQLSTATE QC201), and the tasks keep the other hosts' results. The cut
