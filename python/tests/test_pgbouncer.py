@@ -237,14 +237,20 @@ def test_two_workers_drain_what_eight_clients_enqueue_through_two_server_connect
                                  "--pooler", "transaction", "--concurrency", "4", "--no-scheduler", "--poll", "0.5",
                                  "--lease", "30", "--reap", "1")  # fmt: skip
                    for i in range(2)]
+        conns = [pooled(bouncer.url) for _ in range(clients)]
         try:
+            with psycopg.connect(db_dsn, autocommit=True) as direct:
+                wait_until(lambda: value(direct, "select count(*) from conductor.workers where id like 'drain-%%'") == 2,
+                           timeout=60, message="both workers registered")  # fmt: skip
+            # every client connected, both workers claiming: more clients than server connections now
+            clients_open, servers_open = bouncer.counts()
             ids: list[int] = []
             lock = threading.Lock()
             errors: list[BaseException] = []
 
             def client(n: int) -> None:
                 try:
-                    with pooled(bouncer.url) as conn:
+                    with conns[n] as conn:
                         for i in range(per_client):
                             if i % 10 == 0:  # one in ten fails once, then succeeds (retried by the database)
                                 task_id = app.enqueue("lifecycle.flaky", {"fail_times": 1}, max_attempts=3,
@@ -283,6 +289,8 @@ def test_two_workers_drain_what_eight_clients_enqueue_through_two_server_connect
         finally:
             for w in workers:
                 w.close()
+            for c in conns:
+                c.close()
             app.close()
     assert row is not None
     enqueued = per_client * clients
@@ -290,13 +298,15 @@ def test_two_workers_drain_what_eight_clients_enqueue_through_two_server_connect
     lost = enqueued - row["succeeded"] - row["not_succeeded"]
     print(f"pgbouncer drain: enqueued={enqueued} succeeded={row['succeeded']} retried={row['retried_once']} "
           f"run_twice={run_twice} lost={lost} failed={row['not_succeeded']} workers={row['workers']}; "
-          f"peak {peak['clients']} clients over {peak['servers']} server connections")  # fmt: skip
+          f"{clients_open} clients over {servers_open} server connections once all were connected, "
+          f"at most {peak['servers']} server connections")  # fmt: skip
     assert len(set(ids)) == enqueued
     assert row["succeeded"] == enqueued and row["not_succeeded"] == 0
     assert row["retried_once"] == enqueued // 10
     assert run_twice == 0 and lost == 0
     assert row["workers"] == 2
-    assert peak["servers"] <= 2 and peak["clients"] >= clients + 2, peak
+    assert clients_open >= clients + 2 and servers_open <= 2, (clients_open, servers_open)
+    assert peak["servers"] <= 2, peak
 
 
 # -- no session state -----------------------------------------------------------------
