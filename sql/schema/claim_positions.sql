@@ -10,8 +10,15 @@
 -- worker's id.
 --
 -- Unlogged: a position is a hint that saves a slow scan, never a promise. After
--- a crash the table is empty (the next claims scan in full and remember again),
--- a standby holds none, and remembering costs no WAL.
+-- a crash, or on a promoted standby, the table is empty (the next claims scan
+-- in full and remember again), and remembering costs no WAL for its rows. The
+-- sequence of seq is a sequence of its own, logged (a WAL record per 32
+-- values): PostgreSQL 15 makes an identity column's sequence unlogged with its
+-- table, and an unlogged sequence cannot be read on a promoted standby ("bad
+-- magic number in sequence"), so every claim that remembers a position failed
+-- after a failover (found by python/tests/test_failover.py). An explicit
+-- sequence, not an identity altered to SET LOGGED, so that a dump and restore
+-- keeps it logged too.
 --
 -- Written only while scans are slow: one insert per claim (the new position)
 -- and the deletion of the row that claim read. An insert, not an update: under
@@ -24,9 +31,11 @@
 begin;
 set local role conductor_owner;
 
+create sequence conductor.claim_positions_seq;
+
 create unlogged table conductor.claim_positions (
   worker_id text not null,
-  seq       bigint generated always as identity,
+  seq       bigint not null default pg_catalog.nextval('conductor.claim_positions_seq'),
   scope     text not null,
   priority  integer,
   run_at    timestamptz,
@@ -39,5 +48,6 @@ comment on table conductor.claim_positions is
   'worker_id counts. scope: the claim''s queues and kinds; priority, run_at, task_id: the last task claimed; '
   'until: when the next full scan is due (epoch seconds). A row without a task is a strike: one slow scan seen.';
 grant select on conductor.claim_positions to conductor_client, conductor_worker, conductor_admin;
+alter sequence conductor.claim_positions_seq owned by conductor.claim_positions.seq;
 
 commit;

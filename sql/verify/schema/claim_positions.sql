@@ -7,5 +7,7 @@ select worker_id::text, seq::bigint, scope::text, priority::integer, run_at::tim
   from conductor.claim_positions where false;
 select 1 / (relpersistence = 'u')::integer from pg_catalog.pg_class
  where oid = 'conductor.claim_positions'::regclass;
+select 1 / (relpersistence = 'p')::integer from pg_catalog.pg_class
+ where oid = 'conductor.claim_positions_seq'::regclass;
 
 rollback;
