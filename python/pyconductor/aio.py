@@ -41,6 +41,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from pyconductor import bus, calls, queries
 from pyconductor.calls import Call, TaskInfo
+from pyconductor.dsn import tcp_options
 from pyconductor.errors import InvalidArgument, mapped_errors
 from pyconductor.registry import Registry
 from pyconductor.wire import load_infinite_times
@@ -86,7 +87,8 @@ class AsyncConductor:
             if self._pool is None:
                 pool = AsyncConnectionPool(
                     self.dsn, min_size=self.pool_min, max_size=self.pool_max,
-                    kwargs={"autocommit": True}, open=False, name="pyconductor-aio", configure=_configure,
+                    kwargs={"autocommit": True, **tcp_options(self.dsn)}, open=False, name="pyconductor-aio",
+                    configure=_configure,
                 )  # fmt: skip
                 await pool.open()
                 self._pool = pool
@@ -185,7 +187,8 @@ class AsyncConductor:
             while True:
                 try:
                     if conn is None or conn.closed:
-                        conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True, connect_timeout=10)
+                        conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True, connect_timeout=10,
+                                                                     **tcp_options(self.dsn))  # fmt: skip
                         await conn.execute(queries.LISTEN_DONE)
                     # listening first, then watching: a finish after the read is heard
                     info = await self._run(watch, conn)

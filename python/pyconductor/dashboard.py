@@ -79,7 +79,7 @@ from starlette.routing import Route
 
 from pyconductor import queries
 from pyconductor.access import HostCheck, bearer_matches, is_loopback
-from pyconductor.dsn import redact_dsn
+from pyconductor.dsn import redact_dsn, tcp_options
 from pyconductor.errors import ConductorError, InvalidState, NotFound, mapped_errors
 from pyconductor.wire import load_infinite_times
 
@@ -362,7 +362,8 @@ class Dashboard:
         self.secure_cookies = secure_cookies
         self.pool = ConnectionPool(
             dsn, min_size=1, max_size=pool_size, open=False, name="pyconductor-dashboard",
-            kwargs={"autocommit": True, "row_factory": dict_row, "application_name": "pyconductor dashboard"},
+            kwargs={"autocommit": True, "row_factory": dict_row, "application_name": "pyconductor dashboard",
+                    **tcp_options(dsn)},
             configure=load_infinite_times,
         )  # fmt: skip
         self._has_steps: bool | None = None
@@ -543,7 +544,8 @@ class EventHub:
         delay = 0.5
         while self._wanted():
             try:
-                with psycopg.connect(self.dsn, autocommit=True, application_name="pyconductor dashboard events") as conn:
+                with psycopg.connect(self.dsn, autocommit=True, application_name="pyconductor dashboard events",
+                                     **tcp_options(self.dsn)) as conn:  # fmt: skip
                     conn.execute(queries.DASHBOARD_LISTEN_BUS)
                     conn.execute(queries.DASHBOARD_SUBSCRIBE, {"topics": BUS_TOPICS})
                     delay = 0.5

@@ -24,9 +24,10 @@ import re
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from pyconductor import defaults
 from pyconductor.errors import DatabaseUnusable
 
-__all__ = ["check_connect", "permanent_problem", "redact_dsn"]
+__all__ = ["check_connect", "permanent_problem", "redact_dsn", "tcp_options"]
 
 REDACTED = "***"
 
@@ -53,6 +54,18 @@ _PERMANENT = (
     ("invalid sslmode value", "invalid DSN"),
 )
 _DOES_NOT_EXIST = re.compile(r'\b(database|role) ".*" does not exist')
+
+
+def tcp_options(dsn: str) -> dict[str, str]:
+    """The :data:`~pyconductor.defaults.TCP_OPTIONS` that ``dsn`` does not set
+    itself, as psycopg.connect keyword arguments (which override the DSN's
+    values, hence only the missing ones: a DSN's own value always wins). {}
+    for a DSN libpq cannot parse: connecting reports that as before."""
+    try:
+        given = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return {}
+    return {name: value for name, value in defaults.TCP_OPTIONS.items() if name not in given}
 
 
 def redact_dsn(text: str) -> str:

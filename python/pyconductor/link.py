@@ -38,7 +38,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pyconductor import defaults
-from pyconductor.dsn import permanent_problem, redact_dsn
+from pyconductor.dsn import permanent_problem, redact_dsn, tcp_options
 from pyconductor.wire import use_fast_loads
 
 __all__ = ["CONNECTION_ERRORS", "POOLERS", "Aborted", "DirectConnectionNeeded", "Link", "connect", "connect_options",
@@ -89,10 +89,12 @@ def pooler_mode(value: str | None = None) -> str | None:
     return mode
 
 
-def connect_options(pooler: str | None) -> dict[str, Any]:
-    """psycopg.connect keyword arguments for a connection through ``pooler``:
-    no prepared statements behind a transaction-mode pooler."""
-    return {"prepare_threshold": None} if pooler else {}
+def connect_options(dsn: str, pooler: str | None = None) -> dict[str, Any]:
+    """psycopg.connect keyword arguments for a connection to ``dsn`` through
+    ``pooler``: the TCP keepalives and user timeout the DSN does not set
+    (:func:`pyconductor.dsn.tcp_options`: a dead connection fails within
+    about 30 s), and no prepared statements behind a transaction-mode pooler."""
+    return {**tcp_options(dsn), **({"prepare_threshold": None} if pooler else {})}
 
 
 def connect(dsn: str, name: str, worker_id: str, *, pooler: str | None = None) -> psycopg.Connection[Any]:
@@ -101,7 +103,7 @@ def connect(dsn: str, name: str, worker_id: str, *, pooler: str | None = None) -
     transaction-mode ``pooler``, one that prepares no statement."""
     conn = psycopg.connect(dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
                            application_name=f"pyconductor {name} {worker_id}"[:63],
-                           **connect_options(pooler))  # fmt: skip
+                           **connect_options(dsn, pooler))  # fmt: skip
     use_fast_loads(conn)
     return conn
 

@@ -32,6 +32,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pyconductor import defaults
+from pyconductor.dsn import tcp_options
 from pyconductor.link import Aborted, retry
 
 __all__ = ["BATCH", "INTERVAL", "LEADER_LOCK", "WHATS", "Retention"]
@@ -125,7 +126,8 @@ class Retention:
     def _connection(self) -> psycopg.Connection[dict[str, Any]]:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(self.dsn, autocommit=True, application_name=self.application_name,
-                                         row_factory=dict_row, connect_timeout=defaults.CONNECT_TIMEOUT)  # fmt: skip
+                                         row_factory=dict_row, connect_timeout=defaults.CONNECT_TIMEOUT,
+                                         **tcp_options(self.dsn))  # fmt: skip
         return self._conn
 
     def _round(self) -> dict[str, int]:

@@ -161,7 +161,7 @@ class Scheduler:
         rows: list[dict[str, Any]] = []
         with mapped_errors(), psycopg.connect(
             self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
-            connect_timeout=defaults.CONNECT_TIMEOUT, **connect_options(self.pooler),
+            connect_timeout=defaults.CONNECT_TIMEOUT, **connect_options(self.dsn, self.pooler),
         ) as conn, conn.transaction():
             for spec in items:
                 try:
@@ -197,7 +197,7 @@ class Scheduler:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(
                 self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
-                connect_timeout=defaults.CONNECT_TIMEOUT, **connect_options(self.pooler),
+                connect_timeout=defaults.CONNECT_TIMEOUT, **connect_options(self.dsn, self.pooler),
             )
         return self._conn
 

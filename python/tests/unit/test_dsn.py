@@ -7,7 +7,8 @@ import socket
 import psycopg
 import pytest
 
-from pyconductor.dsn import check_connect, permanent_problem, redact_dsn
+from pyconductor import defaults
+from pyconductor.dsn import check_connect, permanent_problem, redact_dsn, tcp_options
 from pyconductor.errors import DatabaseUnusable
 
 
@@ -74,3 +75,11 @@ def test_check_connect_names_the_database_without_the_password() -> None:
     with pytest.raises(DatabaseUnusable, match="invalid DSN") as info:
         check_connect("postgresql://app:s3cret@[::1/prod")
     assert "s3cret" not in str(info.value)
+
+
+def test_tcp_options_fill_in_only_what_the_dsn_does_not_set() -> None:
+    assert tcp_options("postgresql://u@h/db") == defaults.TCP_OPTIONS
+    assert tcp_options("host=h keepalives_idle=1 tcp_user_timeout=0") == {
+        "keepalives": "1", "keepalives_interval": "5", "keepalives_count": "3"}  # fmt: skip
+    assert "keepalives_interval" not in tcp_options("postgresql://h/db?keepalives_interval=2")
+    assert tcp_options("not a dsn = =") == {}
