@@ -36,8 +36,9 @@ from psycopg_pool import ConnectionPool
 
 from pyconductor import bus, calls, queries
 from pyconductor.bus import Subscription
-from pyconductor.calls import SPEC_KEYS, AttemptInfo, Call, TaskInfo
+from pyconductor.calls import AttemptInfo, Call, TaskInfo
 from pyconductor.errors import InvalidArgument, mapped_errors
+from pyconductor.link import DirectConnectionNeeded, connect_options, pooler_mode
 from pyconductor.registry import Registry, Task
 from pyconductor.scheduler import ScheduleSpec
 from pyconductor.singleton import SingletonRunner
@@ -62,11 +63,16 @@ class Conductor:
     dedicated connections). ``origin`` (a random id per instance) labels the
     bus messages this application publishes, so its subscriptions can skip
     them. ``singletons`` holds the functions declared with :meth:`singleton`.
+    ``pooler``: 'transaction' when ``dsn`` goes through a transaction-mode
+    pooler (default: ``$CONDUCTOR_POOLER``): the pool prepares no statement,
+    :meth:`result` polls instead of listening, :meth:`subscribe` refuses, and
+    a :class:`~pyconductor.Worker` of this app defaults to the same mode.
     Thread-safe.
     """
 
-    def __init__(self, dsn: str, *, pool_min: int = 1, pool_max: int = 10) -> None:
+    def __init__(self, dsn: str, *, pool_min: int = 1, pool_max: int = 10, pooler: str | None = None) -> None:
         self.dsn = dsn
+        self.pooler = pooler_mode(pooler)
         self.pool_min = pool_min
         self.pool_max = pool_max
         self.registry = Registry()
@@ -87,7 +93,8 @@ class Conductor:
             if self._pool is None:
                 self._pool = ConnectionPool(
                     self.dsn, min_size=self.pool_min, max_size=self.pool_max,
-                    kwargs={"autocommit": True}, open=True, name="pyconductor", configure=load_infinite_times,
+                    kwargs={"autocommit": True, **connect_options(self.dsn, self.pooler)}, open=True,
+                    name="pyconductor", configure=load_infinite_times,
                 )  # fmt: skip
             return self._pool
 
@@ -303,11 +310,15 @@ class Conductor:
         Without polling: on a connection of its own, LISTENs on ``conductor_done``,
         then reads the task with ``conductor.watch`` (which also asks its
         completion to notify this session), sleeps until a notification names
-        it (or says '*'), and watches again; giving up, it unwatches. Raises
-        TimeoutError after ``timeout`` seconds (None: wait as long as it
-        takes), NotFound for an unknown task."""
+        it (or says '*'), and watches again; giving up, it unwatches. Behind a
+        transaction-mode pooler (``pooler``), which keeps no session to listen
+        on, it polls instead (50 ms, doubling to 1 s). Raises TimeoutError
+        after ``timeout`` seconds (None: wait as long as it takes), NotFound
+        for an unknown task."""
         limit = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
         deadline = None if limit is None else time.monotonic() + limit
+        if self.pooler:
+            return self._poll_result(task_id, limit, deadline)
         watch = calls.watch(task_id)
         conn: psycopg.Connection[Any] | None = None
         delay = 0.1
@@ -316,7 +327,8 @@ class Conductor:
             while True:
                 try:
                     if conn is None or conn.closed:
-                        conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
+                        conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10,
+                                               **connect_options(self.dsn))  # fmt: skip
                         conn.execute(queries.LISTEN_DONE)
                     # listening first, then watching: a finish after the read is heard
                     info = self._run(watch, conn)
@@ -339,6 +351,19 @@ class Conductor:
                 if not finished:
                     self._unwatch(conn, task_id)
                 conn.close()
+
+    def _poll_result(self, task_id: int, limit: float | None, deadline: float | None) -> TaskInfo:
+        """result() behind a transaction-mode pooler: get_task until finished."""
+        delay = 0.05
+        while True:
+            info = self.get(task_id)
+            if info.finished:
+                return info
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
+            pause = delay if deadline is None else min(delay, max(0.0, deadline - time.monotonic()))
+            time.sleep(pause)
+            delay = min(delay * 2, 1.0)
 
     def _unwatch(self, conn: psycopg.Connection[Any], task_id: int) -> None:
         """Best effort: a row left behind only makes the task's completion notify."""
@@ -367,7 +392,10 @@ class Conductor:
         :class:`~pyconductor.bus.Missed`; close it (or use ``with``). With
         ``skip_own``, messages this application published are skipped.
         Messages from transactions that commit after this returns arrive;
-        read the state they describe after subscribing."""
+        read the state they describe after subscribing. Raises
+        DirectConnectionNeeded behind a transaction-mode pooler."""
+        if self.pooler:
+            raise DirectConnectionNeeded("the event bus (subscribe)", "it LISTENs on a session of its own")
         return Subscription(self.dsn, topics, origin=self.origin, skip_own=skip_own)
 
     @contextmanager

@@ -112,6 +112,7 @@ from psycopg.rows import dict_row
 from pyconductor import queries
 from pyconductor.access import HostCheck, bearer_matches
 from pyconductor.dsn import redact_dsn
+from pyconductor.link import connect_options
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
@@ -164,9 +165,12 @@ class DatabaseProbe:
     scrape. Probes run one at a time; one that waits more than ``timeout``
     for the one before answers unreachable."""
 
-    def __init__(self, dsn: str, timeout: float = PROBE_TIMEOUT) -> None:
+    def __init__(self, dsn: str, timeout: float = PROBE_TIMEOUT, *, pooler: str | None = None) -> None:
         self.dsn = dsn
         self.timeout = timeout
+        # behind a transaction-mode pooler the timeout is set per transaction: PgBouncer
+        # refuses the `options` startup parameter, and a session setting would leak
+        self.pooler = pooler
         self._conn: psycopg.Connection[dict[str, Any]] | None = None
         self._lock = threading.Lock()
 
@@ -174,11 +178,25 @@ class DatabaseProbe:
         """The kept connection, and whether it is a new one."""
         if self._conn is not None and not self._conn.closed:
             return self._conn, False
+        session = {} if self.pooler else {"options": f"-c statement_timeout={self._timeout_ms}"}
         self._conn = psycopg.connect(
             self.dsn, autocommit=True, connect_timeout=max(1, int(round(self.timeout))), row_factory=dict_row,
-            options=f"-c statement_timeout={int(self.timeout * 1000)}", application_name="pyconductor endpoints",
+            application_name="pyconductor endpoints", **session, **connect_options(self.dsn, self.pooler),
         )  # fmt: skip
         return self._conn, True
+
+    @property
+    def _timeout_ms(self) -> int:
+        return int(self.timeout * 1000)
+
+    def _execute(self, conn: psycopg.Connection[dict[str, Any]], query: str,
+                 params: dict[str, Any] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+        """The rows of one statement, under the probe's statement timeout."""
+        if not self.pooler:
+            return conn.execute(query, params).fetchall()
+        with conn.transaction():
+            conn.execute(f"set local statement_timeout = {self._timeout_ms}")
+            return conn.execute(query, params).fetchall()
 
     def __call__(self, *reads: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Never raises: returns ``{"reachable", "error", "latency_ms"}`` and the
@@ -196,7 +214,7 @@ class DatabaseProbe:
                 fresh = True
                 try:
                     conn, fresh = self._connection()
-                    conn.execute(queries.PROBE)
+                    self._execute(conn, queries.PROBE)
                     out["reachable"] = True
                     out["latency_ms"] = round((time.perf_counter() - start) * 1000, 3)
                     for name in reads:
@@ -213,15 +231,14 @@ class DatabaseProbe:
         finally:
             self._lock.release()
 
-    @staticmethod
-    def _read(conn: psycopg.Connection[dict[str, Any]], query: str, params: dict[str, Any] | None) -> Any:
+    def _read(self, conn: psycopg.Connection[dict[str, Any]], query: str, params: dict[str, Any] | None) -> Any:
         """The rows of one read; None for a schema without its function. A read
         that hit the statement timeout is sent once more: a loaded machine
         stalled one in about 1,500 `unrunnable()` reads past 2 s, and a health
         check must not answer without its details for that."""
         for attempt in (1, 2):
             try:
-                return conn.execute(query, params if "%(" in query else None).fetchall()
+                return self._execute(conn, query, params if "%(" in query else None)
             except psycopg.errors.UndefinedFunction:
                 return None
             except psycopg.errors.QueryCanceled:
@@ -263,7 +280,7 @@ class WorkerMetrics:
             raise ImportError(METRICS_MISSING) from exc
         self.worker = worker
         self.schedule_grace = schedule_grace
-        self.probe = probe or DatabaseProbe(dsn or worker.dsn, probe_timeout)
+        self.probe = probe or DatabaseProbe(dsn or worker.dsn, probe_timeout, pooler=worker.pooler)
         self.registry = CollectorRegistry(auto_describe=False)
         self.handler_runs = Counter(
             "conductor_handler_runs", "Handler outcomes by kind and queue (succeeded, retried, failed, refused).",
@@ -380,11 +397,13 @@ class WorkerMetrics:
 _UNRUNNABLE_KEYS = ("queue", "kind", "tasks", "dead_letter_at")
 
 
-def schedule_problems(result: dict[str, Any], grace: float) -> tuple[list[str], dict[str, Any] | None]:
+def schedule_problems(result: dict[str, Any], grace: float,
+                      expect_leader: bool = True) -> tuple[list[str], dict[str, Any] | None]:  # fmt: skip
     """What is wrong with the fleet's schedules, from a probe's "schedules" and
     "overdue" reads: each enabled schedule overdue by more than ``grace``
-    seconds, and no session holding the scheduler lock while schedules are
-    enabled. Returns (problems, summary); the summary is None when the
+    seconds, and (with ``expect_leader``: the schedulers are not lockless
+    ones behind a transaction-mode pooler) no session holding the scheduler
+    lock while schedules are enabled. Returns (problems, summary); the summary is None when the
     database did not say (unreachable, or a schema without the functions)."""
     fleet = result.get("schedules")
     overdue = result.get("overdue")
@@ -392,7 +411,7 @@ def schedule_problems(result: dict[str, Any], grace: float) -> tuple[list[str], 
         return [], None
     enabled, leader = int(fleet[0]["enabled"]), bool(fleet[0]["scheduler_leader"])
     problems: list[str] = []
-    if enabled and not leader:
+    if enabled and not leader and expect_leader:
         problems.append(f"no process holds the scheduler lock while {enabled} schedule(s) are enabled: none fires")
     for row in overdue or ():
         late = _seconds(row["overdue"]) or 0.0
@@ -422,7 +441,10 @@ def health(worker: Worker, probe: DatabaseProbe, details: bool = True,
         params = {"grace": timedelta(seconds=schedule_grace)}
     result = probe(*reads, params=params)
     state = worker.health()
-    problems, schedules = schedule_problems(result, schedule_grace) if schedule_grace is not None else ([], None)
+    # schedulers behind a transaction-mode pooler tick without the lock: nobody holds it
+    expect_leader = worker.pooler is None
+    problems, schedules = (schedule_problems(result, schedule_grace, expect_leader) if schedule_grace is not None
+                           else ([], None))  # fmt: skip
     if schedule_grace is not None and result["reachable"] and result["error"] is not None:
         # a read failed (twice): the schedules went unchecked, and ok would claim they were fine
         problems.append(f"could not check the schedules: {result['error']}")
@@ -524,7 +546,7 @@ class EndpointServer:
         self.dsn = dsn or worker.dsn
         self.host_check = HostCheck(host, allowed_hosts)
         self.token = token or None
-        self.probe = DatabaseProbe(self.dsn, probe_timeout)
+        self.probe = DatabaseProbe(self.dsn, probe_timeout, pooler=worker.pooler)
         self.metrics: WorkerMetrics | None
         try:
             self.metrics = WorkerMetrics(worker, probe=self.probe,

@@ -68,7 +68,6 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from psycopg_pool import ConnectionPool
 
 from pyconductor import defaults, queries
 from pyconductor.dsn import check_connect, redact_dsn
@@ -84,11 +83,10 @@ from pyconductor.schema import check_schema
 from pyconductor.signals import install_stop_signals
 from pyconductor.steps import StepRuntime
 from pyconductor.version import __version__
-from pyconductor.wire import dumps_json, use_fast_loads
+from pyconductor.wire import dumps_json
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
-    from pyconductor.context import TaskContext
 
 __all__ = ["EXIT_STUCK", "Worker"]
 
@@ -170,7 +168,7 @@ class Worker:
         pooler: str | None = None,
     ) -> None:
         self.app = app
-        self.pooler = pooler_mode(pooler)
+        self.pooler = pooler_mode(pooler) if pooler is not None else app.pooler
         """'transaction' behind a transaction-mode pooler (no session state), else None."""
         self.queues: list[str] | None = _names(queues)
         self.kinds: list[str] | None = _names(kinds)
@@ -242,8 +240,8 @@ class Worker:
         self.runtime: StepRuntime | None = None
         self.listener: Listener | None = None
         if self.process_tasks:
-            runtime_class = _UnpreparedSteps if pooler else StepRuntime
-            self.runtime = runtime_class(self.dsn, wid, self.concurrency, self.app.registry, self.reaper.nudge)
+            self.runtime = StepRuntime(self.dsn, wid, self.concurrency, self.app.registry, self.reaper.nudge,
+                                       pooler=pooler)
             self.executor = Executor(ledger, self.app.registry, self.reporter.put, concurrency=self.concurrency,
                                      worker_id=wid, cancel_grace=self.cancel_grace, on_stuck=self._on_stuck,
                                      capture_logs=self.capture_logs, capture_level=self.capture_level)  # fmt: skip
@@ -364,7 +362,7 @@ class Worker:
         (a lease over conductor.settings.max_lease: InvalidArgument). A claim
         of no task checks the options as every claim will."""
         with mapped_errors(), psycopg.connect(self.dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
-                                              **connect_options(self.pooler)) as conn:  # fmt: skip
+                                              **connect_options(self.dsn, self.pooler)) as conn:  # fmt: skip
             check_schema(conn)
             if self.process_tasks:
                 conn.execute(queries.CLAIM, {"worker_id": self.worker_id, "queues": self.queues, "max_tasks": 0,
@@ -381,7 +379,7 @@ class Worker:
         configurations = self.app.registry.configurations()
         if configurations:
             with mapped_errors(), psycopg.connect(self.dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
-                                                  **connect_options(self.pooler)) as conn, \
+                                                  **connect_options(self.dsn, self.pooler)) as conn, \
                     conn.transaction():  # fmt: skip
                 for params in configurations:
                     conn.execute(queries.CONFIGURE_KIND, params)
@@ -505,25 +503,6 @@ class Worker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-class _UnpreparedSteps(StepRuntime):
-    """The handlers' durable calls behind a transaction-mode pooler: their pool
-    prepares no statement (psycopg would after 5 runs of one statement, and the
-    pooler sends the next transaction to a server session without it). To go
-    once StepRuntime takes ``pooler=`` itself (requested of steps.py's owner)."""
-
-    def _get_pool(self) -> ConnectionPool:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ConnectionPool(
-                    self.dsn, min_size=1, max_size=self.size, open=True, name=f"pyconductor-ctx-{self.worker_id}",
-                    configure=use_fast_loads,
-                    kwargs={"autocommit": True, "connect_timeout": defaults.CONNECT_TIMEOUT,
-                            "application_name": f"pyconductor ctx {self.worker_id}"[:63],
-                            **connect_options("transaction")},
-                )  # fmt: skip
-            return self._pool
 
 
 def _names(value: Sequence[str] | str | None) -> list[str] | None:

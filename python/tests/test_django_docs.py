@@ -8,7 +8,6 @@ import ast
 import re
 import shlex
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 

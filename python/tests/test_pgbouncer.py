@@ -373,6 +373,46 @@ def test_a_pooler_mode_worker_leaves_no_session_state(cluster: Any, db_dsn: str)
           "advisory lock, prepared statement or session setting")
 
 
+def test_the_client_enqueues_waits_for_results_and_serves_health_through_pgbouncer(cluster: Any, db_dsn: str) -> None:
+    """Conductor(pooler='transaction') through a one-connection pool: more
+    enqueues than psycopg's prepare threshold (a prepared statement would be
+    missing on the next server session), result() by polling (no LISTEN to
+    hear a completion on), subscribe() refused, and a worker that inherits the
+    app's mode; its /health reads through the pooler (PgBouncer refuses the
+    `options` startup parameter) and does not ask for a scheduler lock that
+    lockless schedulers never take."""
+    import json
+    import urllib.request
+
+    from pyconductor.endpoints import EndpointServer
+
+    with pgbouncer(cluster, db_dsn, pool_size=1) as bouncer:
+        app = Conductor(bouncer.url, pooler="transaction", pool_max=3)
+
+        @app.task("pooled.echo")
+        def echo(payload: dict[str, Any]) -> dict[str, Any]:
+            return payload
+
+        worker = Worker(app, concurrency=2, run_scheduler=False, poll_interval=0.2)
+        assert worker.pooler == "transaction" and worker.listener is None
+        with app, worker:
+            ids = [echo.enqueue({"n": n}) for n in range(12)]
+            infos = [app.result(task_id, timeout=60) for task_id in ids]
+            with pytest.raises(DirectConnectionNeeded, match="the event bus"):
+                app.subscribe("tasks")
+            with psycopg.connect(db_dsn, autocommit=True) as direct:
+                direct.execute("select conductor.create_schedule(name => 'pooled.every', cron => '0 0 1 1 *',"
+                               " kind => 'pooled.echo')")  # fmt: skip
+            with EndpointServer(worker, "127.0.0.1", 0, schedule_grace=60) as server:
+                with urllib.request.urlopen(server.url + "/health", timeout=20) as resp:
+                    status, body = resp.status, json.loads(resp.read())
+    assert [(i.status, i.result) for i in infos] == [("succeeded", {"n": n}) for n in range(12)]
+    assert status == 200 and body["status"] == "ok", body
+    assert body["database"]["reachable"] and body["database"]["error"] is None, body
+    assert body["schedules"]["enabled"] == 1 and body["problems"] == [], body
+    print(f"pgbouncer client: {len(ids)} enqueued and waited for through 1 server session; /health ok through it")
+
+
 # -- the scheduler and what needs a session ----------------------------------------------
 
 

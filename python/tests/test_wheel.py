@@ -21,7 +21,6 @@ Timings are printed (``pytest -s``); nothing asserts speed.
 from __future__ import annotations
 
 import email.parser
-import hashlib
 import json
 import os
 import re

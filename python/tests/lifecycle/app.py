@@ -25,7 +25,7 @@ _local = threading.local()
 def _record(ctx: TaskContext, event: str, detail: str | None = None) -> None:
     conn = getattr(_local, "conn", None)
     if conn is None or conn.closed:
-        conn = _local.conn = psycopg.connect(app.dsn, autocommit=True, connect_timeout=5)
+        conn = _local.conn = psycopg.connect(app.dsn, autocommit=True, connect_timeout=5, prepare_threshold=None)
     conn.execute("insert into lifecycle_log (task_id, event, detail, pid) values (%s, %s, %s, %s)",
                  (ctx.task_id, event, detail, os.getpid()))  # fmt: skip
 
