@@ -30,7 +30,8 @@
 --     4. workers not seen for greatest(stale_workers_after, unknown_kind_after)
 --        are forgotten (the sweep reads their last_seen_at until then) with
 --        their sleeper marks, served_kinds rows older than unknown_kind_after,
---        and the result waiters and bus subscriptions of sessions that are gone.
+--        the result waiters and bus subscriptions of sessions that are gone, and
+--        claim positions unused for stale_workers_after.
 --
 --   conductor._unserved(live_since)   the queued tasks no live worker can run,
 --        per queue and kind: THE rule of "a worker can run a task" (it serves
@@ -274,6 +275,13 @@ begin
    where w.last_seen_at < v_now - greatest(reap.stale_workers_after, v_unknown_after);
   delete from conductor.served_kinds s
    where s.last_served_at < v_now - coalesce(v_unknown_after, reap.stale_workers_after);
+  -- claim positions unused for stale_workers_after: a worker that died or stopped while its
+  -- scans were slow (a live claimer replaces or deletes its row at each full scan); their
+  -- until is epoch seconds of the real clock, as claim writes it
+  if exists (select from conductor.claim_positions) then
+    delete from conductor.claim_positions p
+     where p.until < extract(epoch from pg_catalog.clock_timestamp() - reap.stale_workers_after);
+  end if;
   -- result waiters and bus subscriptions whose session is gone (a client killed while waiting)
   if exists (select from conductor.result_waiters) then
     delete from conductor.result_waiters w
@@ -305,8 +313,9 @@ serves (seen within unknown_kind_after) but whose kind none has served for that 
 queue.
 Deletes workers rows not seen for greatest(stale_workers_after (15 min),
 unknown_kind_after) with their sleepers rows, served_kinds rows older than
-unknown_kind_after, and result_waiters and subscriptions rows of sessions that ended.
-Returns how many tasks it took back, failed, woke or dead-lettered. Compare-and-set with
+unknown_kind_after, result_waiters and subscriptions rows of sessions that ended, and
+claim_positions rows unused for stale_workers_after (a worker that stopped while its
+scans were slow). Returns how many tasks it took back, failed, woke or dead-lettered. Compare-and-set with
 SKIP LOCKED: safe to run from every worker at once; a late reaper never touches a task
 that finished or was reclaimed.$$;
 
