@@ -43,6 +43,7 @@ from pyconductor import bus, calls, queries
 from pyconductor.calls import Call, TaskInfo
 from pyconductor.dsn import tcp_options
 from pyconductor.errors import InvalidArgument, mapped_errors
+from pyconductor.link import connect_options, pooler_mode
 from pyconductor.registry import Registry
 from pyconductor.wire import load_infinite_times
 
@@ -65,10 +66,14 @@ class AsyncConductor:
     registry of ``app`` (a :class:`~pyconductor.client.Conductor`, so the kinds
     registered there apply their defaults here too) or an empty one. ``origin``
     labels its bus messages: ``app``'s (so its subscriptions skip them too), else
-    a random id."""
+    a random id. ``pooler``: as :class:`~pyconductor.client.Conductor`'s (default:
+    ``app``'s, else ``$CONDUCTOR_POOLER``): behind a transaction-mode pooler the
+    pool prepares no statement and :meth:`result` polls."""
 
-    def __init__(self, dsn: str, app: Conductor | None = None, *, pool_min: int = 1, pool_max: int = 10) -> None:
+    def __init__(self, dsn: str, app: Conductor | None = None, *, pool_min: int = 1, pool_max: int = 10,
+                 pooler: str | None = None) -> None:  # fmt: skip
         self.dsn = dsn
+        self.pooler = pooler_mode(pooler) if pooler is not None or app is None else app.pooler
         self.pool_min = pool_min
         self.pool_max = pool_max
         self.registry: Registry = app.registry if app is not None else Registry()
@@ -87,7 +92,8 @@ class AsyncConductor:
             if self._pool is None:
                 pool = AsyncConnectionPool(
                     self.dsn, min_size=self.pool_min, max_size=self.pool_max,
-                    kwargs={"autocommit": True, **tcp_options(self.dsn)}, open=False, name="pyconductor-aio",
+                    kwargs={"autocommit": True, **connect_options(self.dsn, self.pooler)}, open=False,
+                    name="pyconductor-aio",
                     configure=_configure,
                 )  # fmt: skip
                 await pool.open()
@@ -175,10 +181,13 @@ class AsyncConductor:
         (LISTEN ``conductor_done`` on a connection of its own, then read the
         task with ``conductor.watch``, then watch again when a notification
         names it or says '*'; a lost connection listens and watches again;
-        leaving, unwatch). Raises TimeoutError after ``timeout`` seconds (None:
+        leaving, unwatch); behind a transaction-mode pooler it polls (50 ms,
+        doubling to 1 s). Raises TimeoutError after ``timeout`` seconds (None:
         no limit), NotFound for an unknown task."""
         limit = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
         deadline = None if limit is None else time.monotonic() + limit
+        if self.pooler:
+            return await self._poll_result(task_id, limit, deadline)
         watch = calls.watch(task_id)
         conn: psycopg.AsyncConnection[Any] | None = None
         delay = 0.1
@@ -210,6 +219,19 @@ class AsyncConductor:
                 if not finished:
                     await self._unwatch(conn, task_id)
                 await conn.close()
+
+    async def _poll_result(self, task_id: int, limit: float | None, deadline: float | None) -> TaskInfo:
+        """result() behind a transaction-mode pooler: get_task until finished."""
+        delay = 0.05
+        while True:
+            info = await self.get(task_id)
+            if info.finished:
+                return info
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
+            pause = delay if deadline is None else min(delay, max(0.0, deadline - time.monotonic()))
+            await asyncio.sleep(pause)
+            delay = min(delay * 2, 1.0)
 
     async def _unwatch(self, conn: psycopg.AsyncConnection[Any], task_id: int) -> None:
         """Best effort: a row left behind only makes the task's completion notify."""

@@ -25,6 +25,7 @@ The counts each test checked are printed (run with -s to see them).
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import os
@@ -49,6 +50,7 @@ from psycopg.rows import dict_row
 from helpers import wait_until
 from processes import TESTS, WorkerProcess
 from pyconductor import Conductor
+from pyconductor.aio import AsyncConductor
 from pyconductor.devdb import free_port
 from pyconductor.link import DirectConnectionNeeded
 from pyconductor.scheduler import Scheduler
@@ -398,6 +400,14 @@ def test_the_client_enqueues_waits_for_results_and_serves_health_through_pgbounc
         with app, worker:
             ids = [echo.enqueue({"n": n}) for n in range(12)]
             infos = [app.result(task_id, timeout=60) for task_id in ids]
+
+            async def through_asyncio() -> list[Any]:
+                async with AsyncConductor(bouncer.url, app) as aio:
+                    assert aio.pooler == "transaction"
+                    more = [await aio.enqueue("pooled.echo", {"n": n}) for n in range(12, 20)]
+                    return [await aio.result(task_id, timeout=60) for task_id in more]
+
+            infos += asyncio.run(through_asyncio())
             with pytest.raises(DirectConnectionNeeded, match="the event bus"):
                 app.subscribe("tasks")
             with psycopg.connect(db_dsn, autocommit=True) as direct:
@@ -406,11 +416,12 @@ def test_the_client_enqueues_waits_for_results_and_serves_health_through_pgbounc
             with EndpointServer(worker, "127.0.0.1", 0, schedule_grace=60) as server:
                 with urllib.request.urlopen(server.url + "/health", timeout=20) as resp:
                     status, body = resp.status, json.loads(resp.read())
-    assert [(i.status, i.result) for i in infos] == [("succeeded", {"n": n}) for n in range(12)]
+    assert [(i.status, i.result) for i in infos] == [("succeeded", {"n": n}) for n in range(20)]
     assert status == 200 and body["status"] == "ok", body
     assert body["database"]["reachable"] and body["database"]["error"] is None, body
     assert body["schedules"]["enabled"] == 1 and body["problems"] == [], body
-    print(f"pgbouncer client: {len(ids)} enqueued and waited for through 1 server session; /health ok through it")
+    print(f"pgbouncer client: {len(infos)} enqueued and waited for (sync and asyncio) through 1 server session; "
+          "/health ok through it")
 
 
 # -- the scheduler and what needs a session ----------------------------------------------
