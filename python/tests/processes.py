@@ -16,19 +16,14 @@ from typing import IO
 TESTS = Path(__file__).resolve().parent
 
 
-class WorkerProcess:
-    """One ``pyconductor worker`` process running ``app`` (module:attr under python/tests)."""
+class ChildProcess:
+    """A command run as a child process, its output in a log file: what the
+    tests do to a worker in any language (signal, kill -9, wait, read its log)."""
 
-    def __init__(self, dsn: str, log: Path, app: str, worker_id: str | None, *args: str) -> None:
+    def __init__(self, command: Sequence[str], *, env: dict[str, str], cwd: Path, log: Path) -> None:
         self.log = log
-        self.worker_id = worker_id
         self._out: IO[bytes] = log.open("wb")
-        env = {**os.environ, "CONDUCTOR_DSN": dsn, "PYTHONUNBUFFERED": "1"}
-        identity = ["--worker-id", worker_id] if worker_id else []
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pyconductor", "worker", "--app", app, *identity, "--log-level", "INFO", *args],
-            cwd=TESTS, env=env, stdout=self._out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        self.proc = subprocess.Popen(list(command), cwd=cwd, env=env, stdout=self._out, stderr=subprocess.STDOUT)
 
     @property
     def pid(self) -> int:
@@ -61,6 +56,17 @@ class WorkerProcess:
         self._out.close()
 
 
+class WorkerProcess(ChildProcess):
+    """One ``pyconductor worker`` process running ``app`` (module:attr under python/tests)."""
+
+    def __init__(self, dsn: str, log: Path, app: str, worker_id: str | None, *args: str) -> None:
+        self.worker_id = worker_id
+        env = {**os.environ, "CONDUCTOR_DSN": dsn, "PYTHONUNBUFFERED": "1"}
+        identity = ["--worker-id", worker_id] if worker_id else []
+        super().__init__([sys.executable, "-m", "pyconductor", "worker", "--app", app, *identity, "--log-level", "INFO",
+                          *args], env=env, cwd=TESTS, log=log)  # fmt: skip
+
+
 Spawn = Callable[..., WorkerProcess]
 
 
@@ -84,4 +90,4 @@ def spawner(dsn: str, logs: Path, app: str, *defaults: str, named: bool = True) 
             proc.close()
 
 
-__all__: Sequence[str] = ["Spawn", "WorkerProcess", "spawner", "TESTS"]
+__all__: Sequence[str] = ["ChildProcess", "Spawn", "WorkerProcess", "spawner", "TESTS"]

@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 from helpers import REPO, wait_until
-from processes import TESTS, WorkerProcess
+from processes import TESTS, ChildProcess
 
 from pyconductor import Conductor
 from pyconductor.retention import Retention
@@ -28,18 +28,14 @@ APP = "apps.serve_app:app"
 Conn = psycopg.Connection[tuple[Any, ...]]
 
 
-class ServeProcess(WorkerProcess):
+class ServeProcess(ChildProcess):
     """One ``pyconductor serve --app apps.serve_app:app`` process, its output in a log file."""
 
     def __init__(self, dsn: str, log: Path, *args: str) -> None:
-        self.log = log
-        self.worker_id = None
-        self._out = log.open("wb")
         env = {**os.environ, "CONDUCTOR_DSN": dsn, "PYTHONUNBUFFERED": "1"}
         env.pop("CONDUCTOR_ROLES", None)
-        self.proc = subprocess.Popen([sys.executable, "-m", "pyconductor", "serve", "--app", APP, "--log-level", "INFO",
-                                      "--http", "127.0.0.1:0", "--http-port", "0", *args],
-                                     cwd=TESTS, env=env, stdout=self._out, stderr=subprocess.STDOUT)  # fmt: skip
+        super().__init__([sys.executable, "-m", "pyconductor", "serve", "--app", APP, "--log-level", "INFO",
+                          "--http", "127.0.0.1:0", "--http-port", "0", *args], env=env, cwd=TESTS, log=log)  # fmt: skip
 
     def _url(self, pattern: str, what: str) -> str:
         def found() -> str | None:

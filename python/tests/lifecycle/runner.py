@@ -33,23 +33,23 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from helpers import REPO, wait_until
+from processes import ChildProcess
 from pyconductor import queries
 
 __all__ = [
-    "Counts", "NODE_DIR", "SCENARIO", "StartWorker", "WorkerHandle", "WorkerProcess", "node_problem",
+    "Counts", "NODE_DIR", "assert_scenario_kept", "SCENARIO", "StartWorker", "WorkerHandle", "node_problem",
     "run_scenario", "starter",
 ]  # fmt: skip
 
@@ -86,44 +86,6 @@ StartWorker = Callable[[str], WorkerHandle]
 """Starts a worker whose worker id is the argument; returns at once."""
 
 
-class WorkerProcess:
-    """A worker command run as a child process, its output in a log file."""
-
-    def __init__(self, command: Sequence[str], *, env: dict[str, str], cwd: Path, log: Path) -> None:
-        self.log = log
-        self._out: IO[bytes] = log.open("wb")
-        self.proc = subprocess.Popen(list(command), cwd=cwd, env=env, stdout=self._out, stderr=subprocess.STDOUT)
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def signal(self, sig: int) -> None:
-        self.proc.send_signal(sig)
-
-    def kill9(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
-
-    def wait(self, timeout: float) -> int:
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"worker {self.pid} did not exit in {timeout:g} s:\n{self.output()[-3000:]}") from None
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self._out.close()
-
-
 def python_command(worker_id: str, *extra: str) -> list[str]:
     return [sys.executable, "-m", "pyconductor", "worker", "--app", "lifecycle.app:app", "--worker-id", worker_id,
             "--no-scheduler", "--log-level", "INFO", *TIMING, *extra]  # fmt: skip
@@ -155,11 +117,11 @@ def starter(language: str, dsn: str, logs: Path, *extra: str) -> Iterator[StartW
     to ``dsn`` (CONDUCTOR_DSN) with TIMING then ``extra`` arguments; every
     process it started is killed on exit. Logs: ``logs/<worker id>.log``."""
     command, cwd = COMMANDS[language]
-    procs: list[WorkerProcess] = []
+    procs: list[ChildProcess] = []
 
-    def start(worker_id: str) -> WorkerProcess:
+    def start(worker_id: str) -> ChildProcess:
         env = {**os.environ, "CONDUCTOR_DSN": dsn, "PYTHONUNBUFFERED": "1"}
-        proc = WorkerProcess(command(worker_id, *extra), env=env, cwd=cwd, log=logs / f"{worker_id}.log")
+        proc = ChildProcess(command(worker_id, *extra), env=env, cwd=cwd, log=logs / f"{worker_id}.log")
         procs.append(proc)
         return proc
 
@@ -377,3 +339,19 @@ def _check_steps(db: _Db, task: dict[str, Any], task_id: int, pids: dict[str, in
         if index != block_at and len(got) > 1:
             twice += 1
     return twice
+
+
+def assert_scenario_kept(counts: Counts) -> None:
+    """The checks every worker must pass, whatever its language or connection:
+    the scenario's expected outcomes, retries, one release, one recovery, no
+    finished step run twice, nothing lost."""
+    tasks = SCENARIO["tasks"]
+    expected = {s: sum(t["expect"]["status"] == s for t in tasks) for s in ("succeeded", "failed", "cancelled")}
+    assert counts.enqueued == len(tasks) + 1
+    assert (counts.succeeded, counts.failed, counts.cancelled) == (
+        expected["succeeded"], expected["failed"], expected["cancelled"])  # fmt: skip
+    assert counts.retried == sum(t["expect"]["retries"] for t in tasks) > 0
+    assert counts.released == 1
+    assert counts.recovered == 1
+    assert counts.steps_run_twice == 0
+    assert counts.lost == 0
