@@ -1163,6 +1163,9 @@ def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     env_arg(p, "--seen-within", env="CONDUCTOR_STATUS_SEEN_WITHIN", type=_duration, default=_duration("30s"),
             help="a worker counts as live when seen this recently (default: 30s, three heartbeats at the "
                  "default interval); the others reap() has not forgotten are listed apart as silent")  # fmt: skip
+    p.add_argument("--lock", action="append", metavar="NAME",
+                   help="a leader lock to look for besides scheduler, reaper and retention, e.g. singleton:feed "
+                        "(repeatable; the database keeps only a hash of each name, so it cannot list them all)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=ops.run_status)
 

@@ -414,7 +414,7 @@ def _status(args: argparse.Namespace, conn: Any) -> int:
     rows = conn.execute(queries.LIVE_WORKERS, {"seen_within": window}).fetchall()
     workers = [w for w in rows if w["last_seen_ago"] <= args.seen_within]
     silent = [w for w in rows if w["last_seen_ago"] > args.seen_within]
-    leaders = conn.execute(queries.LEADERS).fetchall()
+    leaders = conn.execute(queries.LEADERS, {"more": args.lock or []}).fetchall()
     if args.json:
         print(json.dumps({"workers": [{k: _jsonable(v) for k, v in w.items()} for w in workers],
                           "silent": [{k: _jsonable(v) for k, v in w.items()} for w in silent],

@@ -129,5 +129,6 @@ STATS = "select * from conductor.stats()"
 UNRUNNABLE = "select * from conductor.unrunnable()"
 PRUNE = "select conductor.prune(older_than => %(older_than)s::interval, include_failed => %(include_failed)s, batch => %(batch)s) as pruned"
 LIST_TASKS = 'select * from conductor.list_tasks(status => %(status)s, queue => %(queue)s, kind => %(kind)s, before_id => %(before_id)s, "limit" => %(limit)s)'
-LEADERS = "select * from conductor.leaders()"
+# the engine's leader locks (leaders()'s default), and any others named (singleton:NAME)
+LEADERS = "select * from conductor.leaders(array['scheduler', 'reaper', 'retention'] || %(more)s::text[])"
 LIVE_WORKERS = "select w.*, conductor.now() - w.last_seen_at as last_seen_ago from conductor.workers w where w.last_seen_at > conductor.now() - %(seen_within)s::interval order by w.id"

@@ -248,6 +248,12 @@ def test_status_lists_live_workers_and_leaders(db_dsn: str, db_conn: Conn) -> No
         data = json.loads(cli(db_dsn, "status", "--json").stdout)
         assert [w["id"] for w in data["workers"]] == ["w-live"] and [w["id"] for w in data["silent"]] == ["w-killed"]
         assert [x["name"] for x in data["leaders"]] == ["scheduler"]
+        assert leader.execute("select conductor.try_lead('retention'), conductor.try_lead('singleton:feed')"
+                              ).fetchone() == (True, True)  # fmt: skip
+        data = json.loads(cli(db_dsn, "status", "--json").stdout)
+        assert [x["name"] for x in data["leaders"]] == ["scheduler", "retention"]
+        data = json.loads(cli(db_dsn, "status", "--json", "--lock", "singleton:feed").stdout)
+        assert [x["name"] for x in data["leaders"]] == ["scheduler", "retention", "singleton:feed"]
 
 
 def test_dsn_from_the_environment(db_dsn: str) -> None:

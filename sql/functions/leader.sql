@@ -66,25 +66,27 @@ comment on function conductor.release_lead(text) is
 $$Releases the leader lock name held by this session; returns false (with a warning from
 PostgreSQL) when this session did not hold it.$$;
 
-create or replace function conductor.leaders(names text[] default array['scheduler', 'reaper'])
+create or replace function conductor.leaders(names text[] default array['scheduler', 'reaper', 'retention'])
   returns table (name text, pid integer, application_name text, backend_start timestamptz)
   language sql stable
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
   select n.name, l.pid, a.application_name, a.backend_start
-    from pg_catalog.unnest(leaders.names) as n(name)
+    from pg_catalog.unnest(leaders.names) with ordinality as n(name, ord)
     join pg_catalog.pg_locks l
       on l.locktype = 'advisory' and l.granted and l.objsubid = 1
      and l.database = (select d.oid from pg_catalog.pg_database d where d.datname = pg_catalog.current_database())
      and l.classid::bigint = ((conductor.lead_key(n.name) >> 32) & 4294967295)
      and l.objid::bigint = (conductor.lead_key(n.name) & 4294967295)
     left join pg_catalog.pg_stat_activity a on a.pid = l.pid
+   order by n.ord
 $$;
 
 comment on function conductor.leaders(text[]) is
 $$Which session (pid, application_name) holds each of the named leader locks of this
-schema; a name nobody holds has no row.$$;
+schema (default: the engine's own, scheduler, reaper and retention; a singleton's lock is
+named 'singleton:' || its name), in the order of names; a name nobody holds has no row.$$;
 
 revoke execute on function conductor.try_lead(text) from public;
 revoke execute on function conductor.release_lead(text) from public;
