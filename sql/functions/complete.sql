@@ -128,6 +128,14 @@ begin
 end
 $$;
 
+comment on function conductor._complete(bigint[], jsonb[]) is
+$$Finishes, in one statement, each of attempt_ids that still holds its task (running,
+tasks.attempt_id = it): succeeded with results[i], or failed for a result over
+settings.max_result_bytes. Returns their ids in stored and unstorable (the rest changed
+nothing) and announces the finished tasks on conductor_done. Raises QC106 when results is
+not NULL and differs in length. Locks task rows, then attempt rows. Called by complete and
+complete_many; security definer.$$;
+
 revoke execute on function conductor._complete(bigint[], jsonb[]) from public;
 
 create or replace function conductor.complete(attempt_id bigint, result jsonb default null) returns void

@@ -140,6 +140,12 @@ begin
 end;
 $$;
 
+comment on function conductor._cron_field(text, text, text, integer, integer, text[]) is
+$$One field of cron line expr: token (a list of *, n or a-b, each with an optional /step;
+names[i] stands for lo + i - 1) as its sorted distinct values in lo..hi (day-of-week also
+takes 7, folded onto 0). Raises QC301 naming expr, the field and the bad item. Called by
+_cron_parse; immutable, no locks.$$;
+
 -- For each value v of lo..hi, the smallest of vals (sorted ascending) that is
 -- >= v, or -1: the "next allowed value" table of one field.
 create or replace function conductor._cron_next_values(vals integer[], lo integer, hi integer)
@@ -163,6 +169,11 @@ begin
   return v_out;
 end;
 $$;
+
+comment on function conductor._cron_next_values(integer[], integer, integer) is
+$$For each v of lo..hi, the smallest of vals (sorted ascending) that is >= v, or -1: one
+field's "next allowed value" table of the parsed line. Called by _cron_parse; immutable,
+never raises.$$;
 
 create or replace function conductor._cron_parse(expr text)
   returns integer[]
@@ -283,6 +294,12 @@ begin
 end;
 $$;
 
+comment on function conductor._cron_parse(text) is
+$$Parses cron line expr (5 or 6 fields, or an @ shorthand) into the int[] of 195 entries
+laid out in the map of sql/functions/cron.sql. Raises QC301 for a null line, a bad field or
+shorthand, or a line that can never fire. Called by cron_validate and cron_next; immutable,
+no locks.$$;
+
 -- The first wall time >= ts whose fields match, or null past 400 years.
 create or replace function conductor._cron_next_local(p integer[], ts timestamp)
   returns timestamp
@@ -384,6 +401,11 @@ begin
 end;
 $$;
 
+comment on function conductor._cron_next_local(integer[], timestamp) is
+$$The first wall-clock time >= ts (seconds rounded up) that parsed line p matches, or NULL
+when none comes within 400 years. Knows no time zone: _cron_next_parsed maps its answer to
+instants. Called by _cron_next_parsed; immutable, raises nothing on a line _cron_parse made.$$;
+
 -- The first instant in (lo, hi] whose UTC offset in tz differs from lo's
 -- (binary search to the second; the caller knows there is exactly one).
 create or replace function conductor._cron_transition(lo timestamptz, hi timestamptz, tz text)
@@ -409,6 +431,11 @@ begin
   return v_hi;
 end;
 $$;
+
+comment on function conductor._cron_transition(timestamptz, timestamptz, text) is
+$$The first instant in (lo, hi], to the second, whose UTC offset in tz differs from lo's, by
+binary search; hi when there is none (the caller knows there is exactly one). Called by
+_cron_instants and _cron_next_parsed; immutable.$$;
 
 -- The real instants at which the wall time ts happens in tz: one (early =
 -- late), two in a fall-back overlap (early < late), or none in a gap (both
@@ -450,6 +477,12 @@ begin
   end if;
 end;
 $$;
+
+comment on function conductor._cron_instants(timestamp, text) is
+$$The real instants at which wall time ts happens in tz: early = late for one, early < late
+in a fall-back overlap, both NULL for a time in a spring-forward gap, gap_end then the first
+instant after it. Looks for an offset change up to 3 hours either side. Called by
+_cron_next_parsed; immutable.$$;
 
 create or replace function conductor._cron_next_parsed(p integer[], after timestamptz, tz text)
   returns timestamptz
@@ -548,6 +581,12 @@ begin
   return v_best;
 end;
 $$;
+
+comment on function conductor._cron_next_parsed(integer[], timestamptz, text) is
+$$cron_next on a parsed line: the first instant strictly after `after` at which p fires in
+the wall time of tz, by the DST rules in the map of sql/functions/cron.sql; NULL when after
+is NULL or nothing comes within 400 years. tz must be valid (cron_next checks it; else
+22023). Called by cron_next; immutable, no locks.$$;
 
 create or replace function conductor.cron_validate(expr text)
   returns void

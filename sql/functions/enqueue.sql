@@ -323,6 +323,14 @@ begin
 end
 $$;
 
+comment on function conductor._enqueue(conductor._task_spec[]) is
+$$Enqueues specs in one INSERT, each resolved (the caller's value, else the kind's, else the
+engine's) and validated; returns the ids in input order, a dedupe loser's being its holder's.
+Raises the first bad spec's QC101-QC104 or QC106 (detail: task #n of the batch), QC203 for a
+missing parent, 40001 when a dedupe holder finished while it waited; then nothing is queued.
+Notifies the queues it filled. Locks the rows it inserts; waits on a concurrent enqueue of
+the same dedupe_key. Called by enqueue_many, spawn, tick and fire_schedule.$$;
+
 revoke execute on function conductor._enqueue(conductor._task_spec[]) from public;
 
 create or replace function conductor.enqueue(

@@ -242,6 +242,12 @@ begin
 end
 $$;
 
+comment on function conductor._refuse(bigint) is
+$$Always raises, saying why attempt_id no longer holds its task: QC203 no such attempt, QC202
+its task was cancelled, else QC201 lease lost (taken back, or the attempt already reported).
+Called when an update fenced on the attempt found nothing: _held_task, complete, release.
+Reads only; no locks.$$;
+
 -- The fence of every call a worker makes about one claim: the task the attempt
 -- still holds (running, tasks.attempt_id = the attempt), locked; else raises.
 -- status::text keeps the planner on the primary key, off tasks_running (see
@@ -264,6 +270,11 @@ begin
   return v_task;
 end
 $$;
+
+comment on function conductor._held_task(bigint) is
+$$The task attempt_id still holds (running, tasks.attempt_id = the attempt), its row locked
+for no key update to the end of the transaction; else raises through _refuse (QC201, QC202,
+QC203). The fence of fail, save_step, spawn and suspend.$$;
 
 revoke execute on function conductor._held_task(bigint) from public;
 revoke execute on function conductor._backoff(bigint, integer, interval, double precision, interval) from public;

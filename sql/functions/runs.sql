@@ -48,6 +48,11 @@ begin
 end
 $$;
 
+comment on function conductor._check_step_name(text) is
+$$Raises QC106, naming the value, unless name is a step name: non-empty, at most 1000 bytes.
+Returns nothing otherwise. Called by save_step, spawn and suspend before they read or lock
+anything; no locks.$$;
+
 -- Raises QC106 naming span unless start + span ends by 9999-12-30 UTC, the last day of
 -- conductor._time_range() (functions/internal): the years every driver can read.
 -- Two statements, in this order, so an interval too large for a timestamp is
@@ -68,6 +73,12 @@ begin
 end
 $$;
 
+comment on function conductor._check_wait(text, interval, timestamptz) is
+$$Raises QC106 naming what and span unless start + span ends by 9999-12-30 UTC (the end of
+conductor._time_range()); a span over 10000 years is refused before the sum can overflow.
+Returns nothing otherwise (a NULL span passes). Called by suspend for a sleep's duration
+and a timeout; no locks.$$;
+
 -- Every child of a task, oldest first, with its outcome so far.
 create or replace function conductor._children_summary(task_id bigint) returns jsonb
   language sql stable
@@ -79,6 +90,11 @@ as $$
     from conductor.tasks c
    where c.parent_id = _children_summary.task_id
 $$;
+
+comment on function conductor._children_summary(bigint) is
+$$The children of task_id, oldest first, as a JSON array of {task_id, kind, status, result,
+error}; [] when it has none. The outcome a children_all / children_any wait checkpoints:
+called by suspend and _child_finished. Reads only, takes no locks, never raises.$$;
 
 -- Queues a waiting task again, its wait's outcome checkpointed under its wait step.
 create or replace function conductor._wake(task_id bigint, outcome jsonb) returns void
@@ -111,6 +127,12 @@ begin
   end if;
 end
 $$;
+
+comment on function conductor._wake(bigint, jsonb) is
+$$Queues task_id again (run_at now, its wait cleared) if it is waiting, checkpoints outcome
+under its wait step (a step already saved stays) and notifies its queue; does nothing when
+the task is not waiting. Locks the task row (for no key update). Called by _child_finished
+and reap; raises nothing of its own.$$;
 
 revoke execute on function conductor._check_step_name(text) from public;
 revoke execute on function conductor._check_wait(text, interval, timestamptz) from public;
@@ -470,6 +492,12 @@ begin
   return null;
 end
 $$;
+
+comment on function conductor._child_finished() is
+$$Trigger function of tasks_child_finished (after a child's status turns final): wakes the
+parent through _wake, its children's _children_summary as the outcome, when the parent
+waits for children_any, or for children_all and none is unfinished, before its wait_until.
+Locks the parent row (a child before its parent: the lock order). Returns null.$$;
 
 create or replace trigger tasks_child_finished
   after update of status on conductor.tasks
