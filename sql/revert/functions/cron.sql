@@ -608,4 +608,13 @@ revoke execute on function conductor.cron_validate(text) from public;
 grant execute on function conductor.cron_next(text, timestamptz, text) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.cron_validate(text) to conductor_client, conductor_worker, conductor_admin;
 
+-- v0.1.0 had no comment on these helpers (create or replace keeps the reworked one's)
+comment on function conductor._cron_field(text, text, text, integer, integer, text[]) is null;
+comment on function conductor._cron_instants(timestamp without time zone, text) is null;
+comment on function conductor._cron_next_local(integer[], timestamp without time zone) is null;
+comment on function conductor._cron_next_parsed(integer[], timestamp with time zone, text) is null;
+comment on function conductor._cron_next_values(integer[], integer, integer) is null;
+comment on function conductor._cron_parse(text) is null;
+comment on function conductor._cron_transition(timestamp with time zone, timestamp with time zone, text) is null;
+
 commit;

@@ -337,4 +337,7 @@ grant execute on function conductor.enqueue(text, jsonb, text, integer, timestam
   to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.enqueue_many(jsonb) to conductor_client, conductor_worker, conductor_admin;
 
+-- v0.1.0 had no comment on these helpers (create or replace keeps the reworked one's)
+comment on function conductor._enqueue(conductor._task_spec[]) is null;
+
 commit;

@@ -131,4 +131,8 @@ revoke execute on function conductor._max_payload_bytes() from public;
 revoke execute on function conductor.now() from public;
 grant execute on function conductor.now() to conductor_client, conductor_worker, conductor_admin;
 
+-- v0.1.0 had no comment on these helpers (create or replace keeps the reworked one's)
+comment on function conductor._held_task(bigint) is null;
+comment on function conductor._refuse(bigint) is null;
+
 commit;

@@ -434,4 +434,10 @@ grant execute on function conductor.suspend(bigint, text, text, text, interval, 
 grant execute on function conductor.emit_event(text, jsonb) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.children(bigint) to conductor_client, conductor_worker, conductor_admin;
 
+-- v0.1.0 had no comment on these helpers (create or replace keeps the reworked one's)
+comment on function conductor._check_step_name(text) is null;
+comment on function conductor._child_finished() is null;
+comment on function conductor._children_summary(bigint) is null;
+comment on function conductor._wake(bigint, jsonb) is null;
+
 commit;
