@@ -67,6 +67,9 @@ __all__ = [
 ]
 
 REGISTRY_SCHEMA = "conductor_registry"
+# Where sqitch.conf files the scripts of a reworked change's released instances.
+RELEASED = "released/"
+
 # pg_advisory_lock key: the first 8 bytes of sha256("conductor.migrate"), as a signed bigint.
 LOCK_KEY = int.from_bytes(hashlib.sha256(b"conductor.migrate").digest()[:8], "big", signed=True)
 
@@ -119,6 +122,16 @@ class Change:
     note: str = ""
     occurrence: int = 1  # 2 for the second instance of a reworked change, ...
     script_name: str = ""  # deploy script path relative to the deploy dir, without .sql
+
+    def script(self, kind: str = "deploy") -> str:
+        """The path of its ``deploy``, ``revert`` or ``verify`` script relative to
+        the ``sql`` dir (sqitch.conf): a released instance of a reworked change
+        lives under ``released/`` (``released/revert/functions/claim@v0.1.0.sql``)."""
+        if kind == "deploy":
+            return f"{self.script_name}.sql"
+        if self.script_name.startswith(RELEASED):
+            return f"{RELEASED}{kind}/{self.script_name.removeprefix(RELEASED)}.sql"
+        return f"{kind}/{self.script_name}.sql"
 
     @property
     def key(self) -> str:
@@ -216,7 +229,7 @@ def parse_plan(text: str) -> Plan:
         if reworked_later:
             if tags_before >= len(tags):
                 raise PlanError(f"change {change.name} is reworked but no tag follows its first instance")
-            script = f"{change.name}@{tags[tags_before]}"
+            script = f"{RELEASED}{change.name}@{tags[tags_before]}"
         changes.append(
             Change(**{**change.__dict__, "occurrence": occurrence, "script_name": script})
         )
@@ -283,7 +296,7 @@ def _resolve(plan_path: Path | None, sql_dir: Path | None) -> tuple[Path, Path]:
 
 
 def _script(change: Change, sql_dir: Path) -> tuple[str, str]:
-    path = sql_dir / f"{change.script_name}.sql"
+    path = sql_dir / change.script()
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -371,7 +384,7 @@ def migrate(
                         )
                 except psycopg.Error as exc:
                     raise MigrateError(
-                        f"change {change.key} failed ({sql_dir / (change.script_name + '.sql')}): "
+                        f"change {change.key} failed ({sql_dir / change.script()}): "
                         f"{exc.sqlstate or ''} {str(exc).strip()}"
                     ) from exc
                 applied.append(change)

@@ -75,8 +75,11 @@ def test_parse_plan_names_reworked_scripts_by_the_following_tag() -> None:
         + f"f [f@v0.1] {STAMP} # reworked\n"
     )
     f_old, f_new = plan.changes[1], plan.changes[3]
-    assert (f_old.name, f_old.occurrence, f_old.script_name) == ("f", 1, "f@v0.1")
+    assert (f_old.name, f_old.occurrence, f_old.script_name) == ("f", 1, "released/f@v0.1")
     assert (f_new.name, f_new.occurrence, f_new.script_name) == ("f", 2, "f")
+    assert [f_old.script(k) for k in ("deploy", "revert", "verify")] == [
+        "released/f@v0.1.sql", "released/revert/f@v0.1.sql", "released/verify/f@v0.1.sql"]
+    assert [f_new.script(k) for k in ("deploy", "revert", "verify")] == ["f.sql", "revert/f.sql", "verify/f.sql"]
     assert f_new.key == "f#2"
 
 
@@ -93,8 +96,12 @@ def test_the_real_plan_parses_and_its_scripts_exist() -> None:
     for position, change in enumerate(plan.changes):
         for dep in change.requires:
             assert dep.split("@")[0] in names[:position], f"{change.key} requires {dep} first"
-        assert (REPO / "sql" / f"{change.script_name}.sql").is_file(), f"no deploy script for {change.key}"
-    assert "v0.1.0" in plan.tags, "the released v0.1.0 is tagged in the plan"
+        for kind in ("deploy", "revert", "verify"):
+            assert (REPO / "sql" / change.script(kind)).is_file(), f"no {kind} script for {change.key}"
+    assert {"v0.1.0", "v0.2.0"} <= set(plan.tags), "the released v0.1.0 and v0.2.0 are tagged in the plan"
+    current = {c.script() for c in plan.changes if not c.script_name.startswith("released/")}
+    on_disk = {str(p.relative_to(REPO / "sql")) for d in ("schema", "functions") for p in (REPO / "sql" / d).glob("*.sql")}
+    assert on_disk == current, "sql/schema and sql/functions hold the current scripts and nothing else"
     assert sql_root() in (REPO, Path(__import__("pyconductor").__file__).parent / "_sql")
 
 

