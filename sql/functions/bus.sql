@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/bus to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/bus@v0.2.0.sql)
 --
 -- The event bus and named locks (issue 17).
 --
@@ -40,7 +41,7 @@
 begin;
 set local role conductor_owner;
 
-create function conductor._bus_message(topic text, payload jsonb, origin text default null) returns text
+create or replace function conductor._bus_message(topic text, payload jsonb, origin text default null) returns text
   language plpgsql immutable
   set search_path = pg_catalog, pg_temp
 as $$
@@ -65,7 +66,7 @@ $$The text of a bus message: the JSON object {"topic", "origin", "payload"} (pay
 {}). Raises QC103 when it is over 7999 bytes (PostgreSQL's notification limit is 8000),
 naming its size.$$;
 
-create function conductor._publish(topic text, payload jsonb, origin text default null) returns boolean
+create or replace function conductor._publish(topic text, payload jsonb, origin text default null) returns boolean
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
 as $$
@@ -85,7 +86,7 @@ subscribes to topic or to '*', and answers whether it did; otherwise one probe o
 subscriptions' key. Checks nothing of the topic. Raises QC103 for a message over 7999
 bytes. Granted to nobody.$$;
 
-create function conductor.publish(topic text, payload jsonb default '{}', origin text default null)
+create or replace function conductor.publish(topic text, payload jsonb default '{}', origin text default null)
   returns boolean
   language plpgsql volatile
   security definer
@@ -119,7 +120,7 @@ the publishing process (subscribers skip their own), not proof of who sent it. C
 triggers. Raises QC106 for a topic that is NULL, empty, '*' or over 200 characters, QC103
 when the message is over 7999 bytes (whether or not anyone subscribes).$$;
 
-create function conductor.subscribe(topics text[]) returns void
+create or replace function conductor.subscribe(topics text[]) returns void
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp
@@ -146,7 +147,7 @@ connection first. Adds to the session's earlier topics; idempotent. unsubscribe 
 up; reap forgets a session that ended. Raises QC106 for a NULL or empty list, or a topic
 that is NULL, empty or over 200 characters.$$;
 
-create function conductor.unsubscribe(topics text[] default null) returns void
+create or replace function conductor.unsubscribe(topics text[] default null) returns void
   language sql volatile
   security definer
   set search_path = pg_catalog, pg_temp
@@ -160,7 +161,7 @@ comment on function conductor.unsubscribe(text[]) is
 $$This session no longer receives the messages of topics (NULL: of every topic it subscribed
 to; '*' gives up only the subscription to every topic). Idempotent.$$;
 
-create function conductor.exclusive(name text) returns void
+create or replace function conductor.exclusive(name text) returns void
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp

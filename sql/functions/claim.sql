@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/claim to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/claim@v0.2.0.sql)
 --
 -- conductor.claim(worker_id, queues, max_tasks, lease, kinds): the front of the
 -- hot path. In one statement it picks up to max_tasks ready tasks (higher
@@ -135,9 +136,6 @@ set local role conductor_owner;
 
 -- kinds is new (the last parameter): v0.1.0's four-parameter claim goes, and
 -- with it the helpers whose signatures gained kinds.
-drop function conductor.claim(text, text[], integer, interval);
-drop function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]);
-drop function conductor._claim_keys(text[], integer, timestamptz);
 
 -- conductor.claimed_task, what claim returns, is created by functions/claim@v0.1.0
 -- and unchanged since.

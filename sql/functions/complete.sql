@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/complete to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/complete@v0.2.0.sql)
 --
 -- Finishing a held task with a result.
 --
@@ -40,7 +41,6 @@ set local role conductor_owner;
 
 -- v0.1.0's _complete returned only the stored attempts; it now also returns the
 -- attempts failed for an unstorable result (a new return type: drop, create).
-drop function conductor._complete(bigint[], jsonb[]);
 
 create or replace function conductor._complete(
   attempt_ids bigint[], results jsonb[], out stored bigint[], out unstorable bigint[]

@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/controls to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/controls@v0.2.0.sql)
 --
 -- What an operator turns on and off for a whole queue or kind, across the fleet
 -- (issue 17). The tables are schema/operations'; claim (functions/claim) obeys

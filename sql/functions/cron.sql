@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/cron to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/cron@v0.2.0.sql)
 --
 -- Cron lines: parsing, validation and the next due time, computed in SQL so
 -- that scheduling needs no client library. Touches no table; everything here

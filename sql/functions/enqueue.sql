@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/enqueue to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/enqueue@v0.2.0.sql)
 --
 -- Writing work. Two paths share one validation: conductor._spec_problems, the
 -- rules of a task in one expression evaluated once per batch (_spec_problem
@@ -55,12 +56,9 @@ set local role conductor_owner;
 
 -- v0.1.0's _raise_spec_problem(code, ord, spec) took a batch position; the
 -- messages now take a detail, so schedules and configure_kind can say where.
-drop function conductor._raise_spec_problem(text, bigint, conductor._task_spec);
 -- timeout is new (the last parameter), and queue and priority default to NULL
 -- (the kind's, else the engine's): v0.1.0's thirteen-parameter enqueue goes, or
 -- a call naming only those thirteen would match both.
-drop function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer,
-                                interval, double precision, interval);
 
 -- The rules of a task, in one place: one CASE over a spec, in a plpgsql
 -- function so that it runs as a simple expression (no executor, no plan per

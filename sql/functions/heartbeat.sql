@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/heartbeat to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/heartbeat@v0.2.0.sql)
 --
 -- conductor.heartbeat(worker_id, attempt_ids, lease): one call a beat for all
 -- of a worker's claims. Extends the lease of each attempt that still holds its

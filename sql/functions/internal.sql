@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/internal to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/internal@v0.2.0.sql)
 --
 -- The clock and the private helpers the API functions share. Nothing here is
 -- granted to the application roles except conductor.now() and

@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/kinds to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/kinds@v0.2.0.sql)
 --
 -- conductor.configure_kind(kind, ...): a kind's defaults and policy, so that a
 -- task enqueued from psql, a trigger or a worker in another language gets what
@@ -25,7 +26,6 @@ set local role conductor_owner;
 -- queue, priority, concurrency_key, timeout, retain_succeeded and retain_failed are
 -- new: v0.1.0's six-parameter configure_kind goes, or a call naming only those six
 -- would match both.
-drop function conductor.configure_kind(text, integer, integer, interval, double precision, interval);
 
 create or replace function conductor.configure_kind(
   kind            text,

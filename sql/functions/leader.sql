@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/leader to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/leader@v0.2.0.sql)
 --
 -- Leader locks for singleton loops (the scheduler's tick, the reaper, retention,
 -- an app's singletons): session advisory locks whose 64-bit key is a stable

@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/notify to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/notify@v0.2.0.sql)
 --
 -- Wake-ups: who waits, and telling only them. A pg_notify takes a
 -- database-wide lock at commit and holds it through the WAL flush, so all
@@ -78,7 +79,6 @@ set local role conductor_owner;
 
 -- v0.1.0's answered nothing; it answers whether it notified, so enqueue can call
 -- it as an expression rather than a PERFORM (a statement's executor start each time)
-drop function conductor._notify_queue(text);
 
 create or replace function conductor._notify_queue(queue text) returns boolean
   language plpgsql volatile
@@ -177,8 +177,6 @@ when none waits. At REPEATABLE READ or SERIALIZABLE it names every id. Publishes
 -- every inserted row in its transition table cost a tenth of a single
 -- enqueue. The two statements that insert tasks (enqueue, and _enqueue for
 -- enqueue_many, spawn and tick) call _notify_queue for the queues they wrote.
-drop trigger tasks_notify_inserted on conductor.tasks;
-drop function conductor._notify_inserted();
 
 create or replace function conductor.sleep(worker_id text, queues text[] default null) returns boolean
   language plpgsql volatile

@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/reap to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/reap@v0.2.0.sql)
 --
 -- The engine's upkeep, run by every worker's reaper (any number at once):
 --

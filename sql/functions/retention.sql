@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/retention to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/retention@v0.2.0.sql)
 --
 -- Retention configured once, applied in batches, and the handler log lines of
 -- an attempt (issue 17).

@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/retry to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/retry@v0.2.0.sql)
 --
 -- conductor.retry(task_id, keep_steps): a person (or a client) puts a failed,
 -- dead, timed-out or cancelled task back in its queue, due now, with fresh

@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/runs to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/runs@v0.2.0.sql)
 --
 -- Durable runs: a task checkpoints its steps, spawns children, and suspends
 -- (freeing its worker slot) until its children finish, an event arrives or a

@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/schedules to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/schedules@v0.2.0.sql)
 --
 -- Cron schedules that need nothing but the database: any client, pg_cron or
 -- every worker at once may call tick(), and each due time still fires once.
@@ -66,10 +67,8 @@ set local role conductor_owner;
 
 -- The latest fire of a schedule (list_schedules' last_fired_at) without reading
 -- every fire it made; written once per fire, never on the hot path.
-create index schedule_fires_fired on conductor.schedule_fires (schedule_name, fired_at);
 
 -- v0.1.0's _check_schedule took eight fields; it now takes the whole row.
-drop function conductor._check_schedule(text, text, text, text, jsonb, text, text, integer);
 
 create or replace function conductor._check_schedule(s conductor.schedules) returns void
   language plpgsql stable
@@ -330,7 +329,6 @@ $$Deletes a schedule and its fire history; returns whether it existed. Tasks it 
 enqueued are not touched.$$;
 
 -- last_fired_at is appended to the schedules row: the return type changes
-drop function conductor.list_schedules();
 
 create or replace function conductor.list_schedules()
   returns table (

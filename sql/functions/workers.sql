@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/workers to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/workers@v0.2.0.sql)
 --
 -- Who is alive, for forensics, the dashboard and the unknown-kind sweep.
 -- Leases, not these rows, decide who holds what: a worker that never registers
@@ -21,7 +22,6 @@ begin;
 set local role conductor_owner;
 
 -- kinds is new (the last parameter): v0.1.0's eight-parameter register_worker goes.
-drop function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb);
 
 create or replace function conductor.register_worker(
   worker_id   text,

@@ -1,8 +1,4 @@
--- Revert conductor:functions/complete from pg: back to its v0.1.0 body
---
--- The v0.1.0 deploy script (functions/complete@v0.1.0.sql), with create or replace, and
--- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
--- bodies does not reopen the pg_temp escalation (issue 14).
+-- Revert conductor:functions/complete from pg: back to its v0.2.0 bodies
 --
 -- Finishing a held task with a result.
 --
@@ -15,6 +11,16 @@
 -- same statement, so a zombie worker whose lease was taken back changes nothing.
 -- complete_many looks at the refused ones only when there are any.
 --
+-- What cannot be stored fails only its own task: a result larger than
+-- conductor.settings.max_result_bytes (bytes of its jsonb form, as enqueue
+-- measures payloads) ends its task 'failed' at once, not retried, with
+-- 'result not storable: ...' as the task's and the attempt's error, in the same
+-- statement that stores the others; complete_many answers it 'failed', complete
+-- warns (QC107). Not retried: the handler ran to the end and its effects are
+-- done; running it again would redo them to produce the same result. (A result
+-- the server cannot even parse, e.g. a string holding \u0000, fails the cast of
+-- the jsonb[] parameter before any of this runs: the driver must not send it.)
+--
 -- Plans: _complete's statement is planned once per connection (a generic
 -- plan) with sequential scans, hash and merge joins disabled, so the plan is
 -- primary-key probes whatever the table's size was when it was made
@@ -23,29 +29,33 @@
 -- could choose a scan went stale as the table grew, up to 200x slower:
 -- bench/stale_plans.py.)
 --
--- Finished tasks are announced on the channel 'conductor_done' (one
--- notification per call) for clients waiting for results.
+-- Finished tasks (succeeded, or failed for an unstorable result) are announced
+-- on the channel 'conductor_done' (one notification per call) for clients
+-- waiting for results.
 --
 -- Lock order: task rows, then attempt rows (as everywhere in conductor).
 
 begin;
+set local role conductor_owner;
 
--- The reworked _complete returns (stored, unstorable); v0.1.0's returns bigint[].
-drop function conductor._complete(bigint[], jsonb[]);
+-- v0.1.0's _complete returned only the stored attempts; it now also returns the
+-- attempts failed for an unstorable result (a new return type: drop, create).
 
-create or replace function conductor._complete(attempt_ids bigint[], results jsonb[])
-  returns bigint[]
+create or replace function conductor._complete(
+  attempt_ids bigint[], results jsonb[], out stored bigint[], out unstorable bigint[]
+)
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
+  set jit = off
   set enable_hashjoin = off
   set enable_mergejoin = off
 as $$
 declare
   v_now timestamptz := conductor.now();
-  v_done bigint[];
+  v_max integer;
   v_tasks bigint[];
 begin
   if pg_catalog.cardinality(_complete.results) is distinct from pg_catalog.cardinality(_complete.attempt_ids)
@@ -54,6 +64,9 @@ begin
       pg_catalog.cardinality(_complete.attempt_ids), pg_catalog.cardinality(_complete.results)
       using errcode = 'QC106';
   end if;
+  -- where s.one: an index scan, as enable_seqscan is off (a disabled seq scan costs
+  -- 1e10 and would be compiled by JIT on every call)
+  select s.max_result_bytes into v_max from conductor.settings s where s.one;
 
   -- The given attempts are looked up by primary key first (materialized), and
   -- their tasks then by primary key: the plan never starts from the running set.
@@ -62,8 +75,11 @@ begin
   -- which, while a long transaction pins the xmin horizon, holds a dead entry
   -- for every task that ran since (measured: 340 ms per complete_many of 50
   -- after 3 minutes of pinning, bench/RESULTS.md).
+  -- A result over the limit is not stored: its task fails instead
+  -- (rejected), under the same fence, in the same statement.
   with given as materialized (
-    select a.id, a.task_id, _complete.results[g.n] as result
+    select a.id, a.task_id, _complete.results[g.n] as result,
+           pg_catalog.pg_column_size(_complete.results[g.n]) as size
       from pg_catalog.unnest(_complete.attempt_ids) with ordinality as g(id, n)
       join conductor.attempts a on a.id = g.id
   ), finished as (
@@ -77,20 +93,47 @@ begin
      where t.id = given.task_id
        and t.attempt_id = given.id
        and t.status::text = 'running'
-    returning t.attempt_id
+       and not coalesce(given.size > v_max, false)
+    returning t.attempt_id, 'succeeded'::text as outcome, null::text as error
+  ), rejected as (
+    update conductor.tasks t
+       set status = 'failed',
+           error = pg_catalog.format('result not storable: %s bytes of jsonb, over the limit of %s bytes '
+                                     '(conductor.settings.max_result_bytes)', given.size, v_max),
+           lease_expires_at = null,
+           finished_at = v_now
+      from given
+     where given.size > v_max
+       and t.id = given.task_id
+       and t.attempt_id = given.id
+       and t.status::text = 'running'
+    returning t.attempt_id, 'failed'::text as outcome, t.error
   ), recorded as (
     update conductor.attempts a
-       set outcome = 'succeeded', finished_at = v_now
-      from finished f
+       set outcome = f.outcome, finished_at = v_now, error = f.error
+      from (select * from finished union all select * from rejected) f
      where a.id = f.attempt_id
-    returning a.id, a.task_id
+    returning a.id, a.task_id, a.outcome
   )
-  select pg_catalog.array_agg(r.id), pg_catalog.array_agg(r.task_id) into v_done, v_tasks from recorded r;
+  select pg_catalog.array_agg(r.id) filter (where r.outcome = 'succeeded'),
+         pg_catalog.array_agg(r.id) filter (where r.outcome = 'failed'),
+         pg_catalog.array_agg(r.task_id)
+    into _complete.stored, _complete.unstorable, v_tasks
+    from recorded r;
 
   perform conductor._notify_done(v_tasks);
-  return coalesce(v_done, '{}');
+  _complete.stored := coalesce(_complete.stored, '{}');
+  _complete.unstorable := coalesce(_complete.unstorable, '{}');
 end
 $$;
+
+comment on function conductor._complete(bigint[], jsonb[]) is
+$$Finishes, in one statement, each of attempt_ids that still holds its task (running,
+tasks.attempt_id = it): succeeded with results[i], or failed for a result over
+settings.max_result_bytes. Returns their ids in stored and unstorable (the rest changed
+nothing) and announces the finished tasks on conductor_done. Raises QC106 when results is
+not NULL and differs in length. Locks task rows, then attempt rows. Called by complete and
+complete_many; security definer.$$;
 
 revoke execute on function conductor._complete(bigint[], jsonb[]) from public;
 
@@ -99,8 +142,19 @@ create or replace function conductor.complete(attempt_id bigint, result jsonb de
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_done record := conductor._complete(array[complete.attempt_id], array[complete.result]);
+  v_attempt conductor.attempts;
 begin
-  if pg_catalog.cardinality(conductor._complete(array[complete.attempt_id], array[complete.result])) = 0 then
+  if pg_catalog.cardinality(v_done.unstorable) > 0 then
+    -- a warning, not an error: the task's failure must commit
+    select a.* into v_attempt from conductor.attempts a where a.id = complete.attempt_id;
+    raise warning 'task % failed: %', v_attempt.task_id, v_attempt.error
+      using errcode = 'QC107',
+            detail = pg_catalog.format('The result of attempt %s was not stored; the task is failed, not retried.',
+                                       complete.attempt_id),
+            hint = 'Store large data elsewhere and return a reference to it.';
+  elsif pg_catalog.cardinality(v_done.stored) = 0 then
     perform conductor._refuse(complete.attempt_id);
   end if;
 end
@@ -108,6 +162,10 @@ $$;
 
 comment on function conductor.complete(bigint, jsonb) is
 $$Finishes the task held by attempt_id as succeeded and stores result (any JSON, or NULL).
+A result larger than conductor.settings.max_result_bytes (bytes of its jsonb form) is not
+stored: the task fails at once (not retried), its error and the attempt's 'result not
+storable: <size> bytes of jsonb, over the limit of <limit> bytes', and complete returns
+normally with a WARNING (SQLSTATE QC107) so that the failure commits.
 Raises QC201 (lease lost) when the attempt no longer holds its task, QC202 when the task
 was cancelled, QC203 when the attempt does not exist; then nothing changes.$$;
 
@@ -118,29 +176,40 @@ create or replace function conductor.complete_many(attempt_ids bigint[], results
   set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_done bigint[] := conductor._complete(complete_many.attempt_ids, complete_many.results);
+  v_done record := conductor._complete(complete_many.attempt_ids, complete_many.results);
 begin
-  if pg_catalog.cardinality(v_done) = pg_catalog.cardinality(complete_many.attempt_ids) then
+  if pg_catalog.cardinality(v_done.stored) = pg_catalog.cardinality(complete_many.attempt_ids) then
     return;  -- every one stored: the common case needs no second look
   end if;
   return query
   select given.id, a.task_id,
-         case when a.outcome = 'cancelled' then 'cancelled'
+         case when given.id = any (v_done.unstorable) then 'failed'
+              when a.outcome = 'cancelled' then 'cancelled'
               when a.outcome in ('succeeded', 'failed', 'released', 'suspended') then 'finished'
               else 'lost' end
     from pg_catalog.unnest(complete_many.attempt_ids) as given(id)
     left join conductor.attempts a on a.id = given.id
-   where given.id <> all (v_done);
+   where given.id <> all (v_done.stored);
 end
 $$;
 
 comment on function conductor.complete_many(bigint[], jsonb[]) is
 $$Finishes a batch of held tasks in one statement: results[i] belongs to attempt_ids[i]
 (results NULL: no result for any). Each attempt is fenced on its own, so one lost lease
-does not stop the others. Returns a row for each attempt it refused, state 'cancelled',
-'finished' (it had already reported, e.g. a batch sent twice after a lost connection) or
-'lost', as heartbeat does; an empty answer means all were stored.
-Raises QC106 when the arrays differ in length.$$;
+does not stop the others. Returns a row for each attempt whose result it did not store,
+with state
+  'failed'    the result is larger than conductor.settings.max_result_bytes: the task
+              failed at once (not retried), its error and the attempt's 'result not
+              storable: <size> bytes of jsonb, over the limit of <limit> bytes';
+  'cancelled' the task was cancelled;
+  'finished'  the attempt had already reported (e.g. a batch sent twice after a lost
+              connection);
+  'lost'      the lease expired and the task was taken back, or no such attempt,
+as heartbeat does; an empty answer means all were stored. The worker discards the
+result of every attempt answered; nothing it can send again would be stored.
+Raises QC106 when the arrays differ in length. (A result that is not valid jsonb, such
+as a string holding \u0000, fails the cast of the parameter before the call: the whole
+statement raises, nothing is stored; the driver must not send one.)$$;
 
 revoke execute on function conductor.complete(bigint, jsonb) from public;
 revoke execute on function conductor.complete_many(bigint[], jsonb[]) from public;

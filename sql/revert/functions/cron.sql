@@ -1,8 +1,4 @@
--- Revert conductor:functions/cron from pg: back to its v0.1.0 body
---
--- The v0.1.0 deploy script (functions/cron@v0.1.0.sql), with create or replace, and
--- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
--- bodies does not reopen the pg_temp escalation (issue 14).
+-- Revert conductor:functions/cron from pg: back to its v0.2.0 bodies
 --
 -- Cron lines: parsing, validation and the next due time, computed in SQL so
 -- that scheduling needs no client library. Touches no table; everything here
@@ -54,6 +50,7 @@
 --            QC302 invalid timezone.
 
 begin;
+set local role conductor_owner;
 
 create or replace function conductor._cron_field(
   expr text, field text, token text, lo integer, hi integer, names text[] default null)
@@ -79,8 +76,8 @@ begin
   foreach v_part in array string_to_array(_cron_field.token, ',') loop
     if v_part = '' then
       raise exception using errcode = 'QC301',
-        message = format('invalid cron expression "%s": %s field "%s" has an empty list item',
-                         expr, field, token);
+        message = format('invalid cron expression %s: %s field %s has an empty list item',
+                         conductor._echo(expr), field, conductor._echo(token));
     end if;
     v_step := 1;
     v_range := v_part;
@@ -89,8 +86,8 @@ begin
       if split_part(v_part, '/', 2) !~ '^[0-9]{1,4}$' or split_part(v_part, '/', 3) <> ''
          or split_part(v_part, '/', 2)::integer = 0 then
         raise exception using errcode = 'QC301',
-          message = format('invalid cron expression "%s": %s field "%s" has an invalid step "%s"',
-                           expr, field, token, v_part);
+          message = format('invalid cron expression %s: %s field %s has an invalid step %s',
+                           conductor._echo(expr), field, conductor._echo(token), conductor._echo(v_part));
       end if;
       v_step := split_part(v_part, '/', 2)::integer;
     end if;
@@ -101,8 +98,8 @@ begin
       v_bounds := string_to_array(v_range, '-');
       if array_length(v_bounds, 1) is null or array_length(v_bounds, 1) > 2 then
         raise exception using errcode = 'QC301',
-          message = format('invalid cron expression "%s": %s field "%s" has an invalid range "%s"',
-                           expr, field, token, v_part);
+          message = format('invalid cron expression %s: %s field %s has an invalid range %s',
+                           conductor._echo(expr), field, conductor._echo(token), conductor._echo(v_part));
       end if;
       for v_i in 1 .. array_length(v_bounds, 1) loop
         if v_bounds[v_i] ~ '^[0-9]{1,4}$' then
@@ -111,8 +108,8 @@ begin
           v_bounds[v_i] := (array_position(names, upper(v_bounds[v_i])) - 1 + lo)::text;
         else
           raise exception using errcode = 'QC301',
-            message = format('invalid cron expression "%s": %s field "%s": "%s" is not a number%s',
-                             expr, field, token, v_bounds[v_i],
+            message = format('invalid cron expression %s: %s field %s: %s is not a number%s',
+                             conductor._echo(expr), field, conductor._echo(token), conductor._echo(v_bounds[v_i]),
                              case when names is not null then ' or a name' else '' end);
         end if;
       end loop;
@@ -126,13 +123,13 @@ begin
       end if;
       if v_a < lo or v_a > v_max or v_b < lo or v_b > v_max then
         raise exception using errcode = 'QC301',
-          message = format('invalid cron expression "%s": %s field "%s" is out of range %s-%s',
-                           expr, field, v_part, lo, v_max);
+          message = format('invalid cron expression %s: %s field %s is out of range %s-%s',
+                           conductor._echo(expr), field, conductor._echo(v_part), lo, v_max);
       end if;
       if v_a > v_b then
         raise exception using errcode = 'QC301',
-          message = format('invalid cron expression "%s": %s field "%s" is a decreasing range',
-                           expr, field, v_part);
+          message = format('invalid cron expression %s: %s field %s is a decreasing range',
+                           conductor._echo(expr), field, conductor._echo(v_part));
       end if;
     end if;
     for v_i in v_a .. v_b by v_step loop
@@ -142,6 +139,12 @@ begin
   return array(select distinct v from unnest(v_values) as v order by v);
 end;
 $$;
+
+comment on function conductor._cron_field(text, text, text, integer, integer, text[]) is
+$$One field of cron line expr: token (a list of *, n or a-b, each with an optional /step;
+names[i] stands for lo + i - 1) as its sorted distinct values in lo..hi (day-of-week also
+takes 7, folded onto 0). Raises QC301 naming expr, the field and the bad item. Called by
+_cron_parse; immutable, no locks.$$;
 
 -- For each value v of lo..hi, the smallest of vals (sorted ascending) that is
 -- >= v, or -1: the "next allowed value" table of one field.
@@ -166,6 +169,11 @@ begin
   return v_out;
 end;
 $$;
+
+comment on function conductor._cron_next_values(integer[], integer, integer) is
+$$For each v of lo..hi, the smallest of vals (sorted ascending) that is >= v, or -1: one
+field's "next allowed value" table of the parsed line. Called by _cron_parse; immutable,
+never raises.$$;
 
 create or replace function conductor._cron_parse(expr text)
   returns integer[]
@@ -206,15 +214,16 @@ begin
             end;
   if v_line like '@%' then
     raise exception using errcode = 'QC301',
-      message = format('invalid cron expression "%s": unknown shorthand "%s"', expr, v_line),
+      message = format('invalid cron expression %s: unknown shorthand %s', conductor._echo(expr),
+                       conductor._echo(v_line)),
       hint = 'Known: @hourly @daily @midnight @weekly @monthly @yearly @annually.';
   end if;
   v_fields := regexp_split_to_array(v_line, '\s+');
   if v_line = '' or array_length(v_fields, 1) not in (5, 6) then
     raise exception using errcode = 'QC301',
-      message = format('invalid cron expression "%s": expected 5 fields (minute hour day-of-month '
+      message = format('invalid cron expression %s: expected 5 fields (minute hour day-of-month '
                        'month day-of-week) or 6 with a leading seconds field, got %s',
-                       expr, case when v_line = '' then 0 else array_length(v_fields, 1) end);
+                       conductor._echo(expr), case when v_line = '' then 0 else array_length(v_fields, 1) end);
   end if;
   if array_length(v_fields, 1) = 6 then
     v_secs := conductor._cron_field(expr, 'second', v_fields[1], 0, 59);
@@ -258,8 +267,9 @@ begin
     end loop;
     if not v_ok then
       raise exception using errcode = 'QC301',
-        message = format('invalid cron expression "%s": it never fires (day-of-month "%s" does '
-                         'not occur in month "%s")', expr, v_fields[3], v_fields[4]);
+        message = format('invalid cron expression %s: it never fires (day-of-month %s does '
+                         'not occur in month %s)', conductor._echo(expr), conductor._echo(v_fields[3]),
+                         conductor._echo(v_fields[4]));
     end if;
   end if;
 
@@ -283,6 +293,12 @@ begin
   return v_p;
 end;
 $$;
+
+comment on function conductor._cron_parse(text) is
+$$Parses cron line expr (5 or 6 fields, or an @ shorthand) into the int[] of 195 entries
+laid out in the map of sql/functions/cron.sql. Raises QC301 for a null line, a bad field or
+shorthand, or a line that can never fire. Called by cron_validate and cron_next; immutable,
+no locks.$$;
 
 -- The first wall time >= ts whose fields match, or null past 400 years.
 create or replace function conductor._cron_next_local(p integer[], ts timestamp)
@@ -385,6 +401,11 @@ begin
 end;
 $$;
 
+comment on function conductor._cron_next_local(integer[], timestamp) is
+$$The first wall-clock time >= ts (seconds rounded up) that parsed line p matches, or NULL
+when none comes within 400 years. Knows no time zone: _cron_next_parsed maps its answer to
+instants. Called by _cron_next_parsed; immutable, raises nothing on a line _cron_parse made.$$;
+
 -- The first instant in (lo, hi] whose UTC offset in tz differs from lo's
 -- (binary search to the second; the caller knows there is exactly one).
 create or replace function conductor._cron_transition(lo timestamptz, hi timestamptz, tz text)
@@ -410,6 +431,11 @@ begin
   return v_hi;
 end;
 $$;
+
+comment on function conductor._cron_transition(timestamptz, timestamptz, text) is
+$$The first instant in (lo, hi], to the second, whose UTC offset in tz differs from lo's, by
+binary search; hi when there is none (the caller knows there is exactly one). Called by
+_cron_instants and _cron_next_parsed; immutable.$$;
 
 -- The real instants at which the wall time ts happens in tz: one (early =
 -- late), two in a fall-back overlap (early < late), or none in a gap (both
@@ -451,6 +477,12 @@ begin
   end if;
 end;
 $$;
+
+comment on function conductor._cron_instants(timestamp, text) is
+$$The real instants at which wall time ts happens in tz: early = late for one, early < late
+in a fall-back overlap, both NULL for a time in a spring-forward gap, gap_end then the first
+instant after it. Looks for an offset change up to 3 hours either side. Called by
+_cron_next_parsed; immutable.$$;
 
 create or replace function conductor._cron_next_parsed(p integer[], after timestamptz, tz text)
   returns timestamptz
@@ -550,9 +582,16 @@ begin
 end;
 $$;
 
+comment on function conductor._cron_next_parsed(integer[], timestamptz, text) is
+$$cron_next on a parsed line: the first instant strictly after `after` at which p fires in
+the wall time of tz, by the DST rules in the map of sql/functions/cron.sql; NULL when after
+is NULL or nothing comes within 400 years. tz must be valid (cron_next checks it; else
+22023). Called by cron_next; immutable, no locks.$$;
+
 create or replace function conductor.cron_validate(expr text)
   returns void
   language plpgsql immutable parallel safe
+  security definer
   set search_path = pg_catalog, pg_temp
 as $$
 begin
@@ -568,6 +607,7 @@ comment on function conductor.cron_validate(text) is
 create or replace function conductor.cron_next(expr text, after timestamptz, timezone text default 'UTC')
   returns timestamptz
   language plpgsql stable parallel safe
+  security definer
   set search_path = pg_catalog, pg_temp
 as $$
 begin
@@ -578,7 +618,7 @@ begin
     perform pg_catalog.now() at time zone cron_next.timezone;
   exception when invalid_parameter_value then
     raise exception using errcode = 'QC302',
-      message = format('invalid timezone "%s"', cron_next.timezone),
+      message = format('invalid timezone %s', conductor._echo(cron_next.timezone)),
       hint = 'Use an IANA name from pg_timezone_names, e.g. Europe/Berlin or UTC.';
   end;
   return conductor._cron_next_parsed(conductor._cron_parse(cron_next.expr), cron_next.after,
@@ -595,7 +635,9 @@ comment on function conductor.cron_next(text, timestamptz, text) is
   'instants when the hour field allows every hour, else at the first. Stable (reads the tz '
   'database), parallel safe, no locks; docs/cron.md.';
 
--- the helpers are not API: nobody but the owner calls them directly
+-- The helpers are not API: nobody but the owner calls them directly. cron_next and
+-- cron_validate run as the owner so that the roles they are granted to can reach
+-- the helpers (v0.1.0 ran them as the caller, and they failed for every role).
 revoke execute on function conductor._cron_field(text, text, text, integer, integer, text[]) from public;
 revoke execute on function conductor._cron_next_values(integer[], integer, integer) from public;
 revoke execute on function conductor._cron_parse(text) from public;
@@ -607,14 +649,5 @@ revoke execute on function conductor.cron_next(text, timestamptz, text) from pub
 revoke execute on function conductor.cron_validate(text) from public;
 grant execute on function conductor.cron_next(text, timestamptz, text) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.cron_validate(text) to conductor_client, conductor_worker, conductor_admin;
-
--- v0.1.0 had no comment on these helpers (create or replace keeps the reworked one's)
-comment on function conductor._cron_field(text, text, text, integer, integer, text[]) is null;
-comment on function conductor._cron_instants(timestamp without time zone, text) is null;
-comment on function conductor._cron_next_local(integer[], timestamp without time zone) is null;
-comment on function conductor._cron_next_parsed(integer[], timestamp with time zone, text) is null;
-comment on function conductor._cron_next_values(integer[], integer, integer) is null;
-comment on function conductor._cron_parse(text) is null;
-comment on function conductor._cron_transition(timestamp with time zone, timestamp with time zone, text) is null;
 
 commit;

@@ -1,8 +1,4 @@
--- Revert conductor:functions/retry from pg: back to its v0.1.0 body
---
--- The v0.1.0 deploy script (functions/retry@v0.1.0.sql), with create or replace, and
--- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
--- bodies does not reopen the pg_temp escalation (issue 14).
+-- Revert conductor:functions/retry from pg: back to its v0.2.0 bodies
 --
 -- conductor.retry(task_id, keep_steps): a person (or a client) puts a failed,
 -- dead, timed-out or cancelled task back in its queue, due now, with fresh
@@ -11,6 +7,7 @@
 -- where it stopped, unless keep_steps => false.
 
 begin;
+set local role conductor_owner;
 
 create or replace function conductor.retry(task_id bigint, keep_steps boolean default true) returns bigint
   language plpgsql volatile

@@ -1,8 +1,4 @@
--- Revert conductor:functions/runs from pg: back to its v0.1.0 body
---
--- The v0.1.0 deploy script (functions/runs@v0.1.0.sql), with create or replace, and
--- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
--- bodies does not reopen the pg_temp escalation (issue 14).
+-- Revert conductor:functions/runs from pg: back to its v0.2.0 bodies
 --
 -- Durable runs: a task checkpoints its steps, spawns children, and suspends
 -- (freeing its worker slot) until its children finish, an event arrives or a
@@ -11,9 +7,11 @@
 --
 --   conductor.save_step(attempt_id, name, result) -> jsonb     checkpoint a step
 --   conductor.spawn(attempt_id, step, kind, payload, ...) -> bigint   a child, once
+--                                     (options not given: the child's kind's, as enqueue)
 --   conductor.suspend(attempt_id, step, wait_for, event, duration, timeout)
 --                                     -> (state, result)       wait, or go on
 --   conductor.emit_event(name, payload) -> integer             wake the waiters
+--                                     (payload: a JSON object, as enqueue's; prune() removes old events)
 --   conductor.children(task_id)                                a task's children
 --
 -- Checkpoint names are the caller's: a driver numbers a name used twice in one
@@ -34,9 +32,7 @@
 -- sees the event: no lost wake-up (READ COMMITTED, PostgreSQL's default).
 
 begin;
-
--- New in the rework: the end-of-wait check of suspend.
-drop function conductor._check_wait(text, interval, timestamptz);
+set local role conductor_owner;
 
 create or replace function conductor._check_step_name(name text) returns void
   language plpgsql immutable
@@ -52,6 +48,37 @@ begin
 end
 $$;
 
+comment on function conductor._check_step_name(text) is
+$$Raises QC106, naming the value, unless name is a step name: non-empty, at most 1000 bytes.
+Returns nothing otherwise. Called by save_step, spawn and suspend before they read or lock
+anything; no locks.$$;
+
+-- Raises QC106 naming span unless start + span ends by 9999-12-30 UTC, the last day of
+-- conductor._time_range() (functions/internal): the years every driver can read.
+-- Two statements, in this order, so an interval too large for a timestamp is
+-- refused before start + span can overflow (22008).
+create or replace function conductor._check_wait(what text, span interval, start timestamptz) returns void
+  language plpgsql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _check_wait.span > interval '10000 years' then
+    raise exception 'invalid % %: the wait must end by 9999-12-30 UTC', _check_wait.what, _check_wait.span
+      using errcode = 'QC106';
+  end if;
+  if _check_wait.start + _check_wait.span > timestamptz '9999-12-30 00:00:00+00' then
+    raise exception 'invalid % %: the wait must end by 9999-12-30 UTC', _check_wait.what, _check_wait.span
+      using errcode = 'QC106';
+  end if;
+end
+$$;
+
+comment on function conductor._check_wait(text, interval, timestamptz) is
+$$Raises QC106 naming what and span unless start + span ends by 9999-12-30 UTC (the end of
+conductor._time_range()); a span over 10000 years is refused before the sum can overflow.
+Returns nothing otherwise (a NULL span passes). Called by suspend for a sleep's duration
+and a timeout; no locks.$$;
+
 -- Every child of a task, oldest first, with its outcome so far.
 create or replace function conductor._children_summary(task_id bigint) returns jsonb
   language sql stable
@@ -63,6 +90,11 @@ as $$
     from conductor.tasks c
    where c.parent_id = _children_summary.task_id
 $$;
+
+comment on function conductor._children_summary(bigint) is
+$$The children of task_id, oldest first, as a JSON array of {task_id, kind, status, result,
+error}; [] when it has none. The outcome a children_all / children_any wait checkpoints:
+called by suspend and _child_finished. Reads only, takes no locks, never raises.$$;
 
 -- Queues a waiting task again, its wait's outcome checkpointed under its wait step.
 create or replace function conductor._wake(task_id bigint, outcome jsonb) returns void
@@ -96,7 +128,14 @@ begin
 end
 $$;
 
+comment on function conductor._wake(bigint, jsonb) is
+$$Queues task_id again (run_at now, its wait cleared) if it is waiting, checkpoints outcome
+under its wait step (a step already saved stays) and notifies its queue; does nothing when
+the task is not waiting. Locks the task row (for no key update). Called by _child_finished
+and reap; raises nothing of its own.$$;
+
 revoke execute on function conductor._check_step_name(text) from public;
+revoke execute on function conductor._check_wait(text, interval, timestamptz) from public;
 revoke execute on function conductor._children_summary(bigint) from public;
 revoke execute on function conductor._wake(bigint, jsonb) from public;
 
@@ -109,8 +148,17 @@ as $$
 declare
   v_task conductor.tasks;
   v_stored jsonb;
+  v_max integer;
 begin
   perform conductor._check_step_name(save_step.name);
+  select s.max_result_bytes into v_max from conductor.settings s where s.one;
+  if pg_catalog.pg_column_size(save_step.result) > v_max then
+    raise exception 'step %: value of % bytes of jsonb is over the limit of % bytes (conductor.settings.max_result_bytes)',
+      pg_catalog.quote_literal(pg_catalog.left(save_step.name, 100)), pg_catalog.pg_column_size(save_step.result), v_max
+      using errcode = 'QC107',
+            detail = 'Nothing was stored; the task still runs.',
+            hint = 'Store large data elsewhere and checkpoint a reference to it.';
+  end if;
   v_task := conductor._held_task(save_step.attempt_id);
 
   insert into conductor.steps as s (task_id, name, result, attempt_id, saved_at)
@@ -129,15 +177,16 @@ comment on function conductor.save_step(bigint, text, jsonb) is
 $$Checkpoints step name of the task held by attempt_id with result (any JSON). Returns the
 stored result: this one, or the one saved first if the step was already checkpointed (the
 first write wins). Raises QC201 lease lost, QC202 cancelled, QC203 no such attempt (then
-nothing is stored), QC106 for an empty name or one over 1000 bytes.$$;
+nothing is stored), QC106 for an empty name or one over 1000 bytes, QC107 for a result
+larger than conductor.settings.max_result_bytes (bytes of its jsonb form).$$;
 
 create or replace function conductor.spawn(
   attempt_id      bigint,
   step            text,
   kind            text,
   payload         jsonb default '{}',
-  queue           text default 'default',
-  priority        integer default 0,
+  queue           text default null,
+  priority        integer default null,
   run_at          timestamptz default null,
   max_attempts    integer default null,
   dedupe_key      text default null,
@@ -167,7 +216,7 @@ begin
 
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
-                spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null
+                spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -179,8 +228,11 @@ $$;
 comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer) is
 $$Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
-gets the same child, never a second one. Options as enqueue. Raises as enqueue, and QC201
-lease lost, QC202 cancelled, QC203 no such attempt, QC106 for a bad step name.$$;
+gets the same child, never a second one. Options as enqueue: one not given (queue,
+priority, max_attempts, concurrency_key, max_recoveries) is the child's kind's
+(configure_kind), else enqueue's default; the child's timeout is its kind's. Nothing is
+taken from the parent. Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+such attempt, QC106 for a bad step name.$$;
 
 create or replace function conductor.suspend(
   attempt_id bigint,
@@ -222,6 +274,12 @@ begin
   end if;
   if suspend.timeout <= interval '0' then
     raise exception 'invalid timeout %: it must be positive', suspend.timeout using errcode = 'QC106';
+  end if;
+  if suspend.wait_for = 'sleep' then
+    perform conductor._check_wait('sleep duration', suspend.duration, v_now);
+  end if;
+  if suspend.timeout is not null then
+    perform conductor._check_wait('timeout', suspend.timeout, v_now);
   end if;
 
   if suspend.wait_for = 'event' then
@@ -305,7 +363,9 @@ on. Otherwise parks the task as waiting, frees the worker (the attempt ends 'sus
 counting no attempt) and returns 'waiting': the handler must stop; the task is queued again
 when woken and runs from the top. Outcomes: {"event", "payload"} or {"event", "timed_out"};
 a JSON array of the children's {task_id, kind, status, result, error}; {"until"}.
-Raises QC201/QC202/QC203 as complete does, QC106 for bad arguments.$$;
+Raises QC201/QC202/QC203 as complete does, QC106 for bad arguments (the message names
+the value), among them a negative sleep, a timeout not positive, and a sleep or timeout that
+would end after 9999-12-30 UTC.$$;
 
 create or replace function conductor.emit_event(name text, payload jsonb default '{}') returns integer
   language plpgsql volatile
@@ -314,6 +374,7 @@ create or replace function conductor.emit_event(name text, payload jsonb default
 as $$
 declare
   v_now timestamptz := conductor.now();
+  v_given jsonb;
   v_payload jsonb;
   v_woken integer;
   v_queues text[];
@@ -324,10 +385,24 @@ begin
       coalesce(pg_catalog.quote_literal(emit_event.name), 'NULL')
       using errcode = 'QC106';
   end if;
+  -- the payload as enqueue takes one: a JSON object (SQL NULL: none, {}), at most max_payload_bytes
+  v_given := coalesce(emit_event.payload, '{}');
+  if pg_catalog.jsonb_typeof(v_given) <> 'object' then
+    raise exception 'invalid payload for event %: a payload is a JSON object, got %',
+      pg_catalog.quote_literal(emit_event.name), pg_catalog.jsonb_typeof(v_given)
+      using errcode = 'QC102',
+            hint = 'Wrap the value in an object, e.g. {"value": ...}.';
+  end if;
+  if pg_catalog.pg_column_size(v_given) > conductor._max_payload_bytes() then
+    raise exception 'payload too large for event %: % bytes, the limit is % bytes',
+      pg_catalog.quote_literal(emit_event.name), pg_catalog.pg_column_size(v_given), conductor._max_payload_bytes()
+      using errcode = 'QC103',
+            hint = 'Store large data elsewhere and pass a reference, or have an admin raise conductor.settings.max_payload_bytes.';
+  end if;
   perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('conductor:event:' || emit_event.name, 0));
 
   insert into conductor.events as e (name, payload, emitted_at)
-  values (emit_event.name, emit_event.payload, v_now)
+  values (emit_event.name, v_given, v_now)
   on conflict on constraint events_pkey do nothing;
   select e.payload into v_payload from conductor.events e where e.name = emit_event.name;
 
@@ -369,7 +444,11 @@ outcome in the same statement. Returns how many tasks it woke. An event emitted 
 anyone waits still counts: a later wait finds it at once. A waiter whose timeout passed
 but that reap() has not reached yet is woken with the payload (the outcome is whichever
 is checkpointed first, and stays). Callable from any client, a
-trigger or a task. Raises QC106 for an empty name or one over 1000 bytes.$$;
+trigger or a task. The payload is a JSON object, as enqueue's (SQL NULL, like leaving it
+out, records {}). Raises QC106 for an empty name or one over 1000 bytes, QC102 for a payload
+that is not an object, QC103 for one over conductor.settings.max_payload_bytes; then
+nothing is recorded. prune() removes events emitted before its cutoff that no task waits
+for.$$;
 
 create or replace function conductor.children(task_id bigint)
   returns table (task_id bigint, kind text, status conductor.task_status, result jsonb,
@@ -414,6 +493,12 @@ begin
 end
 $$;
 
+comment on function conductor._child_finished() is
+$$Trigger function of tasks_child_finished (after a child's status turns final): wakes the
+parent through _wake, its children's _children_summary as the outcome, when the parent
+waits for children_any, or for children_all and none is unfinished, before its wait_until.
+Locks the parent row (a child before its parent: the lock order). Returns null.$$;
+
 create or replace trigger tasks_child_finished
   after update of status on conductor.tasks
   for each row
@@ -433,11 +518,5 @@ grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integ
 grant execute on function conductor.suspend(bigint, text, text, text, interval, interval) to conductor_worker, conductor_admin;
 grant execute on function conductor.emit_event(text, jsonb) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.children(bigint) to conductor_client, conductor_worker, conductor_admin;
-
--- v0.1.0 had no comment on these helpers (create or replace keeps the reworked one's)
-comment on function conductor._check_step_name(text) is null;
-comment on function conductor._child_finished() is null;
-comment on function conductor._children_summary(bigint) is null;
-comment on function conductor._wake(bigint, jsonb) is null;
 
 commit;

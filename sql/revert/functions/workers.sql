@@ -1,19 +1,26 @@
--- Revert conductor:functions/workers from pg: back to its v0.1.0 body
+-- Revert conductor:functions/workers from pg: back to its v0.2.0 bodies
 --
--- The v0.1.0 deploy script (functions/workers@v0.1.0.sql), with create or replace, and
--- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
--- bodies does not reopen the pg_temp escalation (issue 14).
+-- Who is alive, for forensics, the dashboard and the unknown-kind sweep.
+-- Leases, not these rows, decide who holds what: a worker that never registers
+-- can still claim.
 --
--- Who is alive, for forensics and the dashboard. Leases, not these rows, decide
--- who holds what: a worker that never registers can still claim.
---
---   conductor.register_worker(worker_id, host, pid, queues, concurrency, roles, version, metadata)
+--   conductor.register_worker(worker_id, host, pid, queues, concurrency, roles, version, metadata, kinds)
 --   conductor.deregister_worker(worker_id)
+--
+-- The kinds a worker serves (workers.kinds; NULL: every kind) tell reap() which
+-- kinds some live worker still runs: a queued task whose kind none has served
+-- for conductor.settings.unknown_kind_after is dead-lettered. A worker that
+-- stops cleanly takes its row away, so deregister_worker leaves when it last
+-- served each of its kinds in conductor.served_kinds: a rolling deploy that
+-- stops the only worker of a kind for a moment does not make the kind unknown.
+--
+-- Locks: the worker's row; deregister_worker then the served_kinds rows of its
+-- kinds. Any number of workers at once.
 
 begin;
+set local role conductor_owner;
 
--- 0.2.0's register_worker (kinds) goes first: create or replace below recreates v0.1.0's.
-drop function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb, text[]);
+-- kinds is new (the last parameter): v0.1.0's eight-parameter register_worker goes.
 
 create or replace function conductor.register_worker(
   worker_id   text,
@@ -23,7 +30,8 @@ create or replace function conductor.register_worker(
   concurrency integer default null,
   roles       text[] default '{worker}',
   version     text default null,
-  metadata    jsonb default '{}'
+  metadata    jsonb default '{}',
+  kinds       text[] default null
 ) returns void
   language plpgsql volatile
   security definer
@@ -42,26 +50,30 @@ begin
   if register_worker.metadata is null or pg_catalog.jsonb_typeof(register_worker.metadata) <> 'object' then
     raise exception 'worker metadata must be a JSON object' using errcode = 'QC106';
   end if;
+  -- the kinds list follows claim's rule (queues stay as v0.1.0 took them)
+  perform conductor._check_scope(null, register_worker.kinds);
 
   insert into conductor.workers as w
-         (id, host, pid, queues, concurrency, roles, version, metadata, started_at, last_seen_at)
+         (id, host, pid, queues, concurrency, roles, version, metadata, kinds, started_at, last_seen_at)
   values (register_worker.worker_id, register_worker.host, register_worker.pid,
           register_worker.queues, register_worker.concurrency,
           coalesce(register_worker.roles, '{}'), register_worker.version,
-          register_worker.metadata, v_now, v_now)
+          register_worker.metadata, register_worker.kinds, v_now, v_now)
   on conflict (id) do update
      set host = excluded.host, pid = excluded.pid, queues = excluded.queues,
          concurrency = excluded.concurrency, roles = excluded.roles,
-         version = excluded.version, metadata = excluded.metadata,
+         version = excluded.version, metadata = excluded.metadata, kinds = excluded.kinds,
          last_seen_at = excluded.last_seen_at;
 end
 $$;
 
-comment on function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb) is
+comment on function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb, text[]) is
 $$Records (or refreshes) a live worker: its host, pid, queues (NULL: all), concurrency,
-roles (e.g. {worker,scheduler}), version and metadata. heartbeat keeps last_seen_at
-fresh; reap deletes rows not seen for a while. Raises QC106 for a missing worker_id,
-concurrency below 1 or metadata that is not a JSON object.$$;
+roles (e.g. {worker,scheduler}), version, metadata and kinds (the kinds it has handlers
+for, as it passes them to claim; NULL: every kind). heartbeat keeps last_seen_at fresh;
+reap deletes rows not seen for a while. While a worker is seen, reap() does not
+dead-letter tasks of its kinds. Raises QC106 for a missing worker_id, concurrency below 1
+or metadata that is not a JSON object, QC101 for an empty kinds list or one holding NULL.$$;
 
 create or replace function conductor.deregister_worker(worker_id text) returns boolean
   language sql volatile
@@ -69,18 +81,28 @@ create or replace function conductor.deregister_worker(worker_id text) returns b
   set search_path = pg_catalog, pg_temp
 as $$
   with gone as (
-    delete from conductor.workers w where w.id = deregister_worker.worker_id returning w.id
+    delete from conductor.workers w where w.id = deregister_worker.worker_id returning w.kinds
+  ), served as (
+    -- what reap()'s unknown-kind sweep reads once the row is gone (kinds NULL: nothing
+    -- to name; such a worker served every kind only while it lived)
+    insert into conductor.served_kinds as s (kind, last_served_at)
+    select distinct k.kind, conductor.now()
+      from gone cross join pg_catalog.unnest(gone.kinds) as k(kind)
+     order by k.kind  -- lock order: served_kinds rows by kind
+    on conflict (kind) do update set last_served_at = excluded.last_served_at
   )
   select exists (select from gone)
 $$;
 
 comment on function conductor.deregister_worker(text) is
-$$Forgets a worker at its clean exit; returns whether it was registered. Tasks it still
+$$Forgets a worker at its clean exit; returns whether it was registered. Records that its
+kinds were served until now (conductor.served_kinds), so reap() does not take them for
+unknown kinds before settings.unknown_kind_after has passed without them. Tasks it still
 holds are not touched: release them first, or the reaper takes them back.$$;
 
-revoke execute on function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb) from public;
+revoke execute on function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb, text[]) from public;
 revoke execute on function conductor.deregister_worker(text) from public;
-grant execute on function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb) to conductor_worker, conductor_admin;
+grant execute on function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb, text[]) to conductor_worker, conductor_admin;
 grant execute on function conductor.deregister_worker(text) to conductor_worker, conductor_admin;
 
 commit;

@@ -1,0 +1,203 @@
+-- Deploy conductor:functions/heartbeat to pg
+--
+-- conductor.heartbeat(worker_id, attempt_ids, lease): one call a beat for all
+-- of a worker's claims. Extends the lease of each attempt that still holds its
+-- task (lease: positive, at most conductor.settings.max_lease) to now + lease,
+-- but never past the attempt's deadline (claimed_at + the task's timeout), and
+-- answers, for each it did not extend, why: 'cancelled' (stop it), 'timed_out'
+-- (its deadline passed: stop it and report it with fail; reap() fails it if
+-- the worker does not), 'finished' (this worker already reported it: a report
+-- crossed the beat; nothing to do), or 'lost' (the lease expired and the task
+-- was taken back; stop it, discard its result).
+--
+--   conductor._seconds(interval)          seconds as Python's f"{n:g}" prints them
+--   conductor._timed_out_error(timeout)   'timed out after N s': the error of an
+--                                         attempt past its deadline, written by
+--                                         reap() and recognised here
+--
+-- Answers come from a second statement, and so from a snapshot taken after the
+-- update: in READ COMMITTED an update that waits for a concurrent report
+-- (complete_many, fail, ...) re-checks the row, sees it no longer held and skips
+-- it, while a read in the same statement still sees the attempt running; it
+-- would answer 'lost' for an attempt that had just finished. The second
+-- statement sees every commit the update waited for.
+--
+-- Plans: made afresh each call (plan_cache_mode = force_custom_plan). A cached
+-- generic plan made while conductor.tasks was empty stayed on the connection
+-- as the table grew, up to 200x slower (bench/stale_plans.py).
+--
+-- Locks: the held task rows (a lease-only update, usually HOT), then the
+-- worker's row. Any number of workers at once.
+
+begin;
+set local role conductor_owner;
+
+-- An interval in seconds as C's and Python's %g print a number (6 significant
+-- digits, no trailing zeros, an exponent below 1e-4 and from 1e6 on), so the
+-- engine's messages and the Python worker's (f"{n:g}") say a time alike.
+create or replace function conductor._seconds(value interval) returns text
+  language plpgsql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_n numeric := extract(epoch from _seconds.value);
+  v_e integer;
+  v_r numeric;
+  v_text text;
+begin
+  if v_n is null then
+    return null;
+  elsif v_n = 0 then
+    return '0';
+  end if;
+  -- the exponent of the value once rounded to 6 significant digits
+  v_e := pg_catalog.floor(pg_catalog.log(pg_catalog.abs(v_n)));
+  v_r := pg_catalog.round(v_n, 5 - v_e);
+  if pg_catalog.abs(v_r) >= 10::numeric ^ (v_e + 1) then
+    v_e := v_e + 1;
+    v_r := pg_catalog.round(v_n, 5 - v_e);
+  end if;
+  if v_e < -4 or v_e >= 6 then
+    v_text := pg_catalog.round(v_r / 10::numeric ^ v_e, 5)::text;
+  else
+    v_text := v_r::text;
+  end if;
+  if pg_catalog.strpos(v_text, '.') > 0 then
+    v_text := pg_catalog.rtrim(pg_catalog.rtrim(v_text, '0'), '.');
+  end if;
+  if v_e < -4 or v_e >= 6 then
+    v_text := v_text || 'e' || case when v_e < 0 then '-' else '+' end
+              || pg_catalog.lpad(pg_catalog.abs(v_e)::text, 2, '0');
+  end if;
+  return v_text;
+end
+$$;
+
+comment on function conductor._seconds(interval) is
+$$An interval as a number of seconds printed like Python's f"{n:g}": 2 s -> '2', 1.5 s ->
+'1.5', 5 minutes -> '300', 30 days -> '2.592e+06'. NULL for NULL.$$;
+
+revoke execute on function conductor._seconds(interval) from public;
+
+-- The error of an attempt that reached its time limit, the same text whoever
+-- writes it: reap() here, the Python worker as f"timed out after {n:g} s".
+create or replace function conductor._timed_out_error(timeout interval) returns text
+  language sql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+  select pg_catalog.format('timed out after %s s', conductor._seconds(_timed_out_error.timeout))
+$$;
+
+comment on function conductor._timed_out_error(interval) is
+$$The error of an attempt that reached its time limit: 'timed out after N s', N the timeout in
+seconds as conductor._seconds prints it. reap() records it; heartbeat recognises it.$$;
+
+revoke execute on function conductor._timed_out_error(interval) from public;
+
+create or replace function conductor.heartbeat(
+  worker_id   text,
+  attempt_ids bigint[],
+  lease       interval default interval '60 seconds'
+) returns table (attempt_id bigint, task_id bigint, state text)
+  language plpgsql volatile
+  security definer
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_custom_plan
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_max_lease interval;
+  v_extended bigint[];
+begin
+  if heartbeat.worker_id is null or heartbeat.worker_id = '' then
+    raise exception 'heartbeat needs a worker_id' using errcode = 'QC106';
+  end if;
+  if heartbeat.lease is null or heartbeat.lease <= interval '0' then
+    raise exception 'invalid lease %: it must be positive', coalesce(heartbeat.lease::text, 'NULL')
+      using errcode = 'QC106';
+  end if;
+  select s.max_lease into v_max_lease from conductor.settings s where s.one;
+  if heartbeat.lease > v_max_lease then
+    raise exception 'invalid lease %: at most % (conductor.settings.max_lease)', heartbeat.lease, v_max_lease
+      using errcode = 'QC106',
+            hint = 'A long task keeps its lease by heartbeating; the lease is how long a lost worker''s task waits to be taken back.';
+  end if;
+
+  with given as materialized (
+    -- attempts by primary key first, then their tasks by primary key (status::text
+    -- keeps the planner off tasks_running; see conductor._complete)
+    select a.id, a.task_id, a.claimed_at from conductor.attempts a
+     where a.id = any (heartbeat.attempt_ids) and a.worker_id = heartbeat.worker_id
+  ), extended as (
+    -- never past the deadline; an attempt at or past it is not extended
+    update conductor.tasks t
+       set lease_expires_at = least(v_now + heartbeat.lease, given.claimed_at + t.timeout)
+      from given
+     where t.id = given.task_id
+       and t.attempt_id = given.id
+       and t.status::text = 'running'
+       and (t.timeout is null or given.claimed_at + t.timeout > v_now)
+    returning t.attempt_id
+  )
+  select pg_catalog.array_agg(e.attempt_id) into v_extended from extended e;
+
+  -- A new statement, a new snapshot: it sees the reports the update waited for (see above).
+  if pg_catalog.cardinality(v_extended) is distinct from pg_catalog.cardinality(heartbeat.attempt_ids) then
+    return query
+    select given.id, a.task_id,
+           case when a.outcome = 'cancelled' then 'cancelled'
+                -- past its deadline: still open, or failed as timed out (by reap(), which
+                -- runs at the deadline, likely before this beat)
+                when a.worker_id = heartbeat.worker_id and a.claimed_at + t.timeout <= v_now
+                     and (a.outcome is null
+                          or (a.outcome = 'failed' and a.error = conductor._timed_out_error(t.timeout)))
+                  then 'timed_out'
+                when a.outcome in ('succeeded', 'failed', 'released', 'suspended')
+                     and a.worker_id = heartbeat.worker_id then 'finished'
+                else 'lost' end
+      from pg_catalog.unnest(heartbeat.attempt_ids) as given(id)
+      left join conductor.attempts a on a.id = given.id
+      left join conductor.tasks t on t.id = a.task_id
+     where given.id is not null
+       and given.id <> all (coalesce(v_extended, '{}'));
+  end if;
+
+  update conductor.workers w set last_seen_at = v_now where w.id = heartbeat.worker_id;
+  if not found then
+    -- reap() forgot a worker that went quiet for long: it is back, so it shows again
+    insert into conductor.workers as w (id, started_at, last_seen_at)
+    values (heartbeat.worker_id, v_now, v_now)
+    on conflict on constraint workers_pkey do update set last_seen_at = excluded.last_seen_at;
+  end if;
+end
+$$;
+
+comment on function conductor.heartbeat(text, bigint[], interval) is
+$$Extends to now + lease (default 60 s, at most conductor.settings.max_lease) the lease of
+every attempt in attempt_ids that still holds its task, never past the attempt's deadline
+(claimed_at + the task's timeout; none without a timeout), and marks the worker seen.
+Returns one row per attempt it did not extend, with what the worker must do:
+  'cancelled'  the task was cancelled: stop the handler; its outcome will not be stored
+               (complete and fail answer it cancelled).
+  'timed_out'  the attempt reached its deadline (its lease is not extended): stop the
+               handler and report the attempt with fail ('timed out after N s'); reap()
+               fails it so if the worker does not (then fail answers the lease lost).
+               Answered while the attempt is open and once it failed as timed out
+               (by reap(), or a crossing fail of the worker with the same error).
+  'finished'   this attempt already reported (complete, complete_many, fail, release or
+               suspend), perhaps in a report that crossed this beat: nothing to do, and
+               nothing to report again; stop beating it.
+  'lost'       the lease expired and the task was taken back (another attempt may run it),
+               or the attempt is unknown or another worker's: stop the handler and
+               discard its result.
+Never 'lost' for an attempt whose report committed while the beat waited for it: the
+answers are read after the update, from a snapshot that sees that report ('finished').
+An empty answer means every lease was extended (some only to their deadline). A worker
+that reap() forgot after a long silence is recorded again (without its details until it registers). Raises QC106
+for a missing worker_id or a lease not positive or over max_lease (the message names
+it). Any number of callers at once.$$;
+
+revoke execute on function conductor.heartbeat(text, bigint[], interval) from public;
+grant execute on function conductor.heartbeat(text, bigint[], interval) to conductor_worker, conductor_admin;
+
+commit;

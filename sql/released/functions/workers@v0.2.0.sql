@@ -1,0 +1,109 @@
+-- Deploy conductor:functions/workers to pg
+--
+-- Who is alive, for forensics, the dashboard and the unknown-kind sweep.
+-- Leases, not these rows, decide who holds what: a worker that never registers
+-- can still claim.
+--
+--   conductor.register_worker(worker_id, host, pid, queues, concurrency, roles, version, metadata, kinds)
+--   conductor.deregister_worker(worker_id)
+--
+-- The kinds a worker serves (workers.kinds; NULL: every kind) tell reap() which
+-- kinds some live worker still runs: a queued task whose kind none has served
+-- for conductor.settings.unknown_kind_after is dead-lettered. A worker that
+-- stops cleanly takes its row away, so deregister_worker leaves when it last
+-- served each of its kinds in conductor.served_kinds: a rolling deploy that
+-- stops the only worker of a kind for a moment does not make the kind unknown.
+--
+-- Locks: the worker's row; deregister_worker then the served_kinds rows of its
+-- kinds. Any number of workers at once.
+
+begin;
+set local role conductor_owner;
+
+-- kinds is new (the last parameter): v0.1.0's eight-parameter register_worker goes.
+drop function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb);
+
+create or replace function conductor.register_worker(
+  worker_id   text,
+  host        text default null,
+  pid         integer default null,
+  queues      text[] default null,
+  concurrency integer default null,
+  roles       text[] default '{worker}',
+  version     text default null,
+  metadata    jsonb default '{}',
+  kinds       text[] default null
+) returns void
+  language plpgsql volatile
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+begin
+  if register_worker.worker_id is null or register_worker.worker_id = '' then
+    raise exception 'register_worker needs a worker_id' using errcode = 'QC106';
+  end if;
+  if register_worker.concurrency < 1 then
+    raise exception 'invalid concurrency %: it must be 1 or more', register_worker.concurrency
+      using errcode = 'QC106';
+  end if;
+  if register_worker.metadata is null or pg_catalog.jsonb_typeof(register_worker.metadata) <> 'object' then
+    raise exception 'worker metadata must be a JSON object' using errcode = 'QC106';
+  end if;
+  -- the kinds list follows claim's rule (queues stay as v0.1.0 took them)
+  perform conductor._check_scope(null, register_worker.kinds);
+
+  insert into conductor.workers as w
+         (id, host, pid, queues, concurrency, roles, version, metadata, kinds, started_at, last_seen_at)
+  values (register_worker.worker_id, register_worker.host, register_worker.pid,
+          register_worker.queues, register_worker.concurrency,
+          coalesce(register_worker.roles, '{}'), register_worker.version,
+          register_worker.metadata, register_worker.kinds, v_now, v_now)
+  on conflict (id) do update
+     set host = excluded.host, pid = excluded.pid, queues = excluded.queues,
+         concurrency = excluded.concurrency, roles = excluded.roles,
+         version = excluded.version, metadata = excluded.metadata, kinds = excluded.kinds,
+         last_seen_at = excluded.last_seen_at;
+end
+$$;
+
+comment on function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb, text[]) is
+$$Records (or refreshes) a live worker: its host, pid, queues (NULL: all), concurrency,
+roles (e.g. {worker,scheduler}), version, metadata and kinds (the kinds it has handlers
+for, as it passes them to claim; NULL: every kind). heartbeat keeps last_seen_at fresh;
+reap deletes rows not seen for a while. While a worker is seen, reap() does not
+dead-letter tasks of its kinds. Raises QC106 for a missing worker_id, concurrency below 1
+or metadata that is not a JSON object, QC101 for an empty kinds list or one holding NULL.$$;
+
+create or replace function conductor.deregister_worker(worker_id text) returns boolean
+  language sql volatile
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+  with gone as (
+    delete from conductor.workers w where w.id = deregister_worker.worker_id returning w.kinds
+  ), served as (
+    -- what reap()'s unknown-kind sweep reads once the row is gone (kinds NULL: nothing
+    -- to name; such a worker served every kind only while it lived)
+    insert into conductor.served_kinds as s (kind, last_served_at)
+    select distinct k.kind, conductor.now()
+      from gone cross join pg_catalog.unnest(gone.kinds) as k(kind)
+     order by k.kind  -- lock order: served_kinds rows by kind
+    on conflict (kind) do update set last_served_at = excluded.last_served_at
+  )
+  select exists (select from gone)
+$$;
+
+comment on function conductor.deregister_worker(text) is
+$$Forgets a worker at its clean exit; returns whether it was registered. Records that its
+kinds were served until now (conductor.served_kinds), so reap() does not take them for
+unknown kinds before settings.unknown_kind_after has passed without them. Tasks it still
+holds are not touched: release them first, or the reaper takes them back.$$;
+
+revoke execute on function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb, text[]) from public;
+revoke execute on function conductor.deregister_worker(text) from public;
+grant execute on function conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb, text[]) to conductor_worker, conductor_admin;
+grant execute on function conductor.deregister_worker(text) to conductor_worker, conductor_admin;
+
+commit;

@@ -1,0 +1,31 @@
+-- Verify conductor:functions/enqueue on pg
+
+begin;
+
+select 1 / (conductor.enqueue('verify', '{"n": 1}') > 0)::int;
+select 1 / (count(*) = 2)::int
+  from conductor.enqueue_many('[{"kind": "verify"}, {"kind": "verify", "queue": "other"}]');
+select 1 / pg_catalog.has_function_privilege('conductor_client',
+  'conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval)',
+  'execute')::int;
+select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, 'infinity', null, null, null, null, null, null,
+                                        'NaN', null, null)::conductor._task_spec) = 'run_at')::int;
+select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, null, null, null, null, null, null, null,
+                                        'NaN', null, null)::conductor._task_spec) = 'backoff_factor')::int;
+select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, null, null, null, null, null, null, null,
+                                        null, null, '0 s')::conductor._task_spec) = 'timeout')::int;
+-- a kind's defaults apply to a task that does not say
+insert into conductor.kinds (kind, queue, priority, timeout, updated_at)
+values ('verify-kind-defaults', 'verify-q', 5, '1 minute', now());
+do $$
+declare
+  v_id bigint := conductor.enqueue('verify-kind-defaults');
+begin
+  if not exists (select from conductor.tasks t
+                  where t.id = v_id and (t.queue, t.priority, t.timeout) = ('verify-q', 5, interval '1 minute')) then
+    raise exception 'enqueue did not take the kind''s queue, priority and timeout';
+  end if;
+end
+$$;
+
+rollback;

@@ -1,0 +1,7 @@
+-- Revert conductor:schema/coordination from pg
+
+BEGIN;
+
+-- XXX Add DDLs here.
+
+COMMIT;

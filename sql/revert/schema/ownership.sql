@@ -1,0 +1,7 @@
+-- Revert conductor:schema/ownership from pg
+
+BEGIN;
+
+-- XXX Add DDLs here.
+
+COMMIT;

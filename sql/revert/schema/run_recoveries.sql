@@ -1,0 +1,7 @@
+-- Revert conductor:schema/run_recoveries from pg
+
+BEGIN;
+
+-- XXX Add DDLs here.
+
+COMMIT;

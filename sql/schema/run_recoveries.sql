@@ -1,0 +1,9 @@
+-- Deploy conductor:schema/run_recoveries to pg
+-- requires: schema/owner
+-- requires: schema/tasks
+
+BEGIN;
+
+-- XXX Add DDLs here.
+
+COMMIT;

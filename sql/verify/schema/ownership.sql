@@ -1,0 +1,7 @@
+-- Verify conductor:schema/ownership on pg
+
+BEGIN;
+
+-- XXX Add verifications here.
+
+ROLLBACK;

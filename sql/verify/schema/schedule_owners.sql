@@ -1,0 +1,7 @@
+-- Verify conductor:schema/schedule_owners on pg
+
+BEGIN;
+
+-- XXX Add verifications here.
+
+ROLLBACK;
