@@ -37,6 +37,7 @@ __all__ = [
     "InvalidTimezone",
     "LeaseLost",
     "NotFound",
+    "NotOwner",
     "OperatorSchedule",
     "PayloadTooLarge",
     "ResultTooLarge",
@@ -157,6 +158,13 @@ class AlreadyExists(ConductorError):
 class OperatorSchedule(ConductorError):
     """QC207: the schedule was created or changed by an operator (conductor_admin);
     code may not replace or disable it. Nothing changed."""
+
+
+@_register("QC208")
+class NotOwner(ConductorError):
+    """QC208: the row (a kind's policy, a rate limit, a worker registration, a
+    schedule, an attempt's log) was declared by another login; only that login
+    or an admin (conductor_admin) may change it. Nothing changed."""
 
 
 @_register("QC301")

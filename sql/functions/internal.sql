@@ -14,6 +14,8 @@
 --   conductor._check_time(value, what, detail) raises QC106 unless value is in _time_range()
 --   conductor._caller()             the role that called the API (not the definer)
 --   conductor._caller_is_admin()    whether that role is a member of conductor_admin
+--   conductor._check_owner(what, name, owner) raises QC208 unless the caller may
+--                                   change a row another login declared
 --   conductor._backoff(...)         the delay before retry number n; never raises
 --   conductor._refuse(attempt_id)   raises why an attempt no longer holds its task
 --   conductor._held_task(attempt_id) the task an attempt holds, locked; else _refuse
@@ -26,6 +28,7 @@
 --   QC105 invalid status       QC205 dedupe conflict
 --   QC106 invalid argument     QC206 already exists
 --                              QC207 schedule held by an operator
+--                              QC208 declared by another login
 --
 -- One rule, one place: the rules of a task (kind, payload, queue, run_at, retry
 -- policy, keys) are conductor._spec_problem (functions/enqueue), which enqueue,
@@ -168,6 +171,34 @@ $$;
 comment on function conductor._caller_is_admin() is
   'Whether the calling role (conductor._caller()) is a member of conductor_admin; superusers are.';
 
+-- Ownership, the one rule: every row that configures or identifies something
+-- (a kind's policy, a rate limit, a worker registration, a schedule, a log)
+-- records the login that declared it (conductor._caller()); another login may
+-- not change it, only an admin may. A row stored before v0.3.0 has no owner
+-- (NULL) and is claimed by the first login that declares it again: the code
+-- that declared it does so at its next start.
+create or replace function conductor._check_owner(what text, name text, owner text) returns void
+  language plpgsql stable
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _check_owner.owner is null or _check_owner.owner = conductor._caller() or conductor._caller_is_admin() then
+    return;
+  end if;
+  raise exception '% % was declared by login %: only that login or an admin may change it',
+    _check_owner.what, conductor._echo(_check_owner.name), conductor._echo(_check_owner.owner)
+    using errcode = 'QC208',
+          detail = pg_catalog.format('The caller is %s.', conductor._echo(conductor._caller())),
+          hint = 'Declare it under a name of this login''s own, or have an admin (conductor_admin) change it.';
+end
+$$;
+
+comment on function conductor._check_owner(text, text, text) is
+$$Returns nothing when the caller (conductor._caller()) may change the row named name of
+kind what (a kind, a rate limit, a worker, a schedule, ...) that owner declared: owner is
+NULL (a row from before v0.3.0: the caller claims it), the caller, or the caller is a member
+of conductor_admin. Raises QC208 naming what, name and owner otherwise. Locks nothing.$$;
+
 -- Delay before the retry that follows failed attempt number n: base * factor^(n-1),
 -- at most max, less a jitter of up to 20 % derived from the task id and n. The
 -- jitter is deterministic so a test can predict it, and differs between tasks so
@@ -284,6 +315,7 @@ revoke execute on function conductor._time_range() from public;
 revoke execute on function conductor._check_time(timestamptz, text, text) from public;
 revoke execute on function conductor._caller() from public;
 revoke execute on function conductor._caller_is_admin() from public;
+revoke execute on function conductor._check_owner(text, text, text) from public;
 revoke execute on function conductor._refuse(bigint) from public;
 revoke execute on function conductor._max_payload_bytes() from public;
 revoke execute on function conductor.now() from public;

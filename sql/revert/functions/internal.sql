@@ -34,6 +34,8 @@
 begin;
 set local role conductor_owner;
 
+drop function conductor._check_owner(text, text, text);
+
 -- plpgsql, not SQL: a SQL function that pins its search_path is neither inlined
 -- nor its plan kept, and every API call reads the clock. The settings row is
 -- read only when the session asks for a fake time, so the real clock costs one
