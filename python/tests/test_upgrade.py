@@ -1,18 +1,25 @@
-"""Upgrading a v0.1.0 database that holds work, with sqitch and with pyconductor migrate.
+"""Upgrading a v0.1.0 or a v0.2.0 database that holds work, with sqitch and with
+pyconductor migrate.
 
-Each test deploys the plan up to its tag ``@v0.1.0`` (the frozen scripts, as
-users have them), fills it through the v0.1.0 API with tasks in every status,
-a held lease, steps, a run waiting for an event, schedules, events, a worker
-and a kind policy; upgrades it to the head of the plan; and shows that
+Each test deploys the plan up to a release's tag (``@v0.1.0``, ``@v0.2.0``: the
+frozen scripts, as users have them), fills it through that release's API with
+tasks in every status, a held lease, steps, a run waiting for an event and one
+waiting for its children, schedules, events, a worker and a kind policy (and,
+from v0.2.0, a paused queue, a rate limit, a subscription, a sleeping worker, a
+result waiter, handler logs, a code-declared schedule and a held concurrency
+key); upgrades it to the head of the plan; and shows that
 
 - the schema equals a fresh deploy of the head (``pg_dump --schema-only``),
-- every row is still there, unchanged,
+- every row is still there, unchanged (columns the upgrade added aside),
 - the held attempt can still complete its task,
-- the waiting run still wakes on its event and resumes with its steps.
+- the waiting run still wakes on its event and resumes with its steps,
+- what v0.2.0 stored still holds: the queue stays paused, the limit limits,
+  the key excludes, the schedule fires.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +37,7 @@ if TYPE_CHECKING:
     from conftest import Cluster
 
 V0_1_0 = "@v0.1.0"
+V0_2_0 = "@v0.2.0"
 Conn = psycopg.Connection[Any]
 
 
@@ -98,6 +106,55 @@ def fill_v0_1_0(conn: Conn) -> dict[str, int]:
     return ids
 
 
+def fill_v0_2_0(conn: Conn) -> dict[str, int]:
+    """v0.1.0's work, and what v0.2.0 added, written through the v0.2.0 API."""
+    ids = fill_v0_1_0(conn)
+
+    def enqueue(queue: str, **extra: Any) -> int:
+        options = "".join(f", {k} => %({k})s" for k in extra)
+        return int(one(conn, f"select conductor.enqueue(kind => 'up.k2', queue => %(queue)s{options})",
+                       {"queue": queue, **extra}))  # fmt: skip
+
+    conn.execute("select conductor.register_worker(worker_id => 'up-w3', host => 'h', pid => 3,"
+                 " queues => array['up-fleet'], kinds => array['up.k2'])")  # fmt: skip
+    conn.execute("select conductor.configure_kind(kind => 'up.k2', queue => 'up-fleet', timeout => '1 hour',"
+                 " retain_succeeded => '7 days', retain_failed => '30 days')")  # fmt: skip
+    conn.execute("select conductor.pause_queue(queue => 'up-paused')")
+    ids["paused"] = enqueue("up-paused")
+    conn.execute("select conductor.set_rate_limit(queue => 'up-limited', per_second => 0.01, burst => 1)")
+    for _ in range(3):
+        enqueue("up-limited")
+    ids["key_holder"] = enqueue("up-keyed", concurrency_key="up-key")
+    ids["key_waiter"] = enqueue("up-keyed", concurrency_key="up-key")
+    ids["key_attempt"] = int(one(conn, "select attempt_id from conductor.claim(worker_id => 'up-w3',"
+                                       " queues => array['up-keyed'], max_tasks => 5, lease => interval '1 hour')"))  # fmt: skip
+    ids["logged"] = enqueue("up-logged")
+    logged_attempt = int(one(conn, "select attempt_id from conductor.claim(worker_id => 'up-w3',"
+                                   " queues => array['up-logged'], max_tasks => 1, lease => interval '1 hour')"))  # fmt: skip
+    conn.execute("select conductor.save_log(attempt_id => %s, lines => '[{\"msg\": \"hello\"}]')", [logged_attempt])
+    conn.execute("select conductor.complete(attempt_id => %s, result => '{}')", [logged_attempt])
+    conn.execute("select conductor.sleep(worker_id => 'up-w3', queues => array['up-fleet'])")
+    conn.execute("select * from conductor.watch(task_id => %s)", [ids["queued"]])
+    conn.execute("select conductor.subscribe(topics => array['up-topic'])")
+    # a schedule declared from code: by a role without conductor_admin
+    conn.execute("do $$ begin if not exists (select from pg_roles where rolname = 'up_code') then"
+                 " create role up_code; grant conductor_worker to up_code; end if; end $$")  # fmt: skip
+    conn.execute("set role up_code")
+    conn.execute("select conductor.create_schedule(name => 'up-from-code', cron => '*/5 * * * *', kind => 'up.k2',"
+                 " queue => 'up-cron2', replace => true)")  # fmt: skip
+    conn.execute("reset role")
+
+    counts = dict(conn.execute(
+        "select 'paused', count(*) from conductor.paused_queues union all"
+        " select 'limits', count(*) from conductor.rate_limits union all"
+        " select 'subscriptions', count(*) from conductor.subscriptions union all"
+        " select 'sleepers', count(*) from conductor.sleepers union all"
+        " select 'waiters', count(*) from conductor.result_waiters union all"
+        " select 'logs', count(*) from conductor.attempt_logs").fetchall())  # fmt: skip
+    assert all(counts[k] >= 1 for k in counts), counts
+    return ids
+
+
 Snapshot = dict[str, tuple[list[str], list[str]]]
 
 
@@ -122,6 +179,27 @@ def snapshot(conn: Conn, like: Snapshot | None = None) -> Snapshot:
     return out
 
 
+def prove_v0_2_0_kept(conn: Conn, ids: dict[str, int]) -> None:
+    """What v0.2.0 stored still governs the upgraded engine."""
+    def claim(queue: str, n: int = 5) -> list[int]:
+        return [int(r[0]) for r in conn.execute(
+            "select task_id from conductor.claim(worker_id => 'up-w4', queues => array[%s], max_tasks => %s,"
+            " lease => interval '1 minute')", [queue, n])]  # fmt: skip
+
+    assert claim("up-paused") == [], "the paused queue stays paused"
+    conn.execute("select conductor.resume_queue(queue => 'up-paused')")
+    assert claim("up-paused") == [ids["paused"]]
+    assert len(claim("up-limited")) <= 1, "the rate limit still limits (burst 1)"
+    assert claim("up-keyed") == [], "the running task still holds its concurrency key"
+    conn.execute("select conductor.complete(attempt_id => %s, result => '{}')", [ids["key_attempt"]])
+    assert claim("up-keyed") == [ids["key_waiter"]], "the key is free once its holder finished"
+    conn.execute("update conductor.settings set fake_clock = true")
+    conn.execute("set conductor.fake_now = '2999-06-01 00:00:00+00'")
+    fired = [r[0] for r in conn.execute("select schedule_name from conductor.tick()")]
+    assert fired.count("up-from-code") == 1, fired
+    conn.execute("reset conductor.fake_now")
+
+
 def prove_upgraded(cluster: Cluster, upgraded: str, fresh: str, ids: dict[str, int], before: Snapshot) -> None:
     assert cluster.schema_dump(dbname(upgraded)) == cluster.schema_dump(dbname(fresh))
     with psycopg.connect(upgraded, autocommit=True) as conn:
@@ -144,32 +222,46 @@ def prove_upgraded(cluster: Cluster, upgraded: str, fresh: str, ids: dict[str, i
 
         assert one(conn, "select count(*) from conductor.claim(worker_id => 'up-w2', queues => array['up-queued'],"
                          " max_tasks => 1, lease => interval '1 minute')") == 1  # fmt: skip
+        if "paused" in ids:
+            prove_v0_2_0_kept(conn, ids)
 
 
-def test_upgrade_from_v0_1_0_with_pyconductor_migrate(cluster: Cluster, empty_dsn: str, db_dsn: str) -> None:
-    migrate(empty_dsn, to=V0_1_0, progress=quiet)
+# (tag, the release's schema version, how to fill it, the first change after the tag)
+RELEASES = [
+    pytest.param(V0_1_0, "0.1.0", fill_v0_1_0, "schema/owner", id="v0.1.0"),
+    pytest.param(V0_2_0, "0.2.0", fill_v0_2_0, "schema/coordination", id="v0.2.0"),
+]
+
+
+@pytest.mark.parametrize(("tag", "version", "fill", "first_change"), RELEASES)
+def test_upgrade_with_pyconductor_migrate(cluster: Cluster, empty_dsn: str, db_dsn: str, tag: str, version: str,
+                                          fill: Any, first_change: str) -> None:  # fmt: skip
+    migrate(empty_dsn, to=tag, progress=quiet)
     with psycopg.connect(empty_dsn, autocommit=True) as conn:
-        assert schema_version(conn) == "0.1.0"
-        with pytest.raises(SchemaMismatch, match=r"holds conductor schema 0\.1\.0.*pyconductor migrate"):
-            check_schema(conn)
-        ids = fill_v0_1_0(conn)
+        assert schema_version(conn) == version
+        if version != SCHEMA_VERSION:
+            with pytest.raises(SchemaMismatch, match=rf"holds conductor schema {re.escape(version)}.*pyconductor migrate"):
+                check_schema(conn)
+        ids = fill(conn)
         before = snapshot(conn)
     applied = migrate(empty_dsn, progress=quiet)
-    assert applied and applied[0].name == "schema/owner"
+    assert applied and applied[0].name == first_change
     prove_upgraded(cluster, empty_dsn, db_dsn, ids, before)  # db_dsn: the template, migrated fresh
 
 
 @pytest.mark.skipif(shutil.which("sqitch") is None, reason="sqitch is not installed (scripts/install-deps.sh installs it)")
-def test_upgrade_from_v0_1_0_with_sqitch(cluster: Cluster, empty_dsn: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("tag", "version", "fill", "first_change"), RELEASES)
+def test_upgrade_with_sqitch(cluster: Cluster, empty_dsn: str, tmp_path: Path, tag: str, version: str, fill: Any,
+                             first_change: str) -> None:  # fmt: skip
     old = dbname(empty_dsn)
-    deploy = cluster.sqitch(old, "deploy", "--verify", "--to", V0_1_0, home=tmp_path)
+    deploy = cluster.sqitch(old, "deploy", "--verify", "--to", tag, home=tmp_path)
     assert deploy.returncode == 0, deploy.stdout + deploy.stderr
     with psycopg.connect(empty_dsn, autocommit=True) as conn:
-        ids = fill_v0_1_0(conn)
+        ids = fill(conn)
         before = snapshot(conn)
     upgrade = cluster.sqitch(old, "deploy", "--verify", home=tmp_path)
     assert upgrade.returncode == 0, upgrade.stdout + upgrade.stderr
-    assert "+ schema/owner" in upgrade.stdout
+    assert f"+ {first_change}" in upgrade.stdout
 
     fresh_name = f"{old}_fresh"[:63]
     fresh = cluster.create_database(fresh_name)
