@@ -25,7 +25,11 @@
 #   pressure  an xid held open for BENCH_PRESSURE_SECONDS (300); with
 #             BENCH_PRESSURE_CONTROL=1 the same run again without the pin
 #   workers   1, 2, 4, 8 worker processes, wait events, CPU
-#   all       every part above (about 30 minutes on a 2-core machine)
+#   drain     drain under load (bench/drain_load.py): a producer keeps 4,000
+#             tasks queued, one Worker at concurrency 32 and 128 runs 1 ms
+#             handlers for BENCH_DRAIN_SECONDS (90); per finished task the
+#             server's CPU, commits, WAL bytes and rows written per table
+#   all       every part above (about 35 minutes on a 2-core machine)
 # e.g. BENCH_SUITE="peers latency" make bench; BENCH_SUITE=all make bench.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -38,7 +42,7 @@ THREADS=${BENCH_THREADS:-2}
 PY_TASKS=${BENCH_PY_TASKS:-20000}
 ONLY=${BENCH_ONLY:-a b c d}
 SUITE=" ${BENCH_SUITE:-sql py} "
-[[ $SUITE == *" all "* ]] && SUITE=" sql py peers latency scale pressure workers "
+[[ $SUITE == *" all "* ]] && SUITE=" sql py peers latency scale pressure workers drain "
 part() { [[ $SUITE == *" $1 "* ]]; }
 # Ready tasks topped up before each claim run, so no run drains its queue:
 # generous for a 2-core box (about 5x the rates seen there); a drained queue
@@ -277,5 +281,15 @@ if part workers; then
   echo "## Many workers: ${BENCH_WORKERS:-1,2,4,8} processes (bench/workers.py)"
   loadavg
   "$PY" bench/workers.py --dsn "$URL" --procs "${BENCH_WORKERS:-1,2,4,8}" --tasks "$PY_TASKS"
+  loadavg
+fi
+
+if part drain; then
+  echo
+  echo "## Drain under load (bench/drain_load.py --seconds ${BENCH_DRAIN_SECONDS:-90})"
+  loadavg
+  for c in ${BENCH_DRAIN_CONCURRENCY:-32 128}; do
+    "$PY" bench/drain_load.py --dsn "$URL" --concurrency "$c" --seconds "${BENCH_DRAIN_SECONDS:-90}"
+  done
   loadavg
 fi

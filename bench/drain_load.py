@@ -1,0 +1,239 @@
+"""Drain under load: what one finished task costs the server, with a producer keeping a depth.
+
+    .venv/bin/python bench/drain_load.py --dsn URL [--concurrency 32] [--seconds 90]
+        [--depth 4000] [--handler-ms 1] [--async]
+
+The scenario of issue 26 (and of the external harness it quotes): a producer
+thread keeps about --depth tasks queued with ``enqueue_many`` batches, one
+``pyconductor.Worker`` at --concurrency runs --handler-ms no-op handlers, for
+--seconds after a short warm-up. It needs a server on this machine (it reads
+the server's processes in /proc) and a throwaway database (it deletes every
+task first).
+
+Per finished task it reports:
+
+- server CPU: user + system time of every PostgreSQL process (the postmaster's
+  children alive at either reading, plus the postmaster's own and its reaped
+  children's), from /proc/<pid>/stat;
+- commits: ``pg_stat_database.xact_commit`` of the database;
+- WAL bytes: ``pg_current_wal_lsn()`` before and after;
+- rows written per table of schema conductor (``pg_stat_user_tables``:
+  inserted, updated, of which HOT, deleted);
+- this process's CPU (the producer and the worker);
+
+and whether the run was bound by CPU or by waiting: the machine's busy share
+of its cores (/proc/stat) and, sampled 10 times a second, what the active
+PostgreSQL backends were doing (``pg_stat_activity.wait_event_type``: CPU when
+none, else the wait's type and name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import resource
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from pyconductor import Conductor, Worker
+
+QUEUE = "drainload"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def proc_seconds(pid: int, children: bool = False) -> float:
+    """utime + stime (and cutime + cstime with children) of a process, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    # after the command: state is fields[0], utime is field 14 of stat (fields[11])
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / CLOCK_TICKS
+
+
+def server_cpu(postmaster: int) -> dict[int, float]:
+    """CPU seconds per PostgreSQL process: the postmaster (with its reaped
+    children) under its own pid, each live child under its pid."""
+    out = {postmaster: proc_seconds(postmaster, children=True)}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == postmaster:
+                out[int(entry.name)] = proc_seconds(int(entry.name))
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            continue
+    return out
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) jiffies of all cores since boot (/proc/stat)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    total = sum(values[:8])
+    return total - idle, total
+
+
+@dataclass
+class Reading:
+    at: float
+    server: dict[int, float]
+    machine: tuple[float, float]
+    own_cpu: float
+    commits: int
+    wal_lsn: str
+    tables: dict[str, tuple[int, int, int, int]]
+    finished: int
+
+
+def read(conn: psycopg.Connection[Any], postmaster: int, worker: Worker) -> Reading:
+    conn.execute("select pg_stat_force_next_flush()") if conn.info.server_version >= 150000 else None
+    commits, lsn = conn.execute(
+        "select xact_commit, pg_current_wal_lsn()::text from pg_stat_database where datname = current_database()"
+    ).fetchone() or (0, "0/0")
+    tables = {str(r[0]): (int(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in conn.execute(
+        "select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del from pg_stat_user_tables"
+        " where schemaname = 'conductor'")}  # fmt: skip
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return Reading(time.monotonic(), server_cpu(postmaster), machine_busy(), usage.ru_utime + usage.ru_stime,
+                   int(commits), str(lsn), tables, int(worker.stats["succeeded"]))
+
+
+def producer(dsn: str, depth: int, batch: int, stop: threading.Event, errors: list[BaseException]) -> None:
+    """Keeps about depth tasks queued: tops the queue up in enqueue_many batches."""
+    try:
+        app = Conductor(dsn)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            n = 0
+            while not stop.is_set():
+                row = conn.execute("select count(*) from conductor.tasks where queue = %s and status = 'queued'",
+                                   [QUEUE]).fetchone()  # fmt: skip
+                missing = depth - int(row[0] if row else 0)
+                if missing < batch:
+                    stop.wait(0.005)
+                    continue
+                for _ in range(missing // batch):
+                    app.enqueue_many([{"kind": "noop", "payload": {"n": n + i}, "queue": QUEUE} for i in range(batch)])
+                    n += batch
+        app.close()
+    except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+        errors.append(exc)
+
+
+def sample_waits(dsn: str, stop: threading.Event, counts: collections.Counter[str]) -> None:
+    """What active backends of the database do, 10 times a second."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        while not stop.wait(0.1):
+            for event_type, event in conn.execute(
+                "select wait_event_type, wait_event from pg_stat_activity"
+                " where datname = current_database() and state = 'active' and pid <> pg_backend_pid()"
+            ):
+                counts["CPU" if event_type is None else f"{event_type}:{event}"] += 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dsn", required=True)
+    p.add_argument("--concurrency", type=int, default=32)
+    p.add_argument("--seconds", type=float, default=90.0, help="how long the measured drain runs")
+    p.add_argument("--warmup", type=float, default=5.0, help="seconds of drain before the first reading")
+    p.add_argument("--depth", type=int, default=4000, help="queued tasks the producer keeps")
+    p.add_argument("--batch", type=int, default=500, help="tasks per enqueue_many call")
+    p.add_argument("--handler-ms", type=float, default=1.0, help="each handler sleeps this long")
+    p.add_argument("--async", dest="use_async", action="store_true", help="async handlers (asyncio.sleep)")
+    args = p.parse_args(argv)
+
+    with psycopg.connect(args.dsn, autocommit=True) as conn:
+        conn.execute("delete from conductor.attempts")
+        conn.execute("delete from conductor.tasks")
+        conn.execute("vacuum analyze conductor.tasks")
+        conn.execute("vacuum analyze conductor.attempts")
+        datadir = str((conn.execute("show data_directory").fetchone() or [""])[0])
+    postmaster = int(Path(datadir, "postmaster.pid").read_text().split()[0])
+
+    app = Conductor(args.dsn)
+    delay = args.handler_ms / 1000
+    if args.use_async:
+        import asyncio
+
+        @app.task("noop")
+        async def noop_async(payload: dict[str, Any]) -> None:
+            await asyncio.sleep(delay)
+    else:
+        @app.task("noop")
+        def noop(payload: dict[str, Any]) -> None:
+            time.sleep(delay)
+
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    feeder = threading.Thread(target=producer, args=(args.dsn, args.depth, args.batch, stop, errors), daemon=True)
+    feeder.start()
+    with psycopg.connect(args.dsn, autocommit=True) as conn:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            row = conn.execute("select count(*) from conductor.tasks where queue = %s", [QUEUE]).fetchone()
+            if row and row[0] >= args.depth:
+                break
+            time.sleep(0.05)
+    worker = Worker(app, queues=[QUEUE], concurrency=args.concurrency, run_scheduler=False)
+    worker.start()
+    waits: collections.Counter[str] = collections.Counter()
+    try:
+        time.sleep(args.warmup)
+        sampler = threading.Thread(target=sample_waits, args=(args.dsn, stop, waits), daemon=True)
+        with psycopg.connect(args.dsn, autocommit=True) as conn:
+            before = read(conn, postmaster, worker)
+            sampler.start()
+            time.sleep(args.seconds)
+            after = read(conn, postmaster, worker)
+    finally:
+        stop.set()
+        worker.stop(grace=5)
+        feeder.join(10)
+        app.close()
+    if errors:
+        raise errors[0]
+
+    done = after.finished - before.finished
+    seconds = after.at - before.at
+    if done <= 0:
+        print("drain under load: no task finished in the measured window")
+        return 1
+    server = sum(after.server.get(pid, 0.0) - before.server.get(pid, 0.0)
+                 for pid in after.server if pid in before.server)  # fmt: skip
+    server += sum(after.server[pid] for pid in after.server if pid not in before.server)
+    busy = (after.machine[0] - before.machine[0]) / max(1.0, after.machine[1] - before.machine[1])
+    with psycopg.connect(args.dsn, autocommit=True) as conn:
+        wal = int((conn.execute("select pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)",
+                                [after.wal_lsn, before.wal_lsn]).fetchone() or [0])[0])  # fmt: skip
+    mode = "async" if args.use_async else "threads"
+    print(f"drain under load ({mode}, concurrency {args.concurrency}, depth {args.depth}, "
+          f"{args.handler_ms:g} ms handlers, {seconds:.0f} s): {done / seconds:.0f} tasks/s, {done} tasks")
+    print(f"  server CPU per task:   {server / done * 1e6:.0f} us  ({server / seconds * 100:.0f} % of one core)")
+    print(f"  process CPU per task:  {(after.own_cpu - before.own_cpu) / done * 1e6:.0f} us  "
+          f"({(after.own_cpu - before.own_cpu) / seconds * 100:.0f} % of one core; producer + worker)")
+    print(f"  commits per task:      {(after.commits - before.commits) / done:.3f}")
+    print(f"  WAL per task:          {wal / done:.0f} bytes")
+    print(f"  machine busy:          {busy * 100:.0f} % of {os.cpu_count()} cores")
+    for table in sorted(after.tables):
+        b = before.tables.get(table, (0, 0, 0, 0))
+        ins, upd, hot, dele = (x - y for x, y in zip(after.tables[table], b))
+        if ins or upd or dele:
+            print(f"  conductor.{table}: per task {ins / done:.2f} inserted, {upd / done:.2f} updated "
+                  f"({hot / done:.2f} HOT), {dele / done:.2f} deleted")
+    total = sum(waits.values()) or 1
+    top = ", ".join(f"{name} {n / total * 100:.0f} %" for name, n in waits.most_common(6))
+    print(f"  active backends' samples ({sum(waits.values())}): {top}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
