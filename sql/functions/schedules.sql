@@ -620,7 +620,9 @@ comment on function conductor.overdue_schedules(interval) is
 $$The enabled schedules whose next due time passed more than grace (1 minute) ago, most
 overdue first: (name, next_due_at, overdue = now - next_due_at). Any row means no tick
 fired them: no scheduler runs, or tick fails (see list_schedules' last_error). Empty when
-all is well. Raises QC106 for a grace that is NULL or outside 0 to 30 days.$$;
+all is well. The boundary is tick's: a schedule named here is one the next tick with the
+same grace treats as missed (it fires once, then continues from the next future time).
+Raises QC106 for a grace that is NULL or outside 0 to 30 days.$$;
 
 revoke execute on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean) from public;
 revoke execute on function conductor.update_schedule(text, text, text, jsonb, text, text, integer, integer, text, boolean) from public;
