@@ -276,8 +276,9 @@ the task options priority, max_attempts, dedupe_key and concurrency_key, checked
 rules of enqueue. queue ('default') and priority (0) are stored as given; max_attempts
 and concurrency_key left NULL, and the task's max_recoveries and timeout, are the kind's
 when it fires (configure_kind), else enqueue's defaults. Returns the row, next_due_at included. catch_up 'once' (default): after
-downtime the schedule fires once for the missed stretch, then continues; 'all' replays
-every missed due time, at most catch_up_limit (100). enabled: NULL means true for a new
+downtime the schedule fires once for the missed stretch, then continues from the next
+future time; 'all' replays every missed due time; a tick fires at most catch_up_limit (100)
+due times of it (see tick). enabled: NULL means true for a new
 schedule and unchanged for a replaced one. replace => true updates an existing schedule
 of that name (used by workers declaring schedules in code), keeping its place unless the
 line or zone changed, and keeping it off if an operator disabled it; a declaration equal
