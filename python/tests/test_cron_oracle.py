@@ -212,3 +212,41 @@ def test_cron_next_matches_croniter(dsn):
                 conn.execute("select conductor.cron_validate(%s)", (expr,))
             assert err.value.sqlstate == "QC301", expr
             conn.rollback()
+
+
+# The end of the engine's time range, conductor._time_range() (functions/internal).
+RANGE_END = dt.datetime(9999, 12, 30, tzinfo=UTC)
+
+
+def test_cron_next_at_the_end_of_the_time_range_is_croniter_or_null(dsn):
+    # Late in 9999 croniter's answer stands when it is within the range (9999-12-30 UTC,
+    # that instant included); past it cron_next answers NULL (v0.2.0 answered the time past
+    # the range, or year 10000). Cases where croniter itself overflows are left out.
+    r = random.Random(9999)
+    zones = [*ZONES, "Pacific/Kiritimati", "Pacific/Pago_Pago"]
+    start = dt.datetime(9999, 9, 1, tzinfo=UTC)
+    span = int((dt.datetime(9999, 12, 29, 23, 59, 59, tzinfo=UTC) - start).total_seconds())
+    cases = []
+    while len(cases) < 1000:
+        expr, zone = expression(r), r.choice(zones)
+        after = start + dt.timedelta(seconds=r.randint(0, span))
+        try:
+            croniter(expr, second_at_beginning=True)
+            want = expected(expr, after, zone)
+        except (croniter_mod.CroniterBadCronError, croniter_mod.CroniterBadDateError):
+            continue
+        except (ValueError, OverflowError):
+            continue  # croniter's own search stepped past year 9999 (it does even where a due time exists)
+        cases.append((expr, after, zone, want if want <= RANGE_END else None))
+    assert sum(c[3] is None for c in cases) >= 20, "enough cases reach past the range"
+
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "select conductor.cron_next(e, a, z) "
+            "from unnest(%s::text[], %s::timestamptz[], %s::text[]) with ordinality as c(e, a, z, n) "
+            "order by n",
+            ([c[0] for c in cases], [c[1] for c in cases], [c[2] for c in cases]),
+        ).fetchall()
+    failures = [f"{expr!r} after {after.isoformat()} in {zone}: got {got}, want {want}"
+                for (expr, after, zone, want), (got,) in zip(cases, rows) if got != want]  # fmt: skip
+    assert not failures, f"{len(failures)} of {len(cases)} differ:\n" + "\n".join(failures[:40])

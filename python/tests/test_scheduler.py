@@ -186,6 +186,37 @@ def test_sync_schedules_keeps_an_operators_schedule(db_dsn: str) -> None:
     assert kept == [{"cron": "0 4 * * *", "declared_by": "admin"}]
 
 
+def test_sync_schedules_keeps_another_logins_schedule(db_dsn: str, caplog: pytest.LogCaptureFixture) -> None:
+    # Two applications, two worker logins: billing declares 'billing-close' in code; the
+    # other login declares the same name differently. Its sync logs the refusal (QC208)
+    # and keeps billing's version (v0.2.0 replaced and disabled it), and writes the rest.
+    billing, other = f"t_sync_billing_{os.getpid()}", f"t_sync_other_{os.getpid()}"
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        for role in (billing, other):
+            conn.execute(f"create role {role} login in role conductor_worker")
+    try:
+        Scheduler(psycopg.conninfo.make_conninfo(db_dsn, user=billing)).sync_schedules([
+            ScheduleSpec(name="billing-close", cron="0 2 * * *", kind="billing.close", queue="billing"),
+        ])  # fmt: skip
+        with caplog.at_level("WARNING", logger="pyconductor"):
+            rows = Scheduler(psycopg.conninfo.make_conninfo(db_dsn, user=other)).sync_schedules([
+                ScheduleSpec(name="billing-close", cron="* * * * *", kind="other.kind", enabled=False),
+                ScheduleSpec(name="other-own", cron="0 5 * * *", kind="other.kind"),
+            ])  # fmt: skip
+        kept = query(db_dsn, "select name, cron, kind, enabled, to_jsonb(s) ->> 'owner' as owner "
+                             "from conductor.schedules s order by name")
+    finally:
+        with psycopg.connect(db_dsn, autocommit=True) as conn:
+            for role in (billing, other):
+                conn.execute(f"drop role {role}")
+    assert [r["name"] for r in rows] == ["other-own"]
+    assert kept == [
+        {"name": "billing-close", "cron": "0 2 * * *", "kind": "billing.close", "enabled": True, "owner": billing},
+        {"name": "other-own", "cron": "0 5 * * *", "kind": "other.kind", "enabled": True, "owner": other},
+    ]
+    assert any(r.levelname == "WARNING" and "billing-close" in r.getMessage() for r in caplog.records), caplog.text
+
+
 def test_schedules_cli_lists_a_schedule(db_dsn: str) -> None:
     query(db_dsn, "select conductor.create_schedule(name => 'cli-listed', cron => '*/5 * * * *', kind => 'cli.kind', "
                   "queue => 'cliq', timezone => 'America/New_York')")  # fmt: skip

@@ -205,7 +205,12 @@ def test_a_singleton_fails_over_within_seconds_of_kill_9(db_conn: Conn, serve: A
 
 
 def test_health_is_503_while_no_scheduler_runs_and_a_schedule_is_overdue(db_conn: Conn, serve: Any) -> None:
-    db_conn.execute("select conductor.create_schedule(name => 'nightly', cron => '0 3 * * *', kind => 'echo')")
+    # A daily line due twelve hours from now (the database's clock), whatever the time of
+    # day: its one catch-up fire below is the only fire the test can see (a fixed '0 3 * * *'
+    # fired a second time when the suite ran near 03:00 UTC).
+    cron = one(db_conn, "select format('%s %s * * *', extract(minute from t)::int, extract(hour from t)::int) "
+                        "from (select conductor.now() at time zone 'UTC' + interval '12 hours' as t) x")  # fmt: skip
+    db_conn.execute("select conductor.create_schedule(name => 'nightly', cron => %s, kind => 'echo')", (cron,))
     db_conn.execute("update conductor.schedules set next_due_at = conductor.now() - interval '5 minutes' "
                     "where name = 'nightly'")  # fmt: skip
     worker = serve("--role", "worker", "--schedule-grace", "1m")
@@ -224,6 +229,8 @@ def test_health_is_503_while_no_scheduler_runs_and_a_schedule_is_overdue(db_conn
     serve("--role", "scheduler")
     wait_until(lambda: health(worker)[0] == 200, timeout=30, message=lambda: str(health(worker)))
     assert one(db_conn, "select count(*) from conductor.schedule_fires where schedule_name = 'nightly'") == 1
+    assert one(db_conn, "select next_due_at > conductor.now() + interval '11 hours' from conductor.schedules "
+                        "where name = 'nightly'"), "it continues from the next future time"  # fmt: skip
 
 
 # -- the retention loop itself ------------------------------------------------------

@@ -10,7 +10,9 @@
 --                                              cron line that can ever fire
 --   conductor.cron_next(expr, after, timezone) the first due time strictly after
 --                                              `after`, fields read in the local
---                                              wall-clock time of `timezone`
+--                                              wall-clock time of `timezone`; NULL
+--                                              when none comes by the end of the
+--                                              engine's time range
 --
 -- Private (granted to nobody):
 --   conductor._cron_parse(expr) -> int[]       the parsed line (layout below),
@@ -47,8 +49,14 @@
 --   [195]      flags: 1 dom starts with *, 2 dow starts with *, 4 every hour
 --              allowed, 8 six fields (seconds), 16 L in day-of-month
 --
+-- Time range: cron_next takes an `after` within conductor._time_range()
+-- (functions/internal: finite, 0001-01-02 to 9999-12-30 UTC), else QC106
+-- naming it, and answers only due times within it: NULL when the line has no
+-- due time left by 9999-12-30 00:00 UTC. The search itself may look past the
+-- end (into year 10399 at most), never past PostgreSQL's range.
+--
 -- SQLSTATEs: QC301 invalid cron expression (also: null, or never fires),
---            QC302 invalid timezone.
+--            QC302 invalid timezone, QC106 an `after` outside the time range.
 
 begin;
 set local role conductor_owner;
@@ -611,6 +619,10 @@ create or replace function conductor.cron_next(expr text, after timestamptz, tim
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_range  tstzrange := conductor._time_range();
+  v_parsed integer[];
+  v_next   timestamptz;
 begin
   if cron_next.timezone is null then
     raise exception using errcode = 'QC302', message = 'invalid timezone: it is null';
@@ -622,19 +634,37 @@ begin
       message = format('invalid timezone %s', conductor._echo(cron_next.timezone)),
       hint = 'Use an IANA name from pg_timezone_names, e.g. Europe/Berlin or UTC.';
   end;
-  return conductor._cron_next_parsed(conductor._cron_parse(cron_next.expr), cron_next.after,
-                                     cron_next.timezone);
+  v_parsed := conductor._cron_parse(cron_next.expr);
+  -- the engine's time range: outside it PostgreSQL's own arithmetic raises (0A000 for
+  -- infinity, 22008 near year 294276), and a due time past it is no time a driver can read
+  if not (cron_next.after <@ v_range) then
+    raise exception using errcode = 'QC106',
+      message = pg_catalog.format('invalid after %s: a time is finite, from %s to %s UTC',
+                                  conductor._echo(cron_next.after::text),
+                                  pg_catalog.to_char(pg_catalog.lower(v_range) at time zone 'UTC', 'YYYY-MM-DD'),
+                                  pg_catalog.to_char(pg_catalog.upper(v_range) at time zone 'UTC', 'YYYY-MM-DD')),
+      hint = pg_catalog.format('cron_next answers NULL when no due time comes by %s UTC.',
+                               pg_catalog.to_char(pg_catalog.upper(v_range) at time zone 'UTC', 'YYYY-MM-DD'));
+  end if;
+  v_next := conductor._cron_next_parsed(v_parsed, cron_next.after, cron_next.timezone);
+  if v_next <@ v_range then
+    return v_next;
+  end if;
+  return null;
 end;
 $$;
 
 comment on function conductor.cron_next(text, timestamptz, text) is
   'The first due time of cron line expr strictly after `after`, its fields read in the local '
-  'wall-clock time of the IANA timezone (default UTC). Returns null when after is null. '
-  'Raises QC301 for an invalid, null or never-firing expression and QC302 for an unknown or '
-  'null timezone. DST: a nonexistent wall time is skipped when the hour field allows every '
-  'hour, else fires at the first instant after the gap; a repeated wall time fires at both '
-  'instants when the hour field allows every hour, else at the first. Stable (reads the tz '
-  'database), parallel safe, no locks; docs/cron.md.';
+  'wall-clock time of the IANA timezone (default UTC). Works within the engine''s time range '
+  '(conductor._time_range(): finite, 0001-01-02 to 9999-12-30 UTC): returns null when after is '
+  'null, or when the line has no due time after it by 9999-12-30 00:00 UTC (that instant '
+  'included). Raises QC106 naming after when it is outside the range (infinity, -infinity, BC, '
+  'past 9999-12-30), QC301 for an invalid, null or never-firing expression and QC302 for an '
+  'unknown or null timezone. DST: a nonexistent wall time is skipped when the hour field '
+  'allows every hour, else fires at the first instant after the gap; a repeated wall time '
+  'fires at both instants when the hour field allows every hour, else at the first. Stable '
+  '(reads the tz database), parallel safe, no locks; docs/cron.md.';
 
 -- The helpers are not API: nobody but the owner calls them directly. cron_next and
 -- cron_validate run as the owner so that the roles they are granted to can reach

@@ -8,7 +8,7 @@
 --   conductor.update_schedule(name, ...)          change what is given
 --   conductor.enable_schedule(name, enabled)      on/off
 --   conductor.delete_schedule(name) -> boolean
---   conductor.list_schedules()                    every schedule, by name, with last_fired_at
+--   conductor.list_schedules()                    every schedule, by name, with last_fired_at, owner
 --   conductor.tick(grace) -> (schedule_name, due_at, task_id)   fire what is due
 --   conductor.fire_schedule(name) -> bigint       Run now: one task, a manual fire
 --   conductor.overdue_schedules(grace) -> (name, next_due_at, overdue)
@@ -29,10 +29,15 @@
 -- Who may change what: workers declare schedules from code (create_schedule
 -- with replace => true at start); operators create, change, disable and delete
 -- them as conductor_admin. A schedule records who declared it (declared_by:
--- 'code' or 'admin') and the role that last changed it (changed_by). A caller
--- without conductor_admin may create a schedule and replace one code declared,
--- but not change one an admin created or changed (QC207, nothing changes);
--- re-declaring it unchanged is no change, and answers the row.
+-- 'code' or 'admin'), the login that declared it (owner, schema/
+-- schedule_owners) and the role that last changed it (changed_by). A caller
+-- without conductor_admin may create a schedule and replace one that it
+-- declared itself, but not change one an admin created or changed (QC207) nor
+-- one another login declared (QC208, through conductor._check_owner, the one
+-- ownership rule); nothing changes then. Re-declaring a schedule exactly as
+-- stored is no change, and answers the row. A schedule stored before v0.3.0
+-- has no owner: the first login that declares it again (changed or not)
+-- claims it; an operator's is claimed only by an admin's change.
 --
 -- Exactly once: tick locks each due schedule FOR UPDATE SKIP LOCKED (a second
 -- tick skips it, and re-checks next_due_at on the row's latest version), and
@@ -48,9 +53,29 @@
 -- as they are; list_schedules' last_fired_at shows either kind of fire
 -- (through the index schedule_fires_fired, which this change owns).
 --
+-- Catch-up, the seed's rule: "If no scheduler was running through several
+-- scheduled times, the schedule fires once when one starts again, then
+-- continues from the next future time." grace (tick's argument, 1 minute) is
+-- how late a tick may come and still count as on time. A tick that finds only
+-- due times within grace of now (a scheduler ran and its tick came late: a slow
+-- statement, a new leader taking over) fires each of them once, oldest first,
+-- at most catch_up_limit. A tick that finds a due time older than grace knows
+-- no scheduler ticked through it: a catch_up 'once' schedule (the default)
+-- then fires once for everything passed, at the earliest missed due time, and
+-- goes on from the first due time after now; a catch_up 'all' schedule
+-- replays the passed due times, oldest first, at most catch_up_limit, and
+-- skips the rest. Any tick that stops at catch_up_limit goes on from the
+-- first due time after now.
+--
 -- Overdue: an enabled schedule whose next_due_at passed more than a grace ago
 -- means no tick ran (no scheduler holds its lock): overdue_schedules() names
--- them for health checks and metrics.
+-- them for health checks and metrics. It is the same boundary: a schedule is
+-- overdue exactly when the next tick with that grace treats it as missed.
+--
+-- Time range: due times stay within conductor._time_range() (to 9999-12-30
+-- UTC), where cron_next answers NULL. create_schedule refuses a line with no
+-- due time left (QC301); tick switches a schedule off after its last due time
+-- within the range (enabled = false, next_due_at left at that due time).
 --
 -- Isolation: tick fires each due schedule in a subtransaction of its own. One
 -- that raises (a row made bad by hand, or stored by v0.1.0, which checked
@@ -94,8 +119,13 @@ begin
     raise exception 'invalid timezone %: at most 100 characters', conductor._echo(s.timezone)
       using errcode = 'QC302', hint = 'Use an IANA name from pg_timezone_names, e.g. Europe/Berlin or UTC.';
   end if;
-  -- raises QC301 naming the bad field, or QC302 for an unknown time zone
-  perform conductor.cron_next(s.cron, conductor.now(), s.timezone);
+  -- raises QC301 naming the bad field, or QC302 for an unknown time zone; NULL: no due
+  -- time left within the engine's time range
+  if conductor.cron_next(s.cron, conductor.now(), s.timezone) is null then
+    raise exception 'invalid cron expression %: it has no due time left by % UTC', conductor._echo(s.cron),
+      pg_catalog.to_char(pg_catalog.upper(conductor._time_range()) at time zone 'UTC', 'YYYY-MM-DD')
+      using errcode = 'QC301';
+  end if;
   v_problem := conductor._spec_problem(v_spec);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec, pg_catalog.format('schedule %s', conductor._echo(s.name)));
@@ -113,7 +143,8 @@ $$;
 
 comment on function conductor._check_schedule(conductor.schedules) is
 $$Raises unless s is a valid schedule: QC106 name (1-200 of A-Z a-z 0-9 _ . : / -), QC301
-cron line (at most 1000 bytes), QC302 time zone (at most 100 characters), the task by
+cron line (at most 1000 bytes, valid, with a due time after now within the engine's time
+range, conductor._time_range()), QC302 time zone (at most 100 characters), the task by
 enqueue's rules (conductor._spec_problem: QC101 kind, QC102 payload, QC103 payload size,
 QC104 queue, QC106 max_attempts or keys), QC106 catch_up and catch_up_limit.$$;
 
@@ -166,11 +197,11 @@ begin
     insert into conductor.schedules as s
            (name, cron, timezone, kind, payload, queue, priority, max_attempts, dedupe_key,
             concurrency_key, catch_up, catch_up_limit, enabled, next_due_at, created_at, updated_at,
-            declared_by, changed_by)
+            declared_by, changed_by, owner)
     values (v_new.name, v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority,
             v_new.max_attempts, v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit,
             coalesce(create_schedule.enabled, true), conductor.cron_next(v_new.cron, v_now, v_new.timezone),
-            v_now, v_now, case when v_admin then 'admin' else 'code' end, v_caller)
+            v_now, v_now, case when v_admin then 'admin' else 'code' end, v_caller, v_caller)
     on conflict on constraint schedules_pkey do nothing
     returning s.* into v_row;
     if found then
@@ -178,7 +209,7 @@ begin
     end if;
     -- another caller created it since our select (workers starting together declare the
     -- same schedules): the insert waited for its commit, and this new statement sees the
-    -- row, so go on as if it had been there (equal, replace, QC206 or QC207 below)
+    -- row, so go on as if it had been there (equal, replace, QC206, QC207 or QC208 below)
     select s.* into strict v_old from conductor.schedules s where s.name = create_schedule.name for update;
   end if;
 
@@ -193,7 +224,12 @@ begin
      is not distinct from
      (v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority, v_new.max_attempts,
       v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit, v_new.enabled) then
-    -- a worker restarting re-declares what is there: nothing to change, nothing written
+    -- a worker restarting re-declares what is there: nothing to change, nothing written,
+    -- except that the first login to declare a code schedule from before v0.3.0 claims it
+    if v_old.owner is null and v_old.declared_by = 'code' then
+      update conductor.schedules s set owner = v_caller where s.name = v_old.name
+      returning s.* into v_old;
+    end if;
     return v_old;
   end if;
 
@@ -206,6 +242,9 @@ begin
                                        coalesce(v_old.changed_by, 'a v0.1.0 caller')),
             hint = 'Ask an operator to make the change with update_schedule, or to delete the schedule so that code may declare it again.';
   end if;
+  -- a code schedule is its declaring login's (QC208 for another login; NULL: from before
+  -- v0.3.0, claimed below)
+  perform conductor._check_owner('schedule', v_old.name, v_old.owner);
 
   update conductor.schedules s
      set cron = v_new.cron, timezone = v_new.timezone, kind = v_new.kind, payload = v_new.payload,
@@ -221,6 +260,7 @@ begin
          updated_at = v_now,
          declared_by = case when v_admin then 'admin' else s.declared_by end,
          changed_by = v_caller,
+         owner = coalesce(s.owner, v_caller),
          last_error = null,
          last_error_at = null
    where s.name = v_old.name
@@ -236,8 +276,9 @@ the task options priority, max_attempts, dedupe_key and concurrency_key, checked
 rules of enqueue. queue ('default') and priority (0) are stored as given; max_attempts
 and concurrency_key left NULL, and the task's max_recoveries and timeout, are the kind's
 when it fires (configure_kind), else enqueue's defaults. Returns the row, next_due_at included. catch_up 'once' (default): after
-downtime the schedule fires once for the missed stretch, then continues; 'all' replays
-every missed due time, at most catch_up_limit (100). enabled: NULL means true for a new
+downtime the schedule fires once for the missed stretch, then continues from the next
+future time; 'all' replays every missed due time; a tick fires at most catch_up_limit (100)
+due times of it (see tick). enabled: NULL means true for a new
 schedule and unchanged for a replaced one. replace => true updates an existing schedule
 of that name (used by workers declaring schedules in code), keeping its place unless the
 line or zone changed, and keeping it off if an operator disabled it; a declaration equal
@@ -245,12 +286,16 @@ to the stored schedule writes nothing and answers the row. Safe to call from man
 at once: a name another caller created meanwhile is treated as existing (workers starting
 together declare the same schedules).
 Who: the row records declared_by ('admin' when the caller is a member of conductor_admin,
-else 'code') and changed_by (the caller's role). A caller without conductor_admin may
-replace only a schedule code declared: changing or disabling one an admin created or
-changed raises QC207 and changes nothing.
-Raises QC301 invalid cron (naming the field), QC302 unknown time zone, QC101 kind,
-QC102 payload, QC103 payload size, QC104 queue, QC106 name or options, QC206 when it
-exists and not replace, QC207 as above.$$;
+else 'code'), owner (the login that declared it, conductor._caller()) and changed_by (the
+caller's role). A caller without conductor_admin may replace only a schedule that code
+declared under its own login: changing or disabling one an admin created or changed raises
+QC207, one another login declared QC208 (conductor._check_owner), and nothing changes.
+Re-declaring either exactly as stored is no change and answers the row. A row from before
+v0.3.0 has no owner: the first login that declares a code one again, changed or not,
+becomes its owner. An admin's change keeps the owner and makes the schedule the operator's.
+Raises QC301 invalid cron (naming the field, or with no due time left by 9999-12-30 UTC),
+QC302 unknown time zone, QC101 kind, QC102 payload, QC103 payload size, QC104 queue,
+QC106 name or options, QC206 when it exists and not replace, QC207 and QC208 as above.$$;
 
 create or replace function conductor.update_schedule(
   name            text,
@@ -298,8 +343,9 @@ comment on function conductor.update_schedule(text, text, text, jsonb, text, tex
 $$Changes the given fields of a schedule (NULL: unchanged) and returns the row; validates
 as create_schedule does. A changed cron line or time zone, or enabling a disabled
 schedule, restarts it from now (missed due times are not fired). A change makes the
-schedule the operator's (declared_by 'admin'): workers can no longer replace it. Raises
-QC203 when the schedule does not exist, else as create_schedule.$$;
+schedule the operator's (declared_by 'admin'): workers can no longer replace it (QC207);
+owner, the login that declared it, stays. Raises QC203 when the schedule does not exist,
+else as create_schedule.$$;
 
 create or replace function conductor.enable_schedule(name text, enabled boolean default true) returns conductor.schedules
   language sql volatile
@@ -328,9 +374,12 @@ comment on function conductor.delete_schedule(text) is
 $$Deletes a schedule and its fire history; returns whether it existed. Tasks it already
 enqueued are not touched.$$;
 
--- last_fired_at is appended to the schedules row: the return type changes
+-- last_fired_at, then owner (schema/schedule_owners), are appended to the schedules row:
+-- the return type changed, so the v0.2.0 function is dropped first
 
-create or replace function conductor.list_schedules()
+drop function if exists conductor.list_schedules();
+
+create function conductor.list_schedules()
   returns table (
     name            text,
     cron            text,
@@ -354,7 +403,8 @@ create or replace function conductor.list_schedules()
     changed_by      text,
     last_error      text,
     last_error_at   timestamptz,
-    last_fired_at   timestamptz
+    last_fired_at   timestamptz,
+    owner           text
   )
   language sql stable
   security definer
@@ -364,7 +414,8 @@ as $$
          s.dedupe_key, s.concurrency_key, s.catch_up, s.catch_up_limit, s.enabled, s.next_due_at,
          s.last_due_at, s.last_task_id, s.created_at, s.updated_at, s.declared_by, s.changed_by,
          s.last_error, s.last_error_at,
-         (select pg_catalog.max(f.fired_at) from conductor.schedule_fires f where f.schedule_name = s.name)
+         (select pg_catalog.max(f.fired_at) from conductor.schedule_fires f where f.schedule_name = s.name),
+         s.owner
     from conductor.schedules s
    order by s.name
 $$;
@@ -375,7 +426,8 @@ time it fires), last_due_at / last_task_id (its last fire by its cron line), las
 last_error_at (why and when tick last failed to fire it; NULL once it fires again),
 declared_by ('code' or 'admin') and changed_by (the role that last changed it); then
 last_fired_at: when it last fired, by tick or by fire_schedule (NULL: never, or its fires
-were deleted with their tasks).$$;
+were deleted with their tasks); then owner: the login that declared it (NULL: stored before
+v0.3.0 and not declared since).$$;
 
 create or replace function conductor.tick(grace interval default interval '1 minute')
   returns table (schedule_name text, due_at timestamptz, task_id bigint)
@@ -387,6 +439,7 @@ declare
   v_now timestamptz := conductor.now();
   v_s conductor.schedules;
   v_due timestamptz;
+  v_limit integer;
   v_fired integer;
   v_task bigint;
   v_last_due timestamptz;
@@ -416,7 +469,15 @@ begin
       v_fired := 0;
       v_last_due := v_s.last_due_at;
       v_last_task := v_s.last_task_id;
-      while v_due <= v_now and v_fired < v_s.catch_up_limit loop
+      -- The seed's rule: "If no scheduler was running through several scheduled times,
+      -- the schedule fires once when one starts again, then continues from the next
+      -- future time." The earliest due time older than grace says no scheduler ticked
+      -- through it: a 'once' schedule fires one task for all that passed. Due times all
+      -- within grace are a tick merely late: each fires. 'all' replays them. At most
+      -- catch_up_limit either way.
+      v_limit := case when v_s.catch_up = 'once' and v_due < v_now - tick.grace then 1
+                      else v_s.catch_up_limit end;
+      while v_due <= v_now and v_fired < v_limit loop
         -- one fire per due time: the unique index schedule_fires_due, the table's only
         -- unique key (manual fires are outside it). No conflict target: its columns
         -- would read as this function's output column schedule_name (42702).
@@ -436,20 +497,19 @@ begin
           v_last_due := v_due;
           v_last_task := v_task;
         end if;
-        -- 'once' jumps over a stretch missed by more than grace; 'all' walks it
-        if v_s.catch_up = 'once' then
-          v_due := conductor.cron_next(v_s.cron, greatest(v_due, v_now - tick.grace), v_s.timezone);
-        else
-          v_due := conductor.cron_next(v_s.cron, v_due, v_s.timezone);
-        end if;
+        -- NULL: no due time left within the engine's time range (cron_next)
+        v_due := conductor.cron_next(v_s.cron, v_due, v_s.timezone);
       end loop;
       if v_due <= v_now then
-        -- over catch_up_limit: the rest of the stretch is skipped
+        -- fired once for a missed stretch, or stopped at catch_up_limit: the rest of what
+        -- passed is skipped, and the schedule continues from the next future time
         v_due := conductor.cron_next(v_s.cron, v_now, v_s.timezone);
       end if;
 
+      -- with no due time left the schedule is switched off, next_due_at left at its last
       update conductor.schedules s
-         set next_due_at = v_due, last_due_at = v_last_due, last_task_id = v_last_task,
+         set next_due_at = coalesce(v_due, v_last_due, s.next_due_at), enabled = v_due is not null,
+             last_due_at = v_last_due, last_task_id = v_last_task,
              last_error = null, last_error_at = null
        where s.name = v_s.name;
     exception when others then
@@ -473,20 +533,30 @@ end
 $$;
 
 comment on function conductor.tick(interval) is
-$$Fires every enabled schedule that is due: for each due time, one conductor.schedule_fires
-row and one task, in this transaction; returns what it fired (schedule_name, due_at,
-task_id). The task has the schedule's kind, payload, queue and priority, and its
-max_attempts, dedupe_key and concurrency_key when set; the rest (and max_recoveries and
-timeout) are the kind's (configure_kind), else enqueue's defaults. A due time missed by at most grace (1 minute) still fires; after a longer gap a
-'once' schedule fires once for the stretch (at its earliest missed due time), then goes
-on from grace ago; an 'all' schedule replays each missed due time, at most catch_up_limit,
-and skips the rest. Safe to call from any number of processes at once (SKIP LOCKED and the
-fires' unique key): each due time fires exactly once, whatever manual fires (fire_schedule)
-happened at the same instant. Each schedule fires in a
-subtransaction of its own: one that raises is skipped, its error stored in last_error /
-last_error_at (cleared by its next good fire), and tried again at the next tick; the
-others still fire. grace: 0 to 30 days, else QC106. Call it from a worker, from pg_cron
-or from psql.$$;
+$$Fires every enabled schedule that is due: for each fire one conductor.schedule_fires row
+and one task, in this transaction; returns what it fired (schedule_name, due_at, task_id).
+The task has the schedule's kind, payload, queue and priority, and its max_attempts,
+dedupe_key and concurrency_key when set; the rest (and max_recoveries and timeout) are the
+kind's (configure_kind), else enqueue's defaults.
+Catch-up, the seed's rule: "If no scheduler was running through several scheduled times,
+the schedule fires once when one starts again, then continues from the next future time."
+grace (1 minute) is how late a tick may be and still count as on time: when every due time
+a schedule has passed is within grace of now (a scheduler ran and its tick came a little
+late, or a new leader took over) each fires once, oldest first. When one passed more than
+grace ago, no scheduler ticked through it: a catch_up 'once' schedule (the default) fires
+once, at its earliest missed due time, for all that passed, then continues from the next
+future time; a catch_up 'all' schedule replays what passed, oldest first. A tick fires at
+most catch_up_limit (100) due times of a schedule and skips the rest of what passed. The
+boundary is overdue_schedules': a schedule it names overdue is treated as missed by a tick
+with the same grace. A schedule with no due time left within the engine's time range (by
+9999-12-30 UTC) is switched off after its last fire (enabled false, next_due_at left at that
+due time).
+Safe to call from any number of processes at once (SKIP LOCKED and the fires' unique key):
+each due time fires exactly once, and a stretch missed fires once, whatever manual fires
+(fire_schedule) happened at the same instant. Each schedule fires in a subtransaction of
+its own: one that raises is skipped, its error stored in last_error / last_error_at
+(cleared by its next good fire), and tried again at the next tick; the others still fire.
+grace: 0 to 30 days, else QC106. Call it from a worker, from pg_cron or from psql.$$;
 
 create or replace function conductor.fire_schedule(name text) returns bigint
   language plpgsql volatile
@@ -551,7 +621,9 @@ comment on function conductor.overdue_schedules(interval) is
 $$The enabled schedules whose next due time passed more than grace (1 minute) ago, most
 overdue first: (name, next_due_at, overdue = now - next_due_at). Any row means no tick
 fired them: no scheduler runs, or tick fails (see list_schedules' last_error). Empty when
-all is well. Raises QC106 for a grace that is NULL or outside 0 to 30 days.$$;
+all is well. The boundary is tick's: a schedule named here is one the next tick with the
+same grace treats as missed (it fires once, then continues from the next future time).
+Raises QC106 for a grace that is NULL or outside 0 to 30 days.$$;
 
 revoke execute on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean) from public;
 revoke execute on function conductor.update_schedule(text, text, text, jsonb, text, text, integer, integer, text, boolean) from public;

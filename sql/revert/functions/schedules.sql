@@ -328,6 +328,9 @@ $$Deletes a schedule and its fire history; returns whether it existed. Tasks it 
 enqueued are not touched.$$;
 
 -- last_fired_at is appended to the schedules row: the return type changes
+-- (the reworked function also returns owner: drop it to restore v0.2.0's return type)
+
+drop function if exists conductor.list_schedules();
 
 create or replace function conductor.list_schedules()
   returns table (

@@ -1,7 +1,8 @@
 -- Revert conductor:schema/schedule_owners from pg
 
-BEGIN;
+begin;
 
--- XXX Add DDLs here.
+alter table conductor.schedules
+  drop column owner;
 
-COMMIT;
+commit;

@@ -18,9 +18,10 @@ select is(
     'last_due_at', null, 'last_task_id', null,
     'created_at', '2030-01-01 00:00:00+00'::timestamptz,
     'updated_at', '2030-01-01 00:00:00+00'::timestamptz,
-    'declared_by', 'admin', 'changed_by', current_user::text, 'last_error', null, 'last_error_at', null),
+    'declared_by', 'admin', 'changed_by', current_user::text, 'last_error', null, 'last_error_at', null,
+    'owner', current_user::text),
   'The stored row has the documented defaults: UTC, empty payload, queue default, priority 0, '
-  || 'catch_up once with limit 100, enabled, never fired, no error, created now by this (admin) role.');
+  || 'catch_up once with limit 100, enabled, never fired, no error, created now by this (admin) role, which owns it.');
 
 select is(
   (select next_due_at from conductor.create_schedule('ny-morning', '0 9 * * *', 'report',
