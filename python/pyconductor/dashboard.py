@@ -92,6 +92,7 @@ from pyconductor import queries
 from pyconductor.access import HostCheck, bearer_matches, is_loopback
 from pyconductor.dsn import redact_dsn, tcp_options
 from pyconductor.errors import ConductorError, InvalidState, NotFound, mapped_errors
+from pyconductor.logs import escape_text
 from pyconductor.wire import load_infinite_times
 
 __all__ = ["DashboardConfigError", "DashboardServer", "LoginLimiter", "check_bind", "create_app", "is_loopback", "parse_id", "serve"]
@@ -147,6 +148,15 @@ def check_bind(host: str, token: str | None) -> None:
 def h(value: Any) -> str:
     """HTML-escaped text of value ('' for None)."""
     return "" if value is None else html.escape(str(value), quote=True)
+
+
+def _name(value: Any) -> str:
+    """A name (a kind, a worker's id or host) as a page shows it: HTML-escaped, and
+    with control and format characters written as escapes (``\\n``, ``\\u202e``).
+    The kind rule refuses them since v0.3.0, but tasks stored before may hold them,
+    and a worker's id and host follow no rule; a bidi override must not reorder the
+    page around it."""
+    return "" if value is None else h(escape_text(str(value)))
 
 
 def _ts(value: Any) -> str:
@@ -407,8 +417,8 @@ def _attempts_table(attempts: Sequence[Mapping[str, Any]]) -> str:
         tb = (f"<details><summary>traceback</summary><pre class=traceback>{h(a['traceback'])}</pre></details>"
               if a.get("traceback") else "")  # fmt: skip
         out.append(
-            f"<tr data-attempt=\"{a['id']}\"><td class=n>{a['id']}<td class=n>{a['attempt']}<td>{h(a['worker_id'])}"
-            f"<td>{h(a.get('host') or '-')}/{h(a.get('pid') or '-')}<td>{_ts(a['claimed_at'])}"
+            f"<tr data-attempt=\"{a['id']}\"><td class=n>{a['id']}<td class=n>{a['attempt']}<td>{_name(a['worker_id'])}"
+            f"<td>{_name(a.get('host') or '-')}/{h(a.get('pid') or '-')}<td>{_ts(a['claimed_at'])}"
             f"<td>{_ts(a['finished_at'])}<td class=n>{_duration(a['claimed_at'], a['finished_at'])}"
             f"<td>{_status(a['outcome'] or 'running')}<td class=err>{h(a['error'])}{tb}</tr>"
         )
@@ -772,8 +782,8 @@ def create_app(
                        "<th>started<th>last seen</tr>")  # fmt: skip
             for w in workers:
                 out.append(
-                    f"<tr><td>{h(w['id'])}<td>{h(w['host'])}<td class=n>{h(w['pid'])}"
-                    f"<td>{h(','.join(w['roles'] or []))}<td>{h(','.join(w['queues']) if w['queues'] else '*')}"
+                    f"<tr><td>{_name(w['id'])}<td>{_name(w['host'])}<td class=n>{h(w['pid'])}"
+                    f"<td>{_name(','.join(w['roles'] or []))}<td>{_name(','.join(w['queues']) if w['queues'] else '*')}"
                     f"<td class=n>{h(w['concurrency'])}<td>{_ts(w['started_at'])}<td>{_ts(w['last_seen_at'])}</tr>"
                 )
             out.append("</table>")
@@ -822,7 +832,7 @@ def create_app(
                 err = (t["error"] or "")[:120]
                 out.append(
                     f'<tr data-id="{t["id"]}" data-status="{h(t["status"])}"><td><a href="/runs/{t["id"]}">{t["id"]}</a>'
-                    f"<td>{h(t['kind'])}<td>{h(t['queue'])}<td>{_status(t['status'])}"
+                    f"<td>{_name(t['kind'])}<td>{h(t['queue'])}<td>{_status(t['status'])}"
                     f"<td class=n>{t['attempt']}/{t['max_attempts']}<td>{_ts(t['enqueued_at'])}"
                     f"<td>{_ts(t['finished_at'])}<td class=err>{h(err)}</tr>"
                 )
@@ -859,7 +869,7 @@ def create_app(
             for s in dash.rows(queries.DASHBOARD_STEPS, {"task_ids": ids, "limit": STEPS_LIMIT}):
                 steps.setdefault(s["task_id"], []).append(s)
 
-        out = [f"<h1>Task {task_id} <small>{h(task['kind'])}</small> {_status(task['status'])}</h1>",
+        out = [f"<h1>Task {task_id} <small>{_name(task['kind'])}</small> {_status(task['status'])}</h1>",
                notice_of(request)]  # fmt: skip
         actions = []
         if task["status"] in RETRYABLE:
@@ -896,7 +906,7 @@ def create_app(
             current = " class=current" if tid == task_id else ""
             parts = [
                 f'<li{current} data-id="{tid}"><span class=line><a href="/runs/{tid}">{tid}</a> '
-                f"{h(t['kind'])} {_status(t['status'])} attempt {t['attempt']}/{t['max_attempts']}</span>"
+                f"{_name(t['kind'])} {_status(t['status'])} attempt {t['attempt']}/{t['max_attempts']}</span>"
             ]
             if attempts.get(tid) or steps.get(tid):
                 parts.append(f"<details{' open' if tid == task_id else ''}><summary>attempts "
@@ -941,7 +951,7 @@ def create_app(
             out.append(
                 f"<tr data-schedule=\"{h(name)}\" data-enabled=\"{'true' if r['enabled'] else 'false'}\""
                 f"{'' if r['enabled'] else ' class=off'}><td>{h(name)}<td><code>{h(r['cron'])}</code>"
-                f"<td>{h(r['timezone'])}<td>{h(r['kind'])}<td>{h(r['queue'])}"
+                f"<td>{h(r['timezone'])}<td>{_name(r['kind'])}<td>{h(r['queue'])}"
                 f"<td class=enabled>{'yes' if r['enabled'] else 'no'}"
                 f"<td class=next>{_ts(r['next_due_at']) if r['enabled'] else '-'}<td class=fired>{fired}"
                 f"<td class=error>{error}<td class=controls>{toggle} {run}</tr>"

@@ -779,3 +779,19 @@ def test_the_login_limiter_counts_per_address_and_forgets() -> None:
     assert limiter.retry_after("10.0.0.1") == 0
     now[0] = 100
     assert limiter.retry_after("10.0.0.2") == 0 and not limiter._failures.get("10.0.0.2")
+
+
+def test_names_stored_before_the_kind_rule_are_shown_escaped(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+    """A kind stored before v0.3.0 (the rule refuses it now) and a worker's id follow no
+    display rule of their own: a page shows their control and format characters as escapes,
+    so a U+202E reorders nothing and a newline starts no line."""
+    legacy = "invoice\u202efdp.exe\n<b>"
+    task = app.enqueue("names.placeholder", {}, queue="names")
+    db_conn.execute("update conductor.tasks set kind = %s where id = %s", (legacy, task))
+    db_conn.execute("select conductor.register_worker(worker_id => %s, host => %s, queues => %s)",
+                    ("w\u202e1", "host\u2066x", ["names"]))  # fmt: skip
+    shown = "invoice\\u202efdp.exe\\n&lt;b&gt;"
+    for page in (client.get("/runs").text, client.get(f"/runs/{task}").text):
+        assert shown in page and "\u202e" not in page and "\n<b>" not in page
+    home = client.get("/").text
+    assert "w\\u202e1" in home and "host\\u2066x" in home and "\u202e" not in home and "\u2066" not in home
