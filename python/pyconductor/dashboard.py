@@ -40,10 +40,18 @@ Security (see DESIGN.md, Security):
   SameSite=Strict, Secure when the page came over TLS or ``secure_cookies``
   says a TLS proxy serves it; valid for ``session_max_age``, 12 h by
   default, which the server checks too); anything else gets 401;
+- ``POST /login`` takes at most ``LOGIN_MAX_FAILURES`` (5) wrong tokens per
+  client address in ``LOGIN_WINDOW`` (60) seconds, then answers 429 with
+  ``Retry-After`` until the oldest of them is a window old (behind a proxy,
+  the address is the one uvicorn trusts: ``--forwarded-allow-ips``);
 - actions are POSTs with a CSRF token: a random per-session value in the
   cookie ``conductor_csrf`` (SameSite=Strict) that the form must repeat in the
   field ``csrf``; a missing or different value, or an ``Origin`` or
   ``Sec-Fetch-Site`` header naming another site, gets 403;
+- an action's outcome comes back as ``?notice=...&sig=...``, and a page shows
+  the notice only when ``sig`` is this process's HMAC of it and of the
+  browser's CSRF cookie: a link made elsewhere cannot make a page say anything;
+- a run id is a decimal integer within bigint; anything else is 404;
 - responses forbid framing and carry a Content-Security-Policy whose only
   script is the page's own (by nonce).
 
@@ -59,9 +67,12 @@ import hmac
 import html
 import json
 import logging
+import math
+import re
 import secrets
 import threading
 import time
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
@@ -81,9 +92,10 @@ from pyconductor import queries
 from pyconductor.access import HostCheck, bearer_matches, is_loopback
 from pyconductor.dsn import redact_dsn, tcp_options
 from pyconductor.errors import ConductorError, InvalidState, NotFound, mapped_errors
+from pyconductor.logs import escape_text
 from pyconductor.wire import load_infinite_times
 
-__all__ = ["DashboardConfigError", "DashboardServer", "check_bind", "create_app", "is_loopback", "serve"]
+__all__ = ["DashboardConfigError", "DashboardServer", "LoginLimiter", "check_bind", "create_app", "is_loopback", "parse_id", "serve"]
 
 logger = logging.getLogger("pyconductor")
 
@@ -106,6 +118,12 @@ DIGEST_HEADER = "X-Conductor-Digest"  # a fragment's hash: the live script sends
 CSRF_COOKIE = "conductor_csrf"
 AUTH_COOKIE = "conductor_session"
 SESSION_MAX_AGE = 12 * 3600  # seconds a login lasts
+LOGIN_MAX_FAILURES = 5  # wrong tokens a client address may send per LOGIN_WINDOW
+LOGIN_WINDOW = 60.0  # seconds
+LOGIN_ADDRESSES = 10_000  # client addresses remembered at most (the oldest are forgotten first)
+NOTICE_SIG = "sig"  # the query parameter carrying a notice's signature
+MAX_BIGINT = 2**63 - 1
+_DECIMAL = re.compile(r"[0-9]{1,19}")
 STATUSES = ("queued", "running", "waiting", "succeeded", "failed", "cancelled", "timed_out", "dead")
 ACTIVE = ("queued", "running", "waiting")
 RETRYABLE = ("failed", "dead", "timed_out", "cancelled")
@@ -130,6 +148,15 @@ def check_bind(host: str, token: str | None) -> None:
 def h(value: Any) -> str:
     """HTML-escaped text of value ('' for None)."""
     return "" if value is None else html.escape(str(value), quote=True)
+
+
+def _name(value: Any) -> str:
+    """A name (a kind, a worker's id or host) as a page shows it: HTML-escaped, and
+    with control and format characters written as escapes (``\\n``, ``\\u202e``).
+    The kind rule refuses them since v0.3.0, but tasks stored before may hold them,
+    and a worker's id and host follow no rule; a bidi override must not reorder the
+    page around it."""
+    return "" if value is None else h(escape_text(str(value)))
 
 
 def _ts(value: Any) -> str:
@@ -170,6 +197,69 @@ def _status(value: Any) -> str:
 def _qs(params: Mapping[str, Any]) -> str:
     clean = {k: v for k, v in params.items() if v not in (None, "")}
     return "?" + urlencode(clean) if clean else ""
+
+
+def parse_id(text: str | None) -> int | None:
+    """A task id as a URL gives it: ASCII decimal digits of a value within bigint
+    (0 to 2**63 - 1), else None. Python's int() would also take ' 12', '1_2', '١٢'
+    and values PostgreSQL's bigint cannot hold."""
+    if text is None or not _DECIMAL.fullmatch(text):
+        return None
+    value = int(text)
+    return value if value <= MAX_BIGINT else None
+
+
+class LoginLimiter:
+    """Wrong login tokens per client address: at most ``max_failures`` in any
+    ``window`` seconds. Remembers at most ``max_addresses`` addresses, forgetting
+    the least recently failed first. ``clock`` is ``time.monotonic`` unless a
+    test sets another. Called from the event loop; the lock makes it safe from
+    threads too."""
+
+    def __init__(self, max_failures: int = LOGIN_MAX_FAILURES, window: float = LOGIN_WINDOW,
+                 max_addresses: int = LOGIN_ADDRESSES) -> None:  # fmt: skip
+        self.max_failures = max_failures
+        self.window = window
+        self.max_addresses = max_addresses
+        self.clock: Callable[[], float] = time.monotonic
+        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _recent(self, address: str, now: float) -> deque[float] | None:
+        times = self._failures.get(address)
+        if times is None:
+            return None
+        while times and times[0] <= now - self.window:
+            times.popleft()
+        if not times:
+            del self._failures[address]
+            return None
+        return times
+
+    def retry_after(self, address: str) -> float:
+        """Seconds until ``address`` may try again; 0 when it may now."""
+        with self._lock:
+            now = self.clock()
+            times = self._recent(address, now)
+            if times is None or len(times) < self.max_failures:
+                return 0.0
+            return max(0.0, times[-self.max_failures] + self.window - now)
+
+    def failed(self, address: str) -> None:
+        """Count a wrong token from ``address``."""
+        with self._lock:
+            now = self.clock()
+            times = self._recent(address, now) or deque()
+            times.append(now)
+            self._failures[address] = times
+            self._failures.move_to_end(address)
+            while len(self._failures) > self.max_addresses:
+                self._failures.popitem(last=False)
+
+    def succeeded(self, address: str) -> None:
+        """Forget ``address``'s wrong tokens: it has the right one."""
+        with self._lock:
+            self._failures.pop(address, None)
 
 
 CSS = """
@@ -327,8 +417,8 @@ def _attempts_table(attempts: Sequence[Mapping[str, Any]]) -> str:
         tb = (f"<details><summary>traceback</summary><pre class=traceback>{h(a['traceback'])}</pre></details>"
               if a.get("traceback") else "")  # fmt: skip
         out.append(
-            f"<tr data-attempt=\"{a['id']}\"><td class=n>{a['id']}<td class=n>{a['attempt']}<td>{h(a['worker_id'])}"
-            f"<td>{h(a.get('host') or '-')}/{h(a.get('pid') or '-')}<td>{_ts(a['claimed_at'])}"
+            f"<tr data-attempt=\"{a['id']}\"><td class=n>{a['id']}<td class=n>{a['attempt']}<td>{_name(a['worker_id'])}"
+            f"<td>{_name(a.get('host') or '-')}/{h(a.get('pid') or '-')}<td>{_ts(a['claimed_at'])}"
             f"<td>{_ts(a['finished_at'])}<td class=n>{_duration(a['claimed_at'], a['finished_at'])}"
             f"<td>{_status(a['outcome'] or 'running')}<td class=err>{h(a['error'])}{tb}</tr>"
         )
@@ -368,6 +458,8 @@ class Dashboard:
         )  # fmt: skip
         self._has_steps: bool | None = None
         self.events = EventHub(dsn)
+        self.logins = LoginLimiter()
+        self._notice_key = secrets.token_bytes(32)  # per process: a notice is shown only by the process that issued it
 
     def rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         with mapped_errors(), self.pool.connection() as conn:
@@ -395,6 +487,25 @@ class Dashboard:
         if not issued.isdigit() or not hmac.compare_digest(mac.encode(), self._session_mac(int(issued)).encode()):
             return False
         return -60 <= time.time() - int(issued) <= self.session_max_age
+
+    def notice_sig(self, csrf: str, notice: str) -> str:
+        """The signature of ``notice`` for the browser whose CSRF cookie is ``csrf``."""
+        message = f"conductor-dashboard-notice:{csrf}:{notice}".encode("utf-8", "surrogatepass")
+        return hmac.new(self._notice_key, message, hashlib.sha256).hexdigest()[:32]
+
+    def notice_query(self, request: Request, notice: str) -> str:
+        """``?notice=...&sig=...`` for a redirect after an action of ``request``'s browser."""
+        return _qs({"notice": notice, NOTICE_SIG: self.notice_sig(request.state.csrf, notice)})
+
+    def notice(self, request: Request) -> str | None:
+        """The ``?notice=`` text when this process issued it to this browser, else None."""
+        notice = request.query_params.get("notice")
+        sig = request.query_params.get(NOTICE_SIG, "")
+        if not notice or not sig:
+            return None
+        if not hmac.compare_digest(sig.encode(), self.notice_sig(request.state.csrf, notice).encode()):
+            return None
+        return notice
 
     def secure(self, request: Request) -> bool:
         """Whether cookies get ``Secure``: the page came over TLS (directly, or from a
@@ -611,7 +722,7 @@ def create_app(
     # -- pages -------------------------------------------------------------------
 
     def notice_of(request: Request) -> str:
-        notice = request.query_params.get("notice")
+        notice = dash.notice(request)  # only what this dashboard said after this browser's action
         return f"<p class=notice id=notice>{h(notice)}</p>" if notice else ""
 
     def queues_page(request: Request) -> str:
@@ -671,8 +782,8 @@ def create_app(
                        "<th>started<th>last seen</tr>")  # fmt: skip
             for w in workers:
                 out.append(
-                    f"<tr><td>{h(w['id'])}<td>{h(w['host'])}<td class=n>{h(w['pid'])}"
-                    f"<td>{h(','.join(w['roles'] or []))}<td>{h(','.join(w['queues']) if w['queues'] else '*')}"
+                    f"<tr><td>{_name(w['id'])}<td>{_name(w['host'])}<td class=n>{h(w['pid'])}"
+                    f"<td>{_name(','.join(w['roles'] or []))}<td>{_name(','.join(w['queues']) if w['queues'] else '*')}"
                     f"<td class=n>{h(w['concurrency'])}<td>{_ts(w['started_at'])}<td>{_ts(w['last_seen_at'])}</tr>"
                 )
             out.append("</table>")
@@ -687,11 +798,13 @@ def create_app(
         status = p.get("status") or None
         kind = p.get("kind") or None
         queue = p.get("queue") or None
+        before = parse_id(p["before"]) if p.get("before") else None
+        if p.get("before") and before is None:  # not an id within bigint: the database would refuse it (22003)
+            return PlainTextResponse("400 bad request: before is a task id", status_code=400)
         try:
-            before = int(p["before"]) if p.get("before") else None
             limit = max(1, min(MAX_PAGE_SIZE, int(p.get("limit") or PAGE_SIZE)))
         except ValueError:
-            return PlainTextResponse("400 bad request: before and limit are integers", status_code=400)
+            return PlainTextResponse("400 bad request: limit is an integer", status_code=400)
         if status is not None and status not in STATUSES:
             return PlainTextResponse(f"400 bad request: unknown status {status!r}", status_code=400)
         rows = dash.rows(queries.DASHBOARD_LIST_TASKS, {
@@ -719,7 +832,7 @@ def create_app(
                 err = (t["error"] or "")[:120]
                 out.append(
                     f'<tr data-id="{t["id"]}" data-status="{h(t["status"])}"><td><a href="/runs/{t["id"]}">{t["id"]}</a>'
-                    f"<td>{h(t['kind'])}<td>{h(t['queue'])}<td>{_status(t['status'])}"
+                    f"<td>{_name(t['kind'])}<td>{h(t['queue'])}<td>{_status(t['status'])}"
                     f"<td class=n>{t['attempt']}/{t['max_attempts']}<td>{_ts(t['enqueued_at'])}"
                     f"<td>{_ts(t['finished_at'])}<td class=err>{h(err)}</tr>"
                 )
@@ -734,9 +847,8 @@ def create_app(
         return "".join(out)
 
     def run_page(request: Request) -> str | Response:
-        try:
-            task_id = int(request.path_params["task_id"])
-        except ValueError:
+        task_id = parse_id(request.path_params["task_id"])
+        if task_id is None:
             return PlainTextResponse("404 not found", status_code=404)
         try:
             task = dash.rows(queries.GET_TASK, {"task_id": task_id})[0]
@@ -757,7 +869,7 @@ def create_app(
             for s in dash.rows(queries.DASHBOARD_STEPS, {"task_ids": ids, "limit": STEPS_LIMIT}):
                 steps.setdefault(s["task_id"], []).append(s)
 
-        out = [f"<h1>Task {task_id} <small>{h(task['kind'])}</small> {_status(task['status'])}</h1>",
+        out = [f"<h1>Task {task_id} <small>{_name(task['kind'])}</small> {_status(task['status'])}</h1>",
                notice_of(request)]  # fmt: skip
         actions = []
         if task["status"] in RETRYABLE:
@@ -794,7 +906,7 @@ def create_app(
             current = " class=current" if tid == task_id else ""
             parts = [
                 f'<li{current} data-id="{tid}"><span class=line><a href="/runs/{tid}">{tid}</a> '
-                f"{h(t['kind'])} {_status(t['status'])} attempt {t['attempt']}/{t['max_attempts']}</span>"
+                f"{_name(t['kind'])} {_status(t['status'])} attempt {t['attempt']}/{t['max_attempts']}</span>"
             ]
             if attempts.get(tid) or steps.get(tid):
                 parts.append(f"<details{' open' if tid == task_id else ''}><summary>attempts "
@@ -839,7 +951,7 @@ def create_app(
             out.append(
                 f"<tr data-schedule=\"{h(name)}\" data-enabled=\"{'true' if r['enabled'] else 'false'}\""
                 f"{'' if r['enabled'] else ' class=off'}><td>{h(name)}<td><code>{h(r['cron'])}</code>"
-                f"<td>{h(r['timezone'])}<td>{h(r['kind'])}<td>{h(r['queue'])}"
+                f"<td>{h(r['timezone'])}<td>{_name(r['kind'])}<td>{h(r['queue'])}"
                 f"<td class=enabled>{'yes' if r['enabled'] else 'no'}"
                 f"<td class=next>{_ts(r['next_due_at']) if r['enabled'] else '-'}<td class=fired>{fired}"
                 f"<td class=error>{error}<td class=controls>{toggle} {run}</tr>"
@@ -872,9 +984,8 @@ def create_app(
         checked = await dash.check_csrf(request)
         if isinstance(checked, Response):
             return checked
-        try:
-            task_id = int(request.path_params["task_id"])
-        except ValueError:
+        task_id = parse_id(request.path_params["task_id"])
+        if task_id is None:
             return PlainTextResponse("404 not found", status_code=404)
         what = request.path_params["action"]
         query = {"retry": queries.RETRY, "cancel": queries.CANCEL}.get(what)
@@ -889,7 +1000,7 @@ def create_app(
             return PlainTextResponse(f"404 not found: task {task_id} does not exist", status_code=404)
         except (InvalidState, ConductorError) as exc:
             notice = f"Could not {what} task {task_id}: {exc.message}"
-        return RedirectResponse(f"/runs/{task_id}{_qs({'notice': notice})}", status_code=303)
+        return RedirectResponse(f"/runs/{task_id}{dash.notice_query(request, notice)}", status_code=303)
 
     async def operate(query: str, params: Mapping[str, Any], what: str) -> tuple[dict[str, Any] | None, str]:
         """Run an operator's action: (its row, '') or (None, why it could not)."""
@@ -920,7 +1031,7 @@ def create_app(
             notice = notice or f"Schedule {name} is {what}d."
         if row is not None:
             logger.info("dashboard: %s schedule %s", what, name)
-        return RedirectResponse(f"/schedules{_qs({'notice': notice})}", status_code=303)
+        return RedirectResponse(f"/schedules{dash.notice_query(request, notice)}", status_code=303)
 
     async def queue_action(request: Request) -> Response:
         checked = await dash.check_csrf(request)
@@ -937,7 +1048,7 @@ def create_app(
             logger.info("dashboard: %s queue %s", what, queue)
             done = "paused" if what == "pause" else "resumed"
             notice = f"Queue {queue} is {done}." if row["changed"] else f"Queue {queue} was {done} already."
-        return RedirectResponse(f"/{_qs({'notice': notice})}", status_code=303)
+        return RedirectResponse(f"/{dash.notice_query(request, notice)}", status_code=303)
 
     async def events(request: Request) -> Response:
         stream = dash.events.join()
@@ -980,15 +1091,25 @@ def create_app(
             nxt = "/"
         error = ""
         if request.method == "POST":
+            address = request.client.host if request.client else "unknown"
+            wait = dash.logins.retry_after(address)
+            if wait > 0:
+                seconds = max(1, math.ceil(wait))
+                logger.warning("dashboard: login attempts from %s refused for %d s (%d wrong tokens in %.0f s)",
+                               address, seconds, dash.logins.max_failures, dash.logins.window)  # fmt: skip
+                return PlainTextResponse(f"429 too many wrong tokens: try again in {seconds} s", status_code=429,
+                                         headers={"Retry-After": str(seconds)})  # fmt: skip
             checked = await dash.check_csrf(request)
             if isinstance(checked, Response):
                 return checked
             given = checked.get("token", "")
-            if dash.token and hmac.compare_digest(given.encode(), dash.token.encode()):
+            if dash.token and hmac.compare_digest(given.encode("utf-8", "surrogatepass"), dash.token.encode()):
+                dash.logins.succeeded(address)
                 resp = RedirectResponse(nxt, status_code=303)
                 resp.set_cookie(AUTH_COOKIE, dash.session_cookie(), max_age=dash.session_max_age, httponly=True,
                                 samesite="strict", secure=dash.secure(request), path="/")  # fmt: skip
                 return resp
+            dash.logins.failed(address)
             error = "<p class=err>Wrong token.</p>"
         return HTMLResponse(login_form(request, nxt, error), status_code=401 if error else 200)
 

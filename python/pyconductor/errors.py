@@ -83,7 +83,8 @@ def _register(sqlstate: str) -> Callable[[E], E]:
 
 @_register("QC101")
 class InvalidKind(ConductorError):
-    """QC101: a task kind that is empty, too long or padded with spaces."""
+    """QC101: a task kind that is empty, too long, padded with spaces, or holds a control,
+    format (bidi, zero width) or markup character."""
 
 
 @_register("QC102")

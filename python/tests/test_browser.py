@@ -123,6 +123,14 @@ def test_cancel_a_queued_run(app: Conductor, dashboard: DashboardServer, page: A
     expect(page.locator(f'#tree li[data-id="{child}"]')).to_contain_text("cancelled")
     expect(page.locator(f"#retry-{root}")).to_be_visible()
     assert app.get(child).status == "cancelled"
+    # the notice's link, opened again, still shows it (live refreshes included); a link made
+    # elsewhere with its own text shows nothing
+    signed = page.url
+    page.goto(signed)
+    expect(page.locator("#notice")).to_contain_text("Cancelled 2 task(s).")
+    page.goto(f"{dashboard.url}/runs/{root}?notice=Session+expired%3A+log+in+at+evil.example")
+    expect(page.locator("#task-status")).to_have_text("cancelled")
+    expect(page.locator("#notice")).to_have_count(0)
 
 
 def test_the_queues_page_refreshes_itself(app: Conductor, dashboard: DashboardServer, page: Any) -> None:

@@ -21,7 +21,15 @@ from helpers import wait_until
 
 from pyconductor import Conductor
 from pyconductor.cli import main
-from pyconductor.dashboard import AUTH_COOKIE, CSRF_COOKIE, DashboardConfigError, DashboardServer, check_bind, is_loopback
+from pyconductor.dashboard import (
+    AUTH_COOKIE,
+    CSRF_COOKIE,
+    DashboardConfigError,
+    DashboardServer,
+    LoginLimiter,
+    check_bind,
+    is_loopback,
+)
 
 Conn = psycopg.Connection[tuple[object, ...]]
 
@@ -690,3 +698,100 @@ def test_stopping_the_server_ends_open_streams(db_dsn: str) -> None:
         assert not server._thread.is_alive()
     finally:
         reader.close()
+
+
+def test_a_run_id_that_is_no_bigint_is_not_found(app: Conductor, client: httpx.Client) -> None:
+    task = app.enqueue("ids.kind", {})
+    token = csrf_of(client)
+    for bad in ("99999999999999999999999", str(2**63), "-1", "1_0", "%201", "%D9%A1", "1e3", "0x10", "abc"):
+        assert client.get(f"/runs/{bad}").status_code == 404, bad
+        assert client.get(f"/runs/{bad}", params={"fragment": "1"}).status_code == 404, bad
+        for action in ("retry", "cancel"):
+            assert client.post(f"/runs/{bad}/{action}", data={"csrf": token}).status_code == 404, (bad, action)
+    assert client.get(f"/runs/{2**63 - 1}").status_code == 404  # the largest bigint: no such task
+    assert client.get(f"/runs/{task}").status_code == 200
+    assert client.get("/runs", params={"before": "99999999999999999999999"}).status_code == 400
+    assert client.get("/runs", params={"before": "1_0"}).status_code == 400
+    assert client.get("/runs", params={"before": str(2**63 - 1)}).status_code == 200
+    assert app.get(task).status == "queued"
+
+
+def test_a_notice_shows_only_what_the_dashboard_said_to_this_browser(app: Conductor, client: httpx.Client) -> None:
+    task = app.enqueue("notice.kind", {})
+    spoof = "Your session expired: log in again at https://evil.example"
+    for params in ({"notice": spoof}, {"notice": spoof, "sig": "0" * 32}, {"notice": spoof, "sig": ""}):
+        for path in (f"/runs/{task}", "/", "/schedules"):
+            page = client.get(path, params=params)
+            assert page.status_code == 200 and "id=notice" not in page.text and "Your session expired" not in page.text, path
+
+    token = csrf_of(client)
+    done = client.post(f"/runs/{task}/cancel", data={"csrf": token})
+    assert done.status_code == 303
+    location = done.headers["location"]
+    assert location.startswith(f"/runs/{task}?notice=") and "&sig=" in location
+    assert "<p class=notice id=notice>Cancelled 1 task(s).</p>" in client.get(location).text
+    assert "id=notice" in client.get(location + "&fragment=1").text  # the live refresh keeps it
+    # the signature binds the notice's text and the browser: another text, or another browser, shows nothing
+    assert "id=notice" not in client.get(location.replace("Cancelled+1", "Cancelled+9")).text
+    with httpx.Client(base_url=str(client.base_url), timeout=10) as other:
+        assert "id=notice" not in other.get(location).text
+
+
+def test_login_allows_a_few_wrong_tokens_a_minute_per_address(db_dsn: str) -> None:
+    with DashboardServer(db_dsn, "127.0.0.1", 0, token="s3cret-token") as server:
+        limiter = server.app.state.dashboard.logins
+        now = [1000.0]
+        limiter.clock = lambda: now[0]
+        with httpx.Client(base_url=server.url, timeout=10) as c:
+            c.get("/login")
+            csrf = str(c.cookies[CSRF_COOKIE])
+            for _ in range(5):
+                assert c.post("/login", data={"csrf": csrf, "token": "guess"}).status_code == 401
+                now[0] += 1
+            refused = c.post("/login", data={"csrf": csrf, "token": "guess"})
+            assert refused.status_code == 429 and refused.headers["retry-after"] == "55"
+            assert "too many wrong tokens" in refused.text
+            # the right token too: a guesser learns nothing while refused
+            assert c.post("/login", data={"csrf": csrf, "token": "s3cret-token"}).status_code == 429
+            assert c.get("/login").status_code == 200  # the form itself is not limited
+            now[0] += 54.5
+            assert c.post("/login", data={"csrf": csrf, "token": "s3cret-token"}).headers["retry-after"] == "1"
+            now[0] += 0.5  # the first wrong token is a minute old: one more try
+            assert c.post("/login", data={"csrf": csrf, "token": "guess"}).status_code == 401
+            assert c.post("/login", data={"csrf": csrf, "token": "s3cret-token"}).status_code == 429
+            now[0] += 1
+            ok = c.post("/login", data={"csrf": csrf, "token": "s3cret-token"})
+            assert ok.status_code == 303 and AUTH_COOKIE in ok.headers["set-cookie"]
+            assert limiter.retry_after("127.0.0.1") == 0  # a right token forgets the wrong ones
+
+
+def test_the_login_limiter_counts_per_address_and_forgets() -> None:
+    limiter = LoginLimiter(max_failures=3, window=60, max_addresses=2)
+    now = [0.0]
+    limiter.clock = lambda: now[0]
+    for _ in range(3):
+        limiter.failed("10.0.0.1")
+    assert limiter.retry_after("10.0.0.1") == 60 and limiter.retry_after("10.0.0.2") == 0
+    limiter.failed("10.0.0.2")
+    now[0] = 30
+    assert limiter.retry_after("10.0.0.1") == 30
+    limiter.failed("10.0.0.3")  # a third address: the least recently failed (10.0.0.1) is forgotten
+    assert limiter.retry_after("10.0.0.1") == 0
+    now[0] = 100
+    assert limiter.retry_after("10.0.0.2") == 0 and not limiter._failures.get("10.0.0.2")
+
+
+def test_names_stored_before_the_kind_rule_are_shown_escaped(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+    """A kind stored before v0.3.0 (the rule refuses it now) and a worker's id follow no
+    display rule of their own: a page shows their control and format characters as escapes,
+    so a U+202E reorders nothing and a newline starts no line."""
+    legacy = "invoice\u202efdp.exe\n<b>"
+    task = app.enqueue("names.placeholder", {}, queue="names")
+    db_conn.execute("update conductor.tasks set kind = %s where id = %s", (legacy, task))
+    db_conn.execute("select conductor.register_worker(worker_id => %s, host => %s, queues => %s)",
+                    ("w\u202e1", "host\u2066x", ["names"]))  # fmt: skip
+    shown = "invoice\\u202efdp.exe\\n&lt;b&gt;"
+    for page in (client.get("/runs").text, client.get(f"/runs/{task}").text):
+        assert shown in page and "\u202e" not in page and "\n<b>" not in page
+    home = client.get("/").text
+    assert "w\\u202e1" in home and "host\\u2066x" in home and "\u202e" not in home and "\u2066" not in home

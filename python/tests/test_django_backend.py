@@ -198,6 +198,41 @@ def test_arguments_must_be_json(shop: ModuleType, db_dsn: str, args: tuple[Any, 
     assert rows(db_dsn) == []
 
 
+def nested(depth: int) -> list[Any]:
+    """A list holding a list ... ``depth`` lists deep in all."""
+    value: list[Any] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("args", "kwargs", "message"), [
+    (("a\x00b",), {}, r"fulfil: args\[0\] holds a NUL character \(at index 1\), which PostgreSQL cannot store"),
+    ((), {"lines": {"k\x00": 1}}, r"kwargs\['lines'\] \(the key 'k\\x00'\) holds a NUL character"),
+    (({"a": ["ok", "\ud800"]},), {}, r"args\[0\]\['a'\]\[1\] holds a lone surrogate \('\\ud800' at index 0\)"),
+    ((), {"\udcff": 1}, r"kwargs \(the key '\\udcff'\) holds a lone surrogate"),
+    ((nested(5000),), {}, r"fulfil: args(\[0\]){100} is nested more than 100 lists and dicts deep"),
+    ((), {"tree": nested(101)}, r"kwargs\['tree'\](\[0\]){99} is nested more than 100"),
+])  # fmt: skip
+def test_arguments_postgresql_cannot_store_are_invalid_tasks(shop: ModuleType, db_dsn: str, args: tuple[Any, ...],
+                                                              kwargs: dict[str, Any], message: str) -> None:  # fmt: skip
+    """A NUL or a lone surrogate raised psycopg.DataError from the database, deep nesting a
+    RecursionError: both are the framework's InvalidTaskError, before anything is enqueued."""
+    from pyconductor.contrib.django.compat import InvalidTaskError
+
+    with pytest.raises(InvalidTaskError, match=message):
+        shop.fulfil.enqueue(*args, **kwargs)
+    assert rows(db_dsn) == []
+
+
+def test_arguments_as_deep_as_allowed_are_enqueued(shop: ModuleType, db_dsn: str) -> None:
+    result = shop.fulfil.enqueue(nested(99), text="tab\tnewline\n é 🎉")  # args is the 100th level
+    (row,) = rows(db_dsn)
+    assert str(row["id"]) == result.id
+    assert row["payload"]["kwargs"] == {"text": "tab\tnewline\n é 🎉"}
+    assert row["payload"]["args"] == [nested(99)]
+
+
 def test_tuples_become_lists_as_the_framework_makes_them(shop: ModuleType, db_dsn: str) -> None:
     result = shop.send_receipt.enqueue("a", lines=("x", "y"))
     assert result.kwargs == {"lines": ["x", "y"]}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 
 from helpers import wait_until
 from pyconductor import Conductor, Worker
-from pyconductor.logs import EXTRA_KEYS, JsonFormatter, setup_logging
+from pyconductor.logs import EXTRA_KEYS, JsonFormatter, TextFormatter, escape_text, setup_logging
 
 TASK_KEYS = {"task_id", "kind", "queue", "attempt", "worker_id", "duration_ms"}
 
@@ -136,3 +137,72 @@ def test_a_real_workers_records(db_dsn: str, captured: Capture) -> None:
     line = json.loads(JsonFormatter().format(terminal))
     assert {k: line[k] for k in ("task_id", "kind", "queue", "attempt", "worker_id")} == {
         "task_id": fatal, "kind": "log.bad", "queue": "logq", "attempt": 1, "worker_id": "w-logs"}  # fmt: skip
+
+
+FORGED = "\n2026-01-01 00:00:00,000 INFO pyconductor forged\x00"
+RECORD_START = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ ")
+
+
+def test_a_text_record_is_one_line_whatever_its_fields_hold() -> None:
+    record = make_record("task %d (%s) failed: %s", (7, "k\u202ed", f"ValueError({FORGED!s})\r\x1b[2J\u2028end"))
+    record.threadName = "thread\nname"
+    line = TextFormatter().format(record)
+    assert "\n" not in line and "\r" not in line and "\x00" not in line and "\x1b" not in line
+    assert "\u202e" not in line and "\u2028" not in line
+    assert line.endswith("task 7 (k\\u202ed) failed: ValueError(\\n2026-01-01 00:00:00,000 INFO pyconductor forged"
+                         "\\x00)\\r\\x1b[2J\\u2028end")
+    assert "[%d thread\\nname]" % record.process in line
+    assert escape_text("plain text, tabs\tno, é, 日本, 🎉, C:\\path") == "plain text, tabs\\tno, é, 日本, 🎉, C:\\path"
+    assert escape_text("lone \ud800 surrogate") == "lone \\ud800 surrogate"
+
+
+def test_a_traceback_is_indented_and_escaped_under_its_record() -> None:
+    try:
+        raise ValueError("boom" + FORGED)
+    except ValueError:
+        record = logging.getLogger("x").makeRecord("x", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
+    lines = TextFormatter().format(record).split("\n")
+    assert RECORD_START.match(lines[0]) and lines[0].endswith(" failed")
+    assert lines[1] == "  | Traceback (most recent call last):"
+    assert all(line.startswith("  | ") for line in lines[1:])
+    assert lines[-2:] == ["  | ValueError: boom", "  | 2026-01-01 00:00:00,000 INFO pyconductor forged\\x00"]
+    assert not any(RECORD_START.match(line) for line in lines[1:])
+
+
+def test_a_json_line_stays_one_line_of_json() -> None:
+    message = "a\u2028b\u2029c" + FORGED + " \ud800"
+    line = JsonFormatter().format(make_record("%s", (message,)))
+    assert "\n" not in line and "\u2028" not in line and "\u2029" not in line
+    line.encode("utf-8")  # a lone surrogate would not encode
+    assert json.loads(line)["message"] == message
+
+
+def test_a_real_workers_text_log_escapes_a_handlers_error(db_dsn: str) -> None:
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    stream = io.StringIO()
+    try:
+        setup_logging("INFO", "text", stream=stream)
+        with Conductor(db_dsn, pool_max=2) as app:
+
+            @app.task("log.forge", queue="forgeq")
+            def forge(payload: dict[str, Any]) -> None:
+                raise ValueError(FORGED)
+
+            task = forge.enqueue({})
+            worker = Worker(app, ["forgeq"], 1, heartbeat_interval=0.2, poll_interval=0.3, reap_interval=1,
+                            shutdown_grace=5, run_scheduler=False, worker_id="w-forge")  # fmt: skip
+            with worker:
+                wait_until(lambda: app.get(task).finished)
+                wait_until(lambda: f"task {task} (log.forge) failed" in stream.getvalue())
+    finally:
+        root.handlers[:], _ = saved
+        root.setLevel(saved[1])
+    text = stream.getvalue()
+    assert "\x00" not in text
+    lines = text.splitlines()
+    (failed,) = [line for line in lines if f"task {task} (log.forge) failed" in line]
+    assert RECORD_START.match(failed) and " ERROR pyconductor" in failed
+    assert failed.endswith("\\n2026-01-01 00:00:00,000 INFO pyconductor forged\\x00"), failed
+    assert not any(line.startswith("2026-01-01 00:00:00,000") for line in lines), "a forged line"
+    assert all(RECORD_START.match(line) or line.startswith("  | ") for line in lines), lines

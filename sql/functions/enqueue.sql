@@ -5,7 +5,24 @@
 -- rules of a task in one expression evaluated once per batch (_spec_problem
 -- applies it to one spec, for enqueue, configure_kind and the schedules, so
 -- each SQLSTATE means one rule everywhere), and conductor._raise_spec_problem,
--- its messages:
+-- its messages. conductor._check_queue_names(queues) applies the queue rule to a
+-- worker's queues list (claim, next_due, sleep, register_worker).
+--
+-- Names (issue 25): a queue is 1-100 of A-Z a-z 0-9 _ . : / -, starting with a
+-- letter or digit (unchanged since v0.1.0, so no stored task breaks it). A kind
+-- is 1-200 characters without surrounding spaces, control characters (C0, DEL,
+-- C1), format characters (bidi overrides and isolates, zero widths, the BOM,
+-- tags: Unicode's Cf), line and paragraph separators, or markup (< > & " ' `):
+-- a kind is shown on the dashboard, in logs and terminals, and must not forge or
+-- reorder what they show. Every way a kind gets in goes through _spec_problem
+-- (enqueue, enqueue_many, spawn, tick and fire_schedule through _enqueue;
+-- configure_kind; create_schedule and update_schedule; set_rate_limit).
+-- Tasks stored before the rule under a kind it now refuses keep working: they
+-- are claimed (a kinds list is a filter, not judged by the rule), completed,
+-- failed, retried (retry requeues the stored row) and shown; no new task, kind
+-- configuration, schedule or rate limit can be declared under such a kind
+-- (QC101 says why; rename it), and a schedule stored under one records that
+-- QC101 as its last error at each due time instead of firing.
 --
 --   conductor.enqueue(kind, payload, queue, ..., timeout) -> bigint
 --       one task: plain statements (one kinds lookup by primary key, INSERT
@@ -60,6 +77,31 @@ set local role conductor_owner;
 -- (the kind's, else the engine's): v0.1.0's thirteen-parameter enqueue goes, or
 -- a call naming only those thirteen would match both.
 
+-- The characters a name may not hold because they are not seen, or change how
+-- the text around them is shown: Unicode's control characters (Cc: C0, DEL,
+-- C1; tab, newline and NUL's neighbours among them), format characters (Cf:
+-- bidi embeddings, overrides and isolates such as U+202E, zero widths, word
+-- joiners, U+FEFF, interlinear annotations, tags) and the line and paragraph
+-- separators (Zl, Zp), as of Unicode 15. A bracket expression's body; the \u
+-- and \U escapes are the regex engine's.
+create or replace function conductor._hidden_char_class() returns text
+  language sql immutable parallel safe
+  set search_path = pg_catalog, pg_temp
+as $$
+  select '\u0001-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e'
+         '\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd'
+         '\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f'::text
+$$;
+
+comment on function conductor._hidden_char_class() is
+$$The body of a regular expression bracket ([...]) matching the characters a name may not
+hold because they are not seen or change how the text around them is shown: Unicode's
+control (Cc: C0, DEL, C1), format (Cf: bidi controls such as U+202E, zero widths, U+FEFF,
+tags) and line and paragraph separator (Zl, Zp) characters, as of Unicode 15. The kind rule
+(conductor._spec_problem) refuses them.$$;
+
+revoke execute on function conductor._hidden_char_class() from public;
+
 -- The rules of a task, in one place: one CASE over a spec, in a plpgsql
 -- function so that it runs as a simple expression (no executor, no plan per
 -- call: 2-3 us a spec), the settings' payload limit passed in. A SQL function
@@ -74,7 +116,10 @@ as $$
 begin
   return case
            when s.kind is null or s.kind = '' or s.kind <> pg_catalog.btrim(s.kind)
-                or pg_catalog.length(s.kind) > 200 then 'kind'
+                or pg_catalog.length(s.kind) > 200
+                -- hidden characters and markup; the pattern is folded to a constant
+                -- when the expression is planned (immutable), so it costs one match
+                or s.kind ~ ('[' || conductor._hidden_char_class() || '<>&"''`]') then 'kind'
            when s.payload is null or pg_catalog.jsonb_typeof(s.payload) <> 'object' then 'payload'
            when pg_catalog.pg_column_size(s.payload) > _spec_problem.max_payload_bytes then 'payload_size'
            when s.queue is null or pg_catalog.length(s.queue) > 100
@@ -97,8 +142,12 @@ comment on function conductor._spec_problem(conductor._task_spec, integer) is
 $$The rules of a task, in one place: the first field of s that breaks one (kind, payload,
 payload_size, queue, run_at, max_attempts, max_recoveries, backoff_base, backoff_max,
 backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key), or NULL when s is
-valid. NULL fields (not given) are valid but for kind, payload and queue. A timeout is more
-than 0 and at most 30 days; payload_size compares with max_payload_bytes.
+valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
+characters without surrounding spaces, control characters (C0, DEL, C1), format characters
+(Unicode Cf: bidi controls such as U+202E, zero widths, U+FEFF, tags), U+2028, U+2029 or
+markup (< > & " ' `); a queue is 1-100 of A-Z a-z 0-9 _ . : / -, starting with a letter or
+digit. A timeout is more than 0 and at most 30 days; payload_size compares with
+max_payload_bytes.
 conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
 payload_size, QC104 queue, QC106 the rest.$$;
 
@@ -154,9 +203,10 @@ begin
   case _raise_spec_problem.problem
   when 'kind' then
     v_code := 'QC101';
-    v_message := pg_catalog.format('invalid kind %s: a kind is a non-empty name of at most 200 characters without surrounding spaces',
+    v_message := pg_catalog.format('invalid kind %s: a kind is a non-empty name of at most 200 characters without surrounding spaces, '
+                                   'control or format characters (tab, newline, U+202E, ...) or any of < > & " '' `',
                                    conductor._echo(s.kind));
-    v_hint := 'A kind names the handler that runs the task, e.g. send_email.';
+    v_hint := 'A kind names the handler that runs the task, e.g. send_email or shop.tasks.send_receipt.';
   when 'payload' then
     v_code := 'QC102';
     v_message := pg_catalog.format('invalid payload for kind %s: a payload is a JSON object, got %s',
@@ -215,6 +265,41 @@ comment on function conductor._raise_spec_problem(text, conductor._task_spec, te
 $$Raises the problem _spec_problem named in s: its SQLSTATE, a message naming the value
 (cut by conductor._echo), detail saying where s came from (e.g. task #3 of the batch).$$;
 
+-- A worker's queues list (claim, next_due, sleep, register_worker) is judged by
+-- the same queue rule, each name as a task's queue: no queue a task can have is
+-- refused, and none that enqueue refuses gets into a sleep mark, a claim
+-- position or a worker's row. (A kinds list is not judged by the kind rule: it
+-- filters the tasks stored, and tasks stored before the rule under a kind it
+-- now refuses are still claimed and served.)
+create or replace function conductor._check_queue_names(queues text[]) returns void
+  language plpgsql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_spec conductor._task_spec;
+  v_ord integer := 0;
+  v_queue text;
+begin
+  if _check_queue_names.queues is null then
+    return;
+  end if;
+  foreach v_queue in array _check_queue_names.queues loop
+    v_ord := v_ord + 1;
+    continue when v_queue is null;  -- the list's own rule (conductor._check_scope) says NULL
+    v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null);
+    if conductor._spec_problem(v_spec, 2147483647) = 'queue' then
+      perform conductor._raise_spec_problem('queue', v_spec, pg_catalog.format('queue #%s of the list', v_ord));
+    end if;
+  end loop;
+end
+$$;
+
+comment on function conductor._check_queue_names(text[]) is
+$$Raises QC104 (enqueue's message, detail naming the position) for the first name of queues
+that conductor._spec_problem refuses as a task's queue; NULL names and a NULL list pass (the
+list's own rule is conductor._check_scope's). For claim, next_due, sleep and register_worker.$$;
+
+revoke execute on function conductor._check_queue_names(text[]) from public;
 revoke execute on function conductor._spec_problems(conductor._task_spec[]) from public;
 revoke execute on function conductor._spec_problem(conductor._task_spec) from public;
 revoke execute on function conductor._spec_problem(conductor._task_spec, integer) from public;
@@ -433,7 +518,8 @@ $$;
 
 comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval) is
 $$Writes one task and returns its id.
-kind: the handler name (non-empty). payload: a JSON object, at most 1 MiB by default.
+kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
+markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
 queue, priority (higher first), concurrency_key (at most one running task per key),
 timeout (how long one attempt may run), max_attempts, max_recoveries: NULL takes the
 kind's (configure_kind), else 'default', 0, none, no limit, 1 attempt (retries are

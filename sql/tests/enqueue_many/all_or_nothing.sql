@@ -8,7 +8,8 @@ create temp table before_count as select count(*) as n from conductor.tasks;
 select throws_ok($$select conductor.enqueue_many('[{"kind": "ok"}, {"kind": ""}]')$$, 'QC101', NULL,
   'An empty kind in the second object is refused with QC101.');
 select throws_ok($$select conductor.enqueue_many('[{"kind": "ok"}, {"queue": "q"}]')$$, 'QC101',
-  'invalid kind NULL: a kind is a non-empty name of at most 200 characters without surrounding spaces',
+  'invalid kind NULL: a kind is a non-empty name of at most 200 characters without surrounding spaces, '
+  || 'control or format characters (tab, newline, U+202E, ...) or any of < > & " '' `',
   'An object without a kind is refused with QC101.');
 select throws_ok($$select conductor.enqueue_many('[{"kind": "ok"}, {"kind": "k", "payload": [1]}]')$$, 'QC102', NULL,
   'An array payload in a batch is refused with QC102.');

@@ -14,6 +14,28 @@ select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, null, null, 
                                         'NaN', null, null)::conductor._task_spec) = 'backoff_factor')::int;
 select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, null, null, null, null, null, null, null,
                                         null, null, '0 s')::conductor._task_spec) = 'timeout')::int;
+-- the kind rule refuses control, format and markup characters; real kinds stay valid
+select 1 / (conductor._spec_problem(row('a' || pg_catalog.chr(8238) || 'b', '{}', 'default', null, null, null, null, null,
+                                        null, null, null, null, null, null)::conductor._task_spec) = 'kind')::int;
+select 1 / (conductor._spec_problem(row('a' || pg_catalog.chr(10) || 'b', '{}', 'default', null, null, null, null, null,
+                                        null, null, null, null, null, null)::conductor._task_spec) = 'kind')::int;
+select 1 / (conductor._spec_problem(row('<b>', '{}', 'default', null, null, null, null, null,
+                                        null, null, null, null, null, null)::conductor._task_spec) = 'kind')::int;
+select 1 / (conductor._spec_problem(row('shop.tasks.send_receipt', '{}', 'default', null, null, null, null, null,
+                                        null, null, null, null, null, null)::conductor._task_spec) is null)::int;
+-- a worker's queues list takes the queue rule
+do $$
+begin
+  perform conductor._check_queue_names(array['default', 'a.b:c/d-e_9']);
+  begin
+    perform conductor._check_queue_names(array['default', 'a b']);
+    raise exception '_check_queue_names took an invalid queue name';
+  exception when sqlstate 'QC104' then
+    null;
+  end;
+end
+$$;
+select 1 / (not pg_catalog.has_function_privilege('conductor_worker', 'conductor._check_queue_names(text[])', 'execute'))::int;
 -- a kind's defaults apply to a task that does not say
 insert into conductor.kinds (kind, queue, priority, timeout, updated_at)
 values ('verify-kind-defaults', 'verify-q', 5, '1 minute', now());

@@ -15,7 +15,7 @@ from pyconductor.contrib.django.commands import add_target_arguments, backend
 from pyconductor.contrib.django.worker import build_worker
 from pyconductor.dsn import redact_dsn
 from pyconductor.errors import ConductorError
-from pyconductor.logs import TEXT_FORMAT
+from pyconductor.logs import TextFormatter
 
 
 def _csv(text: str | None) -> list[str] | None:
@@ -86,7 +86,7 @@ class Command(BaseCommand):
         if logging.getLogger().handlers:
             return
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+        handler.setFormatter(TextFormatter())
         for name in ("pyconductor", "django_tasks", "django.tasks"):
             logger = logging.getLogger(name)
             logger.addHandler(handler)
