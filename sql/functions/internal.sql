@@ -9,7 +9,9 @@
 --   conductor.version()             the schema's release, for drivers to check
 --   conductor._task_spec            one task to enqueue (the shape enqueue_many reads)
 --   conductor._max_payload_bytes()  the payload size limit (conductor.settings)
---   conductor._echo(value)          a bad value as an error message shows it: quoted, cut
+--   conductor._hidden_char_class()  the characters a name may not hold (control, format)
+--   conductor._echo(value)          a bad value as an error message shows it: quoted, cut,
+--                                   hidden characters escaped
 --   conductor._time_range()         the times the engine accepts (finite, years 1-9999)
 --   conductor._check_time(value, what, detail) raises QC106 unless value is in _time_range()
 --   conductor._caller()             the role that called the API (not the definer)
@@ -89,21 +91,63 @@ comment on function conductor._max_payload_bytes() is
 
 -- A caller's value as an error message shows it: quoted, at most its first 100
 -- characters, then how long it was. A message never echoes a megabyte back.
+create or replace function conductor._hidden_char_class() returns text
+  language sql immutable parallel safe
+  set search_path = pg_catalog, pg_temp
+as $$
+  select '\u0001-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e'
+         '\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd'
+         '\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f'::text
+$$;
+
+comment on function conductor._hidden_char_class() is
+$$The body of a regular expression bracket ([...]) matching the characters a name may not
+hold because they are not seen or change how the text around them is shown: Unicode's
+control (Cc: C0, DEL, C1), format (Cf: bidi controls such as U+202E, zero widths, U+FEFF,
+tags) and line and paragraph separator (Zl, Zp) characters, as of Unicode 15. The kind rule
+(conductor._spec_problem) refuses them; _echo shows them escaped.$$;
+
+
+-- A refused value is shown with what cannot be seen escaped: a kind holding U+202E
+-- would otherwise reverse the rest of the message wherever it is shown (psql, the
+-- server log, a worker's log, the dashboard), and a newline would split it.
 create or replace function conductor._echo(value text) returns text
   language sql immutable parallel safe
   set search_path = pg_catalog, pg_temp
 as $$
+  with cut as (
+    select case when pg_catalog.length(_echo.value) <= 100 then _echo.value
+                else pg_catalog."left"(_echo.value, 100) end as v,
+           '[' || conductor._hidden_char_class() || ']' as hidden
+  ), shown as (
+    select case
+             when cut.v !~ cut.hidden then cut.v
+             else (select pg_catalog.string_agg(
+                            case when c.ch !~ cut.hidden then c.ch
+                                 when pg_catalog.ascii(c.ch) <= 65535
+                                 then '\u' || pg_catalog.lpad(pg_catalog.to_hex(pg_catalog.ascii(c.ch)), 4, '0')
+                                 else '\U' || pg_catalog.lpad(pg_catalog.to_hex(pg_catalog.ascii(c.ch)), 8, '0') end,
+                            '' order by c.n)
+                     from pg_catalog.regexp_split_to_table(cut.v, '') with ordinality as c(ch, n))
+           end as v
+      from cut
+  )
+  -- quoted as quote_literal does, but plainly where escapes were written (quote_literal
+  -- would double their backslashes and write E'...')
   select case
            when _echo.value is null then 'NULL'
-           when pg_catalog.length(_echo.value) <= 100 then pg_catalog.quote_literal(_echo.value)
-           else pg_catalog.quote_literal(pg_catalog."left"(_echo.value, 100))
-                || pg_catalog.format('…(%s bytes)', pg_catalog.octet_length(_echo.value))
+           else case when shown.v = cut.v then pg_catalog.quote_literal(shown.v)
+                     else '''' || pg_catalog.replace(shown.v, '''', '''''') || '''' end
+                || case when pg_catalog.length(_echo.value) <= 100 then ''
+                        else pg_catalog.format('…(%s bytes)', pg_catalog.octet_length(_echo.value)) end
          end
+    from cut, shown
 $$;
 
 comment on function conductor._echo(text) is
   'A caller''s value as an error message shows it: NULL, or quoted, cut to its first 100 '
-  'characters followed by …(N bytes) when longer. Every message of the engine echoes through it.';
+  'characters followed by …(N bytes) when longer, each character of _hidden_char_class() '
+  'written as \uXXXX (\UXXXXXXXX above U+FFFF). Every message of the engine echoes through it.';
 
 -- The times the engine stores: finite and inside the years 1-9999 with a day to spare
 -- at each end, so that the time in any zone is a date every driver can read (Python's
@@ -311,6 +355,7 @@ QC203). The fence of fail, save_step, spawn and suspend.$$;
 revoke execute on function conductor._held_task(bigint) from public;
 revoke execute on function conductor._backoff(bigint, integer, interval, double precision, interval) from public;
 revoke execute on function conductor._echo(text) from public;
+revoke execute on function conductor._hidden_char_class() from public;
 revoke execute on function conductor._time_range() from public;
 revoke execute on function conductor._check_time(timestamptz, text, text) from public;
 revoke execute on function conductor._caller() from public;

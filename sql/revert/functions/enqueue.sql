@@ -55,7 +55,6 @@ set local role conductor_owner;
 
 -- added after v0.2.0: the queue rule for a worker's queues list, the kind rule's characters
 drop function conductor._check_queue_names(text[]);
-drop function conductor._hidden_char_class();
 
 -- v0.1.0's _raise_spec_problem(code, ord, spec) took a batch position; the
 -- messages now take a detail, so schedules and configure_kind can say where.

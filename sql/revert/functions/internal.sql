@@ -35,6 +35,8 @@ begin;
 set local role conductor_owner;
 
 drop function conductor._check_owner(text, text, text);
+-- v0.2.0's _echo, below, no longer calls it (a SQL function's body records no dependency)
+drop function conductor._hidden_char_class();
 
 -- plpgsql, not SQL: a SQL function that pins its search_path is neither inlined
 -- nor its plan kept, and every API call reads the clock. The settings row is
