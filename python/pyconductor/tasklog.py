@@ -35,6 +35,16 @@ as dropped), each message at most :data:`MAX_MESSAGE` characters (cut, with a
 marker saying how much was cut). The database keeps at most
 ``conductor.settings.max_log_bytes`` of them and counts the rest as dropped too.
 
+Who and when (the database's rule, ``conductor.save_log``): lines go into an
+attempt of this worker only, from the login that registered it (another
+login's are refused, QC208), while the attempt runs and for one hour after it
+ended (QC204 later). The lines of an attempt that reports an outcome go just
+before it; those of one that ends without (suspended, discarded) or after
+its outcome (a time limit's, a release's) go when its handler returns, so a
+handler that runs on for over an hour past its time limit, or an outage of
+the database as long, loses them: the reporter logs it at WARNING and the
+outcome is never affected.
+
 Each line is ``{"at": ISO 8601 UTC with milliseconds, "level": "INFO",
 "logger": "app.billing", "message": the formatted message}``, the message
 followed by the exception's traceback when the record carries one

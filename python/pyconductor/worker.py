@@ -71,7 +71,7 @@ import psycopg
 
 from pyconductor import defaults, queries
 from pyconductor.dsn import check_connect, redact_dsn
-from pyconductor.errors import mapped_errors
+from pyconductor.errors import NotOwner, mapped_errors
 from pyconductor.executor import Executor
 from pyconductor.ledger import Ledger
 from pyconductor.link import Aborted, Link, connect_options, pooler_mode
@@ -375,14 +375,26 @@ class Worker:
         priority, concurrency key, retry policy, timeout; so a task of the kind
         enqueued from psql or another language gets them too) and, with the
         scheduler role, the declared schedules. A bad declaration (an invalid
-        cron line, say) raises here."""
+        cron line, a retention under ``conductor.settings.min_retention``, say)
+        raises here. A kind another login declared, or an operator changed
+        (QC208, :class:`~pyconductor.errors.NotOwner`), keeps its stored policy:
+        it is logged at WARNING and skipped, the others are written, and the
+        worker starts (as for an operator's schedule, QC207)."""
         configurations = self.app.registry.configurations()
         if configurations:
             with mapped_errors(), psycopg.connect(self.dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
                                                   **connect_options(self.dsn, self.pooler)) as conn, \
                     conn.transaction():  # fmt: skip
                 for params in configurations:
-                    conn.execute(queries.CONFIGURE_KIND, params)
+                    try:
+                        with conn.transaction():  # a savepoint: a refused one leaves the others
+                            conn.execute(queries.CONFIGURE_KIND, params)
+                    except psycopg.Error as exc:
+                        if exc.sqlstate != NotOwner.sqlstate:
+                            raise
+                        logger.warning("kind %s: keeping the policy stored in the database, not the one declared "
+                                       "in code (%s)", params["kind"], exc.diag.message_primary,
+                                       extra=self._log_extra())  # fmt: skip
         if self.run_scheduler and self.app.registry.schedules:
             Scheduler(self.dsn, pooler=self.pooler).sync_schedules(self.app.registry.schedules)
 

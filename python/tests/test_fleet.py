@@ -9,6 +9,11 @@ dead-lettered only when no live worker has served it for unknown_kind_after
 
 Real worker processes (``python -m pyconductor worker``); the dead-lettering is
 shown with the fake clock on the connection that calls reap().
+
+A registration is its login's (issue 25): v0.2.0 let any worker login replace a
+running worker's row (``register_worker('billing-w', kinds => '{nothing}')``), and
+the sweep then dead-lettered the billing application's backlog; now the call is
+refused (QC208) and the backlog is worked off.
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ from typing import Any
 import psycopg
 import pytest
 from helpers import wait_until
+from logins import worker_logins
 from processes import Spawn, spawner
 
-from pyconductor import Conductor
+from pyconductor import Conductor, NotOwner
+from pyconductor.errors import mapped_errors
 
 Conn = psycopg.Connection[Any]  # rows as tuples; Any so the tests index them freely
 OPTIONS = ("--queues", "fleet", "--heartbeat", "0.5", "--reap", "0.5", "--poll", "5", "--concurrency", "8")
@@ -108,3 +115,46 @@ def test_a_rolling_deploy_kills_nothing_and_an_unserved_kind_dies_only_after_unk
     assert counts(db_conn, "fleet.a") == {"succeeded": 201}, "A is served: none of it dies"
     assert old.alive()
 
+
+
+def test_another_worker_login_cannot_replace_a_running_workers_registration(db_dsn: str, db_conn: Conn,
+                                                                             tmp_path: Path) -> None:  # fmt: skip
+    # a sweep as eager as it goes (1 s), so the attack's effect, if it lands, shows at once
+    db_conn.execute("update conductor.settings set unknown_kind_after = interval '1 second'")
+    with worker_logins(db_dsn, "billing", "other") as [(billing, billing_dsn), (_, other_dsn)], \
+            spawner(billing_dsn, tmp_path, "apps.ownership_app:app", "--queues", "own", "--concurrency", "1",
+                    "--heartbeat", "0.2", "--reap", "0.3", "--poll", "5") as spawn:  # fmt: skip
+        billing_w = spawn(name="billing-w")
+        wait_until(lambda: db_conn.execute("select kinds from conductor.workers where id = 'billing-w'").fetchone()
+                   == (["own.busy", "own.work"],), timeout=30, message=billing_w.output)  # fmt: skip
+        # a backlog behind one long task: the worker is alive (it heartbeats) and busy
+        with Conductor(db_dsn) as app:
+            busy = app.enqueue("own.busy", {"s": 5})
+            wait_until(lambda: app.get(busy).status == "running", timeout=30, message=billing_w.output)
+            backlog = app.enqueue_many([("own.work", {"n": n}) for n in range(5)])
+            refused = []
+            with psycopg.connect(other_dsn, autocommit=True) as attacker:
+                try:
+                    with mapped_errors():
+                        attacker.execute("select conductor.register_worker('billing-w', kinds => '{nothing}')")
+                except NotOwner as exc:
+                    refused.append(str(exc))
+                # the backlog has been due for longer than unknown_kind_after: a sweep now
+                # dead-letters it if the attack replaced the kinds the worker serves
+                wait_until(lambda: db_conn.execute(
+                    "select min(run_at) < conductor.now() - interval '1.5 seconds' from conductor.tasks"
+                    " where id = any(%s)", (backlog,)).fetchone()[0], timeout=10)  # fmt: skip
+                db_conn.execute("update conductor.maintenance set unknown_kinds_swept_at = null")
+                db_conn.execute("select conductor.reap()")
+                wait_until(lambda: all(app.get(i).finished for i in [busy, *backlog]), timeout=30,
+                           message=lambda: str([app.get(i).status for i in [busy, *backlog]]))  # fmt: skip
+                assert [app.get(i).status for i in [busy, *backlog]] == ["succeeded"] * 6, "nothing was dead-lettered"
+                try:
+                    with mapped_errors():
+                        attacker.execute("select conductor.deregister_worker('billing-w')")
+                except NotOwner as exc:
+                    refused.append(str(exc))
+            assert len(refused) == 2 and all(f"declared by login '{billing}'" in r for r in refused), refused
+        assert db_conn.execute("select owner, kinds from conductor.workers where id = 'billing-w'").fetchone() == (
+            billing, ["own.busy", "own.work"])  # fmt: skip
+        assert billing_w.alive()

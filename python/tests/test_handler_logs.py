@@ -6,7 +6,9 @@ Levels, logger names, order and tracebacks are kept; nothing captured means no
 call at all; two handlers running at once (threads, or asyncio tasks) never
 see each other's lines; bounded at 200 lines (the rest counted as dropped) and
 2000 characters a message; pyconductor's own records are left out; a failing,
-retried, timed-out or suspended attempt keeps its lines too.
+retried, timed-out or suspended attempt keeps its lines too. Only the login of the
+attempt's worker writes into it (issue 25): another worker login's lines, sent as
+a reporter sends them, are refused and logged, and the attempt keeps its own.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import psycopg
 import pytest
 from helpers import wait_until
+from logins import worker_logins
 
 from pyconductor import Conductor, TaskContext, Worker, tasklog
 from pyconductor.ledger import Ledger
@@ -368,6 +371,35 @@ def test_a_refused_attempt_in_a_batch_never_costs_the_others_their_lines(app: Co
     assert [[line["message"] for line in lines] for lines, _ in logs(db_conn, task_id)] == [
         ["stored (a finished attempt too)"]]  # fmt: skip
     assert caplog.text.count("were not saved") == 1 and "attempt -1 does not exist" in caplog.text
+
+
+def test_another_worker_login_cannot_write_into_a_workers_attempt(db_dsn: str, db_conn: Conn,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+    # v0.2.0: any worker login appended lines (or a dropped count) to any attempt, finished ones included
+    with worker_logins(db_dsn, "billing", "other") as [(billing, billing_dsn), (_, other_dsn)]:
+        with Conductor(billing_dsn, pool_max=2) as app:
+            @app.task("billed")
+            def billed(payload: Any) -> None:
+                logging.getLogger(APP_LOGGER).info("invoice sent")
+
+            task_id = billed.enqueue({})
+            with fast_worker(app):
+                wait_until(lambda: finished(app, task_id))
+                # while the billing worker runs, another worker login sends lines for its
+                # attempt, as a reporter sends them
+                attempt_id = db_conn.execute("select id from conductor.attempts where task_id = %s",
+                                             (task_id,)).fetchone()[0]  # fmt: skip
+                ctx = TaskContext(task_id=task_id, attempt_id=attempt_id, attempt=1, kind="billed", queue="default")
+                ctx._log = tasklog.AttemptLog()
+                ctx._log.add(logging.LogRecord(APP_LOGGER, logging.INFO, __file__, 1, "forged line", None, None))
+                reporter = Reporter(Ledger(1), Link(other_dsn, "report", "other-w"), [], batch=10, linger=0)
+                caplog.set_level(logging.WARNING, logger="pyconductor")
+                try:
+                    reporter.send([Report("log", ctx)])
+                finally:
+                    reporter.link.close()
+    assert [[line["message"] for line in lines] for lines, _ in logs(db_conn, task_id)] == [["invoice sent"]]
+    assert "were not saved" in caplog.text and f"declared by login '{billing}'" in caplog.text
 
 
 # -- without a database ---------------------------------------------------------------

@@ -2,15 +2,24 @@
 10/s) and three real worker processes on that queue start the queue's tasks at
 10 a second together, within 10 %, after the bucket's first burst. The limit is
 claim's (SQL), so no worker knows about the others; an idle worker wakes when
-the next token comes (next_due), not at its poll, or the rate would fall short."""
+the next token comes (next_due), not at its poll, or the rate would fall short.
+
+A limit is its setter's (issue 25): ``pyconductor rate-limit`` run with a worker
+login cannot change or remove an operator's limit (QC208), nor stop a queue with a
+rate under ``conductor.settings.min_rate_limit`` (QC106), and the fleet keeps the
+operator's rate."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import psycopg
-from helpers import wait_until
+from helpers import REPO, wait_until
+from logins import worker_logins
 from processes import spawner
 
 Conn = psycopg.Connection[Any]
@@ -51,3 +60,34 @@ def test_ten_starts_a_second_across_three_workers(db_dsn: str, db_conn: Conn, tm
           f"steady rate {rate:.2f}/s over {steady[-1] - steady[0]:.2f} s")
     assert abs(rate - RATE) <= 0.1 * RATE, f"steady rate {rate:.2f}/s, expected {RATE} within 10 %"
     assert by >= 2, "the limit should be shared by several workers, not met by one alone"
+
+
+def rate_limit_cli(dsn: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CONDUCTOR_DSN", "DATABASE_URL")}
+    env["PYTHONPATH"] = str(REPO / "python")
+    return subprocess.run([sys.executable, "-m", "pyconductor", "rate-limit", *args, "--dsn", dsn],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=60, check=False)  # fmt: skip
+
+
+def test_a_worker_login_neither_overrides_nor_removes_an_operators_limit(db_dsn: str, db_conn: Conn,
+                                                                         tmp_path: Path) -> None:  # fmt: skip
+    # v0.2.0: per_second 1e-300 let one claim through and then none, and 'off' deleted the operator's 50/s
+    db_conn.execute("select conductor.set_rate_limit(queue => 'billing', per_second => 50)")  # this superuser: an admin
+    with worker_logins(db_dsn, "other") as [(_, other_dsn)]:
+        paused = rate_limit_cli(other_dsn, "--queue", "billing", "1e-300", "--burst", "1")
+        removed = rate_limit_cli(other_dsn, "--queue", "billing", "off")
+        stopped = rate_limit_cli(other_dsn, "--queue", "unlimited", "1e-300", "--burst", "1")
+    for out in (paused, removed):
+        assert out.returncode != 0 and "[QC208]" in out.stderr and "declared by login" in out.stderr, out.stderr
+    assert stopped.returncode != 0 and "[QC106]" in stopped.stderr and "min_rate_limit" in stopped.stderr, stopped.stderr
+    assert db_conn.execute("select name, per_second, burst from conductor.rate_limits").fetchall() == [
+        ("billing", 50.0, 50.0)]  # fmt: skip
+
+    # the fleet still starts the billing queue at the operator's rate: 50 at once, not one
+    with spawner(db_dsn, tmp_path, "apps.fleet_v1:app", "--queues", "billing", "--concurrency", "8") as spawn:
+        worker = spawn()
+        db_conn.execute("select count(*) from conductor.enqueue_many((select jsonb_agg(jsonb_build_object("
+                        "'kind', 'fleet.a', 'queue', 'billing')) from generate_series(1, 60)))")  # fmt: skip
+        wait_until(lambda: db_conn.execute(
+            "select count(*) from conductor.tasks where queue = 'billing' and status = 'succeeded'").fetchone()[0] >= 50,
+            timeout=30, message=worker.output)  # fmt: skip

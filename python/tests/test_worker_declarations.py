@@ -1,17 +1,25 @@
 """What an app declares in code reaches the database when its worker starts:
 schedules (``@app.schedule``) and each kind's retry policy (``@app.task(max_attempts=...)``),
-and the worker's roles (tasks, scheduler) switch on and off separately."""
+and the worker's roles (tasks, scheduler) switch on and off separately.
+
+A declaration another login owns (issue 25: a kind's policy, a worker id, QC208) is
+logged and kept as the database has it, and the worker runs; a retention under
+``conductor.settings.min_retention`` from a worker login stops the start, as any
+invalid declaration does."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import psycopg
 import pytest
 from helpers import wait_until
+from logins import worker_logins
 
-from pyconductor import Conductor, InvalidCron, Worker
+from pyconductor import Conductor, InvalidArgument, InvalidCron, Worker
 
 Conn = psycopg.Connection[tuple[object, ...]]
 
@@ -98,3 +106,64 @@ def test_scheduler_only_worker_claims_nothing(app: Conductor, db_conn: Conn) -> 
 def test_a_worker_needs_a_role(app: Conductor) -> None:
     with pytest.raises(ValueError, match="nothing to do"):
         Worker(app, process_tasks=False, run_scheduler=False)
+
+
+def test_a_kind_another_login_declared_is_logged_kept_and_the_worker_runs(
+    db_dsn: str, db_conn: Conn, caplog: pytest.LogCaptureFixture
+) -> None:
+    # v0.2.0: the second login's worker replaced the billing application's policy at start
+    with worker_logins(db_dsn, "billing", "other") as [(billing, billing_dsn), (other, other_dsn)]:
+        with psycopg.connect(billing_dsn, autocommit=True) as conn:
+            conn.execute("select conductor.configure_kind('invoice', queue => 'billing', max_attempts => 2)")
+        with Conductor(other_dsn, pool_max=2) as app:
+            @app.task("invoice", queue="elsewhere", max_attempts=9)
+            def invoice(payload: dict[str, Any]) -> str:
+                return "theirs"
+
+            @app.task("receipt", max_attempts=3)
+            def receipt(payload: dict[str, Any]) -> str:
+                return "mine"
+
+            caplog.set_level(logging.WARNING, logger="pyconductor")
+            with fast_worker(app, run_scheduler=False):
+                task_id = receipt.enqueue({})
+                wait_until(lambda: app.get(task_id).status == "succeeded", timeout=20)
+        assert db_conn.execute("select kind, queue, max_attempts, owner from conductor.kinds order by kind").fetchall() == [
+            ("invoice", "billing", 2, billing), ("receipt", None, 3, other)]  # fmt: skip
+    warning = next(r for r in caplog.records if "kind invoice" in r.getMessage())
+    assert warning.levelno == logging.WARNING
+    assert "keeping the policy stored in the database" in warning.getMessage()
+    assert f"declared by login '{billing}'" in warning.getMessage()
+
+
+def test_a_worker_id_another_login_registered_is_logged_and_the_worker_runs(
+    db_dsn: str, db_conn: Conn, caplog: pytest.LogCaptureFixture
+) -> None:
+    # v0.2.0: the second login replaced the registration (and its kinds, which the sweep reads)
+    with worker_logins(db_dsn, "first", "second") as [(first, first_dsn), (_, second_dsn)]:
+        with psycopg.connect(first_dsn, autocommit=True) as conn:
+            conn.execute("select conductor.register_worker('shared-w', host => 'theirs', kinds => '{theirs}')")
+        with Conductor(second_dsn, pool_max=2) as app:
+            @app.task("mine")
+            def mine(payload: dict[str, Any]) -> str:
+                return "ran"
+
+            caplog.set_level(logging.WARNING, logger="pyconductor")
+            with fast_worker(app, run_scheduler=False, worker_id="shared-w"):
+                task_id = mine.enqueue({})
+                wait_until(lambda: app.get(task_id).status == "succeeded", timeout=20)
+        assert db_conn.execute("select host, kinds, owner from conductor.workers where id = 'shared-w'").fetchone() == (
+            "theirs", ["theirs"], first), "neither its registration nor its deregistration replaced the row"  # fmt: skip
+    assert "could not register worker" in caplog.text and f"declared by login '{first}'" in caplog.text
+    assert "could not deregister" in caplog.text
+
+
+def test_a_retention_under_the_floor_stops_a_worker_logins_start(db_dsn: str, db_conn: Conn) -> None:
+    with worker_logins(db_dsn, "short") as [(_, short_dsn)], Conductor(short_dsn, pool_max=2) as app:
+        @app.task("brief", retain_succeeded=timedelta(hours=1))
+        def brief(payload: dict[str, Any]) -> None:
+            return None
+
+        with pytest.raises(InvalidArgument, match="min_retention"):
+            fast_worker(app, run_scheduler=False).start()
+    assert db_conn.execute("select count(*) from conductor.kinds where kind = 'brief'").fetchone() == (0,)

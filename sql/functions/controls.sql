@@ -14,13 +14,21 @@
 --        at most per_second task starts per second across every worker, with
 --        bursts of up to burst: a token bucket (conductor.rate_limits) that
 --        claim draws one token from per task it starts; per_second NULL
---        removes the limit
+--        removes the limit. The limit is its setter's (rate_limits.owner,
+--        conductor._caller()): another login may not change or remove it
+--        (QC208, conductor._check_owner), an admin may (and owns it then);
+--        setting it exactly as stored is no change and succeeds for anyone,
+--        claiming a limit set before v0.3.0 (owner NULL). A login without
+--        conductor_admin sets no rate under conductor.settings.min_rate_limit
+--        (1 a second, QC106): it may slow a queue, not stop it; stopping is
+--        pause_queue's, an admin's
 --   conductor._check_control_target(scope, name)   a queue's or kind's name
 --        rule: enqueue's (conductor._spec_problem), so QC104 and QC101 mean
 --        what they mean there
 --
 -- Tables: conductor.paused_queues (one row per paused queue),
--- conductor.rate_limits (one row per limited queue or kind).
+-- conductor.rate_limits (one row per limited queue or kind, with its owner),
+-- conductor.settings (min_rate_limit, read).
 -- Locks: the one row written. A limit's bucket row is also locked by every
 -- claim that draws from it (functions/claim), so set_rate_limit waits for a
 -- claim in flight; call it in a transaction of its own (claim locks buckets in
@@ -63,7 +71,7 @@ as $$
 begin
   perform conductor._check_control_target('queue', pause_queue.queue);
   insert into conductor.paused_queues as p (queue, paused_at, paused_by)
-  values (pause_queue.queue, conductor.now(), session_user)
+  values (pause_queue.queue, conductor.now(), conductor._caller())
   on conflict on constraint paused_queues_pkey do nothing;
   return found;
 end
@@ -74,7 +82,8 @@ $$Pauses queue: claim takes none of its tasks, from any worker, until resume_que
 stay queued and untouched (running ones finish as usual), enqueue still writes to it, reap's
 unknown-kind sweep leaves it alone, and stats() shows it paused. Returns true when the queue
 was running and is now paused, false when it was paused already (nothing changes). Records
-when (conductor.now()) and who (session_user) in conductor.paused_queues. The queue need not
+when (conductor.now()) and who (conductor._caller(): the login, or the role it SET ROLE to)
+in conductor.paused_queues. The queue need not
 hold tasks. Raises QC104 for an invalid queue name (enqueue's rule). Locks the queue's
 paused_queues row; any number of callers.$$;
 
@@ -115,6 +124,10 @@ declare
   v_scope text := case when set_rate_limit.queue is not null then 'queue' else 'kind' end;
   v_name text := coalesce(set_rate_limit.queue, set_rate_limit.kind);
   v_burst double precision := coalesce(set_rate_limit.burst, greatest(1, set_rate_limit.per_second));
+  v_caller text := conductor._caller();
+  v_old conductor.rate_limits;
+  v_exists boolean;
+  v_floor double precision;
 begin
   if (set_rate_limit.queue is null) = (set_rate_limit.kind is null) then
     raise exception 'set_rate_limit needs exactly one of queue and kind, got %',
@@ -129,7 +142,14 @@ begin
       raise exception 'invalid burst %: per_second NULL removes the limit and takes no burst', set_rate_limit.burst
         using errcode = 'QC106';
     end if;
-    delete from conductor.rate_limits r where r.scope = v_scope and r.name = v_name;
+    -- removing a limit that is not there is no error
+    select r.* into v_old from conductor.rate_limits r
+     where r.scope = v_scope and r.name = v_name
+       for update;
+    if found then
+      perform conductor._check_owner(pg_catalog.format('the rate limit of %s', v_scope), v_name, v_old.owner);
+      delete from conductor.rate_limits r where r.scope = v_scope and r.name = v_name;
+    end if;
     return;
   end if;
   -- NaN compares above every number, so it fails the upper bounds
@@ -137,7 +157,7 @@ begin
     raise exception 'invalid per_second %: task starts per second, more than 0 and at most 1000000',
       set_rate_limit.per_second
       using errcode = 'QC106',
-            hint = 'Less than one is fine: 0.1 is one start every 10 seconds. NULL removes the limit.';
+            hint = 'Less than one is fine: 0.1 is one start every 10 seconds (under conductor.settings.min_rate_limit, for an admin only). NULL removes the limit.';
   end if;
   if not (v_burst >= 1 and v_burst <= 1000000) then
     raise exception 'invalid burst %: the most starts at once, at least 1 and at most 1000000', v_burst
@@ -145,17 +165,57 @@ begin
             hint = 'NULL takes greatest(1, per_second).';
   end if;
 
-  -- a new limit starts with a full bucket; a changed one keeps what it holds
-  -- (refilled to now at the old rate), at most the new burst; the same limit
-  -- set again (a worker restarting) writes nothing
-  insert into conductor.rate_limits as r (scope, name, per_second, burst, tokens, refilled_at)
-  values (v_scope, v_name, set_rate_limit.per_second, v_burst, v_burst, v_now)
-  on conflict on constraint rate_limits_pkey do update
-     set per_second = excluded.per_second,
-         burst = excluded.burst,
-         tokens = least(excluded.burst, conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, v_now)),
-         refilled_at = greatest(r.refilled_at, v_now)
-   where (r.per_second, r.burst) is distinct from (excluded.per_second, excluded.burst);
+  -- at most twice round: a second time when another caller set the limit since the select
+  loop
+    select r.* into v_old from conductor.rate_limits r
+     where r.scope = v_scope and r.name = v_name
+       for update;
+    v_exists := found;
+    if v_exists then
+      if (v_old.per_second, v_old.burst)
+         is not distinct from (set_rate_limit.per_second, v_burst) then
+        -- the same limit set again (a worker restarting) writes nothing, not even
+        -- the tokens; a limit from before v0.3.0 becomes the caller's
+        if v_old.owner is null then
+          update conductor.rate_limits r set owner = v_caller where r.scope = v_scope and r.name = v_name;
+        end if;
+        return;
+      end if;
+      perform conductor._check_owner(pg_catalog.format('the rate limit of %s', v_scope), v_name, v_old.owner);
+    end if;
+
+    -- a new limit or a change: a login without conductor_admin slows, never stops
+    select s.min_rate_limit into v_floor from conductor.settings s where s.one;
+    if set_rate_limit.per_second < v_floor and not conductor._caller_is_admin() then
+      raise exception 'invalid per_second % for % %: a login without conductor_admin sets at least % (conductor.settings.min_rate_limit)',
+        set_rate_limit.per_second, v_scope, conductor._echo(v_name), v_floor
+        using errcode = 'QC106',
+              hint = 'Stopping a queue is pause_queue''s, an admin''s; an admin may also set a slower rate, or lower min_rate_limit.';
+    end if;
+
+    if v_exists then
+      -- a changed limit keeps what its bucket holds (refilled to now at the old
+      -- rate), at most the new burst
+      update conductor.rate_limits r
+         set per_second = set_rate_limit.per_second,
+             burst = v_burst,
+             tokens = least(v_burst, conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, v_now)),
+             refilled_at = greatest(r.refilled_at, v_now),
+             owner = v_caller
+       where r.scope = v_scope and r.name = v_name;
+      return;
+    end if;
+
+    -- a new limit starts with a full bucket
+    insert into conductor.rate_limits as r (scope, name, per_second, burst, tokens, refilled_at, owner)
+    values (v_scope, v_name, set_rate_limit.per_second, v_burst, v_burst, v_now, v_caller)
+    on conflict on constraint rate_limits_pkey do nothing;
+    if found then
+      return;
+    end if;
+    -- another caller set it since the select: the next select sees its row, and the
+    -- call is judged against that row
+  end loop;
 end
 $$;
 
@@ -166,12 +226,17 @@ every worker: claim draws a token per task it starts from a bucket of at most bu
 its bucket (its queue's or its kind's; both when both are limited) holds no whole token.
 A new limit starts with a full bucket; changing one keeps the tokens it holds (at most the
 new burst); setting the same values again changes nothing. per_second NULL removes the
-limit (no error when there is none). Raises QC106 unless exactly one of queue and kind is
-given, for per_second not in (0, 1000000], a burst not in [1, 1000000] or a burst without
-per_second; QC104 for an invalid queue name, QC101 for an invalid kind name (enqueue's
-rules). Workers sleeping until a token (next_due) are not woken: a raised limit takes
-effect at their next claim. Locks the limit's row (waiting for a claim drawing from it);
-call it in a transaction of its own.$$;
+limit (no error when there is none). The limit records the caller (conductor._caller()) as
+its owner: changing or removing a limit another login set raises QC208 unless the caller
+is a member of conductor_admin (whose change makes it the admin's); setting it exactly as
+stored succeeds for any caller, claiming a limit set before v0.3.0 (owner NULL). A caller
+without conductor_admin sets no per_second under conductor.settings.min_rate_limit (1 a
+second): a limit slows a queue, pause_queue (an admin's) stops it. Raises QC106 unless
+exactly one of queue and kind is given, for per_second not in (0, 1000000] or under that
+floor, a burst not in [1, 1000000] or a burst without per_second; QC104 for an invalid
+queue name, QC101 for an invalid kind name (enqueue's rules). Workers sleeping until a
+token (next_due) are not woken: a raised limit takes effect at their next claim. Locks the
+limit's row (waiting for a claim drawing from it); call it in a transaction of its own.$$;
 
 revoke execute on function conductor.pause_queue(text) from public;
 grant execute on function conductor.pause_queue(text) to conductor_admin;

@@ -7,9 +7,12 @@
 --   conductor.apply_retention(batch) -> (what, deleted)     worker, admin
 --   conductor.save_log(attempt_id, lines, dropped)          worker, admin
 --   conductor._retention_cutoff(now, keep) -> timestamptz  (helper, no grants)
+--   conductor._kind_retention(keep, owner, floor) -> interval
+--                                   a kind's retention as applied (helper, no grants)
 --
 -- Tables: conductor.settings (retain_succeeded, retain_failed, retain_events,
--- max_log_bytes), conductor.kinds (retain_succeeded, retain_failed), and for
+-- max_log_bytes, min_retention), conductor.kinds (retain_succeeded,
+-- retain_failed, owner), conductor.workers (owner, for save_log), and for
 -- deletions those of prune (through its helpers conductor._prune_events and
 -- conductor._delete_tasks of functions/prune): conductor.tasks (read via
 -- tasks_finished, tasks_pkey and tasks_run), attempts (and attempt_logs by
@@ -22,6 +25,16 @@
 -- timed_out, cancelled), else (kind NULL or no kinds row) the settings'; a
 -- NULL there keeps such runs forever. And events older than retain_events that
 -- no waiting task waits for, as prune deletes them.
+--
+-- The floor (issue 25): a kind's retention counts as at least
+-- settings.min_retention (1 day) unless an admin wrote the kind's row
+-- (kinds.owner is a member of conductor_admin). configure_kind refuses less
+-- from any other login, so this only matters for rows it never checked (from
+-- v0.2.0, whose owner is NULL) and rows written before an admin raised the
+-- floor: a worker login can never make apply_retention delete a run, its own
+-- application's or another's, that finished less than the floor ago. The
+-- settings' own retain_* are the admin's and apply as they are. prune (no
+-- floor) stays an admin's.
 --
 -- Finding them: one range scan of tasks_finished (finished_at) up to the
 -- newest cutoff any retention could give (now less the shortest retention of
@@ -42,8 +55,15 @@
 --
 -- save_log: one row of conductor.attempt_logs per attempt, bounded by
 -- settings.max_log_bytes (the size of the lines' text form: '[' , the lines
--- joined by ', ', ']'); a second call appends to the stored lines. Lock: the
--- attempt's log row (FOR UPDATE), so two calls for one attempt append in turn.
+-- joined by ', ', ']'); a second call appends to the stored lines. Only into an
+-- attempt of a worker the caller registered (conductor.workers.owner, through
+-- conductor._check_owner: QC208; an admin writes into any), while the attempt
+-- runs and for an hour after it ended (QC204 later): a worker sends an
+-- attempt's lines before its outcome, and lines a handler logs after its
+-- time limit, its cancellation or a lost lease when the handler returns
+-- (pyconductor.tasklog); the hour covers such a handler, or an outage of the
+-- database, of up to an hour. Lock: the attempt's log row (FOR UPDATE), so two
+-- calls for one attempt append in turn.
 
 begin;
 set local role conductor_owner;
@@ -68,6 +88,33 @@ $$now - keep: what finished before it is due for deletion. NULL when keep is NUL
 forever); -infinity (nothing is due) when keep reaches back before 0001-01-02 UTC.$$;
 
 revoke execute on function conductor._retention_cutoff(timestamptz, interval) from public;
+
+-- The floor, one rule: read by apply_retention wherever it reads a kind's retention.
+create or replace function conductor._kind_retention(keep interval, owner text, floor interval)
+  returns interval
+  language sql stable
+  set search_path = pg_catalog, pg_temp
+as $$
+  select case
+           when _kind_retention.keep is null or _kind_retention.keep >= _kind_retention.floor
+             then _kind_retention.keep
+           -- an admin's row keeps what the admin gave (by oid: a dropped role is no admin)
+           when exists (select from pg_catalog.pg_roles r
+                         where r.rolname = _kind_retention.owner
+                           and pg_catalog.pg_has_role(r.oid, 'conductor_admin', 'member'))
+             then _kind_retention.keep
+           else _kind_retention.floor
+         end
+$$;
+
+comment on function conductor._kind_retention(interval, text, interval) is
+$$A kind's retain_succeeded or retain_failed (keep) as apply_retention applies it: keep when
+NULL (the settings') or at least floor (conductor.settings.min_retention), or when owner
+(conductor.kinds.owner) is a role that is a member of conductor_admin; else floor. A row
+from before v0.3.0 (owner NULL) or from a login that is not (or no longer) an admin never
+keeps a run for less than the floor.$$;
+
+revoke execute on function conductor._kind_retention(interval, text, interval) from public;
 
 -- The planner settings, and OFFSET 0 in the subqueries (each a probe per row,
 -- never a join), keep every statement on index probes however stale the
@@ -112,8 +159,10 @@ begin
   v_scan_until := conductor._retention_cutoff(v_now,
     (select pg_catalog.min(k.keep)
        from (select v_set.retain_succeeded union all select v_set.retain_failed
-             union all select k.retain_succeeded from conductor.kinds k
-             union all select k.retain_failed from conductor.kinds k) k (keep)));
+             union all select conductor._kind_retention(k.retain_succeeded, k.owner, v_set.min_retention)
+                         from conductor.kinds k
+             union all select conductor._kind_retention(k.retain_failed, k.owner, v_set.min_retention)
+                         from conductor.kinds k) k (keep)));
 
   if v_scan_until is not null then
     -- Candidate runs, oldest first: each at its last finished task t (no task of the
@@ -125,7 +174,8 @@ begin
                select r.id, r.kind, r.status, r.finished_at
                  from conductor.tasks r where r.id = t.root_id offset 0) r
               left join lateral (
-               select k.retain_succeeded, k.retain_failed
+               select conductor._kind_retention(k.retain_succeeded, k.owner, v_set.min_retention) as retain_succeeded,
+                      conductor._kind_retention(k.retain_failed, k.owner, v_set.min_retention) as retain_failed
                  from conductor.kinds k where k.kind = r.kind offset 0) k on true
              where t.finished_at < v_scan_until
                and r.finished_at is not null
@@ -162,7 +212,8 @@ begin
        select r.id, r.kind, r.status, r.finished_at
          from conductor.tasks r where r.id = c.root_id offset 0) r
       left join lateral (
-       select k.retain_succeeded, k.retain_failed
+       select conductor._kind_retention(k.retain_succeeded, k.owner, v_set.min_retention) as retain_succeeded,
+              conductor._kind_retention(k.retain_failed, k.owner, v_set.min_retention) as retain_failed
          from conductor.kinds k where k.kind = r.kind offset 0) k on true
       cross join lateral (
         select case when r.status = 'succeeded' then 'succeeded_runs' else 'failed_runs' end as class,
@@ -206,7 +257,10 @@ schedule fires) and 'events'. A run is due when every task of it finished, the l
 longer ago than its retention: for a root that succeeded, the root's kind's
 retain_succeeded (configure_kind), else conductor.settings.retain_succeeded (7 days); for
 one that failed, is dead, timed out or was cancelled, retain_failed likewise (30 days); a
-NULL retention keeps such runs forever. A run with an unfinished task is never deleted,
+NULL retention keeps such runs forever. A kind's retention counts as at least
+conductor.settings.min_retention (1 day) unless a member of conductor_admin wrote the kind's
+row (conductor.kinds.owner; conductor._kind_retention): whoever calls it, no run goes
+earlier than the floor because a login that is not an admin (or v0.2.0) stored less. A run with an unfinished task is never deleted,
 however old its root. Events emitted longer ago than settings.retain_events (30 days) go
 unless a task waits for them (as prune). Oldest runs first; call it again until every
 count is 0. Reads finished tasks through the index tasks_finished up to the newest
@@ -224,11 +278,16 @@ create or replace function conductor.save_log(attempt_id bigint, lines jsonb, dr
   set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_max   integer;
-  v_all   jsonb;
-  v_kept  jsonb;
-  v_nkept bigint;
-  v_n     bigint;
+  v_now        timestamptz := conductor.now();
+  v_worker_id  text;
+  v_finished   timestamptz;
+  v_registered boolean;
+  v_owner      text;
+  v_max        integer;
+  v_all        jsonb;
+  v_kept       jsonb;
+  v_nkept      bigint;
+  v_n          bigint;
 begin
   if save_log.lines is null or pg_catalog.jsonb_typeof(save_log.lines) <> 'array' then
     raise exception 'invalid lines: a JSON array of log records, got %',
@@ -239,9 +298,28 @@ begin
     raise exception 'invalid dropped %: 0 or more', coalesce(save_log.dropped::text, 'NULL')
       using errcode = 'QC106';
   end if;
-  if not exists (select from conductor.attempts a where a.id = save_log.attempt_id) then
+  select a.worker_id, a.finished_at, w.id is not null, w.owner
+    into v_worker_id, v_finished, v_registered, v_owner
+    from conductor.attempts a
+    left join conductor.workers w on w.id = a.worker_id
+   where a.id = save_log.attempt_id;
+  if not found then
     raise exception 'attempt % does not exist', coalesce(save_log.attempt_id::text, 'NULL')
       using errcode = 'QC203';
+  end if;
+  -- only the caller's own worker's attempts (an admin's: any)
+  if not v_registered and not conductor._caller_is_admin() then
+    raise exception 'attempt % is of worker %, which is not registered: only a login''s own registered workers save their attempts'' log lines',
+      save_log.attempt_id, conductor._echo(v_worker_id)
+      using errcode = 'QC208',
+            hint = 'Register the worker (register_worker) before it claims, or have an admin save the lines.';
+  end if;
+  perform conductor._check_owner('worker', v_worker_id, v_owner);
+  if v_finished < v_now - interval '1 hour' then
+    raise exception 'attempt % ended at %, over an hour ago: its log lines can no longer be added',
+      save_log.attempt_id, v_finished
+      using errcode = 'QC204',
+            hint = 'A worker sends an attempt''s lines before its outcome, and late lines within the hour.';
   end if;
 
   select s.max_log_bytes into v_max from conductor.settings s where s.one;
@@ -276,9 +354,13 @@ of {"at", "level", "logger", "message"}, appended to what earlier calls stored f
 attempt (which may have finished already). Keeps the longest prefix of the stored and new
 lines whose text form ('[', the lines joined by ', ', ']') is at most
 conductor.settings.max_log_bytes (64 KiB; 0 keeps none), and adds the lines left out, and
-dropped (the records the caller already left out), to the attempt's dropped count. Raises
-QC106 when lines is not a JSON array or dropped is NULL or negative, QC203 when the
-attempt does not exist. Locks the attempt's log row; many attempts at once.$$;
+dropped (the records the caller already left out), to the attempt's dropped count. Only
+the login that registered the attempt's worker (conductor.workers.owner) or a member of
+conductor_admin writes into an attempt: QC208 for another login's worker, or a worker that
+is not registered (unless the caller is an admin); a worker registered before v0.3.0 (owner
+NULL) is anyone's. Lines are taken while the attempt runs and for one hour after it ended
+(QC204 later). Raises QC106 when lines is not a JSON array or dropped is NULL or negative,
+QC203 when the attempt does not exist. Locks the attempt's log row; many attempts at once.$$;
 
 revoke execute on function conductor.save_log(bigint, jsonb, integer) from public;
 grant execute on function conductor.save_log(bigint, jsonb, integer) to conductor_worker, conductor_admin;

@@ -282,4 +282,7 @@ attempt does not exist. Locks the attempt's log row; many attempts at once.$$;
 revoke execute on function conductor.save_log(bigint, jsonb, integer) from public;
 grant execute on function conductor.save_log(bigint, jsonb, integer) to conductor_worker, conductor_admin;
 
+-- added after v0.2.0
+drop function conductor._kind_retention(interval, text, interval);
+
 commit;

@@ -22,8 +22,8 @@ select is(
     'backoff_base', '00:00:10'::interval, 'backoff_factor', 3, 'backoff_max', '00:05:00'::interval,
     'queue', 'cfg-q', 'priority', 5, 'concurrency_key', 'cfg-key', 'timeout', '00:01:30'::interval,
     'retain_succeeded', '2 days'::interval, 'retain_failed', '90 days'::interval,
-    'updated_at', '2030-01-01 00:00:00+00'::timestamptz),
-  'Each argument is stored in its column, updated_at the clock''s time.');
+    'updated_at', '2030-01-01 00:00:00+00'::timestamptz, 'owner', 't_worker'),
+  'Each argument is stored in its column, updated_at the clock''s time, owner the login that declared it.');
 
 set local conductor.fake_now = '2030-01-01 00:01:00+00';
 select conductor.configure_kind('cfg.kind', queue => 'cfg-other', timeout => '1 hour');
@@ -33,7 +33,7 @@ select is(
     'backoff_base', null, 'backoff_factor', null, 'backoff_max', null,
     'queue', 'cfg-other', 'priority', null, 'concurrency_key', null, 'timeout', '01:00:00'::interval,
     'retain_succeeded', null, 'retain_failed', null,
-    'updated_at', '2030-01-01 00:01:00+00'::timestamptz),
+    'updated_at', '2030-01-01 00:01:00+00'::timestamptz, 'owner', 't_worker'),
   'A second call replaces the whole row: what it does not give is NULL (the engine default).');
 
 reset role;

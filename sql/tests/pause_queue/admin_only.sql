@@ -1,6 +1,7 @@
 -- pause_queue and resume_queue are an admin's: a role granted conductor_admin (not the
 -- owner) pauses and resumes, recorded with when (the conductor clock) and who
--- (session_user); a worker or client role is refused with 42501 and nothing changes.
+-- (conductor._caller(): the role set, else the login); a worker or client role is refused
+-- with 42501 and nothing changes.
 begin;
 select plan(9);
 \ir ../helpers.psql
@@ -17,8 +18,8 @@ set local role t_admin;
 select is(conductor.pause_queue('adm-q'), true, 'A conductor_admin role pauses a queue.');
 select is((select paused_at from conductor.paused_queues where queue = 'adm-q'), '2031-03-01 12:00:00+00'::timestamptz,
   'paused_queues records when (conductor.now()).');
-select is((select paused_by from conductor.paused_queues where queue = 'adm-q'), session_user::text,
-  'And who: session_user, the login role, not the function''s owner.');
+select is((select paused_by from conductor.paused_queues where queue = 'adm-q'), 't_admin',
+  'And who: the role that called, not the function''s owner.');
 reset role;
 
 set local role t_worker;

@@ -13,8 +13,11 @@ grant conductor_worker to t_worker;
 create role t_admin;
 grant conductor_admin to t_admin;
 
-set local role t_worker;
+-- under one a second: an admin's (settings.min_rate_limit; worker_floor.sql)
+set local role t_admin;
 select conductor.set_rate_limit(queue => 'rl-set', per_second => 0.2) as s \gset
+reset role;
+set local role t_worker;
 select conductor.set_rate_limit(kind => 'rl-set-kind', per_second => 20) as s \gset
 reset role;
 select results_eq($$select scope, name, per_second, burst, tokens, refilled_at from conductor.rate_limits

@@ -9,8 +9,9 @@ select conductor.register_worker('w-reg', host => 'h1', pid => 10, queues => '{a
 select is((select to_jsonb(w) from conductor.workers w where id = 'w-reg'),
   jsonb_build_object('id', 'w-reg', 'host', 'h1', 'pid', 10, 'queues', array['a', 'b'], 'concurrency', 8,
     'roles', array['worker'], 'version', '1.0', 'metadata', '{"zone": "eu"}'::jsonb, 'kinds', null,
-    'started_at', '2030-01-01 00:00:00+00'::timestamptz, 'last_seen_at', '2030-01-01 00:00:00+00'::timestamptz),
-  'A new worker is recorded with what it gave, roles {worker} by default, started and seen now.');
+    'started_at', '2030-01-01 00:00:00+00'::timestamptz, 'last_seen_at', '2030-01-01 00:00:00+00'::timestamptz,
+    'owner', session_user::text),
+  'A new worker is recorded with what it gave, roles {worker} by default, started and seen now, owned by the caller.');
 
 set local conductor.fake_now = '2030-01-01 00:10:00+00';
 select conductor.register_worker('w-reg', host => 'h2', pid => 11, roles => '{worker,scheduler}') as r2 \gset

@@ -1,6 +1,8 @@
--- conductor_admin can do what the client and the worker do, and prune.
+-- conductor_admin can do what the client and the worker do, and prune; it changes and
+-- removes any login's kind, rate limit and worker registration, writes into any attempt's
+-- log, and goes under the floors a worker login cannot (issue 25).
 begin;
-select plan(6);
+select plan(13);
 
 set local conductor.fake_now = '2030-01-01 00:00:00+00';
 create role t_admin;
@@ -17,6 +19,30 @@ select lives_ok('select conductor.reap()', 'An admin reaps.');
 set local conductor.fake_now = '2030-02-01 00:00:00+00';
 select is(conductor.prune(older_than => interval '7 days'), 2::bigint, 'An admin prunes old finished tasks.');
 select is((select count(*) from conductor.tasks where queue = 'ro-a'), 0::bigint, 'The pruned tasks are gone.');
+
+reset role;
+create role t_worker;
+grant conductor_worker to t_worker;
+set local role t_worker;
+select conductor.configure_kind(kind => 'ro-theirs', queue => 'ro-a');
+select conductor.set_rate_limit(queue => 'ro-a', per_second => 10);
+select conductor.register_worker(worker_id => 'ro-their-w');
+select conductor.enqueue(kind => 'k', queue => 'ro-a') as t3 \gset
+select c.attempt_id as their_att from conductor.claim(worker_id => 'ro-their-w', queues => array['ro-a'], max_tasks => 1) c \gset
+reset role;
+set local role t_admin;
+select lives_ok($$select conductor.configure_kind(kind => 'ro-theirs', queue => 'ro-b', retain_succeeded => interval '0')$$,
+  'An admin changes a worker login''s kind, with less retention than the floor.');
+select lives_ok($$select conductor.set_rate_limit(queue => 'ro-a', per_second => 0.001)$$,
+  'An admin changes a worker login''s rate limit, under the rate floor.');
+select lives_ok($$select conductor.set_rate_limit(queue => 'ro-a')$$, 'An admin removes a limit.');
+select lives_ok($$select conductor.register_worker(worker_id => 'ro-their-w', kinds => '{k}')$$,
+  'An admin replaces a worker login''s registration.');
+select lives_ok(format($$select conductor.save_log(attempt_id => %s, lines => '[]')$$, :their_att),
+  'An admin writes into any attempt''s log.');
+select lives_ok($$select conductor.deregister_worker(worker_id => 'ro-their-w')$$, 'An admin deregisters any worker.');
+select lives_ok($$update conductor.settings set min_retention = interval '1 hour', min_rate_limit = 0.1$$,
+  'An admin sets the floors.');
 
 reset role;
 select * from finish();

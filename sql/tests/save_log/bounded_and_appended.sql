@@ -14,9 +14,10 @@ grant conductor_client to t_client;
 update conductor.settings set max_log_bytes = 70;
 
 select conductor.enqueue('k', '{}', 'sl') as task \gset
-select conductor_tests.claim_one('sl') as att \gset
-
 set local role t_worker;
+-- into the attempts of its own worker (only_the_callers_worker.sql)
+select conductor.register_worker('w1') as r \gset
+select c.attempt_id as att from conductor.claim('w1', array['sl'], 1) c \gset
 select lives_ok(format($$select conductor.save_log(%s, '[{"message": "aaaa"}, {"message": "bbbb"}]')$$, :att),
   'A worker saves two lines of its attempt.');
 select is((select (lines::text, dropped)::text from conductor.attempt_logs where attempt_id = :att),
@@ -29,8 +30,8 @@ reset role;
 select is(octet_length((select lines::text from conductor.attempt_logs where attempt_id = :att)), 63,
   'The stored text is the size counted.');
 
-select conductor.complete(:att) as done \gset
 set local role t_worker;
+select conductor.complete(:att) as done \gset
 select conductor.save_log(:att, '[{"message": "ffff"}]');
 select is((select dropped from conductor.attempt_logs where attempt_id = :att), 8,
   'After the attempt finished a call is still accepted: a line that no longer fits is counted.');

@@ -11,9 +11,11 @@ select 1 / (count(*) = 1)::int from conductor.stats() s where s.queue = 'verify-
 select 1 / conductor.resume_queue('verify-controls')::int;
 select 1 / (not conductor.resume_queue('verify-controls'))::int;
 
--- a rate limit of one start: one task of two
+-- a rate limit of one start (one a second, burst 1, and this transaction's clock
+-- stands still): one task of two; the limit is the caller's
 select conductor.enqueue('verify', queue => 'verify-controls');
-select conductor.set_rate_limit(queue => 'verify-controls', per_second => 0.001);
+select conductor.set_rate_limit(queue => 'verify-controls', per_second => 1, burst => 1);
+select 1 / (count(*) = 1)::int from conductor.rate_limits where name = 'verify-controls' and owner = conductor._caller();
 select 1 / (count(*) = 1)::int from conductor.claim('verify-worker', array['verify-controls'], 10);
 select 1 / (count(*) = 0)::int from conductor.claim('verify-worker', array['verify-controls'], 10);
 select conductor.set_rate_limit(queue => 'verify-controls');

@@ -8,6 +8,8 @@ select conductor.configure_kind('verify-kind', max_attempts => 5, queue => 'veri
 select 1 / ((max_attempts, queue, priority, concurrency_key, timeout, retain_succeeded, retain_failed)
             = (5, 'verify-q', 3, 'verify-key', interval '1 minute', interval '1 day', interval '2 days'))::int
   from conductor.kinds where kind = 'verify-kind';
+-- the kind's policy is the caller's
+select 1 / (count(*) = 1)::int from conductor.kinds where kind = 'verify-kind' and owner = conductor._caller();
 select 1 / pg_catalog.has_function_privilege('conductor_worker',
   'conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval)',
   'execute')::int;
