@@ -63,8 +63,10 @@ begin
   if register_worker.metadata is null or pg_catalog.jsonb_typeof(register_worker.metadata) <> 'object' then
     raise exception 'worker metadata must be a JSON object' using errcode = 'QC106';
   end if;
-  -- the kinds list follows claim's rule (queues stay as v0.1.0 took them)
+  -- the kinds list follows claim's rule; each queue of the list enqueue's queue rule (an
+  -- empty queues list stays accepted, as v0.1.0 took it)
   perform conductor._check_scope(null, register_worker.kinds);
+  perform conductor._check_queue_names(register_worker.queues);
 
   -- at most twice round: a second time when another caller registered the id since the select
   loop
@@ -105,7 +107,8 @@ owner: registering a worker id another login registered (or whose heartbeat or s
 recorded it) raises QC208 and changes nothing, unless the caller is a member of
 conductor_admin (the row is the admin's then); a row from before v0.3.0 (owner NULL) is the
 caller's from then on. Raises QC106 for a missing worker_id, concurrency below 1 or
-metadata that is not a JSON object, QC101 for an empty kinds list or one holding NULL.
+metadata that is not a JSON object, QC101 for an empty kinds list or one holding NULL, QC104 for a
+queues list naming an invalid queue (enqueue's rule).
 Locks the worker's row.$$;
 
 create or replace function conductor.deregister_worker(worker_id text) returns boolean
