@@ -16,8 +16,8 @@
 --        N times") when that reaches max_recoveries (3 by default: the third
 --        lost worker is final; 0 and 1: the first); its attempt is closed as
 --        'lost' and does not count against max_attempts. Each recovery also
---        counts against its run (run_recoveries, under the root's row lock,
---        while the root is unfinished): "a run that still hasn't finished
+--        counts against its run (run_recoveries, under a key share lock of
+--        the root's row, while the root is unfinished): "a run that still hasn't finished
 --        after four recoveries is marked failed". A run whose count reached
 --        settings.max_run_recoveries (4; NULL: none) fails (_fail_run): the
 --        root 'failed', with an error naming the count, its unfinished
@@ -75,8 +75,11 @@
 -- limit, a wait for children past its deadline), NOWAIT (_lock_tree), and what
 -- it skipped is there for the next reap. Lock order: task rows (children before
 -- parents: a timed-out wait cancels the children first; a lost task, then its
--- run's root), then a run's run_recoveries row (only a holder of the root's row
--- writes it; the cleanup takes rows SKIP LOCKED), steps, attempt and event rows;
+-- run's root, FOR KEY SHARE: only FOR UPDATE conflicts, which another reaper
+-- taking the root back, a retry of the root or a deletion holds), then a run's
+-- run_recoveries row (written only under a lock of the root's row: reapers,
+-- which may share it and then take the run rows in root_id order, or retry,
+-- FOR UPDATE; the cleanup takes rows SKIP LOCKED), steps, attempt and event rows;
 -- then the maintenance row and the swept task rows, both SKIP LOCKED (a sweep
 -- another reaper is running is not waited for). No advisory lock.
 
@@ -273,15 +276,17 @@ begin
     into v_timed_out, v_lost, v_roots
     from expired e;
 
-  -- a recovery counts against its run: under its root's row lock (every writer of a run's
-  -- run_recoveries row holds it), SKIP LOCKED, so a root that another transaction holds
-  -- leaves its lost tasks for the next reap; counted while the root is unfinished
+  -- a recovery counts against its run, while the root is unfinished, under a key share
+  -- lock of the root's row (every writer of a run's run_recoveries row holds a lock of
+  -- it), SKIP LOCKED: workers' and clients' locks of the root do not conflict (FOR NO KEY
+  -- UPDATE, FOR SHARE); a root held FOR UPDATE (another reaper taking it back, a retry)
+  -- leaves its lost tasks for the next reap
   if pg_catalog.cardinality(v_lost) > 0 then
     select coalesce(pg_catalog.array_agg(r.id), '{}') into v_roots
       from (select r.id from conductor.tasks r
              where r.id = any (v_roots)
              order by r.id desc
-               for no key update skip locked) r;
+               for key share skip locked) r;
     select coalesce(pg_catalog.array_agg(t.id), '{}') into v_lost
       from conductor.tasks t
      where t.id = any (v_lost) and t.root_id = any (v_roots);
@@ -532,8 +537,9 @@ lost N times') when recoveries reaches max_recoveries (3 by default: the third l
 is final; 0 and 1 make the first final; a task stored by v0.2.0 reads its max_recoveries
 so too: its last recovery comes one loss earlier than under v0.2.0); the attempt is closed
 as 'lost'. Each recovery counts against its run while the run's root is unfinished
-(conductor.run_recoveries; taken under the root's row lock: a lost task whose root another
-transaction holds is taken back by the next reap); a run whose count reaches
+(conductor.run_recoveries, under a key share lock of the root's row: a lost task whose root
+another transaction holds FOR UPDATE, as a reaper taking the root back does, is taken back
+by the next reap); a run whose count reaches
 conductor.settings.max_run_recoveries (4; NULL: no limit) ends: its root 'failed' with an
 error naming the count, its unfinished descendants cancelled (retry of the root queues the
 run again with fresh counts). A run another transaction holds a row of is failed by the

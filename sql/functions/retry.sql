@@ -17,8 +17,9 @@
 --
 -- Tables: conductor.tasks, conductor.steps, conductor.run_recoveries.
 -- Lock order: the stopped descendants, then the task (descending id: children
--- before parents), FOR UPDATE; then its run_recoveries row (which only a
--- holder of the root's row writes). A retry waits for those rows: it is the
+-- before parents), FOR UPDATE; then its run_recoveries row (written only under
+-- a lock of the root's row: FOR UPDATE excludes the reapers counting the run,
+-- which skip the root meanwhile). A retry waits for those rows: it is the
 -- caller's own call, and no worker waits for a retry's lock on a finished task.
 
 begin;

@@ -12,8 +12,9 @@
 --                              that reached the limit and the run was failed,
 --                              the descendants the failure cancelled (retry
 --                              of the root queues them again). Written only
---                              by a transaction that holds the root's task
---                              row (reap, retry), deleted by reap once the
+--                              by a transaction that holds a lock of the
+--                              root's task row (reap: FOR KEY SHARE; retry:
+--                              FOR UPDATE), deleted by reap once the
 --                              root is gone or finished without the limit
 --                              failing it (functions/reap).
 --   conductor.settings.max_run_recoveries
