@@ -17,20 +17,23 @@
 --        lost worker is final; 0 and 1: the first); its attempt is closed as
 --        'lost' and does not count against max_attempts. Each recovery also
 --        counts against its run (run_recoveries, under a key share lock of
---        the root's row, while the root is unfinished): "a run that still hasn't finished
---        after four recoveries is marked failed". A run whose count reached
---        settings.max_run_recoveries (4; NULL: none) fails (_fail_run): the
---        root 'failed', with an error naming the count, its unfinished
---        descendants cancelled (kept in run_recoveries.stopped: retry of the
---        root queues them again, with fresh counts).
+--        the root's row, while the root is unfinished): "a run that still
+--        hasn't finished after four recoveries is marked failed" (each task
+--        taken back counts: a worker lost holding three tasks of a run counts
+--        three). A run whose count reached settings.max_run_recoveries (4;
+--        NULL: none) fails (_fail_run): the root 'failed', with an error
+--        naming the count, its unfinished descendants cancelled (kept in
+--        run_recoveries.stopped: retry of the root queues them again, with
+--        fresh counts).
 --     2. waits that reached their deadline: a sleep wakes; an event wait wakes
 --        with {"timed_out": true} checkpointed; a wait for children ends the
 --        task timed_out after cancelling its unfinished children. And pending
 --        events (conductor.events.pending: new, maybe missed by a suspend that
 --        overlapped the emit): their waiters are woken as emit_event wakes them
---        (_wake_event_waiters); the first pass notes the next transaction id,
---        and a pass after every older transaction ended that leaves no waiter
---        clears pending (functions/runs, the map, says why no wake-up is lost).
+--        (_wake_event_waiters); a pass notes the horizon of an event it sees
+--        first (the next transaction id) and clears pending once no other
+--        transaction older than it runs and no waiter is left, in the same
+--        pass if it can (functions/runs, the map, says why no wake-up is lost).
 --     3. the unknown-kind sweep, at most once per min(unknown_kind_after / 5,
 --        1 minute) across all reapers (conductor.maintenance, compare-and-set):
 --        a queued task due for unknown_kind_after is dead-lettered when a live
