@@ -429,7 +429,8 @@ def test_upgrade_from_v0_2_0_counts_the_recoveries_of_unfinished_runs(empty_dsn:
         attempt = claim("up-a")
         child = int(q1_conn(conn, "select conductor.spawn(attempt_id => %s, step => 'kid', kind => 'up',"
                                   " queue => 'up-a-kid', max_recoveries => 10)", (attempt,)))  # fmt: skip
-        conn.execute("select conductor.suspend(attempt_id => %s, step => 'join', wait_for => 'children_all')", (attempt,))
+        conn.execute("select conductor.suspend(attempt_id => %s, step => 'join', wait_for => 'children_all')",
+                     (attempt,))  # fmt: skip
         for _ in range(3):
             lose("up-a-kid")
         # run b: lost once, queued again; run c: lost once, then it succeeded
