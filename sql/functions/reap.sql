@@ -10,13 +10,30 @@
 --        'failed', retried after the backoff (conductor._backoff, the task's
 --        policy, else its kind's) while attempts remain, else 'failed';
 --        recoveries untouched, the attempt counts. Any other expired lease is a
---        lost worker: the task goes back to its queue with recoveries + 1, or
---        is dead ("worker lost N times") once that passes max_recoveries (3 by
---        default, so the fourth loss is final); its attempt is closed as 'lost'
---        and does not count against max_attempts.
+--        lost worker, a recovery: the seed's rule, "a task whose worker dies
+--        three times is marked dead instead of being tried again". The task
+--        goes back to its queue with recoveries + 1, or is dead ("worker lost
+--        N times") when that reaches max_recoveries (3 by default: the third
+--        lost worker is final; 0 and 1: the first); its attempt is closed as
+--        'lost' and does not count against max_attempts. Each recovery also
+--        counts against its run (run_recoveries, under a key share lock of
+--        the root's row, while the root is unfinished): "a run that still
+--        hasn't finished after four recoveries is marked failed" (each task
+--        taken back counts: a worker lost holding three tasks of a run counts
+--        three). A run whose count reached settings.max_run_recoveries (4;
+--        NULL: none) fails (_fail_run): the root 'failed', with an error
+--        naming the count, its unfinished descendants cancelled (kept in
+--        run_recoveries.stopped: retry of the root queues them again, with
+--        fresh counts).
 --     2. waits that reached their deadline: a sleep wakes; an event wait wakes
 --        with {"timed_out": true} checkpointed; a wait for children ends the
---        task timed_out after cancelling its unfinished children.
+--        task timed_out after cancelling its unfinished children. And pending
+--        events (conductor.events.pending: new, maybe missed by a suspend that
+--        overlapped the emit): their waiters are woken as emit_event wakes them
+--        (_wake_event_waiters); a pass notes the horizon of an event it sees
+--        first (the next transaction id) and clears pending once no other
+--        transaction older than it runs and no waiter is left, in the same
+--        pass if it can (functions/runs, the map, says why no wake-up is lost).
 --     3. the unknown-kind sweep, at most once per min(unknown_kind_after / 5,
 --        1 minute) across all reapers (conductor.maintenance, compare-and-set):
 --        a queued task due for unknown_kind_after is dead-lettered when a live
@@ -31,9 +48,13 @@
 --     4. workers not seen for greatest(stale_workers_after, unknown_kind_after)
 --        are forgotten (the sweep reads their last_seen_at until then) with
 --        their sleeper marks, served_kinds rows older than unknown_kind_after,
---        the result waiters and bus subscriptions of sessions that are gone, and
---        claim positions unused for stale_workers_after.
+--        the result waiters and bus subscriptions of sessions that are gone,
+--        claim positions unused for stale_workers_after, and run_recoveries
+--        rows whose root is gone, or finished without the limit failing it.
 --
+--   conductor._fail_run(root_id, recoveries, max)   fails a run at the limit
+--   conductor._lock_tree(task_id)   a task and its unfinished descendants,
+--        locked NOWAIT (55P03 when another transaction holds one)
 --   conductor._unserved(live_since)   the queued tasks no live worker can run,
 --        per queue and kind: THE rule of "a worker can run a task" (it serves
 --        both the task's queue and its kind; NULL queues or kinds: every one),
@@ -50,11 +71,21 @@
 -- Compare-and-set: the expired rows are locked FOR UPDATE SKIP LOCKED and
 -- re-checked on their latest version, so any number of reapers may run at once
 -- and a late one never touches a task that finished, was heartbeated or was
--- reclaimed meanwhile. Lock order: task rows (children before parents: a
--- timed-out wait cancels the children first), then steps and attempt rows;
+-- reclaimed meanwhile. reap() waits for no lock that a client's transaction or a
+-- session outside the engine can hold: task rows are taken SKIP LOCKED (the
+-- expired ones, the roots of the lost ones, the waits past their deadline, the
+-- waiters of pending events) or, for a tree it must change whole (a run at its
+-- limit, a wait for children past its deadline), NOWAIT (_lock_tree), and what
+-- it skipped is there for the next reap. Lock order: task rows (children before
+-- parents: a timed-out wait cancels the children first; a lost task, then its
+-- run's root, FOR KEY SHARE: only FOR UPDATE conflicts, which another reaper
+-- taking the root back, a retry of the root or a deletion holds), then a run's
+-- run_recoveries row (written only under a lock of the root's row: reapers,
+-- which may share it and then take the run rows in root_id order, or retry,
+-- FOR UPDATE; the cleanup takes rows SKIP LOCKED), steps, attempt and event rows;
 -- then the maintenance row and the swept task rows, both SKIP LOCKED (a sweep
--- another reaper is running is not waited for).
---
+-- another reaper is running is not waited for). No advisory lock.
+
 -- Cost of the sweep: it groups every queued task by queue and kind (a heap
 -- read of the backlog: no index holds the kind), once per period, not per reap.
 
@@ -118,6 +149,94 @@ index, never the finished history.$$;
 
 revoke execute on function conductor._unserved(timestamptz) from public;
 
+-- The unfinished tree under task_id (itself included), locked for no key update in
+-- descending id order (children before parents), NOWAIT: raises 55P03 at once when
+-- another transaction holds one of its rows. The reaper's way to lock a tree without
+-- ever waiting (a row a client's open transaction holds cannot stall it).
+create or replace function conductor._lock_tree(task_id bigint) returns bigint[]
+  language sql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+  with recursive tree as (
+    select _lock_tree.task_id as id
+    union all
+    select c.id from conductor.tasks c join tree on c.parent_id = tree.id
+  )
+  select coalesce(pg_catalog.array_agg(l.id), '{}')
+    from (select t.id from conductor.tasks t
+           where t.id in (select tree.id from tree) and t.status in ('queued', 'running', 'waiting')
+           order by t.id desc
+             for no key update nowait) l
+$$;
+
+comment on function conductor._lock_tree(bigint) is
+$$Locks task_id and every unfinished descendant (for no key update, descending id: children
+before parents) and returns their ids; raises 55P03 (lock_not_available) at once, locking
+nothing that stays, when another transaction holds one of them (NOWAIT). Called by reap()
+inside a block that catches it: the tree is left for the next reap.$$;
+
+-- "A run that still hasn't finished after four recoveries is marked failed": the root
+-- fails with an error that says so, its unfinished descendants are cancelled (as
+-- cancel() cancels: running ones learn it at their next heartbeat), and their ids are
+-- kept in run_recoveries.stopped for retry of the root to queue them again.
+create or replace function conductor._fail_run(root_id bigint, recoveries integer, max_recoveries integer)
+  returns boolean
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_tree bigint[];
+  v_stopped bigint[];
+  v_root conductor.tasks;
+  v_error text;
+begin
+  begin
+    v_tree := conductor._lock_tree(_fail_run.root_id);
+  exception when lock_not_available then
+    return false;  -- a row of the run is held: the next reap fails it
+  end;
+  select t.* into v_root from conductor.tasks t where t.id = _fail_run.root_id;
+  if not found or v_root.status not in ('queued', 'running', 'waiting') then
+    return false;
+  end if;
+  v_stopped := array(select x from pg_catalog.unnest(v_tree) x where x <> _fail_run.root_id order by x);
+  v_error := pg_catalog.format(
+    'run failed: it had not finished after %s recoveries (workers lost while running its tasks; '
+    'conductor.settings.max_run_recoveries is %s); %s unfinished task(s) of the run were cancelled',
+    _fail_run.recoveries, _fail_run.max_recoveries, pg_catalog.cardinality(v_stopped));
+
+  -- the root first: a descendant's end then finds it failed and wakes nothing
+  update conductor.tasks t
+     set status = 'failed', error = v_error, finished_at = v_now, lease_expires_at = null,
+         wait_for = null, wait_event = null, wait_until = null, wait_step = null
+   where t.id = _fail_run.root_id;
+  update conductor.attempts a
+     set outcome = 'cancelled', finished_at = v_now, error = v_error
+   where a.id = v_root.attempt_id and a.outcome is null;
+  -- each child's subtree in one statement (a parent before its children's trigger reads it)
+  perform conductor.cancel(c.id)
+     from conductor.tasks c
+    where c.parent_id = _fail_run.root_id
+    order by c.id desc;
+  update conductor.run_recoveries r set stopped = v_stopped where r.root_id = _fail_run.root_id;
+  perform conductor._notify_done(array[_fail_run.root_id]);
+  return true;
+end
+$$;
+
+comment on function conductor._fail_run(bigint, integer, integer) is
+$$Fails the run of root_id for its recoveries (max_recoveries: the limit it reached): the root
+ends 'failed' with an error naming both numbers, its running attempt (if any) 'cancelled';
+every unfinished descendant is cancelled through conductor.cancel (error 'cancelled'; a
+running one learns it at its next heartbeat); their ids go to run_recoveries.stopped.
+Returns true when it did; false when the root is not unfinished, or another transaction
+holds a row of the run (locked NOWAIT through _lock_tree: it never waits; reap tries again
+next time). Called by reap() only.$$;
+
+revoke execute on function conductor._lock_tree(bigint) from public;
+revoke execute on function conductor._fail_run(bigint, integer, integer) from public;
+
 create or replace function conductor.reap(stale_workers_after interval default interval '15 minutes')
   returns integer
   language plpgsql volatile
@@ -127,28 +246,73 @@ as $$
 declare
   v_now timestamptz := conductor.now();
   v_reaped integer;
+  v_timed_out bigint[];
+  v_lost bigint[];
+  v_roots bigint[];
   v_reaped_ids bigint[];
   v_done bigint[];
   v_queues text[];
   v_queue text;
   v_task record;
+  v_run record;
+  v_event record;
   v_unknown_after interval;
+  v_max_run integer;
   v_swept bigint[];
 begin
+  select s.unknown_kind_after, s.max_run_recoveries into v_unknown_after, v_max_run
+    from conductor.settings s where s.one;
+
   -- 1. expired leases: timed out (a failure) or lost (a recovery)
   with expired as (
-    select t.id, t.attempt_id, t.kind,
+    select t.id, t.root_id,
            t.timeout is not null and a.claimed_at + t.timeout <= v_now as timed_out
       from conductor.tasks t
       join conductor.attempts a on a.id = t.attempt_id
      where t.status = 'running' and t.lease_expires_at < v_now
      order by t.id
        for update of t skip locked
+  )
+  select coalesce(pg_catalog.array_agg(e.id) filter (where e.timed_out), '{}'),
+         coalesce(pg_catalog.array_agg(e.id) filter (where not e.timed_out), '{}'),
+         coalesce(pg_catalog.array_agg(distinct e.root_id) filter (where not e.timed_out), '{}')
+    into v_timed_out, v_lost, v_roots
+    from expired e;
+
+  -- a recovery counts against its run, while the root is unfinished, under a key share
+  -- lock of the root's row (every writer of a run's run_recoveries row holds a lock of
+  -- it), SKIP LOCKED: workers' and clients' locks of the root do not conflict (FOR NO KEY
+  -- UPDATE, FOR SHARE); a root held FOR UPDATE (another reaper taking it back, a retry)
+  -- leaves its lost tasks for the next reap
+  if pg_catalog.cardinality(v_lost) > 0 then
+    select coalesce(pg_catalog.array_agg(r.id), '{}') into v_roots
+      from (select r.id from conductor.tasks r
+             where r.id = any (v_roots)
+             order by r.id desc
+               for key share skip locked) r;
+    select coalesce(pg_catalog.array_agg(t.id), '{}') into v_lost
+      from conductor.tasks t
+     where t.id = any (v_lost) and t.root_id = any (v_roots);
+    insert into conductor.run_recoveries as r (root_id, recoveries)
+    select t.root_id, pg_catalog.count(*)::integer
+      from conductor.tasks t
+      join conductor.tasks root on root.id = t.root_id
+     where t.id = any (v_lost) and root.status in ('queued', 'running', 'waiting')
+     group by t.root_id
+     order by t.root_id
+    on conflict (root_id) do update set recoveries = r.recoveries + excluded.recoveries;
+  end if;
+
+  with expired as (
+    select t.id, t.attempt_id, t.kind, t.id = any (v_timed_out) as timed_out
+      from conductor.tasks t
+     where t.id = any (v_timed_out || v_lost)
   ), reaped as (
     update conductor.tasks t
        set status = case when e.timed_out and t.attempt < t.max_attempts then 'queued'
                          when e.timed_out then 'failed'
-                         when t.recoveries + 1 > t.max_recoveries then 'dead'
+                         -- the max_recoveries-th lost worker is final (3: the third)
+                         when t.recoveries + 1 >= t.max_recoveries then 'dead'
                          else 'queued' end::conductor.task_status,
            recoveries = t.recoveries + case when e.timed_out then 0 else 1 end,
            attempt = t.attempt - case when e.timed_out then 0 else 1 end,
@@ -161,11 +325,11 @@ begin
                          else t.run_at end,
            lease_expires_at = null,
            error = case when e.timed_out then conductor._timed_out_error(t.timeout)
-                        when t.recoveries + 1 > t.max_recoveries
+                        when t.recoveries + 1 >= t.max_recoveries
                         then pg_catalog.format('worker lost %s times', t.recoveries + 1)
                         else t.error end,
            finished_at = case when e.timed_out and t.attempt < t.max_attempts then null
-                              when e.timed_out or t.recoveries + 1 > t.max_recoveries then v_now end
+                              when e.timed_out or t.recoveries + 1 >= t.max_recoveries then v_now end
       from expired e
       left join conductor.kinds k on k.kind = e.kind
      where t.id = e.id
@@ -196,6 +360,23 @@ begin
    where t.id = any (v_reaped_ids) and t.status in ('dead', 'failed');
   perform conductor._notify_done(v_done);
 
+  -- runs whose recoveries reached the limit while unfinished fail (this reap's, and any
+  -- an earlier reap could not lock); a run another transaction holds a row of waits
+  if v_max_run is not null
+     and exists (select from conductor.run_recoveries r where r.recoveries >= v_max_run and r.stopped is null) then
+    for v_run in
+      select r.root_id, r.recoveries from conductor.run_recoveries r
+        join conductor.tasks t on t.id = r.root_id
+       where r.recoveries >= v_max_run and r.stopped is null
+         and t.status in ('queued', 'running', 'waiting')
+       order by r.root_id desc
+    loop
+      if conductor._fail_run(v_run.root_id, v_run.recoveries, v_max_run) then
+        v_reaped := v_reaped + 1;
+      end if;
+    end loop;
+  end if;
+
   -- 2. sleeps and event waits that reached their deadline wake
   for v_task in
     select t.id, t.wait_for, t.wait_event from conductor.tasks t
@@ -209,15 +390,59 @@ begin
     v_reaped := v_reaped + 1;
   end loop;
 
+  -- pending events: wake the waiters an emit may have missed (a suspend of the event
+  -- that had read before the emit committed, or a waiter the emit skipped, locked), as
+  -- emit_event wakes them; then, in one statement, note the horizon of those seen for the
+  -- first time (the next transaction id) and clear pending where no other transaction
+  -- older than the horizon runs and no waiter is left (functions/runs, the map)
+  for v_event in
+    select e.name from conductor.events e
+     where e.pending
+       and exists (select from conductor.tasks t
+                    where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = e.name)
+     order by e.name
+       for no key update of e skip locked
+  loop
+    v_reaped := v_reaped + conductor._wake_event_waiters(v_event.name);
+  end loop;
+  if exists (select from conductor.events e where e.pending) then
+    with snap as (
+      select pg_catalog.pg_current_snapshot() as s
+    ), marks as (
+      select e.name, e.pending_horizon is null as unseen, h.horizon,
+             -- this transaction's own xid is not in xip: its writes are visible to it
+             not exists (select from pg_catalog.pg_snapshot_xip(snap.s) x where x < h.horizon)
+             and not exists (select from conductor.tasks t
+                              where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = e.name)
+             as settled
+        from conductor.events e
+       cross join snap
+       cross join lateral (select coalesce(e.pending_horizon, pg_catalog.pg_snapshot_xmax(snap.s)) as horizon) h
+       where e.pending
+         for no key update of e skip locked
+    )
+    update conductor.events e
+       set pending = not m.settled,
+           pending_horizon = case when m.settled then null else m.horizon end
+      from marks m
+     where e.name = m.name and (m.settled or m.unseen);
+  end if;
+
   -- waits for children past their deadline: the children are cancelled first
   -- (children before parents), then the task ends timed_out; a child's end
-  -- does not wake a parent whose deadline passed
+  -- does not wake a parent whose deadline passed. The tree is locked NOWAIT first:
+  -- one that another transaction holds a row of is ended by the next reap
   for v_task in
     select t.id, t.wait_for, t.wait_until from conductor.tasks t
      where t.status = 'waiting' and t.wait_until <= v_now
        and t.wait_for in ('children_all', 'children_any')
      order by t.id desc
   loop
+    begin
+      perform conductor._lock_tree(v_task.id);
+    exception when lock_not_available then
+      continue;
+    end;
     perform conductor.cancel(c.id)
        from conductor.tasks c
       where c.parent_id = v_task.id and c.status in ('queued', 'running', 'waiting')
@@ -235,7 +460,6 @@ begin
 
   -- 3. the unknown-kind sweep, once per period across all reapers: the one that
   -- moves unknown_kinds_swept_at sweeps (a clock set back, as tests do, sweeps too)
-  select s.unknown_kind_after into v_unknown_after from conductor.settings s where s.one;
   if v_unknown_after is not null then
     update conductor.maintenance m
        set unknown_kinds_swept_at = v_now
@@ -283,6 +507,16 @@ begin
     delete from conductor.claim_positions p
      where p.until < extract(epoch from pg_catalog.clock_timestamp() - reap.stale_workers_after);
   end if;
+  -- run counts no longer needed: the root is gone, or finished without the limit failing
+  -- the run (a failed one keeps its row, stopped, until its root is retried or deleted)
+  if exists (select from conductor.run_recoveries) then
+    delete from conductor.run_recoveries r
+     where r.root_id in (select x.root_id from conductor.run_recoveries x
+                           left join conductor.tasks t on t.id = x.root_id
+                          where t.id is null
+                             or (x.stopped is null and t.status not in ('queued', 'running', 'waiting'))
+                            for update of x skip locked);
+  end if;
   -- result waiters and bus subscriptions whose session is gone (a client killed while waiting)
   if exists (select from conductor.result_waiters) then
     delete from conductor.result_waiters w
@@ -301,11 +535,24 @@ $$Takes back every running task whose lease expired. An attempt that reached its
 (claimed_at + the task's timeout) failed: attempt outcome 'failed', error 'timed out after
 N s'; the task is queued again after the backoff while attempts remain (max_attempts),
 else 'failed', as conductor.fail does; recoveries untouched. Otherwise the worker is
-presumed lost: queued again with recoveries + 1, or dead ('worker lost N times') past
-max_recoveries; the attempt is closed as 'lost'.
+presumed lost, a recovery: the task is queued again with recoveries + 1, or dead ('worker
+lost N times') when recoveries reaches max_recoveries (3 by default: the third lost worker
+is final; 0 and 1 make the first final; a task stored by v0.2.0 reads its max_recoveries
+so too: its last recovery comes one loss earlier than under v0.2.0); the attempt is closed
+as 'lost'. Each recovery counts against its run while the run's root is unfinished
+(conductor.run_recoveries, under a key share lock of the root's row: a lost task whose root
+another transaction holds FOR UPDATE, as a reaper taking the root back does, is taken back
+by the next reap); a run whose count reaches
+conductor.settings.max_run_recoveries (4; NULL: no limit) ends: its root 'failed' with an
+error naming the count, its unfinished descendants cancelled (retry of the root queues the
+run again with fresh counts). A run another transaction holds a row of is failed by the
+next reap.
 Ends the waits that reached their deadline: sleeps and event waits are queued again (an
 event wait with {"event", "timed_out": true} as its outcome); a wait for children ends
-timed_out and its unfinished children are cancelled.
+timed_out and its unfinished children are cancelled (when another transaction holds a row
+of that tree, at the next reap). Wakes the waiters of pending events (a suspend that
+overlapped the emit, a waiter the emit skipped) with the event, as emit_event does, and
+clears pending once every transaction that could have missed the event has ended.
 At most once per min(unknown_kind_after / 5, 1 minute) across all reapers, dead-letters
 (status 'dead', error naming the kind) each queued task due for at least
 conductor.settings.unknown_kind_after (5 minutes; NULL: never) whose queue a live worker
@@ -314,11 +561,13 @@ serves (seen within unknown_kind_after) but whose kind none has served for that 
 queue.
 Deletes workers rows not seen for greatest(stale_workers_after (15 min),
 unknown_kind_after) with their sleepers rows, served_kinds rows older than
-unknown_kind_after, result_waiters and subscriptions rows of sessions that ended, and
+unknown_kind_after, result_waiters and subscriptions rows of sessions that ended,
 claim_positions rows unused for stale_workers_after (a worker that stopped while its
-scans were slow). Returns how many tasks it took back, failed, woke or dead-lettered. Compare-and-set with
-SKIP LOCKED: safe to run from every worker at once; a late reaper never touches a task
-that finished or was reclaimed.$$;
+scans were slow), and run_recoveries rows no longer needed. Returns how many tasks it took
+back, failed, woke or dead-lettered, and runs it failed. Compare-and-set with SKIP LOCKED
+(NOWAIT for a whole tree): safe to run from every worker at once; a late reaper never
+touches a task that finished or was reclaimed; it never waits for a lock a client's open
+transaction or a session outside the engine can hold.$$;
 
 create or replace function conductor.next_wake() returns timestamptz
   language sql stable

@@ -6,6 +6,21 @@
 -- counts (attempt and recoveries zero, error and result cleared). Its attempts
 -- stay for forensics; its checkpointed steps stay too, so the run resumes
 -- where it stopped, unless keep_steps => false.
+--
+-- A run's root retried starts the run's count of recoveries afresh (its
+-- conductor.run_recoveries row goes): "Retrying it from the dashboard starts it
+-- again with a fresh count." When that run was failed by its limit
+-- (settings.max_run_recoveries, functions/reap), the descendants the failure
+-- cancelled (run_recoveries.stopped) are queued again with it, each with fresh
+-- counts, so the run resumes as it was; with keep_steps => false they stay
+-- cancelled (the replay spawns new children).
+--
+-- Tables: conductor.tasks, conductor.steps, conductor.run_recoveries.
+-- Lock order: the stopped descendants, then the task (descending id: children
+-- before parents), FOR UPDATE; then its run_recoveries row (written only under
+-- a lock of the root's row: FOR UPDATE excludes the reapers counting the run,
+-- which skip the root meanwhile). A retry waits for those rows: it is the
+-- caller's own call, and no worker waits for a retry's lock on a finished task.
 
 begin;
 set local role conductor_owner;
@@ -18,7 +33,14 @@ as $$
 declare
   v_now timestamptz := conductor.now();
   v_task conductor.tasks;
+  v_stopped bigint[];
+  v_queues text[];
+  v_queue text;
 begin
+  if coalesce(retry.keep_steps, true) then
+    select r.stopped into v_stopped from conductor.run_recoveries r where r.root_id = retry.task_id;
+    perform from conductor.tasks t where t.id = any (v_stopped) order by t.id desc for update;
+  end if;
   select t.* into v_task from conductor.tasks t where t.id = retry.task_id for update;
   if not found then
     raise exception 'task % does not exist', retry.task_id using errcode = 'QC203';
@@ -37,15 +59,43 @@ begin
      where t.id = retry.task_id;
   exception when unique_violation then
     raise exception 'task % cannot be retried: another unfinished task holds its dedupe_key %',
-      retry.task_id, pg_catalog.quote_literal(v_task.dedupe_key)
+      retry.task_id, conductor._echo(v_task.dedupe_key)
       using errcode = 'QC205';
   end;
+
+  if v_task.id = v_task.root_id then
+    -- the descendants the run's limit cancelled, back with their root
+    if v_stopped is not null then
+      begin
+        with requeued as (
+          update conductor.tasks t
+             set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+                 error = null, result = null, finished_at = null, lease_expires_at = null,
+                 wait_for = null, wait_event = null, wait_until = null, wait_step = null
+           where t.id = any (v_stopped) and t.status = 'cancelled'
+          returning t.queue
+        )
+        select pg_catalog.array_agg(distinct q.queue) into v_queues from requeued q;
+      exception when unique_violation then
+        raise exception 'task % cannot be retried: another unfinished task holds the dedupe_key of a task of its run that its failure cancelled',
+          retry.task_id
+          using errcode = 'QC205',
+                detail = 'Retrying the root of a run that conductor.settings.max_run_recoveries failed queues the tasks that failure cancelled with it.';
+      end;
+    end if;
+    delete from conductor.run_recoveries r where r.root_id = retry.task_id;
+  end if;
 
   if not coalesce(retry.keep_steps, true) then
     delete from conductor.steps s where s.task_id = retry.task_id;
   end if;
 
   perform conductor._notify_queue(v_task.queue);
+  foreach v_queue in array coalesce(v_queues, '{}') loop
+    if v_queue <> v_task.queue then
+      perform conductor._notify_queue(v_queue);
+    end if;
+  end loop;
   return retry.task_id;
 end
 $$;
@@ -54,8 +104,13 @@ comment on function conductor.retry(bigint, boolean) is
 $$Puts a failed, dead, timed_out or cancelled task back in its queue, due now, with
 fresh counts; returns its id. Its checkpointed steps are kept (the run resumes after
 them) unless keep_steps => false; kept spawn steps give the replay the same children
-(retry those separately, or pass keep_steps => false for new ones). Raises QC203 when it does not exist, QC204 when it is in
-another status, QC205 when another unfinished task holds its dedupe_key.$$;
+(retry those separately, or pass keep_steps => false for new ones). A run's root retried
+also starts the run's recoveries afresh (conductor.run_recoveries); when the run was
+failed by conductor.settings.max_run_recoveries, the descendants that failure cancelled are
+queued again with it, with fresh counts, unless keep_steps => false. Locks those tasks and
+then the task (FOR UPDATE, waiting). Raises QC203 when it does not exist, QC204 when it is
+in another status, QC205 when another unfinished task holds its dedupe_key (or that of a
+descendant it would queue again); then nothing changes.$$;
 
 revoke execute on function conductor.retry(bigint, boolean) from public;
 grant execute on function conductor.retry(bigint, boolean) to conductor_client, conductor_admin;

@@ -14,6 +14,8 @@
 --   conductor.emit_event(name, payload) -> integer             wake the waiters
 --                                     (payload: a JSON object, as enqueue's; prune() removes old events)
 --   conductor.children(task_id)                                a task's children
+--   conductor._wake_event_waiters(name) -> integer             THE wake-up of an event's
+--                                     waiters: emit_event's, and the reaper's (functions/reap)
 --
 -- Checkpoint names are the caller's: a driver numbers a name used twice in one
 -- run ('charge', 'charge#2') by counting as the handler runs, so a replay asks
@@ -23,14 +25,33 @@
 -- payload, a wait's timeout, or the children's outcomes become the result of
 -- the wait's step, so a resumed run sees the same outcome every time.
 --
+-- Events, with no lock anyone can hold.
+-- suspend locks its own task row (and so has a transaction id) before it
+-- reads conductor.events; emit_event inserts a new event as pending, then wakes
+-- the waiters it sees. A suspend and an emit of the same event that overlap may
+-- miss each other: the suspend read before the emit committed, the emit looked
+-- for waiters before the suspend committed. The reaper closes that gap (reap,
+-- step 2): each pass wakes the waiters of every pending event, exactly as
+-- emit_event does (_wake_event_waiters). Its first pass over the event notes
+-- the next transaction id (pg_snapshot_xmax); once every older transaction
+-- has ended (pg_snapshot_xip), every suspend that read before the emit
+-- committed has committed its wait, and a pass that then leaves no waiter
+-- clears pending. A suspend that reads after the emit committed sees the
+-- event. So no wake-up is lost; a missed one waits for the next reap (a
+-- worker reaps as soon as one of its handlers parked a wait). The argument
+-- needs each statement's own snapshot: READ COMMITTED, as the drivers call.
+--
 -- Lock order (every function here, and claim, complete, fail, cancel, reap):
---   1. advisory locks: an event's name (emit_event, suspend on an event)
---   2. task rows in descending id order: a child before its parent (a child's
---      end locks its parent to wake it; cancel locks a tree children first)
---   3. steps, attempts
--- emit_event and a suspend on the same event serialise on 1, and each reads
--- with a snapshot taken after it, so a waiter is either seen by the emit or
--- sees the event: no lost wake-up (READ COMMITTED, PostgreSQL's default).
+--   1. task rows in descending id order: a child before its parent (a child's
+--      end locks its parent to wake it; cancel locks a tree children first);
+--      an event's waiters are locked SKIP LOCKED (emit_event and the reaper
+--      never wait for one: the reaper takes a skipped one at its next pass)
+--   2. steps, attempts, events (emit_event's insert of a new name waits at
+--      most 100 ms for another transaction inserting the same name, then
+--      raises 40001)
+-- No advisory lock: until v0.3.0 emit_event and suspend serialised on
+-- pg_advisory_xact_lock('conductor:event:' || name), which any login can take
+-- and hold, stalling both.
 
 begin;
 set local role conductor_owner;
@@ -43,14 +64,15 @@ begin
   if _check_step_name.name is null or _check_step_name.name = ''
      or pg_catalog.octet_length(_check_step_name.name) > 1000 then
     raise exception 'invalid step name %: a non-empty name of at most 1000 bytes',
-      coalesce(pg_catalog.quote_literal(_check_step_name.name), 'NULL')
+      conductor._echo(_check_step_name.name)
       using errcode = 'QC106';
   end if;
 end
 $$;
 
 comment on function conductor._check_step_name(text) is
-$$Raises QC106, naming the value, unless name is a step name: non-empty, at most 1000 bytes.
+$$Raises QC106, naming the value (conductor._echo: cut to 100 characters), unless name is a
+step name: non-empty, at most 1000 bytes.
 Returns nothing otherwise. Called by save_step, spawn and suspend before they read or lock
 anything; no locks.$$;
 
@@ -97,18 +119,22 @@ $$The children of task_id, oldest first, as a JSON array of {task_id, kind, stat
 error}; [] when it has none. The outcome a children_all / children_any wait checkpoints:
 called by suspend and _child_finished. Reads only, takes no locks, never raises.$$;
 
--- Queues a waiting task again, its wait's outcome checkpointed under its wait step.
-create or replace function conductor._wake(task_id bigint, outcome jsonb) returns void
+-- Queues waiting tasks again, their wait's outcome checkpointed under each one's wait
+-- step: THE wake-up, whoever wakes (a child's end, emit_event, the reaper).
+create or replace function conductor._wake_tasks(task_ids bigint[], outcome jsonb) returns integer
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
+  v_woken integer;
+  v_queues text[];
   v_queue text;
 begin
   with target as (
-    select t.id, t.queue, t.wait_step from conductor.tasks t
-     where t.id = _wake.task_id and t.status = 'waiting'
+    select t.id, t.wait_step from conductor.tasks t
+     where t.id = any (_wake_tasks.task_ids) and t.status = 'waiting'
+     order by t.id desc
        for no key update
   ), woken as (
     update conductor.tasks t
@@ -116,29 +142,101 @@ begin
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
       from target
      where t.id = target.id
-    returning target.id, target.queue, target.wait_step
+    returning target.id, t.queue, target.wait_step
   ), checkpointed as (
     insert into conductor.steps (task_id, name, result, saved_at)
-    select w.id, w.wait_step, _wake.outcome, v_now from woken w where w.wait_step is not null
+    select w.id, w.wait_step, _wake_tasks.outcome, v_now from woken w where w.wait_step is not null
     on conflict do nothing
   )
-  select w.queue into v_queue from woken w;
-  if v_queue is not null then
+  select pg_catalog.count(*)::integer, pg_catalog.array_agg(distinct w.queue)
+    into v_woken, v_queues
+    from woken w;
+  foreach v_queue in array coalesce(v_queues, '{}') loop
     perform conductor._notify_queue(v_queue);
-  end if;
+  end loop;
+  return v_woken;
+end
+$$;
+
+comment on function conductor._wake_tasks(bigint[], jsonb) is
+$$Queues each of task_ids that is waiting again (run_at now, its wait cleared), checkpoints
+outcome under its wait step (a step already saved stays; a wait without a step saves
+none) and notifies the queues of those woken; returns how many it woke. Skips the tasks
+that are not waiting. Locks their rows (for no key update, descending id): a caller that
+must not wait locks them first, SKIP LOCKED. Called by _wake, _wake_event_waiters, and so
+by _child_finished, emit_event and reap; raises nothing of its own.$$;
+
+create or replace function conductor._wake(task_id bigint, outcome jsonb) returns void
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform conductor._wake_tasks(array[_wake.task_id], _wake.outcome);
 end
 $$;
 
 comment on function conductor._wake(bigint, jsonb) is
-$$Queues task_id again (run_at now, its wait cleared) if it is waiting, checkpoints outcome
-under its wait step (a step already saved stays) and notifies its queue; does nothing when
-the task is not waiting. Locks the task row (for no key update). Called by _child_finished
-and reap; raises nothing of its own.$$;
+$$_wake_tasks for one task: queues task_id again if it is waiting, outcome checkpointed
+under its wait step, and notifies its queue; does nothing when the task is not waiting.
+Locks the task row (for no key update). Called by _child_finished and reap; raises nothing
+of its own.$$;
+
+-- What an event wait's step holds once the event came: one shape for suspend (the
+-- event was there already), emit_event and the reaper (woken).
+create or replace function conductor._event_outcome(name text, payload jsonb) returns jsonb
+  language sql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+  select pg_catalog.jsonb_build_object('event', _event_outcome.name, 'payload', _event_outcome.payload)
+$$;
+
+comment on function conductor._event_outcome(text, jsonb) is
+$${"event": name, "payload": payload}: the outcome an event wait checkpoints when the event
+came (suspend finding it, _wake_event_waiters waking it). Never raises.$$;
+
+-- Wakes the waiters of an event that exists, with its stored payload, and waits for
+-- none of them: a waiter another transaction holds (a concurrent wake-up, a cancel,
+-- a timeout being ended) is skipped; if that transaction leaves it waiting, the reaper's
+-- pass over pending events, or its next one, takes it (functions/reap).
+create or replace function conductor._wake_event_waiters(name text) returns integer
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_outcome jsonb;
+  v_ids bigint[];
+begin
+  select conductor._event_outcome(e.name, e.payload) into v_outcome
+    from conductor.events e where e.name = _wake_event_waiters.name;
+  if not found then
+    return 0;
+  end if;
+  select pg_catalog.array_agg(w.id) into v_ids
+    from (select t.id from conductor.tasks t
+           where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = _wake_event_waiters.name
+           order by t.id desc
+             for no key update skip locked) w;
+  if v_ids is null then
+    return 0;
+  end if;
+  return conductor._wake_tasks(v_ids, v_outcome);
+end
+$$;
+
+comment on function conductor._wake_event_waiters(text) is
+$$Wakes every task waiting for event name, which exists: each is queued again with
+{"event", "payload"} (the stored payload, _event_outcome) checkpointed under its wait step;
+returns how many it woke (0 when the event does not exist). Never waits: waiters another
+transaction holds are skipped (SKIP LOCKED), for the reaper's pass over pending events.
+The one wake-up of emit_event and of reap(); raises nothing of its own.$$;
 
 revoke execute on function conductor._check_step_name(text) from public;
 revoke execute on function conductor._check_wait(text, interval, timestamptz) from public;
 revoke execute on function conductor._children_summary(bigint) from public;
+revoke execute on function conductor._wake_tasks(bigint[], jsonb) from public;
 revoke execute on function conductor._wake(bigint, jsonb) from public;
+revoke execute on function conductor._event_outcome(text, jsonb) from public;
+revoke execute on function conductor._wake_event_waiters(text) from public;
 
 create or replace function conductor.save_step(attempt_id bigint, name text, result jsonb default null)
   returns jsonb
@@ -155,7 +253,7 @@ begin
   select s.max_result_bytes into v_max from conductor.settings s where s.one;
   if pg_catalog.pg_column_size(save_step.result) > v_max then
     raise exception 'step %: value of % bytes of jsonb is over the limit of % bytes (conductor.settings.max_result_bytes)',
-      pg_catalog.quote_literal(pg_catalog.left(save_step.name, 100)), pg_catalog.pg_column_size(save_step.result), v_max
+      conductor._echo(save_step.name), pg_catalog.pg_column_size(save_step.result), v_max
       using errcode = 'QC107',
             detail = 'Nothing was stored; the task still runs.',
             hint = 'Store large data elsewhere and checkpoint a reference to it.';
@@ -209,7 +307,7 @@ begin
     from conductor.steps s where s.task_id = v_task.id and s.name = spawn.step;
   if found then
     if v_child is null then
-      raise exception 'step % of task % is checkpointed and is not a spawn', pg_catalog.quote_literal(spawn.step), v_task.id
+      raise exception 'step % of task % is checkpointed and is not a spawn', conductor._echo(spawn.step), v_task.id
         using errcode = 'QC106', hint = 'Give each spawn a step name of its own.';
     end if;
     return v_child;
@@ -260,13 +358,13 @@ begin
   perform conductor._check_step_name(suspend.step);
   if suspend.wait_for is null or suspend.wait_for not in ('children_all', 'children_any', 'event', 'sleep') then
     raise exception 'invalid wait_for %: ''children_all'', ''children_any'', ''event'' or ''sleep''',
-      coalesce(pg_catalog.quote_literal(suspend.wait_for), 'NULL')
+      conductor._echo(suspend.wait_for)
       using errcode = 'QC106';
   end if;
   if suspend.wait_for = 'event' and (suspend.event is null or suspend.event = ''
                                      or pg_catalog.octet_length(suspend.event) > 1000) then
     raise exception 'invalid event name %: a non-empty name of at most 1000 bytes',
-      coalesce(pg_catalog.quote_literal(suspend.event), 'NULL')
+      conductor._echo(suspend.event)
       using errcode = 'QC106';
   end if;
   if suspend.wait_for = 'sleep' and (suspend.duration is null or suspend.duration < interval '0') then
@@ -283,10 +381,8 @@ begin
     perform conductor._check_wait('timeout', suspend.timeout, v_now);
   end if;
 
-  if suspend.wait_for = 'event' then
-    perform pg_catalog.pg_advisory_xact_lock(
-      pg_catalog.hashtextextended('conductor:event:' || suspend.event, 0));
-  end if;
+  -- the task's row lock gives this transaction its id before the event is read:
+  -- the reaper's horizon over pending events relies on it (see the map)
   v_task := conductor._held_task(suspend.attempt_id);
 
   select s.result, true into v_stored, v_found
@@ -314,7 +410,7 @@ begin
   elsif suspend.wait_for = 'event' then
     select e.payload, true into v_payload, v_found from conductor.events e where e.name = suspend.event;
     if v_found then
-      v_stored := pg_catalog.jsonb_build_object('event', suspend.event, 'payload', v_payload);
+      v_stored := conductor._event_outcome(suspend.event, v_payload);
       insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
       values (v_task.id, suspend.step, v_stored, suspend.attempt_id, v_now);
       return query select 'ready'::text, v_stored;
@@ -364,9 +460,30 @@ on. Otherwise parks the task as waiting, frees the worker (the attempt ends 'sus
 counting no attempt) and returns 'waiting': the handler must stop; the task is queued again
 when woken and runs from the top. Outcomes: {"event", "payload"} or {"event", "timed_out"};
 a JSON array of the children's {task_id, kind, status, result, error}; {"until"}.
+Locks only its task's row (then steps and attempts): it never waits for an emit_event of
+the same event, nor an emit for it; when the two overlap and miss each other, reap() wakes
+the task with the event at its next pass (functions/runs, the map).
 Raises QC201/QC202/QC203 as complete does, QC106 for bad arguments (the message names
-the value), among them a negative sleep, a timeout not positive, and a sleep or timeout that
-would end after 9999-12-30 UTC.$$;
+the value, cut as conductor._echo cuts it), among them a negative sleep, a timeout not
+positive, and a sleep or timeout that would end after 9999-12-30 UTC.$$;
+
+-- A new event's row, inserted pending (the reaper clears that, functions/reap). Another
+-- transaction inserting the same name is waited for 100 ms at most (lock_timeout): a
+-- client's open transaction never holds a worker's emit of that name longer.
+create or replace function conductor._insert_event(name text, payload jsonb, at timestamptz) returns void
+  language sql volatile
+  set search_path = pg_catalog, pg_temp
+  set lock_timeout = '100ms'
+as $$
+  insert into conductor.events as e (name, payload, emitted_at, pending)
+  values (_insert_event.name, _insert_event.payload, _insert_event.at, true)
+  on conflict on constraint events_pkey do nothing
+$$;
+
+comment on function conductor._insert_event(text, jsonb, timestamptz) is
+$$Inserts event name (payload, emitted_at at) as pending unless it exists (the first payload
+wins). Waits at most 100 ms (lock_timeout) for another transaction inserting the same name,
+then raises 55P03, which emit_event reports as 40001. Called by emit_event only.$$;
 
 create or replace function conductor.emit_event(name text, payload jsonb default '{}') returns integer
   language plpgsql volatile
@@ -376,80 +493,60 @@ as $$
 declare
   v_now timestamptz := conductor.now();
   v_given jsonb;
-  v_payload jsonb;
-  v_woken integer;
-  v_queues text[];
-  v_queue text;
 begin
   if emit_event.name is null or emit_event.name = '' or pg_catalog.octet_length(emit_event.name) > 1000 then
     raise exception 'invalid event name %: a non-empty name of at most 1000 bytes',
-      coalesce(pg_catalog.quote_literal(emit_event.name), 'NULL')
+      conductor._echo(emit_event.name)
       using errcode = 'QC106';
   end if;
   -- the payload as enqueue takes one: a JSON object (SQL NULL: none, {}), at most max_payload_bytes
   v_given := coalesce(emit_event.payload, '{}');
   if pg_catalog.jsonb_typeof(v_given) <> 'object' then
     raise exception 'invalid payload for event %: a payload is a JSON object, got %',
-      pg_catalog.quote_literal(emit_event.name), pg_catalog.jsonb_typeof(v_given)
+      conductor._echo(emit_event.name), pg_catalog.jsonb_typeof(v_given)
       using errcode = 'QC102',
             hint = 'Wrap the value in an object, e.g. {"value": ...}.';
   end if;
   if pg_catalog.pg_column_size(v_given) > conductor._max_payload_bytes() then
     raise exception 'payload too large for event %: % bytes, the limit is % bytes',
-      pg_catalog.quote_literal(emit_event.name), pg_catalog.pg_column_size(v_given), conductor._max_payload_bytes()
+      conductor._echo(emit_event.name), pg_catalog.pg_column_size(v_given), conductor._max_payload_bytes()
       using errcode = 'QC103',
             hint = 'Store large data elsewhere and pass a reference, or have an admin raise conductor.settings.max_payload_bytes.';
   end if;
-  perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('conductor:event:' || emit_event.name, 0));
 
-  insert into conductor.events as e (name, payload, emitted_at)
-  values (emit_event.name, v_given, v_now)
-  on conflict on constraint events_pkey do nothing;
-  select e.payload into v_payload from conductor.events e where e.name = emit_event.name;
-
-  with waiters as (
-    select t.id, t.wait_step from conductor.tasks t
-     where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = emit_event.name
-     order by t.id desc
-       for no key update
-  ), woken as (
-    update conductor.tasks t
-       set status = 'queued', run_at = v_now,
-           wait_for = null, wait_event = null, wait_until = null, wait_step = null
-      from waiters w
-     where t.id = w.id
-    returning t.id, t.queue, w.wait_step
-  ), checkpointed as (
-    insert into conductor.steps (task_id, name, result, saved_at)
-    select w.id, w.wait_step,
-           pg_catalog.jsonb_build_object('event', emit_event.name, 'payload', v_payload), v_now
-      from woken w
-     where w.wait_step is not null
-    on conflict do nothing
-  )
-  select pg_catalog.count(*)::integer, pg_catalog.array_agg(distinct w.queue)
-    into v_woken, v_queues
-    from woken w;
-
-  foreach v_queue in array coalesce(v_queues, '{}') loop
-    perform conductor._notify_queue(v_queue);
-  end loop;
-  return v_woken;
+  if not exists (select from conductor.events e where e.name = emit_event.name) then
+    begin
+      perform conductor._insert_event(emit_event.name, v_given, v_now);
+    exception when lock_not_available then
+      raise exception 'event % is being emitted by another transaction that has not committed',
+        conductor._echo(emit_event.name)
+        using errcode = '40001',
+              detail = 'Nothing was recorded. If that transaction commits, its payload is the event''s.',
+              hint = 'Retry the call.';
+    end;
+  end if;
+  return conductor._wake_event_waiters(emit_event.name);
 end
 $$;
 
 comment on function conductor.emit_event(text, jsonb) is
 $$Records event name with payload (the first payload for a name wins; later emits keep it)
 and wakes every task waiting for it, checkpointing {"event", "payload"} as each waiter's
-outcome in the same statement. Returns how many tasks it woke. An event emitted before
-anyone waits still counts: a later wait finds it at once. A waiter whose timeout passed
-but that reap() has not reached yet is woken with the payload (the outcome is whichever
-is checkpointed first, and stays). Callable from any client, a
-trigger or a task. The payload is a JSON object, as enqueue's (SQL NULL, like leaving it
-out, records {}). Raises QC106 for an empty name or one over 1000 bytes, QC102 for a payload
-that is not an object, QC103 for one over conductor.settings.max_payload_bytes; then
-nothing is recorded. prune() removes events emitted before its cutoff that no task waits
-for.$$;
+outcome in the same transaction (_wake_event_waiters, the reaper's wake-up too). Returns how
+many tasks it woke. An event emitted before anyone waits still counts: a later wait finds it
+at once. A waiter whose timeout passed but that reap() has not reached yet is woken with the
+payload (the outcome is whichever is checkpointed first, and stays). Callable from any
+client, a trigger or a task. The payload is a JSON object, as enqueue's (SQL NULL, like
+leaving it out, records {}).
+Waits for no lock another session can hold (no advisory lock), and at most 100 ms for
+another transaction inserting the same new name: a waiter another transaction holds is
+skipped, and so is a suspend of this event that has not committed yet; reap() wakes those
+at its next pass (a new event stays pending until it has). Raises QC106 for an
+empty name or one over 1000 bytes, QC102 for a payload that is not an object, QC103 for one
+over conductor.settings.max_payload_bytes (messages echo the name as conductor._echo cuts
+it); 40001 when another transaction inserting a new event of that name has not committed
+within 100 ms (retry); then nothing is recorded. prune() removes events emitted before its
+cutoff that no task waits for.$$;
 
 create or replace function conductor.children(task_id bigint)
   returns table (task_id bigint, kind text, status conductor.task_status, result jsonb,
@@ -512,6 +609,7 @@ revoke execute on function conductor._child_finished() from public;
 revoke execute on function conductor.save_step(bigint, text, jsonb) from public;
 revoke execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer) from public;
 revoke execute on function conductor.suspend(bigint, text, text, text, interval, interval) from public;
+revoke execute on function conductor._insert_event(text, jsonb, timestamptz) from public;
 revoke execute on function conductor.emit_event(text, jsonb) from public;
 revoke execute on function conductor.children(bigint) from public;
 grant execute on function conductor.save_step(bigint, text, jsonb) to conductor_worker, conductor_admin;

@@ -1,4 +1,5 @@
--- Revert conductor:functions/reap from pg: back to its v0.2.0 bodies
+-- Revert conductor:functions/reap from pg: back to its v0.2.0 bodies, and drops the helpers
+-- the rework added
 --
 -- The engine's upkeep, run by every worker's reaper (any number at once):
 --
@@ -495,5 +496,9 @@ revoke execute on function conductor.next_wake() from public;
 grant execute on function conductor.next_wake() to conductor_worker, conductor_admin;
 revoke execute on function conductor.reap(interval) from public;
 grant execute on function conductor.reap(interval) to conductor_worker, conductor_admin;
+
+-- what the rework added (the bodies above no longer call them)
+drop function conductor._fail_run(bigint, integer, integer);
+drop function conductor._lock_tree(bigint);
 
 commit;

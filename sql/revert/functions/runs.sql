@@ -1,4 +1,5 @@
--- Revert conductor:functions/runs from pg: back to its v0.2.0 bodies
+-- Revert conductor:functions/runs from pg: back to its v0.2.0 bodies, and drops the helpers
+-- the rework added
 --
 -- Durable runs: a task checkpoints its steps, spawns children, and suspends
 -- (freeing its worker slot) until its children finish, an event arrives or a
@@ -518,5 +519,11 @@ grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integ
 grant execute on function conductor.suspend(bigint, text, text, text, interval, interval) to conductor_worker, conductor_admin;
 grant execute on function conductor.emit_event(text, jsonb) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.children(bigint) to conductor_client, conductor_worker, conductor_admin;
+
+-- what the rework added (the bodies above no longer call them)
+drop function conductor._insert_event(text, jsonb, timestamptz);
+drop function conductor._wake_event_waiters(text);
+drop function conductor._event_outcome(text, jsonb);
+drop function conductor._wake_tasks(bigint[], jsonb);
 
 commit;
