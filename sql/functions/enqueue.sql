@@ -505,7 +505,7 @@ markup characters: conductor._spec_problem). payload: a JSON object, at most 1 M
 queue, priority (higher first), concurrency_key (at most one running task per key),
 timeout (how long one attempt may run), max_attempts, max_recoveries: NULL takes the
 kind's (configure_kind), else 'default', 0, none, no limit, 1 attempt (retries are
-opt-in), 3 recoveries. backoff_*: NULL takes the kind's at each failure, else 30 s
+opt-in), max_recoveries 3 (the third lost worker ends the task). backoff_*: NULL takes the kind's at each failure, else 30 s
 doubling to at most 1 h, less up to 20 % jitter. run_at: NULL is now.
 dedupe_key: when an unfinished task holds it, returns that task's id and writes nothing.
 parent_id: the spawning task; the new task joins its run (root_id).

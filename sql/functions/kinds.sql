@@ -153,7 +153,7 @@ $$Sets the defaults and policy of kind, replacing the whole previous row (a NULL
 is the engine default, not "unchanged"). For tasks enqueued afterwards (enqueue,
 enqueue_many, spawn, tick) that do not give their own: queue ('default'), priority (0),
 concurrency_key (none), timeout (how long one attempt may run; none), max_attempts (1),
-max_recoveries (3). At each failure of a task that does not set its own: backoff_base
+max_recoveries (3: the third lost worker ends the task). At each failure of a task that does not set its own: backoff_base
 (30 s), backoff_factor (2), backoff_max (1 h). The rules are enqueue's: a queue name of
 1-100 letters, digits and _ . : / -; max_attempts >= 1, max_recoveries >= 0, backoff_base
 and backoff_max 0-30 days (base not over max), backoff_factor 1-10, timeout more than 0

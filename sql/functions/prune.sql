@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/prune to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/prune@v0.2.0.sql)
 --
 -- Deleting old finished history, one bounded batch per call.
 --
@@ -30,16 +31,16 @@
 --
 -- Events: an event emitted before the cutoff goes, unless a task waits for it
 -- (emit_event wakes every waiter, so none should; the check costs one probe of
--- tasks_waiting_event). Its waiters have its payload in their checkpoints; what
+-- tasks_waiting_event) or it is still pending (functions/runs: the reaper has not
+-- yet seen every suspend that could have missed its emit end, and would wake it). Its waiters have its payload in their checkpoints; what
 -- is lost is only "emitted before anyone waits": a task that first waits for
 -- the name after the event was pruned waits for the next emit. Each call takes
 -- at most batch events too, and the answer counts tasks and events, so "call
 -- again until it returns less than batch" empties both.
 --
--- Lock order: event rows (FOR UPDATE SKIP LOCKED) and each one's advisory lock,
--- the one emit_event and suspend take, tried (pg_try_advisory_xact_lock: an
--- event being emitted or awaited right now is skipped); neither ever waits.
--- Then task rows (FOR UPDATE SKIP LOCKED, in finished_at order), then
+-- Lock order: event rows (FOR UPDATE SKIP LOCKED: an event being emitted right now
+-- is skipped; emit_event and suspend take no advisory lock since v0.3.0, so none is
+-- tried). Then task rows (FOR UPDATE SKIP LOCKED, in finished_at order), then
 -- attempts, steps, fires, as everywhere in conductor. Rows another transaction
 -- holds (a retry, a cancel) are skipped and taken by a later call, so any number
 -- of prune calls may run at once without waiting on each other or on the hot path.
@@ -51,19 +52,19 @@ set local role conductor_owner;
 -- written once per fire by tick(), never on the hot path.
 -- The index schedule_fires_task is created by functions/prune@v0.1.0 and unchanged since.
 
--- Old events, found without reading every event; written once per event name.
-create index events_emitted_at on conductor.events (emitted_at);
+-- Old events are found through events_emitted_at (one row per event name), an index
+-- functions/prune@v0.2.0 created and this change keeps.
 
 create or replace function conductor._prune_events(cutoff timestamptz, batch integer) returns bigint
   language sql volatile
   set search_path = pg_catalog, pg_temp
 as $$
-  -- Old events no task waits for; the advisory lock of each (the one emit_event and
-  -- suspend take) is tried, so a name being emitted or awaited right now is left alone.
+  -- Old events no task waits for and the reaper has confirmed (not pending)
   with doomed as (
     select e.name
       from conductor.events e
      where e.emitted_at < _prune_events.cutoff
+       and not e.pending
        and not exists (select from conductor.tasks t
                         where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = e.name)
      order by e.emitted_at
@@ -73,7 +74,6 @@ as $$
     delete from conductor.events e
      using doomed d
      where e.name = d.name
-       and pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('conductor:event:' || d.name, 0))
     returning 1
   )
   select pg_catalog.count(*) from gone
@@ -81,7 +81,8 @@ $$;
 
 comment on function conductor._prune_events(timestamptz, integer) is
 $$Deletes at most batch events emitted before cutoff, oldest first, that no waiting task
-waits for, skipping rows and event names others hold (never waits); returns how many went.
+waits for and that are no longer pending (the reaper may still wake a waiter of a pending
+one), skipping rows others hold (never waits); returns how many went.
 Used by prune and apply_retention.$$;
 
 revoke execute on function conductor._prune_events(timestamptz, integer) from public;

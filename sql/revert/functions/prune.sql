@@ -1,16 +1,18 @@
--- Revert conductor:functions/prune from pg: back to its v0.1.0 body
---
--- The v0.1.0 deploy script (functions/prune@v0.1.0.sql), with create or replace, and
--- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
--- bodies does not reopen the pg_temp escalation (issue 14).
+-- Revert conductor:functions/prune from pg: back to its v0.2.0 bodies
 --
 -- Deleting old finished history, one bounded batch per call.
 --
 --   conductor.prune(older_than, include_failed, batch) -> bigint   admin only
+--   conductor._prune_events(cutoff, batch) -> bigint    old events no task waits for
+--   conductor._delete_tasks(ids)                       tasks with attempts, steps, fires
+--
+-- The two helpers are granted to nobody; apply_retention (functions/retention)
+-- deletes through them too, so both forget history the same way.
 --
 -- Tables: conductor.tasks (read via tasks_finished, deleted), conductor.attempts,
 -- conductor.steps, conductor.schedule_fires (read via
--- schedule_fires_task, an index this change owns).
+-- schedule_fires_task, an index this change owns), conductor.events (read via
+-- events_emitted_at, an index this change owns since its rework).
 --
 -- What goes: tasks that finished (finished_at) before conductor.now() - older_than,
 -- succeeded or cancelled, and also failed, dead and timed_out with include_failed;
@@ -23,24 +25,96 @@
 -- never fire again (tick only fires from next_due_at on), so its row is deleted
 -- with its task; a fire not yet behind next_due_at (an operator moved the schedule
 -- back) keeps its row, the unique key that stops a second fire, with task_id NULL.
+-- A manual fire (fire_schedule) is never a unique key: it goes with its task.
+-- Handler log lines (attempt_logs) go with their attempts (on delete cascade).
 --
--- Lock order: task rows (FOR UPDATE SKIP LOCKED, in finished_at order), then
+-- Events: an event emitted before the cutoff goes, unless a task waits for it
+-- (emit_event wakes every waiter, so none should; the check costs one probe of
+-- tasks_waiting_event). Its waiters have its payload in their checkpoints; what
+-- is lost is only "emitted before anyone waits": a task that first waits for
+-- the name after the event was pruned waits for the next emit. Each call takes
+-- at most batch events too, and the answer counts tasks and events, so "call
+-- again until it returns less than batch" empties both.
+--
+-- Lock order: event rows (FOR UPDATE SKIP LOCKED) and each one's advisory lock,
+-- the one emit_event and suspend take, tried (pg_try_advisory_xact_lock: an
+-- event being emitted or awaited right now is skipped); neither ever waits.
+-- Then task rows (FOR UPDATE SKIP LOCKED, in finished_at order), then
 -- attempts, steps, fires, as everywhere in conductor. Rows another transaction
 -- holds (a retry, a cancel) are skipped and taken by a later call, so any number
 -- of prune calls may run at once without waiting on each other or on the hot path.
 
 begin;
-
--- The reworked prune deletes old events too, through this index of its own.
-drop index conductor.events_emitted_at;
-
--- and through helpers it shares with apply_retention (functions/retention, reverted before)
-drop function conductor._prune_events(timestamptz, integer);
-drop function conductor._delete_tasks(bigint[]);
+set local role conductor_owner;
 
 -- The fires of a batch of tasks, found without reading every fire ever made;
 -- written once per fire by tick(), never on the hot path.
 -- The index schedule_fires_task is created by functions/prune@v0.1.0 and unchanged since.
+
+-- (events_emitted_at stays: functions/prune@v0.2.0 created it)
+
+create or replace function conductor._prune_events(cutoff timestamptz, batch integer) returns bigint
+  language sql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+  -- Old events no task waits for; the advisory lock of each (the one emit_event and
+  -- suspend take) is tried, so a name being emitted or awaited right now is left alone.
+  with doomed as (
+    select e.name
+      from conductor.events e
+     where e.emitted_at < _prune_events.cutoff
+       and not exists (select from conductor.tasks t
+                        where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = e.name)
+     order by e.emitted_at
+     limit _prune_events.batch
+       for update of e skip locked
+  ), gone as (
+    delete from conductor.events e
+     using doomed d
+     where e.name = d.name
+       and pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('conductor:event:' || d.name, 0))
+    returning 1
+  )
+  select pg_catalog.count(*) from gone
+$$;
+
+comment on function conductor._prune_events(timestamptz, integer) is
+$$Deletes at most batch events emitted before cutoff, oldest first, that no waiting task
+waits for, skipping rows and event names others hold (never waits); returns how many went.
+Used by prune and apply_retention.$$;
+
+revoke execute on function conductor._prune_events(timestamptz, integer) from public;
+
+create or replace function conductor._delete_tasks(ids bigint[]) returns void
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  delete from conductor.attempts a where a.task_id = any (_delete_tasks.ids);
+
+  delete from conductor.steps s where s.task_id = any (_delete_tasks.ids);
+
+  -- a fire behind next_due_at can never fire again, and a manual fire never
+  -- holds a due time: both go; any other keeps its row (the unique key)
+  delete from conductor.schedule_fires f
+   using conductor.schedules s
+   where f.task_id = any (_delete_tasks.ids)
+     and s.name = f.schedule_name
+     and (f.manual or f.due_at < s.next_due_at);
+  update conductor.schedule_fires f set task_id = null
+   where f.task_id = any (_delete_tasks.ids);
+
+  delete from conductor.tasks t where t.id = any (_delete_tasks.ids);
+end
+$$;
+
+comment on function conductor._delete_tasks(bigint[]) is
+$$Deletes the tasks ids with their attempts (and so their log lines), their steps and the
+schedule fires that enqueued them (a fire not yet behind its schedule's next_due_at keeps
+its row, task_id NULL). The caller holds the task rows (FOR UPDATE) and makes sure runs go
+whole. Used by prune and apply_retention.$$;
+
+revoke execute on function conductor._delete_tasks(bigint[]) from public;
 
 create or replace function conductor.prune(
   older_than     interval,
@@ -56,9 +130,20 @@ declare
   v_cutoff timestamptz;
   v_ids    bigint[];
   v_status conductor.task_status[];
+  v_events bigint;
 begin
   if prune.older_than is null or prune.older_than < interval '0' then
     raise exception 'invalid older_than %: it must be 0 or more', coalesce(prune.older_than::text, 'NULL')
+      using errcode = 'QC106', hint = 'Pass an interval such as ''7 days''.';
+  end if;
+  -- the cutoff is a time every driver can read, from 0001-01-02 UTC (conductor._time_range()
+  -- of functions/internal); the first test keeps now - older_than from overflowing (22008)
+  if prune.older_than > interval '5000 years' then
+    raise exception 'invalid older_than %: the cutoff must be on or after 0001-01-02 UTC', prune.older_than
+      using errcode = 'QC106', hint = 'Pass an interval such as ''7 days''.';
+  end if;
+  if v_now - prune.older_than < timestamptz '0001-01-02 00:00:00+00' then
+    raise exception 'invalid older_than %: the cutoff must be on or after 0001-01-02 UTC', prune.older_than
       using errcode = 'QC106', hint = 'Pass an interval such as ''7 days''.';
   end if;
   if prune.include_failed is null then
@@ -70,6 +155,9 @@ begin
   end if;
 
   v_cutoff := v_now - prune.older_than;
+
+  v_events := conductor._prune_events(v_cutoff, prune.batch);
+
   v_status := case when prune.include_failed
                    then array['succeeded', 'cancelled', 'failed', 'dead', 'timed_out']::conductor.task_status[]
                    else array['succeeded', 'cancelled']::conductor.task_status[] end;
@@ -93,34 +181,27 @@ begin
              for update of t skip locked) v;
 
   if v_ids is null then
-    return 0;
+    return v_events;
   end if;
 
-  delete from conductor.attempts a where a.task_id = any (v_ids);
-
-  delete from conductor.steps s where s.task_id = any (v_ids);
-
-  delete from conductor.schedule_fires f
-   using conductor.schedules s
-   where f.task_id = any (v_ids)
-     and s.name = f.schedule_name
-     and f.due_at < s.next_due_at;
-  update conductor.schedule_fires f set task_id = null
-   where f.task_id = any (v_ids);
-
-  delete from conductor.tasks t where t.id = any (v_ids);
-  return pg_catalog.cardinality(v_ids);
+  perform conductor._delete_tasks(v_ids);
+  return pg_catalog.cardinality(v_ids) + v_events;
 end
 $$;
 
 comment on function conductor.prune(interval, boolean, integer) is
 $$Deletes at most batch (10000) finished tasks that finished before conductor.now() -
-older_than, oldest first, with their attempts, steps and schedule fires; returns how many
-tasks went. Succeeded and cancelled tasks go; failed, dead and timed_out ones only with
+older_than, oldest first, with their attempts, steps and schedule fires, and at most batch
+events emitted before that time that no task waits for; returns how many tasks and events
+went. Succeeded and cancelled tasks go; failed, dead and timed_out ones only with
 include_failed. Runs go whole: a task whose run (root_id) has a task that may not go
-(unfinished, too recent, or failed without include_failed) stays, root and children alike. Call it again until it returns less than batch; each call is one short
+(unfinished, too recent, or failed without include_failed) stays, root and children alike.
+A pruned event no longer counts for a task that waits for its name later (it waits for the
+next emit); its earlier waiters keep its payload in their checkpoints.
+Call it again until it returns less than batch; each call is one short
 transaction. Locks the rows it deletes, skipping rows others hold, so concurrent calls and
-the hot path never wait on it. Raises QC106 for a NULL or negative older_than, a NULL
+the hot path never wait on it. Raises QC106 for a NULL or negative older_than or one
+reaching back before 0001-01-02 UTC, a NULL
 include_failed, or a batch outside 1..1000000.$$;
 
 revoke execute on function conductor.prune(interval, boolean, integer) from public;

@@ -20,6 +20,8 @@ set local conductor.fake_now = '2030-01-05 00:00:00+00';
 select conductor.emit_event('ar-ev-new') as n \gset
 
 set local conductor.fake_now = '2030-01-12 00:00:00+00';
+-- the reaper would have confirmed them long ago (prune/keeps_pending_events.sql: until then they stay)
+update conductor.events set pending = false;
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention(batch => 2)$$,
   $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 2::bigint)$$,

@@ -17,6 +17,8 @@ insert into conductor.events (name, payload, emitted_at) values ('pr-ev-awaited'
 set local conductor.fake_now = '2030-01-07 00:00:00+00';
 select conductor.emit_event('pr-ev-new') as n \gset
 set local conductor.fake_now = '2030-01-09 00:00:00+00';
+-- the reaper would have confirmed them long ago (keeps_pending_events.sql: until then they stay)
+update conductor.events set pending = false;
 
 select is(conductor.prune(older_than => interval '7 days', batch => 2), 3::bigint,
   'The first call deletes the old task and a batch of two old events, and counts all three.');

@@ -14,7 +14,7 @@ Statuses (Conductor has eight, the framework four):
 the full traceback. An attempt that failed without a traceback (its time limit
 passed) gets ``builtins.TimeoutError`` with the error text; a task that ended
 without a failed attempt of its own (cancelled, dead after its workers were
-lost) gets one entry for that, ``pyconductor.errors.TaskCancelled`` or
+lost three times, failed by its run's limit of four lost workers) gets one entry for that, ``pyconductor.errors.TaskCancelled`` or
 ``builtins.Exception``, so a FAILED result always says why.
 
 ``worker_ids``: the worker of every claim of the task but the ones handed back
