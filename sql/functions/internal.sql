@@ -20,7 +20,8 @@
 --                                   change a row another login declared
 --   conductor._backoff(...)         the delay before retry number n; never raises
 --   conductor._refuse(attempt_id)   raises why an attempt no longer holds its task
---   conductor._held_task(attempt_id) the task an attempt holds, locked; else _refuse
+--   conductor._held_task(attempt_id) the task an attempt holds, locked; else _refuse;
+--                                   QC208 for an attempt of another login's worker
 --
 -- SQLSTATEs (class QC, one per condition a caller handles; docs/errors.md):
 --   QC101 invalid kind         QC201 lease lost
@@ -334,6 +335,7 @@ create or replace function conductor._held_task(attempt_id bigint) returns condu
 as $$
 declare
   v_task conductor.tasks;
+  v_owner text;
 begin
   select t.* into v_task
     from conductor.attempts a
@@ -343,6 +345,10 @@ begin
   if not found then
     perform conductor._refuse(_held_task.attempt_id);
   end if;
+  -- attempt ids are readable by every role: only the login of the worker that holds the
+  -- attempt (its registration's owner) may act on it
+  select w.owner into v_owner from conductor.workers w where w.id = v_task.claimed_by;
+  perform conductor._check_owner('worker', v_task.claimed_by, v_owner);
   return v_task;
 end
 $$;
@@ -350,7 +356,9 @@ $$;
 comment on function conductor._held_task(bigint) is
 $$The task attempt_id still holds (running, tasks.attempt_id = the attempt), its row locked
 for no key update to the end of the transaction; else raises through _refuse (QC201, QC202,
-QC203). The fence of fail, save_step, spawn and suspend.$$;
+QC203). Raises QC208 when the attempt's worker was registered by another login (its
+workers row's owner; an admin may act on any). The fence of fail, save_step, spawn and
+suspend.$$;
 
 revoke execute on function conductor._held_task(bigint) from public;
 revoke execute on function conductor._backoff(bigint, integer, interval, double precision, interval) from public;
