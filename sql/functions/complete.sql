@@ -12,6 +12,24 @@
 -- same statement, so a zombie worker whose lease was taken back changes nothing.
 -- complete_many looks at the refused ones only when there are any.
 --
+-- Never waiting on a row another session holds. A client's cancel() or
+-- emit_event() in a transaction it leaves open (a web request, say) locks task
+-- rows until it ends, and a worker's report must not wait for that: one such
+-- row would stall every result of the batch, and the worker's reports after it.
+-- So _complete locks the held tasks FOR NO KEY UPDATE SKIP LOCKED, and their
+-- parents too (a child's end locks its parent: the trigger tasks_child_finished),
+-- before it changes anything; an attempt whose task, or whose task's parent,
+-- another transaction holds is left as it is. complete_many answers it 'locked'
+-- (the same attempt is still open and its task still running: send the same
+-- result again later; nothing was stored), complete raises 55P03. Sent again
+-- once the holder ended, it is stored, or refused as the holder left it
+-- (cancelled). Nothing else of the statement can wait on a session outside the
+-- engine (the waiters of the finished tasks are deleted with SKIP LOCKED,
+-- functions/notify); lock_timeout = 5 s bounds any other wait all the same
+-- (55P03: the call is sent again). A row held for an instant by the engine
+-- itself (the same worker's heartbeat) is answered 'locked' too: sent again a
+-- moment later, it is stored.
+--
 -- What cannot be stored fails only its own task: a result larger than
 -- conductor.settings.max_result_bytes (bytes of its jsonb form, as enqueue
 -- measures payloads) ends its task 'failed' at once, not retried, with
@@ -34,7 +52,9 @@
 -- on the channel 'conductor_done' (one notification per call) for clients
 -- waiting for results.
 --
--- Lock order: task rows, then attempt rows (as everywhere in conductor).
+-- Lock order: task rows, then their parents' rows (a child before its parent, as
+-- cancel and the trigger), then attempt rows (as everywhere in conductor); task
+-- and parent rows with SKIP LOCKED only.
 
 begin;
 set local role conductor_owner;
@@ -53,6 +73,7 @@ create or replace function conductor._complete(
   set jit = off
   set enable_hashjoin = off
   set enable_mergejoin = off
+  set lock_timeout = '5s'
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -76,6 +97,8 @@ begin
   -- which, while a long transaction pins the xmin horizon, holds a dead entry
   -- for every task that ran since (measured: 340 ms per complete_many of 50
   -- after 3 minutes of pinning, bench/RESULTS.md).
+  -- The held tasks are locked first, skipping a row another transaction holds,
+  -- and so are their parents (see the map): nothing after this waits on them.
   -- A result over the limit is not stored: its task fails instead
   -- (rejected), under the same fence, in the same statement.
   with given as materialized (
@@ -83,30 +106,44 @@ begin
            pg_catalog.pg_column_size(_complete.results[g.n]) as size
       from pg_catalog.unnest(_complete.attempt_ids) with ordinality as g(id, n)
       join conductor.attempts a on a.id = g.id
+  ), held as materialized (
+    select given.id, given.task_id, given.result, given.size, t.parent_id
+      from given
+      join conductor.tasks t on t.id = given.task_id
+     where t.attempt_id = given.id
+       and t.status::text = 'running'
+       for no key update of t skip locked
+  ), parents as materialized (
+    select p.id from conductor.tasks p
+     where p.id in (select held.parent_id from held)
+       for no key update skip locked
+  ), ready as materialized (
+    select held.* from held
+     where held.parent_id is null or held.parent_id in (select parents.id from parents)
   ), finished as (
     update conductor.tasks t
        set status = 'succeeded',
-           result = given.result,
+           result = ready.result,
            error = null,
            lease_expires_at = null,
            finished_at = v_now
-      from given
-     where t.id = given.task_id
-       and t.attempt_id = given.id
+      from ready
+     where t.id = ready.task_id
+       and t.attempt_id = ready.id
        and t.status::text = 'running'
-       and not coalesce(given.size > v_max, false)
+       and not coalesce(ready.size > v_max, false)
     returning t.attempt_id, 'succeeded'::text as outcome, null::text as error
   ), rejected as (
     update conductor.tasks t
        set status = 'failed',
            error = pg_catalog.format('result not storable: %s bytes of jsonb, over the limit of %s bytes '
-                                     '(conductor.settings.max_result_bytes)', given.size, v_max),
+                                     '(conductor.settings.max_result_bytes)', ready.size, v_max),
            lease_expires_at = null,
            finished_at = v_now
-      from given
-     where given.size > v_max
-       and t.id = given.task_id
-       and t.attempt_id = given.id
+      from ready
+     where ready.size > v_max
+       and t.id = ready.task_id
+       and t.attempt_id = ready.id
        and t.status::text = 'running'
     returning t.attempt_id, 'failed'::text as outcome, t.error
   ), recorded as (
@@ -132,8 +169,11 @@ comment on function conductor._complete(bigint[], jsonb[]) is
 $$Finishes, in one statement, each of attempt_ids that still holds its task (running,
 tasks.attempt_id = it): succeeded with results[i], or failed for a result over
 settings.max_result_bytes. Returns their ids in stored and unstorable (the rest changed
-nothing) and announces the finished tasks on conductor_done. Raises QC106 when results is
-not NULL and differs in length. Locks task rows, then attempt rows. Called by complete and
+nothing) and announces the finished tasks on conductor_done. An attempt whose task row,
+or whose task's parent row, another transaction holds is skipped (never waited for): it is
+in neither array and still holds its task. Raises QC106 when results is not NULL and
+differs in length; 55P03 if any other lock is not granted within 5 s (lock_timeout). Locks
+task rows, then their parents, with SKIP LOCKED, then attempt rows. Called by complete and
 complete_many; security definer.$$;
 
 revoke execute on function conductor._complete(bigint[], jsonb[]) from public;
@@ -156,6 +196,17 @@ begin
                                        complete.attempt_id),
             hint = 'Store large data elsewhere and return a reference to it.';
   elsif pg_catalog.cardinality(v_done.stored) = 0 then
+    select a.* into v_attempt
+      from conductor.attempts a
+      join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status::text = 'running'
+     where a.id = complete.attempt_id;
+    if found then
+      -- still held: _complete skipped it, its row (or its parent's) being another transaction's
+      raise exception 'task % is locked by another transaction; its result was not stored', v_attempt.task_id
+        using errcode = '55P03',
+              detail = pg_catalog.format('Attempt %s still holds the task; nothing changed.', complete.attempt_id),
+              hint = 'Send the same complete again later (a client''s cancel or emit_event has not committed yet).';
+    end if;
     perform conductor._refuse(complete.attempt_id);
   end if;
 end
@@ -168,7 +219,10 @@ stored: the task fails at once (not retried), its error and the attempt's 'resul
 storable: <size> bytes of jsonb, over the limit of <limit> bytes', and complete returns
 normally with a WARNING (SQLSTATE QC107) so that the failure commits.
 Raises QC201 (lease lost) when the attempt no longer holds its task, QC202 when the task
-was cancelled, QC203 when the attempt does not exist; then nothing changes.$$;
+was cancelled, QC203 when the attempt does not exist; then nothing changes. Never waits on
+a row another transaction holds (a client's cancel or emit_event left open): raises 55P03
+(lock_not_available) at once, nothing changed and the attempt still holding its task; send
+the same call again later.$$;
 
 create or replace function conductor.complete_many(attempt_ids bigint[], results jsonb[] default null)
   returns table (attempt_id bigint, task_id bigint, state text)
@@ -182,14 +236,17 @@ begin
   if pg_catalog.cardinality(v_done.stored) = pg_catalog.cardinality(complete_many.attempt_ids) then
     return;  -- every one stored: the common case needs no second look
   end if;
+  -- a new statement, a new snapshot: what the holder of a skipped row committed shows
   return query
   select given.id, a.task_id,
          case when given.id = any (v_done.unstorable) then 'failed'
               when a.outcome = 'cancelled' then 'cancelled'
               when a.outcome in ('succeeded', 'failed', 'released', 'suspended') then 'finished'
+              when a.outcome is null and t.attempt_id = a.id and t.status::text = 'running' then 'locked'
               else 'lost' end
     from pg_catalog.unnest(complete_many.attempt_ids) as given(id)
     left join conductor.attempts a on a.id = given.id
+    left join conductor.tasks t on t.id = a.task_id
    where given.id <> all (v_done.stored);
 end
 $$;
@@ -205,12 +262,17 @@ with state
   'cancelled' the task was cancelled;
   'finished'  the attempt had already reported (e.g. a batch sent twice after a lost
               connection);
+  'locked'    another transaction holds the task's row, or its parent's (a client's
+              cancel or emit_event not committed yet): nothing changed and the attempt
+              still holds its task; keep the result, keep heartbeating the attempt, and
+              send it again later (it is never waited for, so it stalls no other result);
   'lost'      the lease expired and the task was taken back, or no such attempt,
 as heartbeat does; an empty answer means all were stored. The worker discards the
-result of every attempt answered; nothing it can send again would be stored.
-Raises QC106 when the arrays differ in length. (A result that is not valid jsonb, such
-as a string holding \u0000, fails the cast of the parameter before the call: the whole
-statement raises, nothing is stored; the driver must not send one.)$$;
+result of every attempt answered, except 'locked'. Raises QC106 when the arrays differ in
+length; 55P03 if a lock other than those rows is not granted within 5 s (send the batch
+again later). (A result that is not valid jsonb, such as a string holding \u0000, fails
+the cast of the parameter before the call: the whole statement raises, nothing is stored;
+the driver must not send one.)$$;
 
 revoke execute on function conductor.complete(bigint, jsonb) from public;
 revoke execute on function conductor.complete_many(bigint[], jsonb[]) from public;

@@ -1,9 +1,11 @@
 -- A child ending while its parent's suspend (children_all) is uncommitted in another session:
--- the child's end locks the parent (a child before its parent), so it waits for the suspend,
--- then sees the parent waiting and wakes it: no lost wake-up. Sessions over dblink: 'stage'
+-- the child's end locks the parent (a child before its parent), and a report never waits on
+-- a row another transaction holds (issue 25), so the child's complete changes nothing and
+-- answers 55P03 (complete_many: 'locked') at once; sent again once the suspend committed, it
+-- sees the parent waiting and wakes it: no lost wake-up. Sessions over dblink: 'stage'
 -- commits the run and cleans up, 'parent' suspends in an open transaction, 'child' completes.
 begin;
-select plan(5);
+select plan(7);
 \ir ../helpers.psql
 create extension if not exists dblink;
 
@@ -23,12 +25,17 @@ select is((select s from dblink('parent', format('select state from conductor.su
   'waiting', 'The parent''s suspend returns waiting inside its open transaction.');
 
 select dblink_send_query('child', format('select conductor.complete(%s, ''"done"'')', :ca)) as sent \gset
-select conductor_tests.await_lock_wait(:child_pid) as lock_wait \gset
-select is(dblink_is_busy('child'), 1, 'The child''s end waits for the parent''s row while the suspend is uncommitted.');
+select ok(not conductor_tests.await_lock_wait(:child_pid, interval '1 second'),
+  'The child''s end does not wait for the parent''s row while the suspend is uncommitted.');
+select throws_ok($$select * from dblink_get_result('child') as r(v text)$$, '55P03', NULL,
+  'It raises 55P03 (lock_not_available): nothing changed.');
+select count(*) as ended from dblink_get_result('child', false) as r(v text) \gset
+select is((select s from dblink('stage', format('select status::text from conductor.tasks where id = %s', :kid)) as r(s text)),
+  'running', 'The child is still running, its attempt holding it.');
 
 select dblink_exec('parent', 'commit') as c \gset
-select lives_ok($$select * from dblink_get_result('child') as r(v text)$$, 'Then the child completes.');
-select * from dblink_get_result('child') as r(v text);
+select lives_ok(format($$select * from dblink('child', 'select conductor.complete(%s, ''"done"'')') as r(v text)$$, :ca),
+  'Sent again once the suspend committed, the child completes.');
 
 select results_eq(format($$select * from dblink('stage', %L) as r(status text, n int, child_status text)$$,
     format('select t.status::text, jsonb_array_length(s.result), s.result->0->>''status'' from conductor.tasks t
