@@ -10,6 +10,6 @@ select 1 / (count(*) = 1)::int
 
 -- a report never waits on a row another session holds: bounded by lock_timeout as well
 select 1 / (count(*) = 1)::int from pg_catalog.pg_proc
- where oid = 'conductor._complete(bigint[], jsonb[])'::regprocedure and 'lock_timeout=5s' = any (proconfig);
+ where oid = 'conductor._complete(bigint[], jsonb[])'::regprocedure and 'lock_timeout=200ms' = any (proconfig);
 
 rollback;
