@@ -13,10 +13,10 @@ thread sends them in order on its own link:
 A refusal (the attempt no longer holds the task: its lease was lost, the task
 was cancelled) is logged at WARNING and the outcome dropped.
 
-A report never waits on a task row another session holds (a client's
+A report never waits long on a task row another session holds (a client's
 ``cancel()`` or ``emit_event()`` left open in its transaction): complete_many
-answers such an attempt ``'locked'`` at once and stores the rest of the batch,
-and a fail or release gives up after :data:`LOCK_TIMEOUT` (55P03). That
+answers such an attempt ``'locked'`` after 200 ms and stores the rest of the
+batch, and a fail or release gives up after :data:`LOCK_TIMEOUT` (55P03). That
 report is kept and sent again after :data:`LOCKED_RETRY_FIRST` seconds,
 doubling up to :data:`LOCKED_RETRY_MAX`, its attempt still held (and so
 heartbeated) meanwhile: nothing is lost, and the reports after it go on. Once

@@ -19,11 +19,12 @@
 --   Channel 'conductor_done', payload the finished ids joined by ',' (or '*'
 --   when they would not fit in 8000 bytes): tasks a client waits on finished.
 --     conductor.watch(task_id) -> the task, as get_task   record the session's
---         interest, then read the task
+--         interest, then read the task after any completion in flight, keeping
+--         no lock (called twice before a client waits: see below)
 --     conductor.unwatch(task_id)                      give it up
 --     conductor._notify_done(task_ids)                every completion (complete,
 --         complete_many, fail, cancel, reap) calls it; it notifies only the
---         ids a waiter named, and removes those waiters
+--         ids a waiter named, and removes those waiters (never waiting on one)
 --   Bus topic 'tasks' (functions/bus, channel 'conductor_bus'): both also
 --   publish, only while a session subscribes to 'tasks' or '*' (one probe of
 --   conductor.subscriptions' key, in the statement that reads the waiters):
@@ -306,7 +307,7 @@ begin
   -- status read under it stays in v_status.
   begin
     select t.status into v_status from conductor.tasks t where t.id = watch.task_id for share;
-    raise exception using errcode = 'QC000';
+    raise exception using errcode = 'QC000';  -- never leaves this block
   exception when sqlstate 'QC000' then
     null;
   end;

@@ -35,8 +35,8 @@ module.exports = {
     'kinds => $5::text[])',
   HEARTBEAT:
     `select * from conductor.heartbeat(worker_id => $1, attempt_ids => $2::bigint[], lease => ${interval(3)})`,
-  // complete never waits on a task row another session holds (55P03 at once); fail and
-  // release wait for one at most 500 ms (lock_timeout for this statement only), then 55P03
+  // complete waits at most 200 ms for a task row another session holds, then 55P03; fail
+  // and release at most 500 ms (lock_timeout for this statement only), then 55P03
   COMPLETE: 'select conductor.complete(attempt_id => $1, result => $2::jsonb)',
   FAIL:
     'select conductor.fail(attempt_id => $1, error => $2, retry_at => $3::timestamptz, traceback => $4, ' +
