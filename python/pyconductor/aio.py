@@ -179,8 +179,9 @@ class AsyncConductor:
         """Wait until the task is finished and return it, without polling: the
         protocol of :meth:`Conductor.result <pyconductor.client.Conductor.result>`
         (LISTEN ``conductor_done`` on a connection of its own, then read the
-        task with ``conductor.watch``, then watch again when a notification
-        names it or says '*'; a lost connection listens and watches again;
+        task with ``conductor.watch``, and if unfinished with ``watch`` once
+        more, then watch again when a notification names it or says '*'; a
+        lost connection listens and watches again;
         leaving, unwatch); behind a transaction-mode pooler it polls (50 ms,
         doubling to 1 s). Raises TimeoutError after ``timeout`` seconds (None:
         no limit), NotFound for an unknown task."""
@@ -199,13 +200,23 @@ class AsyncConductor:
                         conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True, connect_timeout=10,
                                                                      **tcp_options(self.dsn))  # fmt: skip
                         await conn.execute(queries.LISTEN_DONE)
-                    # listening first, then watching: a finish after the read is heard
+                    # listening first, then watching: a finish after the read is heard. The
+                    # first call commits the mark; only a read after that commit may decide
+                    # to wait (docs/protocol.md, "Waiting for a result"): watch once more
                     info = await self._run(watch, conn)
+                    if not info.finished:
+                        info = await self._run(watch, conn)
                     if info.finished:
                         finished = True  # watch recorded nothing, or the completion removed it
                         return info
                     if not await _heard_done(conn, task_id, deadline):
                         raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
+                except psycopg.errors.LockNotAvailable:
+                    # watch waited 1 s for a row another session holds: look again shortly
+                    if deadline is not None and time.monotonic() + delay > deadline:
+                        raise TimeoutError(f"task {task_id} stayed locked by another session for {limit:g}s") from None
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
                 except (psycopg.OperationalError, psycopg.InterfaceError):
                     if conn is not None:
                         await conn.close()

@@ -309,8 +309,12 @@ class Conductor:
 
         Without polling: on a connection of its own, LISTENs on ``conductor_done``,
         then reads the task with ``conductor.watch`` (which also asks its
-        completion to notify this session), sleeps until a notification names
-        it (or says '*'), and watches again; giving up, it unwatches. Behind a
+        completion to notify this session) and, if it is unfinished, with
+        ``watch`` once more (the first call committed that request, so this
+        read misses no end), sleeps until a notification names it (or says
+        '*'), and watches again; giving up, it unwatches. It holds no lock
+        while it waits. A task row another session holds (a cancel left open
+        in its transaction) is looked at again after 0.1 s, doubling. Behind a
         transaction-mode pooler (``pooler``), which keeps no session to listen
         on, it polls instead (50 ms, doubling to 1 s). Raises TimeoutError
         after ``timeout`` seconds (None: wait as long as it takes), NotFound
@@ -330,13 +334,24 @@ class Conductor:
                         conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10,
                                                **connect_options(self.dsn))  # fmt: skip
                         conn.execute(queries.LISTEN_DONE)
-                    # listening first, then watching: a finish after the read is heard
+                    # listening first, then watching: a finish after the read is heard. The
+                    # first call commits the mark; only a read after that commit may decide
+                    # to wait (docs/protocol.md, "Waiting for a result"): watch once more
                     info = self._run(watch, conn)
+                    if not info.finished:
+                        info = self._run(watch, conn)
                     if info.finished:
                         finished = True  # watch recorded nothing, or the completion removed it
                         return info
                     if not _heard_done(conn, task_id, deadline):
                         raise TimeoutError(f"task {task_id} is still {info.status} after {limit:g}s")
+                except psycopg.errors.LockNotAvailable:
+                    # watch waited 1 s for a row another session holds (a cancel left open in
+                    # its transaction): look again shortly, on the same connection
+                    if deadline is not None and time.monotonic() + delay > deadline:
+                        raise TimeoutError(f"task {task_id} stayed locked by another session for {limit:g}s") from None
+                    time.sleep(delay)
+                    delay = min(delay * 2, 5.0)
                 except (psycopg.OperationalError, psycopg.InterfaceError):
                     # the listening connection dropped: listen again, then watch again
                     if conn is not None:

@@ -16,8 +16,13 @@ A claim that comes back short marks the worker (``conductor.sleep``), then
 claims once more at once: a task committed before the mark was visible is
 found there. sleep() answers whether it is *settled* (no enqueue that could
 have missed the mark is in flight); if not, the worker claims and marks
-again after RECHECK_FIRST seconds, doubling up to RECHECK_MAX, until it is.
-Only a settled worker with nothing to claim waits long. A full claim drops
+again after RECHECK_FIRST seconds, doubling up to RECHECK_MAX (1 s), until it
+is, waiting on the listener meanwhile (a notification cuts the wait short).
+Only a settled worker with nothing to claim waits long. Any session can hold
+the keys sleep() tries (an advisory lock is everyone's): then sleep() is never
+settled, and the backoff makes that cost latency (a re-check a second), not a
+spinning worker; the mark is written each time, so enqueues that come after
+it notify. A full claim drops
 the marks (``conductor.wake``), so enqueues into a busy fleet notify nobody,
 and so does stop (deregistering too); after a wait that ended by the poll it
 marks again (reap may have dropped the marks). A worker that cannot mark

@@ -11,7 +11,16 @@ thread sends them in order on its own link:
   one (``conductor.release``).
 
 A refusal (the attempt no longer holds the task: its lease was lost, the task
-was cancelled) is logged at WARNING and the outcome dropped. One result or
+was cancelled) is logged at WARNING and the outcome dropped.
+
+A report never waits long on a task row another session holds (a client's
+``cancel()`` or ``emit_event()`` left open in its transaction): complete_many
+answers such an attempt ``'locked'`` after 200 ms and stores the rest of the
+batch, and a fail or release gives up after :data:`LOCK_TIMEOUT` (55P03). That
+report is kept and sent again after :data:`LOCKED_RETRY_FIRST` seconds,
+doubling up to :data:`LOCKED_RETRY_MAX`, its attempt still held (and so
+heartbeated) meanwhile: nothing is lost, and the reports after it go on. Once
+the holder ends, it is stored, or refused as the holder left it (cancelled). One result or
 error the server cannot store never costs the rest of the batch theirs: a
 result jsonb refuses is sent alone, and failing alone becomes its task's
 failure, not retried (running it again would redo its effects for a result
@@ -42,9 +51,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
 import psycopg
+from psycopg.rows import dict_row
 
 from pyconductor import queries, tasklog
 from pyconductor.context import TaskContext
@@ -53,7 +63,7 @@ from pyconductor.ledger import Ledger, task_extra
 from pyconductor.link import CONNECTION_ERRORS, Aborted, Link
 from pyconductor.wire import bigint_array, dumps_json, storable_text, text_array
 
-__all__ = ["OutcomeListener", "Report", "Reporter"]
+__all__ = ["LOCKED_RETRY_FIRST", "LOCKED_RETRY_MAX", "LOCK_TIMEOUT", "OutcomeListener", "Report", "Reporter"]
 
 # every captured attempt of a batch in one statement (tasklog.SAVE_LOG is the one-attempt form)
 SAVE_LOGS = ("select count(conductor.save_log(attempt_id => u.attempt_id, lines => u.lines, dropped => u.dropped)) "
@@ -61,6 +71,14 @@ SAVE_LOGS = ("select count(conductor.save_log(attempt_id => u.attempt_id, lines 
              "as u(attempt_id, lines, dropped)")  # fmt: skip
 
 logger = logging.getLogger("pyconductor")
+
+LOCK_TIMEOUT = "500ms"  # how long a fail or release waits for a task row another session holds (then 55P03)
+LOCKED_RETRY_FIRST = 0.05  # a report that met a held row is sent again after this, doubling ...
+LOCKED_RETRY_MAX = 2.0  # ... up to this, until the holder ends
+
+# fail and release with a bounded wait: lock_timeout for this statement's transaction only (autocommit,
+# and so behind a transaction-mode pooler too); the subquery is scanned before the call is evaluated
+_BOUNDED = " from (select pg_catalog.set_config('lock_timeout', %(lock_timeout)s, true)) as bound"
 
 OutcomeListener = Callable[[TaskContext, str, float | None], None]
 
@@ -77,6 +95,11 @@ class Report:
     duration_ms: float | None = None
     retry_at: datetime | None = None  # the handler asked for this retry time (RetryLater)
     retryable: bool = True  # False: the handler finished but its result cannot be stored
+    retry_in: float = 0.0  # met a task row another session holds: the wait before it is sent again (0: not yet)
+
+
+class _Locked(Exception):
+    """A report met a task row another session holds (55P03): send it again later."""
 
 
 class Reporter:
@@ -113,14 +136,27 @@ class Reporter:
         return True
 
     def _loop(self) -> None:
+        later: list[tuple[float, Report]] = []  # reports that met a held row, and when to send them again
         while True:
+            wait = 0.05
+            if later:
+                wait = min(wait, max(0.0, min(due for due, _ in later) - time.monotonic()))
             try:
-                first = self._queue.get(timeout=0.05)
+                batch = [self._queue.get(timeout=wait)]
             except queue_mod.Empty:
-                if self._closing.is_set():
+                batch = []
+            now = time.monotonic()
+            batch += [r for due, r in later if due <= now]
+            later = [(due, r) for due, r in later if due > now]
+            if not batch:
+                if self._abort.is_set() and later:
+                    logger.warning("dropping %d unreported outcome(s): their tasks' rows stayed held by other "
+                                   "sessions", len(later), extra=self._extra)  # fmt: skip
+                    self.ledger.reported([r.ctx.attempt_id for _, r in later if r.what != "log"])
+                    return
+                if self._closing.is_set() and not later:
                     return
                 continue
-            batch = [first]
             deadline = time.monotonic() + self.linger
             while len(batch) < self.batch:
                 try:
@@ -135,26 +171,39 @@ class Reporter:
                     batch.append(self._queue.get(timeout=remaining))
                 except queue_mod.Empty:
                     break
+            deferred: list[Report] = []
             try:
-                self.send(batch)
+                deferred = self.send(batch) or []
             except Aborted:
                 logger.warning("dropping %d unreported outcome(s): database unreachable", len(batch),
                                extra=self._extra)  # fmt: skip
             except Exception:  # noqa: BLE001 - never die
                 logger.exception("reporting %d outcome(s) failed", len(batch), extra=self._extra)
             finally:
-                self.ledger.reported([r.ctx.attempt_id for r in batch if r.what != "log"])
+                kept = {id(r) for r in deferred}
+                self.ledger.reported([r.ctx.attempt_id for r in batch if r.what != "log" and id(r) not in kept])
+            for r in deferred:
+                r.retry_in = min(2 * r.retry_in, LOCKED_RETRY_MAX) if r.retry_in else LOCKED_RETRY_FIRST
+                later.append((time.monotonic() + r.retry_in, r))
 
-    def send(self, batch: list[Report]) -> None:
-        """Send one batch: the log lines, the results together, then the rest one by one."""
+    def send(self, batch: list[Report]) -> list[Report]:
+        """Send one batch: the log lines, the results together, then the rest one
+        by one; answers the reports that met a task row another session holds
+        (not sent: send them again later, see the module doc)."""
         self._save_logs(batch)
         others = [r for r in batch if r.what != "ok" and r.what != "log"]
         oks = [r for r in batch if r.what == "ok"]
+        deferred: list[Report] = []
         if oks:
-            others += self._send_results(oks)
+            failures, deferred = self._send_results(oks)
+            others += failures
         for r in others:
             try:
                 self._send_one(r)
+            except _Locked:
+                deferred.append(r)
+                logger.info("%s of task %d (%s) waits: another session holds the task's row; sending it again later",
+                            r.what, r.ctx.task_id, r.ctx.kind, extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
             except (LeaseLost, TaskCancelled, NotFound) as exc:
                 if r.what == "fail":
                     self._outcome(r, "refused")
@@ -170,6 +219,7 @@ class Reporter:
                 # one report the server cannot take never costs the others theirs
                 logger.error("%s of task %d (%s) could not be sent: %s", r.what, r.ctx.task_id, r.ctx.kind,
                              " ".join(str(exc).split()), extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
+        return deferred
 
     def _save_logs(self, batch: list[Report]) -> None:
         """Store what the batch's attempts captured and did not send yet (see the module doc)."""
@@ -201,30 +251,46 @@ class Reporter:
                 logger.warning("the log lines of task %d (%s) were not saved: %s", r.ctx.task_id, r.ctx.kind,
                                " ".join(str(exc).split()), extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
 
-    def _send_results(self, oks: list[Report]) -> list[Report]:
+    def _send_results(self, oks: list[Report]) -> tuple[list[Report], list[Report]]:
         """Store the results of ``oks`` with complete_many; answer the failure
-        reports of those the server cannot store (see the module doc)."""
+        reports of those the server cannot store, and those that met a task row
+        another session holds ('locked': send them again later; see the module doc)."""
         try:
-            rows = self.link.rows(queries.COMPLETE_MANY, {
+            rows = self._rows(queries.COMPLETE_MANY, {
                 "attempt_ids": bigint_array(r.ctx.attempt_id for r in oks), "results": text_array(cast(str, r.result) for r in oks),
-            }, self._abort)  # fmt: skip
+            })  # fmt: skip
+        except _Locked:
+            return [], list(oks)  # a lock other than the tasks' rows, held over complete_many's lock_timeout
         except (psycopg.DataError, psycopg.errors.ProgramLimitExceeded) as exc:
             if len(oks) > 1:
-                return [bad for r in oks for bad in self._send_results([r])]
+                failures: list[Report] = []
+                deferred: list[Report] = []
+                for r in oks:
+                    bad, held = self._send_results([r])
+                    failures += bad
+                    deferred += held
+                return failures, deferred
             r = oks[0]
             return [Report("fail", r.ctx, duration_ms=r.duration_ms, retryable=False,
                            error=f"result not storable: {' '.join(str(exc).split())} ({exc.sqlstate}); "
-                                 f"return JSON that PostgreSQL's jsonb accepts (no NUL characters, valid UTF-8)")]  # fmt: skip
+                                 f"return JSON that PostgreSQL's jsonb accepts (no NUL characters, valid UTF-8)")], []  # fmt: skip
         # 'finished': an earlier sending of this batch was stored before the
         # connection dropped, so the result is in. 'failed': the database
         # refused to store the result (over conductor.settings.max_result_bytes)
         # and failed the task, its error recorded.
+        # 'locked': another session holds the task's row (or its parent's): nothing
+        # changed; the result is kept and sent again later.
         states = {row["attempt_id"]: row["state"] for row in rows if row["state"] != "finished"}
         succeeded = 0
+        deferred = []
         log_each = logger.isEnabledFor(logging.DEBUG)
         for r in oks:
             state = states.get(r.ctx.attempt_id)
-            if state is None:
+            if state == "locked":
+                deferred.append(r)
+                logger.info("result of task %d (%s) waits: another session holds the task's row; sending it again "
+                            "later", r.ctx.task_id, r.ctx.kind, extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
+            elif state is None:
                 self._outcome(r, "succeeded")
                 succeeded += 1
                 if log_each:
@@ -243,7 +309,22 @@ class Reporter:
                 logger.warning("result of task %d (%s) refused: %s; discarded", r.ctx.task_id, r.ctx.kind,
                                state, extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
         self.ledger.count("succeeded", succeeded)
-        return []
+        return [], deferred
+
+    def _rows(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]:
+        """:meth:`Link.rows`, except that 55P03 (a lock another session holds) raises
+        :class:`_Locked` instead of being retried as a lost connection (psycopg calls it an
+        OperationalError)."""
+
+        def run(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+            try:
+                with conn.cursor(row_factory=dict_row) as cur:
+                    cur.execute(query, params)
+                    return cur.fetchall() if cur.description else []
+            except psycopg.errors.LockNotAvailable as exc:
+                raise _Locked(str(exc)) from exc
+
+        return self.link.call(run, self._abort)
 
     def _outcome(self, r: Report, outcome: str) -> None:
         for listener in self.listeners:
@@ -253,9 +334,9 @@ class Reporter:
                 logger.exception("outcome listener %r failed", listener, extra=self._extra)
 
     def _send_one(self, r: Report) -> None:
-        def fetch(query: str, params: dict[str, object]) -> list[dict[str, object]]:
+        def fetch(query: str, params: dict[str, object]) -> list[dict[str, Any]]:
             try:
-                return self.link.rows(query, params, self._abort)
+                return self._rows(query + _BOUNDED, {**params, "lock_timeout": LOCK_TIMEOUT})
             except psycopg.Error as exc:
                 new = translate(exc)
                 if new is exc:

@@ -366,3 +366,43 @@ def test_async_result_watches_times_out_and_unwatches(db_dsn: str, db_conn: Conn
     assert done == slow and info.status == "succeeded" and info.result == {"async": True}
     assert waiters(db_conn, slow) == 0
     assert notifications(listener, "conductor_done") == [str(slow)]
+
+
+def test_result_honours_its_timeout_while_another_session_holds_the_task_row(
+    app: Conductor, db_conn: Conn, db_dsn: str
+) -> None:
+    """A client's cancel() left open in its transaction holds the task's row:
+    watch() waits for it at most 1 s (then 55P03) and result() looks again, so
+    its timeout holds; v0.2.0's watch waited as long as the holder stayed open.
+    Once the cancel commits, result() answers the task cancelled."""
+    task_id = app.enqueue("by.hand", {}, queue="hand")
+    db_conn.execute("select conductor.claim(worker_id => 'hand', queues => array['hand'])")
+    outcome: list[Any] = []
+
+    def wait(timeout: float) -> None:
+        try:
+            outcome.append(app.result(task_id, timeout=timeout))
+        except Exception as exc:  # noqa: BLE001 - recorded for the assertion
+            outcome.append(exc)
+
+    with psycopg.connect(db_dsn) as holder:
+        assert holder.execute("select conductor.cancel(%s)", (task_id,)).fetchone()[0] == 1
+        started = time.monotonic()
+        waiter = threading.Thread(target=wait, args=(0.5,), daemon=True)
+        waiter.start()
+        waiter.join(10)
+        took = time.monotonic() - started
+        if waiter.is_alive():
+            holder.rollback()  # let it go, so the test ends
+            waiter.join(10)
+            pytest.fail("result() did not honour its timeout while another session held the task's row")
+        assert isinstance(outcome[0], TimeoutError) and took < 3, (outcome, took)
+        waiter = threading.Thread(target=wait, args=(30,), daemon=True)
+        waiter.start()
+        wait_until(lambda: db_conn.execute(
+            "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like '%conductor.watch%'"
+        ).fetchone()[0] == 1, message="result() waits in watch for the held row")  # fmt: skip
+        holder.commit()
+        waiter.join(30)
+    assert outcome[1].status == "cancelled"
+    assert waiters(db_conn, task_id) == 0

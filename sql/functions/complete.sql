@@ -12,6 +12,34 @@
 -- same statement, so a zombie worker whose lease was taken back changes nothing.
 -- complete_many looks at the refused ones only when there are any.
 --
+-- Never waiting long on a row another session holds. A client's cancel() or
+-- emit_event() in a transaction it leaves open (a web request, say) locks task
+-- rows until it ends, and a worker's report must not wait for that: one such
+-- row would stall every result of the batch, and the worker's reports after it.
+-- The engine's own transactions hold a task row for milliseconds too (a claim
+-- whose scan met the task keeps the row locked to its commit although it did
+-- not take it; a heartbeat), and a report must not bounce off those. So
+-- _complete runs its statement with lock_timeout = 200 ms, in a subtransaction:
+-- the common case is that one statement, as before (no extra lock, no extra
+-- WAL). When a lock is not granted within 200 ms, the subtransaction is rolled
+-- back (nothing of the batch stored yet), the held tasks that no other
+-- transaction holds are locked FOR NO KEY UPDATE SKIP LOCKED, and their parents
+-- too (a child's end locks its parent: the trigger tasks_child_finished), and
+-- the statement runs again for those only, waiting on nothing. An attempt whose
+-- task, or whose task's parent, another transaction still held is left as it
+-- is: complete_many answers it 'locked' (the attempt still holds its task:
+-- send the same result again later; nothing was stored), complete raises
+-- 55P03. Sent again once the holder ended, it is stored, or refused as the
+-- holder left it (cancelled). Any other lock not granted in 200 ms (a DDL on
+-- the tables, say) raises 55P03 from the second run: the call is sent again.
+-- The waiters of the finished tasks are deleted with SKIP LOCKED
+-- (functions/notify). 200 ms is under deadlock_timeout, so a holder that waits
+-- for a row of this batch (a cancel of the tree) goes on once this gives up.
+-- (Locking every row first, SKIP LOCKED, in the one statement cost a Heap/LOCK
+-- WAL record per task, 55 bytes, and about 15 % more server time per call;
+-- the subtransaction costs 3 bytes per task and no measurable time: measured
+-- with pg_walinspect over 20 000 claims and completes, issue 25.)
+--
 -- What cannot be stored fails only its own task: a result larger than
 -- conductor.settings.max_result_bytes (bytes of its jsonb form, as enqueue
 -- measures payloads) ends its task 'failed' at once, not retried, with
@@ -34,7 +62,9 @@
 -- on the channel 'conductor_done' (one notification per call) for clients
 -- waiting for results.
 --
--- Lock order: task rows, then attempt rows (as everywhere in conductor).
+-- Lock order: task rows, then their parents' rows (a child before its parent, as
+-- cancel and the trigger), then attempt rows (as everywhere in conductor); each
+-- wait at most 200 ms, the second run's task and parent rows with SKIP LOCKED.
 
 begin;
 set local role conductor_owner;
@@ -53,11 +83,15 @@ create or replace function conductor._complete(
   set jit = off
   set enable_hashjoin = off
   set enable_mergejoin = off
+  set lock_timeout = '200ms'
 as $$
 declare
   v_now timestamptz := conductor.now();
   v_max integer;
+  v_ids bigint[] := _complete.attempt_ids;
+  v_results jsonb[] := _complete.results;
   v_tasks bigint[];
+  v_skipping boolean := false;
 begin
   if pg_catalog.cardinality(_complete.results) is distinct from pg_catalog.cardinality(_complete.attempt_ids)
      and _complete.results is not null then
@@ -69,58 +103,93 @@ begin
   -- 1e10 and would be compiled by JIT on every call)
   select s.max_result_bytes into v_max from conductor.settings s where s.one;
 
-  -- The given attempts are looked up by primary key first (materialized), and
-  -- their tasks then by primary key: the plan never starts from the running set.
-  -- status::text, not status: a plain status = 'running' lets the planner scan
-  -- the partial index tasks_running instead, which statistics call small but
-  -- which, while a long transaction pins the xmin horizon, holds a dead entry
-  -- for every task that ran since (measured: 340 ms per complete_many of 50
-  -- after 3 minutes of pinning, bench/RESULTS.md).
-  -- A result over the limit is not stored: its task fails instead
-  -- (rejected), under the same fence, in the same statement.
-  with given as materialized (
-    select a.id, a.task_id, _complete.results[g.n] as result,
-           pg_catalog.pg_column_size(_complete.results[g.n]) as size
-      from pg_catalog.unnest(_complete.attempt_ids) with ordinality as g(id, n)
-      join conductor.attempts a on a.id = g.id
-  ), finished as (
-    update conductor.tasks t
-       set status = 'succeeded',
-           result = given.result,
-           error = null,
-           lease_expires_at = null,
-           finished_at = v_now
-      from given
-     where t.id = given.task_id
-       and t.attempt_id = given.id
-       and t.status::text = 'running'
-       and not coalesce(given.size > v_max, false)
-    returning t.attempt_id, 'succeeded'::text as outcome, null::text as error
-  ), rejected as (
-    update conductor.tasks t
-       set status = 'failed',
-           error = pg_catalog.format('result not storable: %s bytes of jsonb, over the limit of %s bytes '
-                                     '(conductor.settings.max_result_bytes)', given.size, v_max),
-           lease_expires_at = null,
-           finished_at = v_now
-      from given
-     where given.size > v_max
-       and t.id = given.task_id
-       and t.attempt_id = given.id
-       and t.status::text = 'running'
-    returning t.attempt_id, 'failed'::text as outcome, t.error
-  ), recorded as (
-    update conductor.attempts a
-       set outcome = f.outcome, finished_at = v_now, error = f.error
-      from (select * from finished union all select * from rejected) f
-     where a.id = f.attempt_id
-    returning a.id, a.task_id, a.outcome
-  )
-  select pg_catalog.array_agg(r.id) filter (where r.outcome = 'succeeded'),
-         pg_catalog.array_agg(r.id) filter (where r.outcome = 'failed'),
-         pg_catalog.array_agg(r.task_id)
-    into _complete.stored, _complete.unstorable, v_tasks
-    from recorded r;
+  -- Once, or twice when a row was held for over 200 ms (see the map).
+  loop
+    begin
+      -- The given attempts are looked up by primary key first (materialized), and
+      -- their tasks then by primary key: the plan never starts from the running set.
+      -- status::text, not status: a plain status = 'running' lets the planner scan
+      -- the partial index tasks_running instead, which statistics call small but
+      -- which, while a long transaction pins the xmin horizon, holds a dead entry
+      -- for every task that ran since (measured: 340 ms per complete_many of 50
+      -- after 3 minutes of pinning, bench/RESULTS.md).
+      -- A result over the limit is not stored: its task fails instead
+      -- (rejected), under the same fence, in the same statement.
+      with given as materialized (
+        select a.id, a.task_id, v_results[g.n] as result,
+               pg_catalog.pg_column_size(v_results[g.n]) as size
+          from pg_catalog.unnest(v_ids) with ordinality as g(id, n)
+          join conductor.attempts a on a.id = g.id
+      ), finished as (
+        update conductor.tasks t
+           set status = 'succeeded',
+               result = given.result,
+               error = null,
+               lease_expires_at = null,
+               finished_at = v_now
+          from given
+         where t.id = given.task_id
+           and t.attempt_id = given.id
+           and t.status::text = 'running'
+           and not coalesce(given.size > v_max, false)
+        returning t.attempt_id, 'succeeded'::text as outcome, null::text as error
+      ), rejected as (
+        update conductor.tasks t
+           set status = 'failed',
+               error = pg_catalog.format('result not storable: %s bytes of jsonb, over the limit of %s bytes '
+                                         '(conductor.settings.max_result_bytes)', given.size, v_max),
+               lease_expires_at = null,
+               finished_at = v_now
+          from given
+         where given.size > v_max
+           and t.id = given.task_id
+           and t.attempt_id = given.id
+           and t.status::text = 'running'
+        returning t.attempt_id, 'failed'::text as outcome, t.error
+      ), recorded as (
+        update conductor.attempts a
+           set outcome = f.outcome, finished_at = v_now, error = f.error
+          from (select * from finished union all select * from rejected) f
+         where a.id = f.attempt_id
+        returning a.id, a.task_id, a.outcome
+      )
+      select pg_catalog.array_agg(r.id) filter (where r.outcome = 'succeeded'),
+             pg_catalog.array_agg(r.id) filter (where r.outcome = 'failed'),
+             pg_catalog.array_agg(r.task_id)
+        into _complete.stored, _complete.unstorable, v_tasks
+        from recorded r;
+      exit;
+    exception when lock_not_available or deadlock_detected then
+      if v_skipping then
+        raise;  -- a lock other than the tasks' rows: 55P03, the caller sends it again
+      end if;
+      -- Lock the held tasks no other transaction holds, then their parents (a child
+      -- before its parent), skipping the rows others hold; go again with those only.
+      with given as materialized (
+        select g.id, g.n, a.task_id
+          from pg_catalog.unnest(_complete.attempt_ids) with ordinality as g(id, n)
+          join conductor.attempts a on a.id = g.id
+      ), held as materialized (
+        select given.id, given.n, t.parent_id
+          from given
+          join conductor.tasks t on t.id = given.task_id
+         where t.attempt_id = given.id
+           and t.status::text = 'running'
+           for no key update of t skip locked
+      ), parents as materialized (
+        select p.id from conductor.tasks p
+         where p.id in (select held.parent_id from held)
+           for no key update skip locked
+      )
+      select pg_catalog.array_agg(held.id order by held.n),
+             pg_catalog.array_agg(_complete.results[held.n] order by held.n)
+        into v_ids, v_results
+        from held
+       where held.parent_id is null or held.parent_id in (select parents.id from parents);
+      exit when v_ids is null;
+      v_skipping := true;
+    end;
+  end loop;
 
   perform conductor._notify_done(v_tasks);
   _complete.stored := coalesce(_complete.stored, '{}');
@@ -129,12 +198,15 @@ end
 $$;
 
 comment on function conductor._complete(bigint[], jsonb[]) is
-$$Finishes, in one statement, each of attempt_ids that still holds its task (running,
-tasks.attempt_id = it): succeeded with results[i], or failed for a result over
-settings.max_result_bytes. Returns their ids in stored and unstorable (the rest changed
-nothing) and announces the finished tasks on conductor_done. Raises QC106 when results is
-not NULL and differs in length. Locks task rows, then attempt rows. Called by complete and
-complete_many; security definer.$$;
+$$Finishes each of attempt_ids that still holds its task (running, tasks.attempt_id = it):
+succeeded with results[i], or failed for a result over settings.max_result_bytes, in one
+statement. Returns their ids in stored and unstorable (the rest changed nothing) and
+announces the finished tasks on conductor_done. Waits at most 200 ms for a lock
+(lock_timeout); when a task row, or a task's parent row, stays held longer by another
+transaction, that attempt is skipped (in neither array, still holding its task) and the
+others are finished. Raises QC106 when results is not NULL and differs in length; 55P03
+when another lock is not granted within 200 ms. Locks task rows, then their parents, then
+attempt rows. Called by complete and complete_many; security definer.$$;
 
 revoke execute on function conductor._complete(bigint[], jsonb[]) from public;
 
@@ -156,6 +228,17 @@ begin
                                        complete.attempt_id),
             hint = 'Store large data elsewhere and return a reference to it.';
   elsif pg_catalog.cardinality(v_done.stored) = 0 then
+    select a.* into v_attempt
+      from conductor.attempts a
+      join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status::text = 'running'
+     where a.id = complete.attempt_id;
+    if found then
+      -- still held: its row (or its parent's) was another transaction's for over 200 ms
+      raise exception 'task % is locked by another transaction; its result was not stored', v_attempt.task_id
+        using errcode = '55P03',
+              detail = pg_catalog.format('Attempt %s still holds the task; nothing changed.', complete.attempt_id),
+              hint = 'Send the same complete again later (a client''s cancel or emit_event has not committed yet).';
+    end if;
     perform conductor._refuse(complete.attempt_id);
   end if;
 end
@@ -168,7 +251,10 @@ stored: the task fails at once (not retried), its error and the attempt's 'resul
 storable: <size> bytes of jsonb, over the limit of <limit> bytes', and complete returns
 normally with a WARNING (SQLSTATE QC107) so that the failure commits.
 Raises QC201 (lease lost) when the attempt no longer holds its task, QC202 when the task
-was cancelled, QC203 when the attempt does not exist; then nothing changes.$$;
+was cancelled, QC203 when the attempt does not exist; then nothing changes. Waits at most
+200 ms for a task row (or its parent's) another transaction holds (a client's cancel or
+emit_event left open), then raises 55P03 (lock_not_available): nothing changed, the attempt
+still holds its task; send the same call again later.$$;
 
 create or replace function conductor.complete_many(attempt_ids bigint[], results jsonb[] default null)
   returns table (attempt_id bigint, task_id bigint, state text)
@@ -182,14 +268,17 @@ begin
   if pg_catalog.cardinality(v_done.stored) = pg_catalog.cardinality(complete_many.attempt_ids) then
     return;  -- every one stored: the common case needs no second look
   end if;
+  -- a new statement, a new snapshot: what the holder of a skipped row committed shows
   return query
   select given.id, a.task_id,
          case when given.id = any (v_done.unstorable) then 'failed'
               when a.outcome = 'cancelled' then 'cancelled'
               when a.outcome in ('succeeded', 'failed', 'released', 'suspended') then 'finished'
+              when a.outcome is null and t.attempt_id = a.id and t.status::text = 'running' then 'locked'
               else 'lost' end
     from pg_catalog.unnest(complete_many.attempt_ids) as given(id)
     left join conductor.attempts a on a.id = given.id
+    left join conductor.tasks t on t.id = a.task_id
    where given.id <> all (v_done.stored);
 end
 $$;
@@ -205,12 +294,17 @@ with state
   'cancelled' the task was cancelled;
   'finished'  the attempt had already reported (e.g. a batch sent twice after a lost
               connection);
+  'locked'    another transaction held the task's row, or its parent's, for over 200 ms
+              (a client's cancel or emit_event not committed yet): nothing changed and
+              the attempt still holds its task; keep the result, keep heartbeating the
+              attempt, and send it again later (the rest of the batch is stored);
   'lost'      the lease expired and the task was taken back, or no such attempt,
 as heartbeat does; an empty answer means all were stored. The worker discards the
-result of every attempt answered; nothing it can send again would be stored.
-Raises QC106 when the arrays differ in length. (A result that is not valid jsonb, such
-as a string holding \u0000, fails the cast of the parameter before the call: the whole
-statement raises, nothing is stored; the driver must not send one.)$$;
+result of every attempt answered, except 'locked'. Raises QC106 when the arrays differ in
+length; 55P03 if a lock other than those rows is not granted within 200 ms (send the batch
+again later). (A result that is not valid jsonb, such as a string holding \u0000, fails
+the cast of the parameter before the call: the whole statement raises, nothing is stored;
+the driver must not send one.)$$;
 
 revoke execute on function conductor.complete(bigint, jsonb) from public;
 revoke execute on function conductor.complete_many(bigint[], jsonb[]) from public;

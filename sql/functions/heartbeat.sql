@@ -16,19 +16,28 @@
 --                                         attempt past its deadline, written by
 --                                         reap() and recognised here
 --
+-- Never waiting on a row another session holds. A client's cancel() or
+-- emit_event() in a transaction it leaves open locks task rows; a beat that
+-- waited for one would let every other lease of the worker run out. So the held
+-- tasks are locked FOR NO KEY UPDATE SKIP LOCKED before their leases are
+-- extended: a row another transaction holds is skipped, its lease not extended
+-- this beat, and it is not answered (it is neither cancelled nor lost yet; the
+-- next beat tries again, and answers 'cancelled' once such a cancel committed).
+-- The same for the worker's own row (marked seen): a session holding it (another
+-- login's beat under this worker_id, left open) costs one 'seen', not the beat.
+-- lock_timeout = 5 s bounds any other wait (55P03: the beat is sent again).
+--
 -- Answers come from a second statement, and so from a snapshot taken after the
--- update: in READ COMMITTED an update that waits for a concurrent report
--- (complete_many, fail, ...) re-checks the row, sees it no longer held and skips
--- it, while a read in the same statement still sees the attempt running; it
--- would answer 'lost' for an attempt that had just finished. The second
--- statement sees every commit the update waited for.
+-- update: a report of the worker that committed meanwhile (a row skipped because
+-- that report held it) shows as 'finished', never as 'lost'; one still in flight
+-- shows the attempt open, still holding its task: skipped, not answered.
 --
 -- Plans: made afresh each call (plan_cache_mode = force_custom_plan). A cached
 -- generic plan made while conductor.tasks was empty stayed on the connection
 -- as the table grew, up to 200x slower (bench/stale_plans.py).
 --
--- Locks: the held task rows (a lease-only update, usually HOT), then the
--- worker's row. Any number of workers at once.
+-- Locks: the held task rows (SKIP LOCKED, then a lease-only update, usually
+-- HOT), then the worker's row (SKIP LOCKED). Any number of workers at once.
 
 begin;
 set local role conductor_owner;
@@ -104,6 +113,7 @@ create or replace function conductor.heartbeat(
   security definer
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_custom_plan
+  set lock_timeout = '5s'
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -129,46 +139,62 @@ begin
     -- keeps the planner off tasks_running; see conductor._complete)
     select a.id, a.task_id, a.claimed_at from conductor.attempts a
      where a.id = any (heartbeat.attempt_ids) and a.worker_id = heartbeat.worker_id
+  ), held as materialized (
+    -- a row another transaction holds is skipped, never waited for (see the map)
+    select given.id, given.task_id, given.claimed_at
+      from given
+      join conductor.tasks t on t.id = given.task_id
+     where t.attempt_id = given.id
+       and t.status::text = 'running'
+       for no key update of t skip locked
   ), extended as (
     -- never past the deadline; an attempt at or past it is not extended
     update conductor.tasks t
-       set lease_expires_at = least(v_now + heartbeat.lease, given.claimed_at + t.timeout)
-      from given
-     where t.id = given.task_id
-       and t.attempt_id = given.id
+       set lease_expires_at = least(v_now + heartbeat.lease, held.claimed_at + t.timeout)
+      from held
+     where t.id = held.task_id
+       and t.attempt_id = held.id
        and t.status::text = 'running'
-       and (t.timeout is null or given.claimed_at + t.timeout > v_now)
+       and (t.timeout is null or held.claimed_at + t.timeout > v_now)
     returning t.attempt_id
   )
   select pg_catalog.array_agg(e.attempt_id) into v_extended from extended e;
 
-  -- A new statement, a new snapshot: it sees the reports the update waited for (see above).
+  -- A new statement, a new snapshot: it sees the reports committed since (see the map).
   if pg_catalog.cardinality(v_extended) is distinct from pg_catalog.cardinality(heartbeat.attempt_ids) then
     return query
-    select given.id, a.task_id,
-           case when a.outcome = 'cancelled' then 'cancelled'
-                -- past its deadline: still open, or failed as timed out (by reap(), which
-                -- runs at the deadline, likely before this beat)
-                when a.worker_id = heartbeat.worker_id and a.claimed_at + t.timeout <= v_now
-                     and (a.outcome is null
-                          or (a.outcome = 'failed' and a.error = conductor._timed_out_error(t.timeout)))
-                  then 'timed_out'
-                when a.outcome in ('succeeded', 'failed', 'released', 'suspended')
-                     and a.worker_id = heartbeat.worker_id then 'finished'
-                else 'lost' end
-      from pg_catalog.unnest(heartbeat.attempt_ids) as given(id)
-      left join conductor.attempts a on a.id = given.id
-      left join conductor.tasks t on t.id = a.task_id
-     where given.id is not null
-       and given.id <> all (coalesce(v_extended, '{}'));
+    select r.id, r.task_id, r.state
+      from (select given.id, a.task_id,
+                   case when a.outcome = 'cancelled' then 'cancelled'
+                        -- past its deadline: still open, or failed as timed out (by reap(), which
+                        -- runs at the deadline, likely before this beat)
+                        when a.worker_id = heartbeat.worker_id and a.claimed_at + t.timeout <= v_now
+                             and (a.outcome is null
+                                  or (a.outcome = 'failed' and a.error = conductor._timed_out_error(t.timeout)))
+                          then 'timed_out'
+                        when a.outcome in ('succeeded', 'failed', 'released', 'suspended')
+                             and a.worker_id = heartbeat.worker_id then 'finished'
+                        -- still held by this worker's attempt: its row was another
+                        -- transaction's this beat (skipped): nothing to answer yet
+                        when a.outcome is null and a.worker_id = heartbeat.worker_id
+                             and t.attempt_id = a.id and t.status::text = 'running' then null
+                        else 'lost' end as state
+              from pg_catalog.unnest(heartbeat.attempt_ids) as given(id)
+              left join conductor.attempts a on a.id = given.id
+              left join conductor.tasks t on t.id = a.task_id
+             where given.id is not null
+               and given.id <> all (coalesce(v_extended, '{}'))) r
+     where r.state is not null;
   end if;
 
-  update conductor.workers w set last_seen_at = v_now where w.id = heartbeat.worker_id;
-  if not found then
+  update conductor.workers w set last_seen_at = v_now
+   where w.id = (select x.id from conductor.workers x where x.id = heartbeat.worker_id
+                    for no key update skip locked);
+  if not found and not exists (select from conductor.workers x where x.id = heartbeat.worker_id) then
     -- reap() forgot a worker that went quiet for long: it is back, so it shows again
     insert into conductor.workers as w (id, started_at, last_seen_at)
     values (heartbeat.worker_id, v_now, v_now)
-    on conflict on constraint workers_pkey do update set last_seen_at = excluded.last_seen_at;
+    on conflict on constraint workers_pkey do nothing;
   end if;
 end
 $$;
@@ -191,12 +217,16 @@ Returns one row per attempt it did not extend, with what the worker must do:
   'lost'       the lease expired and the task was taken back (another attempt may run it),
                or the attempt is unknown or another worker's: stop the handler and
                discard its result.
-Never 'lost' for an attempt whose report committed while the beat waited for it: the
-answers are read after the update, from a snapshot that sees that report ('finished').
-An empty answer means every lease was extended (some only to their deadline). A worker
-that reap() forgot after a long silence is recorded again (without its details until it registers). Raises QC106
-for a missing worker_id or a lease not positive or over max_lease (the message names
-it). Any number of callers at once.$$;
+Never waits on a row another transaction holds (a client's cancel or emit_event left open,
+a report of the worker in flight): that attempt's lease is not extended this beat and it
+is not answered; the next beat tries again. The same for the worker's row (then the worker
+is not marked seen this beat). Never 'lost' for an attempt whose report committed before
+the answers are read (from a snapshot after the update: 'finished'). An empty answer means
+every lease was extended (some only to their deadline) or skipped so. A worker that reap()
+forgot after a long silence is recorded again (without its details until it registers).
+Raises QC106 for a missing worker_id or a lease not positive or over max_lease (the message
+names it); 55P03 if any other lock is not granted within 5 s. Any number of callers at
+once.$$;
 
 revoke execute on function conductor.heartbeat(text, bigint[], interval) from public;
 grant execute on function conductor.heartbeat(text, bigint[], interval) to conductor_worker, conductor_admin;

@@ -8,6 +8,7 @@ const LEASE_LOST = 'QC201'; // the attempt no longer holds its task: discard the
 const CANCELLED = 'QC202'; // the task was cancelled: stop, discard the outcome
 const NOT_FOUND = 'QC203'; // no such attempt: as lease lost
 const RESULT_TOO_LARGE = 'QC107'; // save_step refuses the value; complete warns and fails the task
+const LOCKED = '55P03'; // a report met a task row another session holds: nothing changed, send it again later
 
 /** Why a call about an attempt was refused ('lost' or 'cancelled'), or null. */
 function refusal(err) {
@@ -15,6 +16,11 @@ function refusal(err) {
   if (err.code === CANCELLED) return 'cancelled';
   if (err.code === LEASE_LOST || err.code === NOT_FOUND) return 'lost';
   return null;
+}
+
+/** True when a report met a task row another session holds (55P03): send the same call again later. */
+function locked(err) {
+  return err instanceof DatabaseError && err.code === LOCKED;
 }
 
 /** True when the connection failed (retry the call on a new one), not the statement. */
@@ -31,4 +37,6 @@ class TaskCancelled extends Error {
   }
 }
 
-module.exports = { LEASE_LOST, CANCELLED, NOT_FOUND, RESULT_TOO_LARGE, TaskCancelled, refusal, transient };
+module.exports = {
+  LEASE_LOST, CANCELLED, NOT_FOUND, RESULT_TOO_LARGE, LOCKED, TaskCancelled, locked, refusal, transient,
+};

@@ -5,6 +5,8 @@
 // (float8), so no interval or timestamp parsing is needed on this side.
 
 const interval = (n) => `make_interval(secs => $${n}::float8)`;
+// a lock_timeout for the statement's own (autocommit) transaction, set before the call runs
+const BOUNDED = "from (select pg_catalog.set_config('lock_timeout', '500ms', true)) as bound";
 
 // conductor.spawn's options and their types; a call names only the options given,
 // so the others take spawn's defaults (the child kind's configuration)
@@ -33,11 +35,13 @@ module.exports = {
     'kinds => $5::text[])',
   HEARTBEAT:
     `select * from conductor.heartbeat(worker_id => $1, attempt_ids => $2::bigint[], lease => ${interval(3)})`,
+  // complete waits at most 200 ms for a task row another session holds, then 55P03; fail
+  // and release at most 500 ms (lock_timeout for this statement only), then 55P03
   COMPLETE: 'select conductor.complete(attempt_id => $1, result => $2::jsonb)',
   FAIL:
     'select conductor.fail(attempt_id => $1, error => $2, retry_at => $3::timestamptz, traceback => $4, ' +
-    'unknown_kind => $5, retryable => $6)::text as status',
-  RELEASE: 'select conductor.release(attempt_id => $1)',
+    `unknown_kind => $5, retryable => $6)::text as status ${BOUNDED}`,
+  RELEASE: `select conductor.release(attempt_id => $1) ${BOUNDED}`,
   SAVE_STEP: 'select conductor.save_step(attempt_id => $1, name => $2, result => $3::jsonb) as result',
   // a wait (wait_for: children_all, children_any, event, sleep); duration and timeout in seconds
   SUSPEND:

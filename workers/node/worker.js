@@ -8,7 +8,9 @@
 //              free slot, the next due time or the poll); a full one calls wake
 //   handlers   `async (payload, ctx) => result`; complete, or fail (the database
 //              decides whether and when it runs again); ctx.step, ctx.spawn and
-//              the waits are durable (context.js); a parked wait reports nothing
+//              the waits are durable (context.js); a parked wait reports nothing;
+//              a report that meets a task row another session holds (55P03) is
+//              sent again shortly, the attempt still held, until the holder ends
 //   heartbeat  every `heartbeat` seconds for every held attempt; 'cancelled' and
 //              'lost' stop the handler (ctx.cancelled) and drop its outcome,
 //              'timed_out' is reported with fail, 'finished' is ignored
@@ -26,7 +28,7 @@ const pg = require('pg');
 const sql = require('./sql');
 const { pgOptions } = require('./dsn');
 const { TaskContext } = require('./context');
-const { RESULT_TOO_LARGE, refusal, transient } = require('./errors');
+const { RESULT_TOO_LARGE, locked, refusal, transient } = require('./errors');
 
 const SCHEMA_VERSION = '0.2.0'; // the conductor schema release this worker was written for
 const VERSION = require('./package.json').version;
@@ -43,12 +45,14 @@ const DEFAULTS = {
   listen: true, // false: no LISTEN, no sleep marks; poll and wake at due times (transaction poolers)
 };
 const RECHECK_FIRST = 0.005; // an unsettled sleep() is retried after this, doubling ...
-const RECHECK_MAX = 0.1; // ... up to this
+const RECHECK_MAX = 1; // ... up to this (any session can hold the key sleep() tries: latency, not a spin)
 const BACKOFF_MIN = 0.1; // a lost connection is retried after this, doubling ...
 const BACKOFF_MAX = 5; // ... up to this
 const CALL_RETRY_FOR = 30; // seconds a report or a step waits out a lost connection
 const REPORT_AFTER_GRACE = 5; // seconds stop() gives reports in flight after the grace
 const REAP_MIN_WAIT = 0.05; // seconds between reaps when next_wake() is due already
+const LOCKED_RETRY_FIRST = 0.05; // a report that met a row another session holds goes again after this, doubling ...
+const LOCKED_RETRY_MAX = 2; // ... up to this (the attempt stays held, and heartbeated, meanwhile)
 
 /** One waiter at a time; a set() with nobody waiting is kept for the next wait(). */
 class Wakeup {
@@ -339,8 +343,8 @@ class Worker {
     if (ctx.reporting) return;
     ctx.reporting = true;
     try {
-      if ('result' in outcome) await this._complete(ctx, outcome.result);
-      else await this._fail(ctx, outcome.error, outcome);
+      await this._untilUnlocked(ctx, () =>
+        'result' in outcome ? this._complete(ctx, outcome.result) : this._fail(ctx, outcome.error, outcome));
     } catch (err) {
       const why = refusal(err);
       if (why) this.log('warn', `task ${ctx.taskId} (${ctx.kind}) ${why} before its report; outcome discarded`);
@@ -380,11 +384,30 @@ class Worker {
     this.log(level, `task ${ctx.taskId} (${ctx.kind}) failed, ${next}: ${errorText(err)}`);
   }
 
+  /**
+   * report(), sent again while it meets a task row another session holds (55P03: a client's
+   * cancel or emit_event left open in its transaction): nothing changed, the attempt is still
+   * held (and heartbeated); after LOCKED_RETRY_FIRST s, doubling, until the holder ends.
+   */
+  async _untilUnlocked(ctx, report) {
+    let delay = LOCKED_RETRY_FIRST;
+    for (;;) {
+      try {
+        return await report();
+      } catch (err) {
+        if (!locked(err) || this.halted) throw err;
+        this.log('info', `task ${ctx.taskId} (${ctx.kind}): another session holds its row; reporting again in ${delay} s`);
+        await this.pause(delay);
+        delay = Math.min(delay * 2, LOCKED_RETRY_MAX);
+      }
+    }
+  }
+
   async _release(ctx) {
     ctx.cancel('released');
     ctx.reporting = true;
     try {
-      await this.query(sql.RELEASE, [ctx.attemptId], { retry: true });
+      await this._untilUnlocked(ctx, () => this.query(sql.RELEASE, [ctx.attemptId], { retry: true }));
       this.log('info', `task ${ctx.taskId} (${ctx.kind}) handed back`);
     } catch (err) {
       if (!refusal(err)) this.log('error', `release of task ${ctx.taskId} failed: ${err.message}`);

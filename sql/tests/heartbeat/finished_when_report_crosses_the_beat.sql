@@ -1,10 +1,11 @@
--- A heartbeat that meets a report committing at the same moment answers 'finished', never
+-- A heartbeat that meets a report in flight answers 'finished' once it committed, never
 -- 'lost': session 'reporter' completes the attempt and holds its transaction open; session
--- 'beater' heartbeats it and waits on the task row; once the report commits, the beat's
--- update skips the row, and its answer must come from a snapshot that sees the report
--- (in READ COMMITTED the statement's own snapshot still shows the attempt running).
+-- 'beater' heartbeats it. The beat does not wait on the task row the report holds (it waits
+-- on no row another transaction holds): it skips it and answers nothing, the attempt being
+-- still open in what is committed. Once the report commits, a beat answers 'finished': its
+-- answers come from a snapshot that sees the report.
 begin;
-select plan(5);
+select plan(6);
 \ir ../helpers.psql
 create extension if not exists dblink;
 
@@ -25,14 +26,19 @@ select is((select count(*) from dblink('reporter',
 
 select dblink_send_query('beater', format('select attempt_id, task_id, state from conductor.heartbeat(%L, array[%s]::bigint[])',
                                           :'q', :attempt_id)) as sent \gset
-select ok(conductor_tests.await_lock_wait(:beater_pid), 'The heartbeat waits on the task row the report holds.');
+select ok(not conductor_tests.await_lock_wait(:beater_pid, interval '1 second'),
+  'The heartbeat does not wait on the task row the report holds.');
+select is_empty($$select * from dblink_get_result('beater') as r(attempt_id bigint, task_id bigint, state text)$$,
+  'It answers nothing while the report is in flight: the attempt is neither finished nor lost yet.');
+select count(*) as ended from dblink_get_result('beater') as r(attempt_id bigint, task_id bigint, state text) \gset
 
 select dblink_exec('reporter', 'commit') as c \gset
+select format('select attempt_id, task_id, state from conductor.heartbeat(%L, array[%s]::bigint[])',
+              :'q', :attempt_id) as beat \gset
 select results_eq(
-  $$select * from dblink_get_result('beater') as r(attempt_id bigint, task_id bigint, state text)$$,
+  format($$select * from dblink('beater', %L) as r(attempt_id bigint, task_id bigint, state text)$$, :'beat'),
   format($$values (%s::bigint, %s::bigint, 'finished'::text)$$, :attempt_id, :task_id),
   'Once the report commits, the heartbeat answers the attempt finished, not lost.');
-select * from dblink_get_result('beater') as r(attempt_id bigint, task_id bigint, state text);  -- the end of the async query
 
 select results_eq(format($$select * from dblink('stage', %L) as r(status text, lease timestamptz)$$,
     format('select status::text, lease_expires_at from conductor.tasks where id = %s', :task_id)),
