@@ -216,9 +216,11 @@ create or replace function conductor.complete(attempt_id bigint, result jsonb de
   set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_done record := conductor._complete(array[complete.attempt_id], array[complete.result]);
+  v_done record;
   v_attempt conductor.attempts;
 begin
+  perform conductor._check_attempt_owners(array[complete.attempt_id]);
+  v_done := conductor._complete(array[complete.attempt_id], array[complete.result]);
   if pg_catalog.cardinality(v_done.unstorable) > 0 then
     -- a warning, not an error: the task's failure must commit
     select a.* into v_attempt from conductor.attempts a where a.id = complete.attempt_id;
@@ -254,7 +256,9 @@ Raises QC201 (lease lost) when the attempt no longer holds its task, QC202 when 
 was cancelled, QC203 when the attempt does not exist; then nothing changes. Waits at most
 200 ms for a task row (or its parent's) another transaction holds (a client's cancel or
 emit_event left open), then raises 55P03 (lock_not_available): nothing changed, the attempt
-still holds its task; send the same call again later.$$;
+still holds its task; send the same call again later.
+Raises QC208 when another login registered the attempt's worker (attempt ids are readable
+by every role; an admin may complete any), storing nothing.$$;
 
 create or replace function conductor.complete_many(attempt_ids bigint[], results jsonb[] default null)
   returns table (attempt_id bigint, task_id bigint, state text)
@@ -263,8 +267,10 @@ create or replace function conductor.complete_many(attempt_ids bigint[], results
   set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_done record := conductor._complete(complete_many.attempt_ids, complete_many.results);
+  v_done record;
 begin
+  perform conductor._check_attempt_owners(complete_many.attempt_ids);
+  v_done := conductor._complete(complete_many.attempt_ids, complete_many.results);
   if pg_catalog.cardinality(v_done.stored) = pg_catalog.cardinality(complete_many.attempt_ids) then
     return;  -- every one stored: the common case needs no second look
   end if;
@@ -304,7 +310,9 @@ result of every attempt answered, except 'locked'. Raises QC106 when the arrays 
 length; 55P03 if a lock other than those rows is not granted within 200 ms (send the batch
 again later). (A result that is not valid jsonb, such as a string holding \u0000, fails
 the cast of the parameter before the call: the whole statement raises, nothing is stored;
-the driver must not send one.)$$;
+the driver must not send one.)
+Raises QC208, storing nothing, when another login registered the worker of one of the
+attempts (an admin may complete any).$$;
 
 revoke execute on function conductor.complete(bigint, jsonb) from public;
 revoke execute on function conductor.complete_many(bigint[], jsonb[]) from public;

@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/fail to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/fail@v0.2.0.sql)
 --
 -- conductor.fail(attempt_id, error, retry_at, traceback, unknown_kind, retryable):
 -- the handler of a held task raised. The error and traceback go into the
@@ -20,14 +21,13 @@
 -- of its queues (conductor.next_due) recomputes its wake-up, so a retry after
 -- its backoff or retry_at starts on time rather than at the next poll.
 --
--- Lock order: the task row, then the attempt row.
+-- Lock order: the task row, then the attempt row. A task row another transaction
+-- holds (a client's cancel or emit_event left open) is waited for 500 ms at most
+-- (lock_timeout), then 55P03: nothing changed, the attempt still holds its task,
+-- and the worker sends the same call again later; its other reports go on.
 
 begin;
 set local role conductor_owner;
-
--- retryable is new: v0.1.0's five-parameter fail goes, or a call naming those
--- five would match both.
-drop function conductor.fail(bigint, text, timestamptz, text, boolean);
 
 create or replace function conductor.fail(
   attempt_id   bigint,
@@ -40,6 +40,7 @@ create or replace function conductor.fail(
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp
+  set lock_timeout = '500ms'
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -99,7 +100,11 @@ none remain or when retryable is false (a result that could not be stored: a new
 would redo the handler's effects), 'dead' at once when unknown_kind (the worker has no
 handler for the task's kind). retry_at: NULL, or a finite time from 0001-01-02 to
 9999-12-30 UTC (one in the past means now). Raises QC106 for any other retry_at,
-QC201 lease lost, QC202 cancelled, QC203 no such attempt; then nothing changes.$$;
+QC201 lease lost, QC202 cancelled, QC203 no such attempt; then nothing changes.
+Waits at most 500 ms for the task's row when another transaction holds it (a client's
+cancel or emit_event left open), then raises 55P03 (lock_not_available): nothing changed,
+the attempt still holds its task; send the same call again later. Raises QC208 when
+another login registered the attempt's worker (an admin may fail any).$$;
 
 revoke execute on function conductor.fail(bigint, text, timestamptz, text, boolean, boolean) from public;
 grant execute on function conductor.fail(bigint, text, timestamptz, text, boolean, boolean) to conductor_worker, conductor_admin;

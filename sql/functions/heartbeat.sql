@@ -133,6 +133,8 @@ begin
       using errcode = 'QC106',
             hint = 'A long task keeps its lease by heartbeating; the lease is how long a lost worker''s task waits to be taken back.';
   end if;
+  -- another login's worker id keeps none of its leases alive (a dead worker's would never be reaped)
+  perform conductor._check_worker_owner(heartbeat.worker_id);
 
   with given as materialized (
     -- attempts by primary key first, then their tasks by primary key (status::text
@@ -192,8 +194,8 @@ begin
                     for no key update skip locked);
   if not found and not exists (select from conductor.workers x where x.id = heartbeat.worker_id) then
     -- reap() forgot a worker that went quiet for long: it is back, so it shows again
-    insert into conductor.workers as w (id, started_at, last_seen_at)
-    values (heartbeat.worker_id, v_now, v_now)
+    insert into conductor.workers as w (id, started_at, last_seen_at, owner)
+    values (heartbeat.worker_id, v_now, v_now, conductor._caller())
     on conflict on constraint workers_pkey do nothing;
   end if;
 end
@@ -226,7 +228,9 @@ every lease was extended (some only to their deadline) or skipped so. A worker t
 forgot after a long silence is recorded again (without its details until it registers).
 Raises QC106 for a missing worker_id or a lease not positive or over max_lease (the message
 names it); 55P03 if any other lock is not granted within 5 s. Any number of callers at
-once.$$;
+once.
+Raises QC208 when another login registered worker_id (its leases are not extended; an
+admin may heartbeat any); the bare row it writes for an unregistered id is the caller's.$$;
 
 revoke execute on function conductor.heartbeat(text, bigint[], interval) from public;
 grant execute on function conductor.heartbeat(text, bigint[], interval) to conductor_worker, conductor_admin;

@@ -18,6 +18,8 @@
 --   conductor._caller_is_admin()    whether that role is a member of conductor_admin
 --   conductor._check_owner(what, name, owner) raises QC208 unless the caller may
 --                                   change a row another login declared
+--   conductor._check_worker_owner(worker_id)   ... act as that worker
+--   conductor._check_attempt_owners(attempt_ids) ... report on those attempts
 --   conductor._backoff(...)         the delay before retry number n; never raises
 --   conductor._refuse(attempt_id)   raises why an attempt no longer holds its task
 --   conductor._held_task(attempt_id) the task an attempt holds, locked; else _refuse;
@@ -244,6 +246,54 @@ kind what (a kind, a rate limit, a worker, a schedule, ...) that owner declared:
 NULL (a row from before v0.3.0: the caller claims it), the caller, or the caller is a member
 of conductor_admin. Raises QC208 naming what, name and owner otherwise. Locks nothing.$$;
 
+-- A worker id is its registration's login's (conductor.workers.owner): the calls a worker
+-- makes under its id (heartbeat, sleep, wake) and about its attempts (complete, fail,
+-- ...; attempt ids are readable by every role) ask the caller to be that login.
+create or replace function conductor._check_worker_owner(worker_id text) returns void
+  language plpgsql stable
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_owner text;
+begin
+  select w.owner into v_owner from conductor.workers w where w.id = _check_worker_owner.worker_id;
+  perform conductor._check_owner('worker', _check_worker_owner.worker_id, v_owner);
+end
+$$;
+
+comment on function conductor._check_worker_owner(text) is
+$$Returns nothing when the caller may act as worker worker_id: no workers row, or its owner
+passes conductor._check_owner (the caller, NULL, or the caller is an admin); raises QC208
+naming the worker and its login otherwise. Reads the worker's row; locks nothing. Called by
+heartbeat, sleep and wake.$$;
+
+create or replace function conductor._check_attempt_owners(attempt_ids bigint[]) returns void
+  language plpgsql stable
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_worker text;
+  v_owner text;
+begin
+  select a.worker_id, w.owner into v_worker, v_owner
+    from conductor.attempts a
+    join conductor.workers w on w.id = a.worker_id
+   where a.id = any (_check_attempt_owners.attempt_ids)
+     and w.owner is distinct from conductor._caller()
+     and w.owner is not null
+   limit 1;
+  if found then
+    perform conductor._check_owner('worker', v_worker, v_owner);
+  end if;
+end
+$$;
+
+comment on function conductor._check_attempt_owners(bigint[]) is
+$$Returns nothing when the caller may report on every attempt of attempt_ids: each one's
+worker has no workers row, or one whose owner passes conductor._check_owner; raises QC208
+naming the first other login's worker otherwise (an admin may report on any). Reads the
+attempts and their workers' rows; locks nothing. Called by complete and complete_many.$$;
+
 -- Delay before the retry that follows failed attempt number n: base * factor^(n-1),
 -- at most max, less a jitter of up to 20 % derived from the task id and n. The
 -- jitter is deterministic so a test can predict it, and differs between tasks so
@@ -335,7 +385,6 @@ create or replace function conductor._held_task(attempt_id bigint) returns condu
 as $$
 declare
   v_task conductor.tasks;
-  v_owner text;
 begin
   select t.* into v_task
     from conductor.attempts a
@@ -347,8 +396,7 @@ begin
   end if;
   -- attempt ids are readable by every role: only the login of the worker that holds the
   -- attempt (its registration's owner) may act on it
-  select w.owner into v_owner from conductor.workers w where w.id = v_task.claimed_by;
-  perform conductor._check_owner('worker', v_task.claimed_by, v_owner);
+  perform conductor._check_worker_owner(v_task.claimed_by);
   return v_task;
 end
 $$;
@@ -369,6 +417,8 @@ revoke execute on function conductor._check_time(timestamptz, text, text) from p
 revoke execute on function conductor._caller() from public;
 revoke execute on function conductor._caller_is_admin() from public;
 revoke execute on function conductor._check_owner(text, text, text) from public;
+revoke execute on function conductor._check_worker_owner(text) from public;
+revoke execute on function conductor._check_attempt_owners(bigint[]) from public;
 revoke execute on function conductor._refuse(bigint) from public;
 revoke execute on function conductor._max_payload_bytes() from public;
 revoke execute on function conductor.now() from public;

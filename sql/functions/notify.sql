@@ -239,9 +239,10 @@ begin
     raise exception 'sleep needs a worker_id' using errcode = 'QC106';
   end if;
   perform conductor._check_scope(sleep.queues, null);
+  perform conductor._check_worker_owner(sleep.worker_id);
   -- a worker that never registered (or that reap forgot) gets a bare row, as heartbeat does
-  insert into conductor.workers as w (id, started_at, last_seen_at)
-  values (sleep.worker_id, v_now, v_now)
+  insert into conductor.workers as w (id, started_at, last_seen_at, owner)
+  values (sleep.worker_id, v_now, v_now, conductor._caller())
   on conflict on constraint workers_pkey do nothing;
   delete from conductor.sleepers s
    where s.worker_id = sleep.worker_id and s.queue <> all (v_marks);
@@ -269,19 +270,25 @@ queue's key, which any login can): wait on the LISTEN connection a little, 5 ms 
 about 1 s while it repeats, then sleep and claim again. Never waits for a lock: it only
 tries the keys, exclusively, held to its commit. Creates a bare workers row for an
 unregistered worker_id. Raises QC104 for an empty queues list or one holding NULL, QC106
-for a missing worker_id.$$;
+for a missing worker_id.
+Raises QC208 when another login registered worker_id (an admin may); the bare row it writes
+for an unregistered id is the caller's.$$;
 
 create or replace function conductor.wake(worker_id text) returns void
-  language sql volatile
+  language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
-  delete from conductor.sleepers s where s.worker_id = wake.worker_id
+begin
+  perform conductor._check_worker_owner(wake.worker_id);
+  delete from conductor.sleepers s where s.worker_id = wake.worker_id;
+end
 $$;
 
 comment on function conductor.wake(text) is
 $$The worker is busy again (a claim came back full) or stopping: enqueues stop notifying on
-its account. Idempotent; deregister_worker and reap's forgetting of the worker do the same.$$;
+its account. Idempotent; deregister_worker and reap's forgetting of the worker do the same.
+Raises QC208 when another login registered worker_id (an admin may wake any).$$;
 
 create or replace function conductor.watch(task_id bigint)
   returns table (

@@ -34,6 +34,8 @@
 begin;
 set local role conductor_owner;
 
+drop function conductor._check_attempt_owners(bigint[]);
+drop function conductor._check_worker_owner(text);
 drop function conductor._check_owner(text, text, text);
 -- v0.2.0's _echo, below, no longer calls it (a SQL function's body records no dependency)
 drop function conductor._hidden_char_class();

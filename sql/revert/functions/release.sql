@@ -1,16 +1,19 @@
--- Revert conductor:functions/release from pg: back to its v0.1.0 body
---
--- The v0.1.0 deploy script (functions/release@v0.1.0.sql), with create or replace, and
--- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
--- bodies does not reopen the pg_temp escalation (issue 14).
+-- Revert conductor:functions/release from pg: back to its v0.2.0 bodies
 --
 -- conductor.release(attempt_id): a worker shutting down hands a held task back
 -- at once. The task is queued again with its due time and place unchanged; the
 -- attempt counts neither against max_attempts nor as a recovery.
 --
+-- The queue is notified (channel 'conductor', conductor._notify_queue) every
+-- time. release keeps run_at, which claim took when it was due, so the task is
+-- due again at once; were it ever due later (a clock set back), the
+-- notification would still be right: a worker sleeping until the earliest due
+-- task of its queues (conductor.next_due) recomputes its wake-up.
+--
 -- Lock order: the task row, then the attempt row.
 
 begin;
+set local role conductor_owner;
 
 create or replace function conductor.release(attempt_id bigint) returns void
   language plpgsql volatile
@@ -21,7 +24,6 @@ declare
   v_now timestamptz := conductor.now();
   v_task_id bigint;
   v_queue text;
-  v_run_at timestamptz;
 begin
   update conductor.tasks t
      set status = 'queued',
@@ -32,7 +34,7 @@ begin
      and t.id = a.task_id
      and t.attempt_id = a.id
      and t.status::text = 'running'  -- off tasks_running: see conductor._complete
-  returning t.id, t.queue, t.run_at into v_task_id, v_queue, v_run_at;
+  returning t.id, t.queue into v_task_id, v_queue;
   if not found then
     perform conductor._refuse(release.attempt_id);
   end if;
@@ -41,9 +43,7 @@ begin
      set outcome = 'released', finished_at = v_now
    where a.id = release.attempt_id;
 
-  if v_run_at <= v_now then
-    perform conductor._notify_queue(v_queue);
-  end if;
+  perform conductor._notify_queue(v_queue);  -- due now, or later: see the map
 end
 $$;
 

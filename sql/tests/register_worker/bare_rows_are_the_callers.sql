@@ -21,7 +21,6 @@ select conductor.sleep('bare-sl', array['bare']) as slept \gset
 select conductor.sleep('bare-sl2', array['bare']) as slept \gset
 reset role;
 
-select todo_start('heartbeat and sleep record the login in the bare rows they write (requests/h4.md)');
 select results_eq($$select id, owner from conductor.workers where id like 'bare-%' order by id$$,
   $$values ('bare-hb'::text, 't_billing'::text), ('bare-sl', 't_billing'), ('bare-sl2', 't_billing')$$,
   'The bare rows of heartbeat and sleep record the login that wrote them.');
@@ -33,7 +32,6 @@ select throws_ok($$select conductor.deregister_worker('bare-sl2')$$, 'QC208', NU
 select throws_ok(format($$select conductor.save_log(%s, '[{"message": "forged"}]')$$, :att), 'QC208', NULL,
   'Nor write into the attempts of a worker whose heartbeat wrote its row.');
 reset role;
-select todo_end();
 
 set local role t_billing;
 select lives_ok(format($$select conductor.save_log(%s, '[{"message": "mine"}]')$$, :att),

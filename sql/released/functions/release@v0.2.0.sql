@@ -1,0 +1,58 @@
+-- Deploy conductor:functions/release to pg
+--
+-- conductor.release(attempt_id): a worker shutting down hands a held task back
+-- at once. The task is queued again with its due time and place unchanged; the
+-- attempt counts neither against max_attempts nor as a recovery.
+--
+-- The queue is notified (channel 'conductor', conductor._notify_queue) every
+-- time. release keeps run_at, which claim took when it was due, so the task is
+-- due again at once; were it ever due later (a clock set back), the
+-- notification would still be right: a worker sleeping until the earliest due
+-- task of its queues (conductor.next_due) recomputes its wake-up.
+--
+-- Lock order: the task row, then the attempt row.
+
+begin;
+set local role conductor_owner;
+
+create or replace function conductor.release(attempt_id bigint) returns void
+  language plpgsql volatile
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_task_id bigint;
+  v_queue text;
+begin
+  update conductor.tasks t
+     set status = 'queued',
+         attempt = t.attempt - 1,
+         lease_expires_at = null
+    from conductor.attempts a
+   where a.id = release.attempt_id
+     and t.id = a.task_id
+     and t.attempt_id = a.id
+     and t.status::text = 'running'  -- off tasks_running: see conductor._complete
+  returning t.id, t.queue into v_task_id, v_queue;
+  if not found then
+    perform conductor._refuse(release.attempt_id);
+  end if;
+
+  update conductor.attempts a
+     set outcome = 'released', finished_at = v_now
+   where a.id = release.attempt_id;
+
+  perform conductor._notify_queue(v_queue);  -- due now, or later: see the map
+end
+$$;
+
+comment on function conductor.release(bigint) is
+$$Hands the task held by attempt_id back to its queue at once, counting neither an
+attempt nor a recovery (a clean shutdown). Raises QC201 lease lost, QC202 cancelled,
+QC203 no such attempt; then nothing changes.$$;
+
+revoke execute on function conductor.release(bigint) from public;
+grant execute on function conductor.release(bigint) to conductor_worker, conductor_admin;
+
+commit;
