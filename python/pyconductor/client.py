@@ -39,7 +39,7 @@ from pyconductor.bus import Subscription
 from pyconductor.calls import AttemptInfo, Call, TaskInfo
 from pyconductor.errors import InvalidArgument, mapped_errors
 from pyconductor.link import DirectConnectionNeeded, connect_options, pooler_mode
-from pyconductor.registry import Registry, Task
+from pyconductor.registry import Registry, Task, default_kind
 from pyconductor.scheduler import ScheduleSpec
 from pyconductor.singleton import SingletonRunner
 from pyconductor.wire import dumps_json, load_infinite_times
@@ -133,7 +133,7 @@ class Conductor:
 
     def task(self, kind: str | None = None, **defaults: Any) -> Callable[[Callable[..., Any]], Task]:
         """Register the decorated function as the handler of ``kind`` (default: the
-        function's ``module.qualname``). ``defaults`` are the kind's options
+        function's ``module.qualname``, angle brackets left out: registry.default_kind). ``defaults`` are the kind's options
         (registry.KIND_OPTIONS: queue, priority, concurrency_key, max_attempts,
         max_recoveries, backoff_base, backoff_factor, backoff_max, timeout):
         applied whenever this kind is enqueued through this app, and written to
@@ -149,7 +149,7 @@ class Conductor:
         task's result."""
 
         def deco(fn: Callable[..., Any]) -> Task:
-            name = kind or f"{fn.__module__}.{fn.__qualname__}"
+            name = kind or default_kind(fn)
             return self.registry.add(Task(self, name, fn, defaults))
 
         return deco
@@ -176,7 +176,7 @@ class Conductor:
         ``app.schedule("0 3 * * *", "nightly_report")`` declares it for a kind
         registered elsewhere; as a decorator, ``@app.schedule("*/5 * * * *",
         tz="Europe/Berlin")`` also registers the function as the handler of the
-        kind (default: the function's ``module.qualname``). ``name`` defaults to
+        kind (default: the function's ``module.qualname``, angle brackets left out: registry.default_kind). ``name`` defaults to
         the kind. ``options``: queue, priority, max_attempts, dedupe_key,
         concurrency_key, catch_up ('once' or 'all'), catch_up_limit; queue,
         priority, max_attempts and concurrency_key default to the kind's
@@ -201,7 +201,7 @@ class Conductor:
             if isinstance(fn, Task):
                 task = fn
             else:
-                k = kind or f"{fn.__module__}.{fn.__qualname__}"
+                k = kind or default_kind(fn)
                 task = self.registry.get(k) or self.registry.add(Task(self, k, fn, {}))
             if kind is None:
                 declare(task.kind)

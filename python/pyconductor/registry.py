@@ -79,6 +79,14 @@ def _check_options(kind: str, options: dict[str, Any]) -> None:
             raise ValueError(f"timeout of {kind!r} must be more than 0 seconds, got {timeout!r}")
 
 
+def default_kind(fn: Callable[..., Any]) -> str:
+    """The kind of a handler registered without one: its ``module.qualname``,
+    without the angle brackets of ``<locals>`` and ``<lambda>`` (a kind may
+    not hold markup characters: conductor._spec_problem), so a function defined
+    inside another is ``module.outer.locals.inner``."""
+    return f"{fn.__module__}.{fn.__qualname__}".replace("<", "").replace(">", "")
+
+
 def takes_context(fn: Callable[..., Any]) -> bool:
     """Whether ``fn`` is called as ``fn(payload, ctx)`` rather than ``fn(payload)``:
     it takes two (or more) positional parameters, or ``*args``."""

@@ -336,6 +336,8 @@ class Worker:
         else:
             self._check_database()
         self._declare()
+        if not_yet is None:
+            self._register()
         self._started = True
         if self.run_scheduler:
             self._scheduler = Scheduler(self.dsn, tick_interval=self.tick_interval, pooler=self.pooler).start()
@@ -397,6 +399,16 @@ class Worker:
                                        extra=self._log_extra())  # fmt: skip
         if self.run_scheduler and self.app.registry.schedules:
             Scheduler(self.dsn, pooler=self.pooler).sync_schedules(self.app.registry.schedules)
+
+    def _register(self) -> None:
+        """Register the worker once its declarations are written (a registered
+        worker's kinds are configured), refusing a worker id another login
+        registered (NotOwner, QC208): the database would refuse every heartbeat
+        and report under it. The producer registers again as it starts (and
+        when the database was unreachable here)."""
+        with mapped_errors(), psycopg.connect(self.dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
+                                              **connect_options(self.dsn, self.pooler)) as conn:  # fmt: skip
+            conn.execute(queries.REGISTER_WORKER, self.producer.registration)
 
     def stop(self, grace: float | timedelta | None = None) -> None:
         """Stop claiming at once; wait for running tasks up to ``grace`` seconds
