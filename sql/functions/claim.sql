@@ -12,6 +12,7 @@
 --                                           (QC104) and kinds (QC101) lists,
 --                                           shared with register_worker, next_due
 --   conductor._claim_keys, _pick_queue, _lease   claim's private steps (below)
+--   conductor._concurrency_slot(key)        the slot row a concurrency key locks
 --   conductor._claim_controls, _claim_tokens    paused queues and rate limits (below)
 --   conductor._tokens(...)                  the one rule of a token bucket's refill,
 --                                           shared with next_due and set_rate_limit
@@ -63,17 +64,27 @@
 -- scan position (below): a task trimmed away must stay first in line.
 --
 -- Concurrency keys (at most one running task per key; the others stay queued
--- in order and block nothing else): a first statement takes a transaction
--- advisory lock, without waiting, on each key it may claim; a second
--- statement, whose snapshot is newer than those locks, claims only tasks of
--- keys it locked and that have no running task, one per key. A claimer that
--- made a key's task running committed before releasing the key's lock, so the
--- next holder of the lock sees it running. This needs READ COMMITTED (a
--- snapshot per statement), which claim checks when keys are involved.
---   Lock order: key advisory locks (tried, never waited for), then task rows
---   (SKIP LOCKED, never waited for), then rate limit buckets (FOR UPDATE, in
---   (scope, name) order: the only wait, and every claimer takes them in the
---   same order after everything else, so claimers cannot deadlock).
+-- in order and block nothing else): a first statement locks, without waiting
+-- (FOR UPDATE SKIP LOCKED), the row of conductor.concurrency_slots of each key
+-- it may claim (schema/coordination: 65536 fixed rows, slot
+-- hashtextextended(key, 0) & 65535, read-only to every role, so only another claim
+-- can hold one, and no enqueue touches them); a second statement, whose
+-- snapshot is newer than those locks, claims only tasks of keys whose slot it
+-- locked and that have no running task, one per key. A claimer that made a
+-- key's task running committed before releasing the slot, so the next holder
+-- of the slot sees it running. Two keys that share a slot only make a claim
+-- pass over the second key's tasks while another claim holds the slot
+-- uncommitted. (v0.2.0 took pg_try_advisory_xact_lock on
+-- hashtextextended('conductor:concurrency:' || key, 0): any login, with no
+-- grant, could hold that key and make the key's tasks unclaimable for ever.)
+-- This needs READ COMMITTED (a snapshot per statement), which claim checks
+-- when keys are involved.
+--   Lock order: concurrency slot rows (SKIP LOCKED, never waited for), then
+--   task rows (SKIP LOCKED, never waited for), then rate limit buckets (FOR
+--   UPDATE, in (scope, name) order: the only wait, and every claimer takes
+--   them in the same order after everything else, so claimers cannot
+--   deadlock). Nothing a client or a session outside the engine holds is
+--   waited for.
 --
 -- Index use: one queue -> tasks_ready_by_queue (equality, then the claim
 -- order); several or all queues -> tasks_ready (the claim order) with a filter.
@@ -265,9 +276,25 @@ Planned once per connection.$$;
 
 revoke execute on function conductor._claim_remember(text, bigint, text, bigint[], double precision) from public;
 
+-- The row of conductor.concurrency_slots (schema/coordination) that stands for
+-- a concurrency key: one of 65536 fixed rows, so a claim never inserts one.
+create or replace function conductor._concurrency_slot(key text) returns integer
+  language sql immutable parallel safe
+  set search_path = pg_catalog, pg_temp
+as $$
+  select (pg_catalog.hashtextextended(_concurrency_slot.key, 0) & 65535)::integer
+$$;
+
+comment on function conductor._concurrency_slot(text) is
+$$The row of conductor.concurrency_slots that claim locks for concurrency key key:
+hashtextextended(key, 0) & 65535.$$;
+
+revoke execute on function conductor._concurrency_slot(text) from public;
+
 -- The keys a claim may use: those of the first ready keyed tasks whose key has
--- no running task, each locked for the transaction (without waiting: a key
--- another claimer holds is skipped). NULL when there are none, the common case.
+-- no running task, whose slot row this transaction could lock (without waiting:
+-- a slot another claimer holds is skipped, and with it its keys). NULL when
+-- there are none, the common case.
 create or replace function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz,
                                                  kinds text[] default null, not_queues text[] default null,
                                                  not_kinds text[] default null)
@@ -282,8 +309,9 @@ create or replace function conductor._claim_keys(queues text[], max_tasks intege
 as $$
 begin
   return (
-  select pg_catalog.array_agg(distinct k.concurrency_key)
-    from (
+  with k as materialized (
+    select distinct k.concurrency_key as key, conductor._concurrency_slot(k.concurrency_key) as slot
+      from (
       select t.concurrency_key from conductor.tasks t
        where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
          and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
@@ -294,17 +322,23 @@ begin
                           where r.concurrency_key = t.concurrency_key and r.status = 'running')
        order by t.priority desc, t.run_at, t.id
        limit _claim_keys.max_tasks
-    ) k
-   where pg_catalog.pg_try_advisory_xact_lock(
-           pg_catalog.hashtextextended('conductor:concurrency:' || k.concurrency_key, 0)));
+      ) k
+  ), locked as materialized (
+    select c.slot from conductor.concurrency_slots c
+     where c.slot = any (array(select k.slot from k))
+       for update skip locked
+  )
+  select pg_catalog.array_agg(k.key) from k where k.slot in (select locked.slot from locked));
 end
 $$;
 
 comment on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) is
 $$claim's key probe: the concurrency keys of the first max_tasks ready keyed tasks of queues
-and kinds (NULL: every one), none of not_queues and not_kinds, whose key has no running task, each locked with
-pg_try_advisory_xact_lock (a key held by another claimer is left out). NULL when there are
-none. Planned once per connection (index probes only).$$;
+and kinds (NULL: every one), none of not_queues and not_kinds, whose key has no running
+task and whose row of conductor.concurrency_slots (conductor._concurrency_slot) this
+transaction locked, FOR UPDATE SKIP LOCKED (a key whose slot another claimer holds is left
+out; no session outside the engine can lock a slot). NULL when there are none. Planned once
+per connection (index probes only).$$;
 
 revoke execute on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) from public;
 
