@@ -214,7 +214,7 @@ def test_health_is_503_while_no_scheduler_runs_and_a_schedule_is_overdue(db_conn
     assert body["roles"] == ["worker"] and body["leader_locks"] == []
     assert body["schedules"]["scheduler_leader"] is False
     assert [row["name"] for row in body["schedules"]["overdue"]] == ["nightly"]
-    assert any("no process holds the scheduler lock" in p for p in body["problems"]), body["problems"]
+    assert any("no process holds the scheduler lease" in p for p in body["problems"]), body["problems"]
     assert any("schedule nightly is overdue by" in p for p in body["problems"]), body["problems"]
     metrics = get(worker.endpoints + "/metrics")[1]
     assert metric(metrics, "conductor_schedules_overdue") == 1.0
