@@ -338,7 +338,7 @@ class WorkerMetrics:
         yield GaugeMetricFamily("conductor_worker_concurrency", "Handler slots.", value=w.concurrency)
         yield GaugeMetricFamily("conductor_worker_stuck", "Handler threads past their time limit or cancel grace "
                                 "(their slots are free; a thread cannot be killed).", value=w.stuck)  # fmt: skip
-        leader = GaugeMetricFamily("conductor_worker_leader", "1 while this worker holds the leader lock.",
+        leader = GaugeMetricFamily("conductor_worker_leader", "1 while this worker holds the leader lease.",
                                    labels=["lock"])  # fmt: skip
         for name, held in w.leader_locks.items():
             leader.add_metric([name], 1 if held else 0)

@@ -295,7 +295,7 @@ class Worker:
 
     @property
     def leader_locks(self) -> dict[str, bool]:
-        """The leader locks this worker contends for, and whether it holds each now."""
+        """The leader leases this worker contends for, and whether it holds each now."""
         scheduler = self._scheduler
         return {"scheduler": scheduler.is_leader} if scheduler is not None and scheduler.use_leader_lock else {}
 
