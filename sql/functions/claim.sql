@@ -65,10 +65,12 @@
 --
 -- Concurrency keys (at most one running task per key; the others stay queued
 -- in order and block nothing else): a first statement locks, without waiting
--- (FOR UPDATE SKIP LOCKED), the row of conductor.concurrency_slots of each key
--- it may claim (schema/coordination: 65536 fixed rows, slot
--- hashtextextended(key, 0) & 65535, read-only to every role, so only another claim
--- can hold one, and no enqueue touches them); a second statement, whose
+-- (FOR UPDATE SKIP LOCKED, in claim order, at most max_tasks, passing over a
+-- slot another claim holds to the next candidate key), the row of
+-- conductor.concurrency_slots of each key it may claim (schema/coordination:
+-- 65536 fixed rows, slot hashtextextended(key, 0) & 65535, read-only to every
+-- role, so only another claim can hold one, and no enqueue touches them); a
+-- second statement, whose
 -- snapshot is newer than those locks, claims only tasks of keys whose slot it
 -- locked and that have no running task, one per key. A claimer that made a
 -- key's task running committed before releasing the slot, so the next holder
@@ -291,10 +293,21 @@ hashtextextended(key, 0) & 65535.$$;
 
 revoke execute on function conductor._concurrency_slot(text) from public;
 
--- The keys a claim may use: those of the first ready keyed tasks whose key has
--- no running task, whose slot row this transaction could lock (without waiting:
--- a slot another claimer holds is skipped, and with it its keys). NULL when
--- there are none, the common case.
+-- The keys a claim may use: among the first 2 * max_tasks + 16 ready keyed
+-- tasks, in claim order, those whose key has no running task; the slot rows of
+-- their keys are locked in that order without waiting, at most max_tasks of
+-- them (a slot another claimer holds is skipped, and with it its keys, and the
+-- next candidate's is tried: two claimers of the same queue get different keys
+-- rather than the second none). NULL when there are none, the common case.
+--
+-- Planned once per connection, as a generic plan: the candidates come from
+-- tasks_ready_keyed in its order, stopping at the limit (bitmap scans off), and
+-- the running-task check is a probe of tasks_running_keyed per candidate (a
+-- subquery kept apart by offset 0: as an anti-join, the plan made while few
+-- tasks ran read every running keyed task for each candidate). v0.2.0's probe
+-- had neither: with 100,000 ready keyed tasks and 100 running, a claim of 50
+-- spent 2 s in it, its bitmap scan sorting every ready keyed task and its
+-- anti-join reading every running one per candidate (bench/keys.sh).
 create or replace function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz,
                                                  kinds text[] default null, not_queues text[] default null,
                                                  not_kinds text[] default null)
@@ -306,39 +319,43 @@ create or replace function conductor._claim_keys(queues text[], max_tasks intege
   set jit = off
   set enable_hashjoin = off
   set enable_mergejoin = off
+  set enable_bitmapscan = off
 as $$
 begin
   return (
-  with k as materialized (
-    select distinct k.concurrency_key as key, conductor._concurrency_slot(k.concurrency_key) as slot
-      from (
-      select t.concurrency_key from conductor.tasks t
-       where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
-         and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
-         and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
-         and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
-         and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
-         and not exists (select from conductor.tasks r
-                          where r.concurrency_key = t.concurrency_key and r.status = 'running')
-       order by t.priority desc, t.run_at, t.id
-       limit _claim_keys.max_tasks
-      ) k
+  with c as materialized (
+    select t.concurrency_key as key, conductor._concurrency_slot(t.concurrency_key) as slot,
+           pg_catalog.row_number() over (order by t.priority desc, t.run_at, t.id) as n
+      from conductor.tasks t
+     where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
+       and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
+       and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
+       and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
+       and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
+       -- offset 0: a probe of the key per candidate, never an anti-join that reads them all
+       and not exists (select from conductor.tasks r
+                        where r.concurrency_key = t.concurrency_key and r.status = 'running' offset 0)
+     order by t.priority desc, t.run_at, t.id
+     limit 2 * _claim_keys.max_tasks + 16
   ), locked as materialized (
-    select c.slot from conductor.concurrency_slots c
-     where c.slot = any (array(select k.slot from k))
-       for update skip locked
+    select s.slot from conductor.concurrency_slots s
+      join (select c.slot, pg_catalog.min(c.n) as n from c group by c.slot) o on o.slot = s.slot
+     order by o.n
+     limit _claim_keys.max_tasks
+       for update of s skip locked
   )
-  select pg_catalog.array_agg(k.key) from k where k.slot in (select locked.slot from locked));
+  select pg_catalog.array_agg(distinct c.key) from c where c.slot in (select locked.slot from locked));
 end
 $$;
 
 comment on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) is
-$$claim's key probe: the concurrency keys of the first max_tasks ready keyed tasks of queues
-and kinds (NULL: every one), none of not_queues and not_kinds, whose key has no running
-task and whose row of conductor.concurrency_slots (conductor._concurrency_slot) this
-transaction locked, FOR UPDATE SKIP LOCKED (a key whose slot another claimer holds is left
-out; no session outside the engine can lock a slot). NULL when there are none. Planned once
-per connection (index probes only).$$;
+$$claim's key probe: among the first 2 * max_tasks + 16 ready keyed tasks of queues and kinds
+(NULL: every one), none of not_queues and not_kinds, in claim order, those whose key has no
+running task; locks the rows of conductor.concurrency_slots (conductor._concurrency_slot) of
+their keys in that order, FOR UPDATE SKIP LOCKED, at most max_tasks (a slot another claimer
+holds is passed over for the next; no session outside the engine can lock a slot), and
+returns the keys whose slot it locked. NULL when there are none. Planned once per connection
+(index probes only).$$;
 
 revoke execute on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) from public;
 
@@ -711,6 +728,7 @@ create or replace function conductor.claim(
   security definer
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_custom_plan
+  set jit = off
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -887,9 +905,10 @@ begin
                        and (v_not_kinds is null or t.kind <> all (v_not_kinds))
                        and (t.concurrency_key is null
                             or (t.concurrency_key = any (v_keys)
+                                -- offset 0: probed for the few tasks of v_keys, not a hash of every running task
                                 and not exists (select from conductor.tasks r
                                                  where r.concurrency_key = t.concurrency_key
-                                                   and r.status = 'running')))
+                                                   and r.status = 'running' offset 0)))
                      order by t.priority desc, t.run_at, t.id
                      limit v_max
                        for update skip locked) p) p
