@@ -8,10 +8,10 @@
 -- A leader holds a lease: a row of conductor.leader_leases (schema/coordination,
 -- read-only to every role), taken when the name is free or its lease expired,
 -- renewed by its holder well inside the lease, taken over by anyone once it
--- expires (on conductor.now(), so tests move the fake clock), deleted on a
--- clean stop (the row stays, expired). A holder is a string the process chose (the same at every
--- renewal) together with the login that took it: another login cannot renew
--- or release a lease before it expires. Every call is one short statement, so
+-- expires (on conductor.now(), so tests move the fake clock), expired at once
+-- on a clean stop (the row stays). A holder is a string the process chose
+-- (the same at every renewal) together with the login that took it: another
+-- login cannot renew or release a lease before it expires. Every call is one short statement, so
 -- leases work through a transaction-mode pooler, and no session outside the
 -- engine can hold or block one (v0.2.0's session advisory locks could be taken
 -- by any login: select pg_advisory_lock(conductor.lead_key('scheduler'))
@@ -43,6 +43,11 @@
 --       shared by enqueueing transactions, tried exclusively by sleep()) and the key
 --       spaces v0.2.0 used and this release retired (leaders, concurrency keys,
 --       events, exclusive()). /health and pyconductor status show them.
+--   conductor._advisory_holders(keys, spaces, labels)  its read of pg_locks
+--   Engine code takes advisory locks only at transaction level, so a holder in
+--   no transaction (its backend holds no virtualxid lock) is not the engine; a
+--   holder inside a transaction is named when it keeps an enqueue key
+--   exclusively, or a retired key at all, in that same transaction for hold.
 --
 -- Lock order: try_lead locks its lease row FOR UPDATE SKIP LOCKED (a row another
 -- try_lead or release_lead holds this instant answers false rather than waiting);
