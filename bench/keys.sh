@@ -22,6 +22,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PY=.venv/bin/python
+# this tree's pyconductor, so `migrate` deploys this tree's plan (a worktree's .venv may be another's)
+export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 TAG=${BENCH_TAG:-@v0.2.0}
 DURATION=${BENCH_DURATION:-10}
 ROUNDS=${BENCH_ROUNDS:-2}

@@ -11,7 +11,7 @@
 --   conductor._check_scope(queues, kinds)   the one rule for a worker's queues
 --                                           (QC104) and kinds (QC101) lists,
 --                                           shared with register_worker, next_due
---   conductor._claim_keys, _pick_queue, _lease   claim's private steps (below)
+--   conductor._claim_keys, _pick_queue, _pick_keyed, _lease   claim's private steps (below)
 --   conductor._concurrency_slot(key)        the slot row a concurrency key locks
 --   conductor._claim_controls, _claim_tokens    paused queues and rate limits (below)
 --   conductor._tokens(...)                  the one rule of a token bucket's refill,
@@ -455,6 +455,69 @@ tasks_ready_by_queue bounded by the stage.$$;
 
 revoke execute on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[]) from public;
 
+-- The pick with concurrency keys (see the map): up to max_tasks ready tasks in
+-- claim order that are unkeyed or of keys (the ones the probe locked), whose key
+-- has no running task, locked, one per key. Planned per call (which ready index
+-- serves depends on the queues, as for the pick from several queues), but
+-- sequential and bitmap scans and sorts are off, so the plan reads a ready index
+-- in claim order and stops at the limit: the tasks of keys are at the head of
+-- the keyed ones, where the probe found them. The planner, estimating a handful
+-- of rows for keys, read the whole queue instead (a bitmap or sequential scan
+-- and a sort: 75 ms for 50 tasks with 200,000 keyed tasks ready, bench/keys.sh).
+create or replace function conductor._pick_keyed(
+  queues        text[],
+  kinds         text[],
+  not_queues    text[],
+  not_kinds     text[],
+  keys          text[],
+  max_tasks     integer,
+  claimed_at    timestamptz,
+  out ids       bigint[],
+  out seen_ids  bigint[])
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_custom_plan
+  set enable_seqscan = off
+  set enable_bitmapscan = off
+  set enable_sort = off
+  set jit = off
+as $$
+begin
+  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+    into _pick_keyed.ids, _pick_keyed.seen_ids
+    from (select p.id, p.started_at,
+                 pg_catalog.row_number() over (partition by p.concurrency_key
+                                               order by p.priority desc, p.run_at, p.id) as n,
+                 p.concurrency_key
+            from (select t.id, t.started_at, t.concurrency_key, t.priority, t.run_at
+                    from conductor.tasks t
+                   where t.status = 'queued' and t.run_at <= _pick_keyed.claimed_at
+                     and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
+                     and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
+                     and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
+                     and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+                     and (t.concurrency_key is null
+                          or (t.concurrency_key = any (_pick_keyed.keys)
+                              -- offset 0: probed for the few tasks of keys, not a hash of every running task
+                              and not exists (select from conductor.tasks r
+                                               where r.concurrency_key = t.concurrency_key
+                                                 and r.status = 'running' offset 0)))
+                   order by t.priority desc, t.run_at, t.id
+                   limit _pick_keyed.max_tasks
+                     for update skip locked) p) p
+   where p.concurrency_key is null or p.n = 1;  -- one task per key
+end
+$$;
+
+comment on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) is
+$$claim's pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at of
+queues and kinds (NULL: every one), none of not_queues and not_kinds, in claim order, that
+are unkeyed or of keys with no running task, FOR UPDATE SKIP LOCKED, and returns the ids of
+the unkeyed ones and of the first of each key, in claim order, and of those the ones claimed
+before (seen_ids). Planned per call, on a ready index in claim order.$$;
+
+revoke execute on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) from public;
+
 -- The one rule of a token bucket (conductor.rate_limits): the tokens it holds at
 -- time at, refilled continuously at per_second from refilled_at, at most
 -- burst. A clock behind refilled_at (another claimer's later transaction
@@ -890,29 +953,8 @@ begin
       perform conductor._claim_remember(claim.worker_id, null, null, null, null);
     end if;
   else
-    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-      into v_ids, v_seen
-      from (select p.id, p.started_at,
-                   pg_catalog.row_number() over (partition by p.concurrency_key
-                                                 order by p.priority desc, p.run_at, p.id) as n,
-                   p.concurrency_key
-              from (select t.id, t.started_at, t.concurrency_key, t.priority, t.run_at
-                      from conductor.tasks t
-                     where t.status = 'queued' and t.run_at <= v_now
-                       and (v_queues is null or t.queue = any (v_queues))
-                       and (v_kinds is null or t.kind = any (v_kinds))
-                       and (v_not_queues is null or t.queue <> all (v_not_queues))
-                       and (v_not_kinds is null or t.kind <> all (v_not_kinds))
-                       and (t.concurrency_key is null
-                            or (t.concurrency_key = any (v_keys)
-                                -- offset 0: probed for the few tasks of v_keys, not a hash of every running task
-                                and not exists (select from conductor.tasks r
-                                                 where r.concurrency_key = t.concurrency_key
-                                                   and r.status = 'running' offset 0)))
-                     order by t.priority desc, t.run_at, t.id
-                     limit v_max
-                       for update skip locked) p) p
-     where p.concurrency_key is null or p.n = 1;  -- one task per key
+    select p.ids, p.seen_ids into v_ids, v_seen
+      from conductor._pick_keyed(v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now) p;
   end if;
   if v_ids is null then
     return;
