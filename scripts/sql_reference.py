@@ -66,8 +66,9 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Schedules and cron lines", "See also [Schedules](../schedules.md) and [Cron lines](../cron.md).",
      ("create_schedule", "update_schedule", "enable_schedule", "delete_schedule", "list_schedules",
       "fire_schedule", "overdue_schedules", "tick", "cron_next", "cron_validate")),
-    ("Locks and the event bus", "Leader locks (session), exclusive locks (transaction) and publish/subscribe.",
-     ("try_lead", "release_lead", "leaders", "lead_key", "exclusive", "publish", "subscribe", "unsubscribe")),
+    ("Locks and the event bus", "Leader leases, exclusive locks (transaction), foreign lock holders and publish/subscribe.",
+     ("try_lead", "release_lead", "leaders", "foreign_lock_holders", "lead_key", "exclusive", "publish", "subscribe",
+      "unsubscribe")),
     ("Clock and release", "", ("now", "version")),
 )  # fmt: skip
 

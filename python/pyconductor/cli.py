@@ -201,7 +201,7 @@ def _run_migrate(args: argparse.Namespace) -> int:
                 return MIGRATE_PENDING
             print("up to date")
             return 0
-        migrate(dsn, plan_path=args.plan, sql_dir=args.sql_dir, to=args.to,
+        migrate(dsn, plan_path=args.plan, sql_dir=args.sql_dir, to=args.to, lock_wait=args.lock_wait,
                 progress=lambda line: print(line, flush=True))  # fmt: skip
     except DriftError as exc:
         for change in exc.drifted:
@@ -224,7 +224,8 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         help="deploy or upgrade the Conductor schema (sqitch.plan) without sqitch",
         description="Apply every not-yet-applied change of sqitch.plan, in order, each in its "
         "own transaction, recorded in conductor_registry.changes. Idempotent; concurrent "
-        "runs serialise on an advisory lock. Refuses, applying nothing and exiting "
+        "runs serialise on an advisory lock, waited for at most --lock-wait (then it names the session "
+        "holding it and exits 1, having applied nothing). Refuses, applying nothing and exiting "
         f"{MIGRATE_DRIFTED}, when a deployed change's script differs from the plan's (drift).",
     )
     env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
@@ -235,6 +236,8 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
             help="deploy script directory (default: sql/ beside the plan)")  # fmt: skip
     p.add_argument("--to", metavar="@TAG",
                    help="stop at this tag of the plan (e.g. @v0.1.0) instead of its end")  # fmt: skip
+    env_arg(p, "--lock-wait", env="CONDUCTOR_MIGRATE_LOCK_WAIT", type=float, default=60.0, metavar="SECONDS",
+            help="how long to wait for the migration lock another session holds (default: %(default)s)")  # fmt: skip
     p.add_argument("--check", action="store_true",
                    help=f"change nothing; exit 0 when up to date, {MIGRATE_PENDING} when changes are "
                    f"pending, {MIGRATE_DRIFTED} when deployed scripts drifted, 1 when it cannot tell")  # fmt: skip
@@ -516,9 +519,8 @@ def _pooler_arg(p: argparse.ArgumentParser) -> None:
     env_arg(p, "--pooler", env="CONDUCTOR_POOLER", choices=["transaction", "none"], type=str.lower,
             help="'transaction' when --dsn goes through a transaction-mode pooler (pgbouncer "
             "pool_mode=transaction): no session state (no LISTEN: it polls, every --poll seconds; no prepared "
-            "statements; the scheduler ticks without its leader lock, each due time still firing once). "
-            "The maintenance and web roles, app singletons and the scheduler's leader lock need a direct "
-            "connection and refuse (default: none)")  # fmt: skip
+            "statements). Leader leases (scheduler, retention, singletons) work through it. The web role "
+            "needs a direct connection and refuses (default: none)")  # fmt: skip
 
 
 def _endpoint_args(p: argparse.ArgumentParser, http_help: str = "") -> None:
@@ -551,7 +553,7 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
             "handler is stuck past its time limit is replaced (default: %(default)s: this process runs the "
             "worker)")  # fmt: skip
     env_arg(p, "--no-scheduler", env="CONDUCTOR_NO_SCHEDULER", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
-            help="do not run the scheduler (tick() under the leader lock) in this process")  # fmt: skip
+            help="do not run the scheduler (tick() under the leader lease) in this process")  # fmt: skip
     env_arg(p, "--no-workers", env="CONDUCTOR_NO_WORKERS", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
             help="run only the scheduler part: claim no tasks")  # fmt: skip
     _endpoint_args(p, "; with --processes, one server for all the children")
@@ -662,17 +664,17 @@ def add_scheduler_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
     p = subparsers.add_parser(
         "scheduler",
         help="run only the scheduler: call conductor.tick() when schedules are due",
-        description="Contend for the leader lock 'scheduler'; while leading, call conductor.tick() "
-        "at each due time (at least every --tick-interval). Each due time fires once whatever "
-        "runs, so several schedulers are safe. SIGTERM/SIGINT: release the lock, exit 0.",
+        description="Contend for the leader lease 'scheduler' (three --tick-interval long, renewed every "
+        "tick); while leading, call conductor.tick() at each due time (at least every --tick-interval). "
+        "Each due time fires once whatever runs, so several schedulers are safe. SIGTERM/SIGINT: release "
+        "the lease, exit 0.",
     )
     env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
             help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
     env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=defaults.TICK_INTERVAL,
-            help="longest sleep between ticks, and between tries for the lock, in seconds (default: %(default)s)")  # fmt: skip
+            help="longest sleep between ticks, and between tries for the lease, in seconds (default: %(default)s)")  # fmt: skip
     p.add_argument("--no-leader-lock", action="store_true",
-                   help="tick without taking the leader lock (still exactly once; always so with --pooler "
-                   "transaction)")  # fmt: skip
+                   help="tick without taking the leader lease (each due time still fires exactly once)")  # fmt: skip
     _pooler_arg(p)
     env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
             choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
@@ -910,10 +912,11 @@ def add_serve_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         "serve",
         help="run every role in one process: worker, scheduler, maintenance, web (dashboard)",
         description="One process running the roles asked (default: all): worker (claim the app's kinds and "
-        "run its handlers), scheduler (tick() under the leader lock), maintenance (the reaper, retention "
-        "under the leader lock 'retention', the app's singletons), web (the dashboard on --http-host/"
-        "--http-port). Leader locks make it safe to run every role on every process. --http serves "
-        "/health (the roles, the leader locks held, the fleet's schedules) and /metrics. SIGTERM/SIGINT: "
+        "run its handlers), scheduler (tick() under the leader lease), maintenance (the reaper, retention "
+        "under the leader lease 'retention', the app's singletons), web (the dashboard on --http-host/"
+        "--http-port). Leader leases make it safe to run every role on every process. --http serves "
+        "/health (the roles, the leader leases held, the fleet's schedules, sessions outside the engine "
+        "holding its locks) and /metrics. SIGTERM/SIGINT: "
         "stop every role (the worker drains as `pyconductor worker` does), exit 0; a second signal "
         "exits at once with code 130.",
     )
@@ -1155,17 +1158,18 @@ def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     from pyconductor import ops
 
     p = subparsers.add_parser(
-        "status", help="live workers (roles, queues, kinds, last seen) and the leader locks held",
-        description="Workers from conductor.workers seen recently, with their roles, queues and kinds, and "
-        "who holds the leader locks (conductor.leaders()).",
+        "status", help="live workers (roles, queues, kinds, last seen), the leader leases held, and sessions "
+        "outside the engine holding its locks",
+        description="Workers from conductor.workers seen recently, with their roles, queues and kinds; "
+        "who holds the leader leases (conductor.leaders()); and the sessions outside the engine that hold one "
+        "of its advisory keys (conductor.foreign_lock_holders(), for a worker or admin login).",
     )  # fmt: skip
     _dsn_arg(p)
     env_arg(p, "--seen-within", env="CONDUCTOR_STATUS_SEEN_WITHIN", type=_duration, default=_duration("30s"),
             help="a worker counts as live when seen this recently (default: 30s, three heartbeats at the "
                  "default interval); the others reap() has not forgotten are listed apart as silent")  # fmt: skip
     p.add_argument("--lock", action="append", metavar="NAME",
-                   help="a leader lock to look for besides scheduler, reaper and retention, e.g. singleton:feed "
-                        "(repeatable; the database keeps only a hash of each name, so it cannot list them all)")
+                   help="accepted for scripts written for 0.2.0, and ignored: every leader lease is listed")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=ops.run_status)
 

@@ -30,13 +30,24 @@ healthy; 503 ``unavailable`` when the database does not answer; 503
 ``degraded`` while a handler thread is stuck: it ran past its task's timeout,
 or past the grace after a cancel, and has not returned (a thread cannot be
 killed: its slot was freed, the thread still holds what it holds; run
-``--processes`` where a hard limit matters). The body is the worker's
-``health()`` with the database's view::
+``--processes`` where a hard limit matters), or while a session outside the
+engine holds one of its advisory keys (``conductor.foreign_lock_holders()``:
+the enqueue in-flight keys held while idle or exclusively for over a second,
+or a key v0.2.0 used for leaders, concurrency keys, events or exclusive()).
+The body is the worker's ``health()`` with the database's view::
 
     {"status": "ok"|"degraded"|"unavailable", "stuck", "in_flight", "held", "worker_id", "roles",
      "queues", "kinds", "concurrency", "stats": {...}, "leader_locks": ["scheduler"],
      "database": {"reachable", "error", "latency_ms"},
-     "unrunnable": [{"queue", "kind", "tasks", "dead_letter_at"}, ...]}
+     "unrunnable": [{"queue", "kind", "tasks", "dead_letter_at"}, ...],
+     "lock_holders": [{"pid", "usename", "application_name", "key_space", "label", "locks",
+                       "mode", "idle", "reason"}, ...]}
+
+``lock_holders`` is null on a schema without the function, or for a login it
+is not granted to (a client's: it is granted to conductor_worker and
+conductor_admin); a foreign holder is the fleet's problem, not this worker's,
+but it stalls or slows the fleet (v0.2.0 waited on such keys), so it is
+named where an operator looks.
 
 ``unrunnable`` (``conductor.unrunnable()``) lists, per queue and kind, the
 queued tasks that no live worker can run: no worker seen lately serves both
@@ -49,7 +60,7 @@ With ``schedule_grace`` (``pyconductor serve``: ``--schedule-grace``, default
 60 s), ``/health`` also checks the fleet's schedules and answers 503
 ``unhealthy`` when an enabled schedule is overdue by more than the grace
 (``conductor.overdue_schedules``) or when schedules are enabled and no
-session holds the scheduler lock (``conductor.leaders()``): nothing would
+session holds the scheduler lease (``conductor.leaders()``): nothing would
 fire them; and when a read the check needs failed twice, since it then
 cannot say the schedules are fine. The body then has ``"schedules": {"enabled", "scheduler_leader",
 "grace_seconds", "overdue": [{"name", "next_due_at", "overdue_seconds"}]}``
@@ -71,7 +82,7 @@ restarts a healthy process for a problem elsewhere.
                                    (serve: also retention and singleton:NAME)
   retention_deleted_total{what}    rows this process's retention loop deleted
                                    (serve with the maintenance role)
-  scheduler_leader                 1 while some process holds the scheduler lock
+  scheduler_leader                 1 while some process holds the scheduler lease
   schedules_enabled                enabled schedules
   schedules_overdue                enabled schedules overdue by more than the grace
   worker_stuck                     handler threads stuck past a timeout or a cancel's grace
@@ -131,13 +142,17 @@ WINDOWS = ("1m", "5m", "15m")
 # what /metrics answers (501) when prometheus_client is not installed
 METRICS_MISSING = "/metrics needs prometheus_client: pip install 'conductor-pg[metrics]'"
 SCHEDULE_GRACE = 60.0  # seconds a schedule may be overdue before /health says so (serve's --schedule-grace)
-# the fleet's schedules: how many are enabled, and whether any session holds the scheduler lock
+# the fleet's schedules: how many are enabled, and whether any process holds the scheduler lease
 SCHEDULE_FLEET = "select (select count(*) from conductor.schedules where enabled)::integer as enabled, exists (select from conductor.leaders(names => array['scheduler'])) as scheduler_leader"
 # enabled schedules whose next due time is more than grace in the past (0.2.0)
 OVERDUE_SCHEDULES = "select name, next_due_at, overdue from conductor.overdue_schedules(grace => %(grace)s::interval)"
-# the probe's optional reads: a schema without the function reads as None
+# how long foreign_lock_holders looks again at a holder inside a transaction (a sleep()
+# holds the enqueue keys exclusively for an instant)
+LOCK_HOLD = timedelta(seconds=1)
+_LOCK_HOLDER_KEYS = ("pid", "usename", "application_name", "key_space", "label", "locks", "mode", "idle", "reason")
+# the probe's optional reads: a schema without the function (or a login it is not granted to) reads as None
 READS = {"stats": queries.STATS, "unrunnable": queries.UNRUNNABLE, "schedules": SCHEDULE_FLEET,
-         "overdue": OVERDUE_SCHEDULES}  # fmt: skip
+         "overdue": OVERDUE_SCHEDULES, "lock_holders": queries.FOREIGN_LOCK_HOLDERS}  # fmt: skip
 
 
 def parse_hostport(text: str) -> tuple[str, int]:
@@ -201,9 +216,10 @@ class DatabaseProbe:
     def __call__(self, *reads: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Never raises: returns ``{"reachable", "error", "latency_ms"}`` and the
         rows of each of ``reads`` (names of READS: "stats", "unrunnable",
-        "schedules", "overdue"; ``params`` are their placeholders' values:
-        "overdue" needs ``grace``), None when the database has no such function
-        or did not answer."""
+        "schedules", "overdue", "lock_holders"; ``params`` are their
+        placeholders' values: "overdue" needs ``grace``, "lock_holders"
+        ``hold``), None when the database has no such function, the login may
+        not call it, or the database did not answer."""
         out: dict[str, Any] = {"reachable": False, "error": None, "latency_ms": None, **dict.fromkeys(reads)}
         if not self._lock.acquire(timeout=self.timeout):
             out["error"] = f"the previous probe has not answered for {self.timeout:g}s"
@@ -239,7 +255,7 @@ class DatabaseProbe:
         for attempt in (1, 2):
             try:
                 return self._execute(conn, query, params if "%(" in query else None)
-            except psycopg.errors.UndefinedFunction:
+            except (psycopg.errors.UndefinedFunction, psycopg.errors.InsufficientPrivilege):
                 return None
             except psycopg.errors.QueryCanceled:
                 if attempt == 2:
@@ -322,7 +338,7 @@ class WorkerMetrics:
         yield GaugeMetricFamily("conductor_worker_concurrency", "Handler slots.", value=w.concurrency)
         yield GaugeMetricFamily("conductor_worker_stuck", "Handler threads past their time limit or cancel grace "
                                 "(their slots are free; a thread cannot be killed).", value=w.stuck)  # fmt: skip
-        leader = GaugeMetricFamily("conductor_worker_leader", "1 while this worker holds the leader lock.",
+        leader = GaugeMetricFamily("conductor_worker_leader", "1 while this worker holds the leader lease.",
                                    labels=["lock"])  # fmt: skip
         for name, held in w.leader_locks.items():
             leader.add_metric([name], 1 if held else 0)
@@ -341,7 +357,7 @@ class WorkerMetrics:
                                 value=1 if probe["reachable"] else 0)  # fmt: skip
         if probe["schedules"]:
             yield GaugeMetricFamily("conductor_scheduler_leader", "1 while some process of the fleet holds the "
-                                    "scheduler lock (conductor.leaders()).",
+                                    "scheduler lease (conductor.leaders()).",
                                     value=1 if probe["schedules"][0]["scheduler_leader"] else 0)  # fmt: skip
             yield GaugeMetricFamily("conductor_schedules_enabled", "Enabled schedules.",
                                     value=int(probe["schedules"][0]["enabled"]))  # fmt: skip
@@ -401,9 +417,9 @@ def schedule_problems(result: dict[str, Any], grace: float,
                       expect_leader: bool = True) -> tuple[list[str], dict[str, Any] | None]:  # fmt: skip
     """What is wrong with the fleet's schedules, from a probe's "schedules" and
     "overdue" reads: each enabled schedule overdue by more than ``grace``
-    seconds, and (with ``expect_leader``: the schedulers are not lockless
-    ones behind a transaction-mode pooler) no session holding the scheduler
-    lock while schedules are enabled. Returns (problems, summary); the summary is None when the
+    seconds, and (with ``expect_leader``, the default: the schedulers lead
+    under the lease) no process holding the scheduler lease while schedules
+    are enabled. Returns (problems, summary); the summary is None when the
     database did not say (unreachable, or a schema without the functions)."""
     fleet = result.get("schedules")
     overdue = result.get("overdue")
@@ -412,7 +428,7 @@ def schedule_problems(result: dict[str, Any], grace: float,
     enabled, leader = int(fleet[0]["enabled"]), bool(fleet[0]["scheduler_leader"])
     problems: list[str] = []
     if enabled and not leader and expect_leader:
-        problems.append(f"no process holds the scheduler lock while {enabled} schedule(s) are enabled: none fires")
+        problems.append(f"no process holds the scheduler lease while {enabled} schedule(s) are enabled: none fires")
     for row in overdue or ():
         late = _seconds(row["overdue"]) or 0.0
         problems.append(f"schedule {row['name']} is overdue by {late:.0f}s (grace {grace:g}s)")
@@ -429,28 +445,30 @@ def health(worker: Worker, probe: DatabaseProbe, details: bool = True,
            schedule_grace: float | None = None) -> tuple[int, dict[str, Any]]:  # fmt: skip
     """(HTTP status, body) of ``/health``: 200 "ok"; 503 "unavailable" when the
     database does not answer, else 503 "degraded" while the worker reports a
-    stuck handler thread, else (with ``schedule_grace``, seconds) 503
-    "unhealthy" when the fleet's schedules have a problem (see
+    stuck handler thread or a session outside the engine holds one of its
+    advisory keys (``lock_holders``), else (with ``schedule_grace``, seconds)
+    503 "unhealthy" when the fleet's schedules have a problem (see
     :func:`schedule_problems`; listed in ``problems``), or when a read the
     check needs failed, so it could not say. Without ``details``,
     the body is only ``{"status": ...}``."""
-    reads = ["unrunnable"] if details else []
-    params = None
+    reads = ["unrunnable", "lock_holders"] if details else ["lock_holders"]
+    params: dict[str, Any] = {"hold": LOCK_HOLD}
     if schedule_grace is not None:
         reads += ["schedules", "overdue"]
-        params = {"grace": timedelta(seconds=schedule_grace)}
+        params["grace"] = timedelta(seconds=schedule_grace)
     result = probe(*reads, params=params)
     state = worker.health()
-    # schedulers behind a transaction-mode pooler tick without the lock: nobody holds it
-    expect_leader = worker.pooler is None
-    problems, schedules = (schedule_problems(result, schedule_grace, expect_leader) if schedule_grace is not None
+    problems, schedules = (schedule_problems(result, schedule_grace) if schedule_grace is not None
                            else ([], None))  # fmt: skip
     if schedule_grace is not None and result["reachable"] and result["error"] is not None:
         # a read failed (twice): the schedules went unchecked, and ok would claim they were fine
         problems.append(f"could not check the schedules: {result['error']}")
+    holders = result.get("lock_holders")
     status = state["status"]
     if not result["reachable"]:
         status = "unavailable"
+    elif status == "ok" and holders:
+        status = "degraded"
     elif status == "ok" and problems:
         status = "unhealthy"
     code = 200 if status == "ok" else 503
@@ -464,6 +482,7 @@ def health(worker: Worker, probe: DatabaseProbe, details: bool = True,
         "database": {"reachable": result["reachable"], "error": result["error"], "latency_ms": result["latency_ms"]},
         "unrunnable": None if result["unrunnable"] is None
         else [{key: row[key] for key in _UNRUNNABLE_KEYS} for row in result["unrunnable"]],
+        "lock_holders": None if holders is None else [{key: row[key] for key in _LOCK_HOLDER_KEYS} for row in holders],
     }  # fmt: skip
     if schedule_grace is not None:
         body["schedules"] = schedules

@@ -18,9 +18,11 @@ Poolers. ``pooler="transaction"`` (or ``$CONDUCTOR_POOLER``, see
 another server session and a server session serves other clients in turn.
 Such a connection keeps no session state: psycopg never prepares a
 statement (``prepare_threshold=None``: pgbouncer before 1.21 has no
-protocol-level prepared statements), and what needs a session (LISTEN,
-session advisory locks, the leader locks built on them) is not used; what
-cannot do without one refuses with :class:`DirectConnectionNeeded`.
+protocol-level prepared statements), and what needs a session (LISTEN) is
+not used; what cannot do without one (the dashboard's live updates, the event
+bus) refuses with :class:`DirectConnectionNeeded`. Leadership needs no
+session: a leader lease (:mod:`pyconductor.leadership`) is one autocommit
+statement at a time.
 ``application_name`` is a startup parameter, which pgbouncer passes on per
 client; nothing else is set per session.
 """

@@ -4,7 +4,12 @@
 that this database has not seen yet, in plan order, each in its own
 transaction together with the row that records it in
 ``conductor_registry.changes`` (name, sha256 of the script, time). A second run
-applies nothing. A session advisory lock serialises concurrent migrations.
+applies nothing. A session advisory lock serialises concurrent migrations:
+``migrate`` tries it, and while another session holds it, tries again for up to
+``lock_wait`` seconds (default :data:`LOCK_WAIT`), then raises
+:class:`LockBusy` naming the holder (pid, login, application_name, since when
+its backend started) rather than wait for ever: any login may take any
+advisory lock, so the holder need not be another migration.
 
 A change already applied whose script no longer matches the one recorded is
 drift: the database was deployed from other scripts than this plan's (an
@@ -44,15 +49,19 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+from psycopg.rows import dict_row
 
 __all__ = [
+    "LOCK_WAIT",
     "Change",
     "DriftError",
+    "LockBusy",
     "MigrateError",
     "PlanError",
     "Plan",
@@ -72,6 +81,15 @@ RELEASED = "released/"
 
 # pg_advisory_lock key: the first 8 bytes of sha256("conductor.migrate"), as a signed bigint.
 LOCK_KEY = int.from_bytes(hashlib.sha256(b"conductor.migrate").digest()[:8], "big", signed=True)
+LOCK_WAIT = 60.0
+"""Seconds ``migrate`` tries for the migration lock before it gives up (LockBusy)."""
+# who holds the migration lock: pg_locks and pg_stat_activity, readable by any login
+LOCK_HOLDER = """select l.pid, a.usename::text as usename, a.application_name, a.backend_start, a.state
+  from pg_catalog.pg_locks l left join pg_catalog.pg_stat_activity a on a.pid = l.pid
+ where l.locktype = 'advisory' and l.granted and l.objsubid = 1
+   and l.database = (select d.oid from pg_catalog.pg_database d where d.datname = pg_catalog.current_database())
+   and l.classid::bigint = ((%(key)s::bigint >> 32) & 4294967295) and l.objid::bigint = (%(key)s::bigint & 4294967295)
+   and l.pid <> pg_catalog.pg_backend_pid()"""
 
 REGISTRY_DDL = f"""
 create schema if not exists {REGISTRY_SCHEMA};
@@ -95,6 +113,25 @@ class MigrateError(RuntimeError):
 
 class PlanError(MigrateError):
     """sqitch.plan could not be parsed."""
+
+
+class LockBusy(MigrateError):
+    """Another session held the migration lock for longer than ``lock_wait``: nothing was applied."""
+
+    def __init__(self, waited: float, holders: Sequence[dict[str, object]]) -> None:
+        self.holders = tuple(holders)
+        who = "; ".join(
+            f"pid {h['pid']} (login {h['usename'] or '?'}, application_name {h['application_name'] or '?'!r}"
+            + (f", connected since {h['backend_start']}" if h.get("backend_start") else "")
+            + (f", {h['state']}" if h.get("state") else "") + ")"
+            for h in self.holders
+        ) or "a session that let go of it just now"  # fmt: skip
+        super().__init__(
+            f"the migration lock is held by {who}, and was still held after {waited:g}s: nothing was applied. "
+            "Another `pyconductor migrate` may be running (let it finish, then run this again); otherwise that "
+            "session holds pg_advisory_lock(" + str(LOCK_KEY) + ") itself: end it (pg_terminate_backend(pid)) "
+            "or pass a longer --lock-wait"
+        )
 
 
 class DriftError(MigrateError):
@@ -351,13 +388,16 @@ def migrate(
     sql_dir: Path | None = None,
     to: str | None = None,
     progress: Callable[[str], None] | None = None,
+    lock_wait: float = LOCK_WAIT,
 ) -> list[Change]:
     """Apply every pending change of the plan to ``dsn``; return those applied.
 
     ``plan_path`` defaults to the shipped ``sqitch.plan``, ``sql_dir`` to the
     deploy dir beside it; ``to`` names a tag to stop at. ``progress`` receives
     one line per change. Raises DriftError, having applied nothing, when a
-    deployed change's script differs from the plan's.
+    deployed change's script differs from the plan's; LockBusy, having applied
+    nothing, when another session held the migration lock for ``lock_wait``
+    seconds.
     """
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     plan_path, sql_dir = _resolve(plan_path, sql_dir)
@@ -365,7 +405,7 @@ def migrate(
     wanted = plan.up_to(to)
     applied: list[Change] = []
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("select pg_advisory_lock(%s)", [LOCK_KEY])
+        _take_lock(conn, lock_wait, say)
         try:
             _ensure_registry(conn)
             state, todo = _status(wanted, sql_dir, applied_changes(conn, plan.project))
@@ -393,3 +433,25 @@ def migrate(
                 conn.execute("select pg_advisory_unlock(%s)", [LOCK_KEY])
     say(f"{len(applied)} change(s) applied, {len(wanted) - len(applied)} already deployed")
     return applied
+
+
+def _take_lock(conn: psycopg.Connection[tuple[object, ...]], wait: float, say: Callable[[str], None]) -> None:
+    """Take the migration lock, trying again (every 0.05 s, doubling to 1 s) for
+    up to ``wait`` seconds; LockBusy naming the holder after that."""
+    deadline = time.monotonic() + max(0.0, wait)
+    delay = 0.05
+    told = False
+    while True:
+        row = conn.execute("select pg_try_advisory_lock(%s)", [LOCK_KEY]).fetchone()
+        if row and row[0]:
+            return
+        left = deadline - time.monotonic()
+        if left <= 0:
+            with conn.cursor(row_factory=dict_row) as cur:
+                holders = cur.execute(LOCK_HOLDER, {"key": LOCK_KEY}).fetchall()
+            raise LockBusy(wait, holders)
+        if not told:
+            say(f"  waiting for the migration lock (another session holds it; at most {wait:g}s)")
+            told = True
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, 1.0)

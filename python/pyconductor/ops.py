@@ -414,11 +414,14 @@ def _status(args: argparse.Namespace, conn: Any) -> int:
     rows = conn.execute(queries.LIVE_WORKERS, {"seen_within": window}).fetchall()
     workers = [w for w in rows if w["last_seen_ago"] <= args.seen_within]
     silent = [w for w in rows if w["last_seen_ago"] > args.seen_within]
-    leaders = conn.execute(queries.LEADERS, {"more": args.lock or []}).fetchall()
+    leaders = conn.execute(queries.LEADERS).fetchall()
+    holders = _lock_holders(conn)
     if args.json:
         print(json.dumps({"workers": [{k: _jsonable(v) for k, v in w.items()} for w in workers],
                           "silent": [{k: _jsonable(v) for k, v in w.items()} for w in silent],
-                          "leaders": [{k: _jsonable(v) for k, v in row.items()} for row in leaders]},
+                          "leaders": [{k: _jsonable(v) for k, v in row.items()} for row in leaders],
+                          "lock_holders": None if holders is None
+                          else [{k: _jsonable(v) for k, v in row.items()} for row in holders]},
                          indent=2, default=str))  # fmt: skip
         return 0
 
@@ -436,8 +439,28 @@ def _status(args: argparse.Namespace, conn: Any) -> int:
         print(table(silent))
     print(f"leader locks held: {len(leaders)}")
     if leaders:
-        print(render_table(leaders, ("name", "pid", "application_name", "backend_start")))
+        print(render_table(leaders, ("name", "holder", "login", "since", "expires_at", "pid", "application_name")))
+    if holders is None:
+        print("sessions outside the engine holding its locks: not visible to this login "
+              "(conductor.foreign_lock_holders() is granted to conductor_worker and conductor_admin)")  # fmt: skip
+    else:
+        print(f"sessions outside the engine holding its locks: {len(holders)}")
+        if holders:
+            print(render_table(holders, ("pid", "usename", "application_name", "key_space", "label", "mode",
+                                         "reason")))  # fmt: skip
     return 0
+
+
+def _lock_holders(conn: Any) -> list[dict[str, Any]] | None:
+    """conductor.foreign_lock_holders(), or None on a schema without it or for a login it is not granted to."""
+    import psycopg
+
+    from pyconductor import queries
+
+    try:
+        return conn.execute(queries.FOREIGN_LOCK_HOLDERS, {"hold": "1 second"}).fetchall()
+    except (psycopg.errors.UndefinedFunction, psycopg.errors.InsufficientPrivilege):
+        return None
 
 
 run_status = _command(_status)

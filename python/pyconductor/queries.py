@@ -84,9 +84,11 @@ SPAWN_OPTIONS = {
 LISTEN = "listen conductor"
 PROBE = "select 1"
 
+# -- leader leases (pyconductor.leadership: the scheduler, retention, singletons) ----
+TRY_LEAD = "select conductor.try_lead(name => %(name)s, holder => %(holder)s, lease => %(lease)s::interval) as leading"
+RELEASE_LEAD = "select conductor.release_lead(name => %(name)s, holder => %(holder)s) as released"
+
 # -- scheduler ---------------------------------------------------------------------
-TRY_LEAD = "select conductor.try_lead(name => %(name)s) as leading"
-RELEASE_LEAD = "select conductor.release_lead(name => %(name)s) as released"
 TICK = "select * from conductor.tick(grace => %(grace)s::interval)"
 NEXT_DUE = "select min(next_due_at) as next_due_at, conductor.now() as now from conductor.schedules where enabled"
 CREATE_SCHEDULE = "select * from conductor.create_schedule(name => %(name)s, cron => %(cron)s, kind => %(kind)s, payload => %(payload)s::jsonb, queue => %(queue)s, timezone => %(timezone)s, priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_key => %(dedupe_key)s, concurrency_key => %(concurrency_key)s, catch_up => %(catch_up)s, catch_up_limit => %(catch_up_limit)s, enabled => %(enabled)s, replace => true)"
@@ -129,6 +131,9 @@ STATS = "select * from conductor.stats()"
 UNRUNNABLE = "select * from conductor.unrunnable()"
 PRUNE = "select conductor.prune(older_than => %(older_than)s::interval, include_failed => %(include_failed)s, batch => %(batch)s) as pruned"
 LIST_TASKS = 'select * from conductor.list_tasks(status => %(status)s, queue => %(queue)s, kind => %(kind)s, before_id => %(before_id)s, "limit" => %(limit)s)'
-# the engine's leader locks (leaders()'s default), and any others named (singleton:NAME)
-LEADERS = "select * from conductor.leaders(array['scheduler', 'reaper', 'retention'] || %(more)s::text[])"
+# every live leader lease (the scheduler, retention, singleton:NAME)
+LEADERS = "select * from conductor.leaders()"
+# sessions outside the engine that hold one of its advisory keys (/health, status): looks
+# again for up to hold when a holder inside a transaction might be one
+FOREIGN_LOCK_HOLDERS = "select pid, usename, application_name, key_space, label, locks, mode, idle, reason from conductor.foreign_lock_holders(hold => %(hold)s::interval)"
 LIVE_WORKERS = "select w.*, conductor.now() - w.last_seen_at as last_seen_ago from conductor.workers w where w.last_seen_at > conductor.now() - %(seen_within)s::interval order by w.id"

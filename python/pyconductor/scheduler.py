@@ -1,30 +1,32 @@
 """Scheduler: calls ``conductor.tick()`` when schedules are due.
 
 One background thread with its own autocommit connection (application_name
-``pyconductor-scheduler-<os pid>``, so ``conductor.leaders()`` maps the lock's
-backend to this process):
+``pyconductor-scheduler-<os pid>``):
 
-- it contends for the leader lock ``conductor.try_lead('scheduler')``, every
-  ``tick_interval`` seconds while another session holds it; the lock is a
-  session lock, so when the leader's process or connection dies the lock goes
-  with it and another scheduler takes over within ``tick_interval``;
+- it leads under the lease ``'scheduler'`` (:class:`~pyconductor.leadership.Lease`,
+  ``conductor.try_lead``): a row of the database, renewed every step, at least
+  every third of the lease (``lease``, default three times ``tick_interval``),
+  taken over by another scheduler once it expires. So when the leader's
+  process dies (even by kill -9) another takes over within about ``lease`` +
+  ``tick_interval`` seconds; on a clean stop it releases the lease and another
+  takes over at its next try. No session outside the engine can hold the lease
+  (v0.2.0's session advisory lock could be taken by any login). While it
+  cannot renew (a lost connection, the database away) it stops ticking once
+  its lease has run out;
 - while leading (or always, with ``use_leader_lock=False``) it calls
   ``conductor.tick()`` and sleeps until the earliest ``next_due_at`` of the
   enabled schedules, at most ``tick_interval`` (a schedule created or changed
-  elsewhere is seen that late at worst);
-- a lost connection never stops it: it stops leading, reconnects with capped
-  exponential backoff (0.1 s to 5 s) and contends again.
+  elsewhere is seen that late at worst), and contenders try every
+  ``tick_interval``;
+- a lost connection never stops it: it reconnects with capped exponential
+  backoff (0.1 s to 5 s) and renews or contends again.
 
-Correctness never depends on the lock: ``tick()`` fires each due time once by
-itself (SKIP LOCKED and the unique key of ``conductor.schedule_fires``), so
-any number of schedulers may tick at once; the lock only saves duplicate work.
-
-Behind a transaction-mode pooler (``pooler="transaction"`` or
-``$CONDUCTOR_POOLER``) it ticks without the lock: a session advisory lock
-taken through the pooler stays on whichever server session ran that
-transaction, which other clients use next, and outlives this process there
-(no other scheduler would ever lead again). ``use_leader_lock=True`` with
-such a pooler raises :class:`~pyconductor.link.DirectConnectionNeeded`.
+Correctness never depends on the lease: ``tick()`` fires each due time once
+by itself (SKIP LOCKED and the unique key of ``conductor.schedule_fires``), so
+any number of schedulers may tick at once; the lease only saves duplicate
+work. Every call is one autocommit statement, so the scheduler leads the same
+way behind a transaction-mode pooler (``pooler="transaction"`` or
+``$CONDUCTOR_POOLER``).
 
 Logging goes to ``logging.getLogger("pyconductor")``: each fire at INFO with
 ``extra`` keys schedule, due_at, task_id; leadership changes at INFO;
@@ -46,7 +48,8 @@ from psycopg.rows import dict_row
 
 from pyconductor import defaults, queries
 from pyconductor.errors import mapped_errors
-from pyconductor.link import Aborted, DirectConnectionNeeded, connect_options, pooler_mode, retry
+from pyconductor.leadership import Lease
+from pyconductor.link import Aborted, connect_options, pooler_mode, retry
 from pyconductor.wire import dumps_json
 
 __all__ = ["LEADER_LOCK", "ScheduleSpec", "Scheduler"]
@@ -99,19 +102,19 @@ class Scheduler:
         use_leader_lock: bool | None = None,
         grace: float | timedelta = 60.0,
         pooler: str | None = None,
+        lease: float | None = None,
     ) -> None:
         if tick_interval <= 0:
             raise ValueError("tick_interval must be positive")
         self.pooler = pooler_mode(pooler)
-        if self.pooler and use_leader_lock:
-            raise DirectConnectionNeeded("the scheduler's leader lock",
-                                         "it is a session advisory lock, held as long as its session lives")  # fmt: skip
         self.dsn = dsn
         self.tick_interval = float(tick_interval)
-        self.use_leader_lock = not self.pooler if use_leader_lock is None else use_leader_lock
-        """Whether it contends for the leader lock: yes by default, never behind a transaction-mode pooler."""
+        self.use_leader_lock = True if use_leader_lock is None else use_leader_lock
+        """Whether it leads under the lease 'scheduler' (default), or ticks without it."""
         self.grace = grace.total_seconds() if isinstance(grace, timedelta) else float(grace)
         self.application_name = f"pyconductor-scheduler-{os.getpid()}"
+        self.lease = Lease(LEADER_LOCK, min(3600.0, lease if lease is not None else 3 * self.tick_interval))
+        """The lease 'scheduler' this scheduler takes and renews (when ``use_leader_lock``)."""
         self._conn: psycopg.Connection[dict[str, Any]] | None = None
         self._leading = False
         self._stop = threading.Event()
@@ -124,8 +127,9 @@ class Scheduler:
 
     @property
     def is_leader(self) -> bool:
-        """Whether this scheduler holds the leader lock now (always False without it)."""
-        return self._leading
+        """Whether this scheduler leads now: it holds the lease and it has not run out
+        (always False without ``use_leader_lock``)."""
+        return self.use_leader_lock and self.lease.held
 
     def start(self) -> Scheduler:
         if self._thread and self._thread.is_alive():
@@ -136,7 +140,7 @@ class Scheduler:
         return self
 
     def stop(self, timeout: float | None = 10.0) -> None:
-        """Stop the thread, give up the lock and close the connection."""
+        """Stop the thread, give up the lease and close the connection."""
         self._stop.set()
         if self._thread:
             self._thread.join(timeout)
@@ -202,21 +206,28 @@ class Scheduler:
         return self._conn
 
     def _step(self) -> float:
-        """One round: contend if needed, tick if allowed; returns seconds to sleep."""
+        """One round: take or renew the lease if needed, tick if leading; returns seconds to sleep."""
         conn = self._connection()
-        if self.use_leader_lock and not self._leading:
-            row = conn.execute(queries.TRY_LEAD, {"name": LEADER_LOCK}).fetchone()
-            self._leading = bool(row and row["leading"])
-            if not self._leading:
+        if self.use_leader_lock:
+            leading = self.lease.keep(conn)
+            self._log_leadership(leading)
+            if not leading:
                 return self.tick_interval
-            logger.info("scheduler: leading (backend pid %s)", conn.info.backend_pid,
-                        extra={"backend_pid": conn.info.backend_pid})  # fmt: skip
         for fire in conn.execute(queries.TICK, {"grace": f"{self.grace} seconds"}).fetchall():
             logger.info(
                 "scheduler: fired %s due %s as task %s", fire["schedule_name"], fire["due_at"], fire["task_id"],
                 extra={"schedule": fire["schedule_name"], "due_at": fire["due_at"], "task_id": fire["task_id"]},
             )  # fmt: skip
-        return self._until_next_due(conn)
+        wait = self._until_next_due(conn)
+        return min(wait, self.lease.due_in()) if self.use_leader_lock else wait
+
+    def _log_leadership(self, leading: bool) -> None:
+        if leading and not self._leading:
+            logger.info("scheduler: leading (lease %s, %gs)", self.lease.holder, self.lease.ttl,
+                        extra={"lease_holder": self.lease.holder})  # fmt: skip
+        elif self._leading and not leading:
+            logger.info("scheduler: no longer leading (the lease could not be renewed in time)")
+        self._leading = leading
 
     def _until_next_due(self, conn: psycopg.Connection[dict[str, Any]]) -> float:
         row = conn.execute(queries.NEXT_DUE).fetchone()
@@ -227,9 +238,7 @@ class Scheduler:
         return min(max(seconds, 0.0), self.tick_interval)
 
     def _drop_connection(self) -> None:
-        if self._leading:
-            logger.info("scheduler: no longer leading (connection lost)")
-        self._leading = False
+        # the lease stays this scheduler's until it runs out: a new connection renews it
         conn, self._conn = self._conn, None
         if conn is not None:
             try:
@@ -239,11 +248,12 @@ class Scheduler:
 
     def _shutdown(self) -> None:
         conn = self._conn
-        if conn is not None and not conn.closed and self._leading:
+        if conn is not None and not conn.closed and self.lease.held:
             try:
-                conn.execute(queries.RELEASE_LEAD, {"name": LEADER_LOCK})
-                logger.info("scheduler: released the leader lock")
-            except Exception:  # noqa: BLE001 - closing the connection releases it anyway
+                self.lease.release(conn)
+                logger.info("scheduler: released the lease")
+            except Exception:  # noqa: BLE001 - it runs out by itself
                 pass
+        self.lease.forget()
         self._leading = False
         self._drop_connection()

@@ -10,37 +10,40 @@ The roles (:data:`ROLES`; default: all four):
   (``--queues``, ``--kinds``, ``--concurrency`` and the rest as ``pyconductor
   worker`` takes them);
 - ``scheduler``: the Worker's scheduler part (``tick()`` under the leader
-  lock 'scheduler'; the app's declared schedules are written at start);
+  lease 'scheduler'; the app's declared schedules are written at start);
 - ``maintenance``: the reaper (a worker reaps too, for its own durable waits;
   this one runs without a worker), the retention loop
-  (:class:`~pyconductor.retention.Retention` under the leader lock
+  (:class:`~pyconductor.retention.Retention` under the leader lease
   'retention'), and the app's singletons (``@app.singleton``, each under the
-  leader lock ``singleton:NAME``);
+  leader lease ``singleton:NAME``);
 - ``web``: the dashboard (:class:`~pyconductor.dashboard.DashboardServer`).
 
-Leader locks make the fleet safe to run with every role everywhere: one
-process ticks, one applies retention, one runs each singleton; when it dies,
-its session's locks go with it and another takes over within seconds.
+Leader leases (:mod:`pyconductor.leadership`: rows of the database that only
+the engine's functions write, renewed by their holder) make the fleet safe to
+run with every role everywhere: one process ticks, one applies retention, one
+runs each singleton; when it dies, its lease runs out and another takes over
+within seconds; when it stops cleanly, it releases them at once.
 
 ``/health`` and ``/metrics`` are the worker's
 (:class:`~pyconductor.endpoints.EndpointServer`, ``--http HOST:PORT``),
 whatever the roles: the :class:`Node` offers the attributes of a Worker that
-the server reads. ``/health`` names the process's roles and the leader locks
+the server reads. ``/health`` names the process's roles and the leader leases
 it holds, and checks the fleet's schedules: it is 503 ``unhealthy`` when an
 enabled schedule is overdue by more than ``--schedule-grace`` (default 1
 minute; ``conductor.overdue_schedules``) or when schedules exist and no
-process of the fleet holds the scheduler lock (``conductor.leaders()``).
+process of the fleet holds the scheduler lease (``conductor.leaders()``); 503
+``degraded`` while a session outside the engine holds one of its advisory
+keys (``conductor.foreign_lock_holders()``, named in ``lock_holders``).
 
 Behind a transaction-mode pooler (``worker_options["pooler"]`` or
-``$CONDUCTOR_POOLER`` = 'transaction') only the worker and scheduler roles
-run (the worker polls; the scheduler ticks without its leader lock, each due
-time still firing once); maintenance (retention and singletons hold session
-leader locks) and web (the dashboard's live updates LISTEN) refuse with
-:class:`~pyconductor.link.DirectConnectionNeeded`: run them in a process
-connected directly.
+``$CONDUCTOR_POOLER`` = 'transaction') the worker polls (no LISTEN), and the
+scheduler, retention and singletons lead as they do directly (a lease is one
+statement at a time); only the web role refuses with
+:class:`~pyconductor.link.DirectConnectionNeeded` (the dashboard's live
+updates LISTEN): run it in a process connected directly.
 
 SIGTERM/SIGINT stop every role cleanly: the dashboard, the singletons and
-retention first (their locks go to another process at once), the worker
+retention first (their leases go to another process at once), the worker
 last (it drains as ``pyconductor worker`` does); a second signal exits at
 once with code 130.
 """
@@ -78,10 +81,9 @@ logger = logging.getLogger("pyconductor")
 ROLES = ("web", "worker", "scheduler", "maintenance")
 """Every role, in the order they are listed (and started: the worker first)."""
 
-POOLER_ROLES = ("worker", "scheduler")
+POOLER_ROLES = ("worker", "scheduler", "maintenance")
 """The roles that run behind a transaction-mode pooler; the others need a direct connection."""
 _NEEDS_SESSION = {
-    "maintenance": "retention and the app's singletons run under session advisory (leader) locks",
     "web": "the dashboard's live updates LISTEN on a session of their own",
 }
 
@@ -157,7 +159,7 @@ class Node:
                 if role not in POOLER_ROLES:
                     raise DirectConnectionNeeded(
                         f"the {role} role", f"{_NEEDS_SESSION[role]}; behind the pooler run only "
-                        f"--role {','.join(r for r in self.roles if r in POOLER_ROLES) or 'worker,scheduler'}")  # fmt: skip
+                        f"--role {','.join(r for r in self.roles if r in POOLER_ROLES) or ','.join(POOLER_ROLES)}")  # fmt: skip
         self._worker_options = options
         self.worker: Worker | None = None
         if "worker" in self.roles or "scheduler" in self.roles:
@@ -179,10 +181,11 @@ class Node:
         if "maintenance" in self.roles:
             if self.worker is None or not self.worker.process_tasks:
                 # a worker reaps already (its own durable waits wake on time); without one, this does
-                self.reaper = Reaper(Link(self.dsn, "reap", self.worker_id), self._halt,
+                self.reaper = Reaper(Link(self.dsn, "reap", self.worker_id, pooler=self.pooler), self._halt,
                                      interval=float(options.get("reap_interval", defaults.REAP_INTERVAL)))  # fmt: skip
-            self.retention = Retention(self.dsn, interval=retention_interval, batch=retention_batch)
-            self.singletons = _singleton_runners(app, self.dsn)
+            self.retention = Retention(self.dsn, interval=retention_interval, batch=retention_batch,
+                                       pooler=self.pooler)  # fmt: skip
+            self.singletons = _singleton_runners(app, self.dsn, self.pooler)
         self.web_options = web
         self.web: DashboardServer | None = None
         if "web" in self.roles:
@@ -229,7 +232,7 @@ class Node:
 
     @property
     def leader_locks(self) -> dict[str, bool]:
-        """Every leader lock this process contends for, and whether it holds it now."""
+        """Every leader lease this process contends for, and whether it holds it now."""
         locks = dict(self.worker.leader_locks) if self.worker is not None else {}
         if self.retention is not None:
             locks["retention"] = self.retention.is_leader
@@ -286,7 +289,7 @@ class Node:
 
     def stop(self) -> None:
         """Stop what started, in the reverse order: the dashboard, the
-        singletons (each handed its stop event, and its lock released, so
+        singletons (each handed its stop event, and its lease released, so
         another process takes over while this one drains), retention, the
         reaper, and the worker last (it drains within its shutdown grace)."""
         if not self._started or self._stopped:
@@ -352,9 +355,10 @@ class Node:
         self.stop()
 
 
-def _singleton_runners(app: Conductor, dsn: str) -> list[SingletonRunner]:
+def _singleton_runners(app: Conductor, dsn: str, pooler: str | None = None) -> list[SingletonRunner]:
     """A :class:`~pyconductor.singleton.SingletonRunner` (not started) for each
     singleton the app declares (``app.singletons``: name -> (fn, failover))."""
     from pyconductor.singleton import SingletonRunner
 
-    return [SingletonRunner(dsn, name, fn, failover=failover) for name, (fn, failover) in app.singletons.items()]
+    return [SingletonRunner(dsn, name, fn, failover=failover, pooler=pooler)
+            for name, (fn, failover) in app.singletons.items()]  # fmt: skip

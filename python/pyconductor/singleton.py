@@ -10,27 +10,30 @@
     for r in runners:
         r.stop()
 
-A :class:`SingletonRunner` holds a connection of its own and, every
-``failover`` seconds, tries the leader lock ``'singleton:' || name``
-(``conductor.try_lead``, a session advisory lock: ``conductor.leaders()``
-names its holder). The process that gets it runs ``fn(stop)`` in a thread; the
-others keep trying. The lock lives as long as the holder's database session,
-so when the holder dies (even by kill -9) another process takes it within
-about ``failover`` seconds. The holder checks its connection every
-``failover / 2`` seconds: if it is lost (so the lock may already be another's)
-``stop`` is set and ``fn`` must return. When ``fn`` returns by itself (or
-raises, logged), the lock is released and contended for again after
-``failover`` seconds.
+A :class:`SingletonRunner` holds a connection of its own and contends for the
+lease ``'singleton:' || name`` (:class:`~pyconductor.leadership.Lease`,
+``conductor.try_lead``; ``conductor.leaders()`` names its holder), ``failover``
+seconds long, every ``failover / 2`` seconds. The process that gets it runs
+``fn(stop)`` in a thread and renews the lease every ``failover / 4`` seconds;
+the others keep trying. When the holder dies (even by kill -9) its lease runs
+out and another process takes it within about ``1.5 * failover`` seconds.
+When the holder cannot renew (its connection lost, the database away) it
+reconnects and keeps trying, and sets ``stop`` half a lease after its last
+renewal: ``fn`` must return within ``failover / 2`` seconds of ``stop``, the
+time left before another process may take the lease. When ``fn`` returns by
+itself (or raises, logged), the lease is released and contended for again
+after ``failover`` seconds; a clean stop releases it too, so another process
+takes over at once.
 
-Singletons need a direct connection: behind a transaction-mode pooler
-(``pooler="transaction"`` or ``$CONDUCTOR_POOLER``) the session lock would
-stay on a server session that other clients use, so the runner refuses at
-construction (:class:`~pyconductor.link.DirectConnectionNeeded`).
+No session outside the engine can hold the lease (v0.2.0's session advisory
+lock could be taken by any login with no grant at all), and every call is one
+autocommit statement, so singletons run behind a transaction-mode pooler
+(``pooler="transaction"`` or ``$CONDUCTOR_POOLER``) as well.
 
 Exactly one at a time holds as long as ``fn`` honours ``stop`` within
-``failover / 2`` seconds of a lost connection; work that must never overlap
-should also take :meth:`Conductor.exclusive <pyconductor.client.Conductor.exclusive>`
-in its transactions.
+``failover / 2`` seconds; work that must never overlap should also take
+:meth:`Conductor.exclusive <pyconductor.client.Conductor.exclusive>` in its
+transactions.
 """
 
 from __future__ import annotations
@@ -43,35 +46,34 @@ from typing import Any
 
 import psycopg
 
-from pyconductor.link import CONNECTION_ERRORS, DirectConnectionNeeded, connect, pooler_mode
+from pyconductor.leadership import Lease
+from pyconductor.link import CONNECTION_ERRORS, connect, pooler_mode
 
-__all__ = ["RELEASE_LEAD", "TRY_LEAD", "SingletonRunner"]
+__all__ = ["SingletonRunner"]
 
 logger = logging.getLogger("pyconductor")
 
-TRY_LEAD = "select conductor.try_lead(name => 'singleton:' || %(name)s) as held"
-RELEASE_LEAD = "select conductor.release_lead(name => 'singleton:' || %(name)s)"
-ALIVE = "select 1"
-
 
 class SingletonRunner:
-    """Contends for the leader lock ``'singleton:' || name`` and runs
-    ``fn(stop)`` while it holds it. :meth:`start` it once; :meth:`stop` ends
-    it (``fn`` is told through its event and awaited)."""
+    """Contends for the lease ``'singleton:' || name`` and runs ``fn(stop)``
+    while it holds it. :meth:`start` it once; :meth:`stop` ends it (``fn`` is
+    told through its event and awaited)."""
 
     def __init__(self, dsn: str, name: str, fn: Callable[[threading.Event], Any], failover: float = 2.0, *,
                  pooler: str | None = None) -> None:  # fmt: skip
         if not name:
             raise ValueError("a singleton needs a name")
-        if pooler_mode(pooler):
-            raise DirectConnectionNeeded(f"app.singleton {name!r}",
-                                         "its leader lock is a session advisory lock, held as long as its session lives")  # fmt: skip
         if failover <= 0:
             raise ValueError("failover must be more than 0 seconds")
         self.dsn = dsn
         self.name = name
         self.fn = fn
         self.failover = failover
+        self.pooler = pooler_mode(pooler)
+        self.lease = Lease(f"singleton:{name}", min(3600.0, failover), margin=min(3600.0, failover) / 2,
+                           renew_every=min(3600.0, failover) / 4)  # fmt: skip
+        """The lease this runner takes and renews; fn runs while it is held."""
+        self._conn: psycopg.Connection[Any] | None = None
         self._stopping = threading.Event()
         self._leading = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"singleton {name}", daemon=True)
@@ -82,7 +84,7 @@ class SingletonRunner:
 
     @property
     def is_leader(self) -> bool:
-        """Whether this runner holds the lock and its function runs."""
+        """Whether this runner holds the lease and its function runs."""
         return self._leading.is_set()
 
     def start(self) -> SingletonRunner:
@@ -91,7 +93,7 @@ class SingletonRunner:
 
     def stop(self, timeout: float | None = None) -> bool:
         """Stop contending; tell a running ``fn`` to stop, wait for it (at most
-        ``timeout`` seconds; None: as long as it takes), release the lock.
+        ``timeout`` seconds; None: as long as it takes), release the lease.
         Returns whether everything ended in time."""
         self._stopping.set()
         if self._thread.is_alive():
@@ -100,26 +102,34 @@ class SingletonRunner:
 
     # -- the contending thread -------------------------------------------------------
 
-    def _run(self) -> None:
-        conn: psycopg.Connection[Any] | None = None
-        while not self._stopping.is_set():
-            try:
-                if conn is None or conn.closed:
-                    conn = connect(self.dsn, "singleton", f"{self.name} {os.getpid()}")
-                row = conn.execute(TRY_LEAD, {"name": self.name}).fetchone()
-                if row is not None and row[0]:
-                    self._lead(conn)
-            except CONNECTION_ERRORS as exc:
-                logger.warning("singleton %s: connection lost (%s); trying again in %.1fs", self.name,
-                               _first_line(exc), self.failover, extra=self._extra)  # fmt: skip
-                conn = _close(conn)
-            self._stopping.wait(self.failover)
-        _close(conn)
+    def _try(self) -> bool:
+        """Take or renew the lease when due (reconnecting first when needed);
+        whether it is held now. A lost connection is logged and closed, the
+        lease left to run out."""
+        try:
+            if self._conn is None or self._conn.closed:
+                self._conn = connect(self.dsn, "singleton", f"{self.name} {os.getpid()}", pooler=self.pooler)
+            return self.lease.keep(self._conn)
+        except CONNECTION_ERRORS as exc:
+            logger.warning("singleton %s: connection lost (%s); trying again", self.name, _first_line(exc),
+                           extra=self._extra)  # fmt: skip
+            self._close()
+            return self.lease.held
 
-    def _lead(self, conn: psycopg.Connection[Any]) -> None:
-        """Run fn while the lock is held; release it (if the connection still
-        holds it) when fn ends or a stop is asked. Raises a connection error when
-        the connection is lost (fn told to stop and awaited first)."""
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            if self._try():
+                self._lead()
+                if self._stopping.is_set():
+                    break
+            self._stopping.wait(self.failover / 2 if not self.lease.held else self.lease.due_in())
+        self._release()
+        self._close()
+
+    def _lead(self) -> None:
+        """Run fn while the lease is held, renewing it; tell fn to stop when a
+        stop is asked or the lease could not be renewed in time, and wait for
+        it. Release the lease when fn returned by itself."""
         stop = threading.Event()
         done = threading.Event()
 
@@ -131,42 +141,49 @@ class SingletonRunner:
             finally:
                 done.set()
 
-        logger.info("singleton %s: leading (pid %s)", self.name, os.getpid(), extra=self._extra)
+        logger.info("singleton %s: leading (pid %s, lease %s)", self.name, os.getpid(), self.lease.holder,
+                    extra=self._extra)  # fmt: skip
         self._leading.set()
         worker = threading.Thread(target=body, name=f"singleton {self.name} fn", daemon=True)
         worker.start()
-        lost: BaseException | None = None
+        lost = False
         try:
             while not done.is_set() and not self._stopping.is_set():
-                if done.wait(self.failover / 2):
+                # renew when due; when a renewal failed, try again every tenth of the lease
+                wait = self.lease.due_in() if self.lease.due_in() > 0 else self.lease.ttl / 10
+                if done.wait(wait):
                     break
-                try:
-                    conn.execute(ALIVE)
-                except CONNECTION_ERRORS as exc:
-                    lost = exc
+                if not self._try():
+                    lost = True
                     break
         finally:
             stop.set()
-            if lost is not None:
-                logger.warning("singleton %s: lock connection lost (%s); stopping", self.name, _first_line(lost),
+            if lost:
+                logger.warning("singleton %s: the lease could not be renewed in time; stopping", self.name,
                                extra=self._extra)  # fmt: skip
             worker.join()
             self._leading.clear()
-        if lost is not None:
-            raise lost
-        conn.execute(RELEASE_LEAD, {"name": self.name})
-        logger.info("singleton %s: released", self.name, extra=self._extra)
+        if not lost and done.is_set():
+            self._release()
+            logger.info("singleton %s: released", self.name, extra=self._extra)
+
+    def _release(self) -> None:
+        try:
+            if self._conn is not None and not self._conn.closed:
+                self.lease.release(self._conn)
+        except CONNECTION_ERRORS:
+            pass  # it runs out by itself
+        self.lease.forget()
+
+    def _close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - closing a broken connection
+                pass
 
 
 def _first_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
-
-
-def _close(conn: psycopg.Connection[Any] | None) -> None:
-    if conn is not None:
-        try:
-            conn.close()
-        except Exception:  # noqa: BLE001 - closing a broken connection
-            pass
-    return None

@@ -29,7 +29,7 @@ The supervisor:
   reaper) and exits 130 at once;
 - serves one ``/health`` and ``/metrics`` for all children with ``--http``
   (:class:`Fleet`). Each child writes a JSON line describing itself (its
-  ``health()``, counters, held attempts, leader locks and, when metrics are
+  ``health()``, counters, held attempts, leader leases and, when metrics are
   served, each handler outcome) every :data:`REPORT_INTERVAL` to a pipe the
   supervisor reads; :class:`Fleet` offers the attributes of a
   :class:`~pyconductor.worker.Worker` that
@@ -106,7 +106,7 @@ def _exit_text(code: int) -> str:
 def worker_report(worker: Any) -> dict[str, Any]:
     """What a child tells its supervisor about its worker: its ``health()``
     (worker id, roles, queues, kinds, concurrency, counters, in flight, stuck),
-    the attempts it holds, its leader locks, and whether it has started."""
+    the attempts it holds, its leader leases, and whether it has started."""
     return {
         **worker.health(),
         "pid": os.getpid(),

@@ -44,12 +44,11 @@ answering is a daemon and is left behind.
 Behind a transaction-mode pooler (``pooler="transaction"``, or
 ``$CONDUCTOR_POOLER=transaction``; see :mod:`pyconductor.link`) the worker
 keeps no session state: no listener (it polls, every second or every
-``poll_interval`` when shorter, and wakes at due times: ``next_due``), no marks, no prepared statements, and its
-scheduler ticks without the leader lock (a session advisory lock: through
-the pooler it would stay on a server session other clients use, and outlive
-this process there); ``tick()`` fires each due time once however many
-schedulers tick. The claim's remembered scan position is the database's,
-per worker id (``conductor.claim_positions``), not the session's.
+``poll_interval`` when shorter, and wakes at due times: ``next_due``), no marks, no prepared statements; its
+scheduler leads under its lease as it does directly (one statement at a
+time, :mod:`pyconductor.leadership`). The claim's remembered scan position is
+the database's, per worker id (``conductor.claim_positions``), not the
+session's.
 
 Logging goes to ``logging.getLogger("pyconductor")`` with ``extra`` keys
 task_id, kind, queue, attempt, worker_id, duration_ms.
@@ -296,9 +295,8 @@ class Worker:
 
     @property
     def leader_locks(self) -> dict[str, bool]:
-        """The leader locks this worker contends for, and whether it holds each now."""
+        """The leader leases this worker contends for, and whether it holds each now."""
         scheduler = self._scheduler
-        # behind a transaction-mode pooler the scheduler ticks without one
         return {"scheduler": scheduler.is_leader} if scheduler is not None and scheduler.use_leader_lock else {}
 
     def health(self) -> dict[str, Any]:

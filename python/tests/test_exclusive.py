@@ -1,9 +1,11 @@
-"""app.exclusive(name): a transaction-scoped advisory lock (conductor.exclusive).
+"""app.exclusive(name): a lock held for the caller's transaction (conductor.exclusive:
+a row of conductor.exclusive_locks, which only the engine's functions lock).
 
 Two real processes loop on ``with app.exclusive("x"):`` and record, inside
 each section, when they entered and left it (the database's clock); no two
 sections overlap. Both start together behind an advisory-lock barrier the
-test holds, so they contend from the first section."""
+test holds, so they contend from the first section. A login without grants
+holding v0.2.0's advisory key of a name makes no exclusive() of it wait."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import psycopg
 import pytest
 
 from helpers import wait_until
+from squatter import Squatter
+
 from pyconductor import Conductor, InvalidArgument
 
 SECTIONS = 100  # per process
@@ -77,14 +81,15 @@ def test_two_processes_never_overlap_in_an_exclusive_section(db_dsn: str, db_con
 def test_on_the_callers_connection_the_lock_lasts_until_its_transaction_ends(
     app: Conductor, db_dsn: str, db_conn: psycopg.Connection[Any]
 ) -> None:
-    key = db_conn.execute("select hashtextextended('conductor.exclusive:' || 'order:7', 0)").fetchone()[0]
-
     def holders() -> int:
-        return db_conn.execute(
-            "select count(*) from pg_locks where locktype = 'advisory' and granted"
-            " and objid::bigint = (%(k)s::bigint & 4294967295)"
-            " and classid::bigint = ((%(k)s::bigint >> 32) & 4294967295)",
-            {"k": key}).fetchone()[0]  # fmt: skip
+        """1 while another transaction's exclusive('order:7') waits (it gives up after 0.1 s), else 0."""
+        try:
+            with db_conn.transaction():
+                db_conn.execute("set local lock_timeout = '100ms'")
+                db_conn.execute("select conductor.exclusive('order:7')")
+            return 0
+        except psycopg.errors.LockNotAvailable:
+            return 1
 
     with psycopg.connect(db_dsn) as conn:
         with app.exclusive("order:7", conn=conn) as held:
@@ -114,3 +119,16 @@ def test_exclusive_refuses_an_empty_name_and_an_autocommit_connection_outside_a_
             pass
         with conn.transaction(), app.exclusive("x", conn=conn):
             pass
+
+
+def test_a_login_without_grants_holding_v020s_key_makes_no_exclusive_wait(app: Conductor, db_dsn: str) -> None:
+    """v0.2.0's exclusive(name) waited for pg_advisory_xact_lock(hashtextextended('conductor.exclusive:'
+    || name, 0)), which any login could hold for ever. Now the squatter's key changes nothing."""
+    with Squatter(db_dsn) as squatter:
+        assert squatter.grants() == []
+        assert squatter.take_v020_keys(exclusive=["order:8"]) >= 1
+        with psycopg.connect(db_dsn) as conn:
+            conn.execute("set lock_timeout = '2s'")
+            with app.exclusive("order:8", conn=conn):
+                pass  # on v0.2.0: canceling statement due to lock timeout
+            conn.commit()

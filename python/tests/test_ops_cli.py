@@ -250,10 +250,12 @@ def test_status_lists_live_workers_and_leaders(db_dsn: str, db_conn: Conn) -> No
         assert [x["name"] for x in data["leaders"]] == ["scheduler"]
         assert leader.execute("select conductor.try_lead('retention'), conductor.try_lead('singleton:feed')"
                               ).fetchone() == (True, True)  # fmt: skip
+        # leases are rows: every one is listed, by name (--lock, which 0.2.0 needed, changes nothing)
         data = json.loads(cli(db_dsn, "status", "--json").stdout)
-        assert [x["name"] for x in data["leaders"]] == ["scheduler", "retention"]
+        assert [x["name"] for x in data["leaders"]] == ["retention", "scheduler", "singleton:feed"]
         data = json.loads(cli(db_dsn, "status", "--json", "--lock", "singleton:feed").stdout)
-        assert [x["name"] for x in data["leaders"]] == ["scheduler", "retention", "singleton:feed"]
+        assert [x["name"] for x in data["leaders"]] == ["retention", "scheduler", "singleton:feed"]
+        assert data["lock_holders"] == [], "nobody outside the engine holds its locks"
 
 
 def test_dsn_from_the_environment(db_dsn: str) -> None:

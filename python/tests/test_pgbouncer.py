@@ -16,9 +16,10 @@ clients, and stops it at the end. Through it:
 - no session state: a second worker's claim on the same server session is not
   steered by the first's remembered position, and a pooler-mode worker leaves
   no LISTEN, advisory lock, prepared statement or setting on the session;
-- the scheduler ticks without its leader lock (every due time once, two
-  schedulers at once), and what needs a session refuses with a message that
-  says a direct connection is needed.
+- leadership needs no session: two schedulers lead under one lease (every
+  due time once), a singleton runs and hands its lease over, and only what
+  needs a session (the dashboard's LISTEN, the event bus) refuses with a
+  message that says a direct connection is needed.
 
 The counts each test checked are printed (run with -s to see them).
 """
@@ -371,9 +372,9 @@ def test_the_client_enqueues_waits_for_results_and_serves_health_through_pgbounc
     enqueues than psycopg's prepare threshold (a prepared statement would be
     missing on the next server session), result() by polling (no LISTEN to
     hear a completion on), subscribe() refused, and a worker that inherits the
-    app's mode; its /health reads through the pooler (PgBouncer refuses the
-    `options` startup parameter) and does not ask for a scheduler lock that
-    lockless schedulers never take."""
+    app's mode, its scheduler leading under its lease through the pooler; its
+    /health reads through the pooler (PgBouncer refuses the `options` startup
+    parameter)."""
     import json
     import urllib.request
 
@@ -386,7 +387,7 @@ def test_the_client_enqueues_waits_for_results_and_serves_health_through_pgbounc
         def echo(payload: dict[str, Any]) -> dict[str, Any]:
             return payload
 
-        worker = Worker(app, concurrency=2, run_scheduler=False, poll_interval=0.2)
+        worker = Worker(app, concurrency=2, run_scheduler=True, poll_interval=0.2, tick_interval=0.5)
         assert worker.pooler == "transaction" and worker.listener is None
         with app, worker:
             ids = [echo.enqueue({"n": n}) for n in range(12)]
@@ -404,6 +405,8 @@ def test_the_client_enqueues_waits_for_results_and_serves_health_through_pgbounc
             with psycopg.connect(db_dsn, autocommit=True) as direct:
                 direct.execute("select conductor.create_schedule(name => 'pooled.every', cron => '0 0 1 1 *',"
                                " kind => 'pooled.echo')")  # fmt: skip
+            wait_until(lambda: worker._scheduler is not None and worker._scheduler.is_leader, timeout=10,
+                       message="the scheduler leads through the pooler")  # fmt: skip
             with EndpointServer(worker, "127.0.0.1", 0, schedule_grace=60) as server:
                 with urllib.request.urlopen(server.url + "/health", timeout=20) as resp:
                     status, body = resp.status, json.loads(resp.read())
@@ -418,47 +421,65 @@ def test_the_client_enqueues_waits_for_results_and_serves_health_through_pgbounc
 # -- the scheduler and what needs a session ----------------------------------------------
 
 
-def test_schedulers_tick_through_pgbouncer_without_the_leader_lock(cluster: Any, db_dsn: str) -> None:
-    """Two pooler-mode schedulers tick at once through one pooler: each due time
-    fires once, and no advisory lock is left on the server sessions."""
+def test_schedulers_and_singletons_lead_through_pgbouncer(cluster: Any, db_dsn: str) -> None:
+    """Two pooler-mode schedulers through one pooler: one leads under the lease (a row,
+    one statement at a time), each due time fires once, no advisory lock is left on the
+    server sessions; a singleton runs through it and its stop hands the lease over."""
     with pgbouncer(cluster, db_dsn, pool_size=2) as bouncer, \
             psycopg.connect(db_dsn, autocommit=True) as direct:  # fmt: skip
         direct.execute("select conductor.create_schedule(name => 'every-second', cron => '* * * * * *', kind => 'tick.k')")
         schedulers = [Scheduler(bouncer.url, tick_interval=0.2, pooler="transaction") for _ in range(2)]
-        assert all(not s.use_leader_lock for s in schedulers)
+        assert all(s.use_leader_lock for s in schedulers)
         for s in schedulers:
             s.start()
         try:
             wait_until(lambda: value(direct, "select count(*) from conductor.tasks where kind = 'tick.k'") >= 4,
                        timeout=30, interval=0.1, message="four fires of an every-second schedule")  # fmt: skip
+            assert sum(s.is_leader for s in schedulers) == 1, "one leads"
+            leader = next(s for s in schedulers if s.is_leader)
+            assert value(direct, "select holder from conductor.leaders(array['scheduler'])") == leader.lease.holder
         finally:
             for s in schedulers:
                 s.stop()
+        ran: list[str] = []
+
+        def fn_of(who: str) -> Any:
+            return lambda stop: (ran.append(who), stop.wait())
+
+        first = SingletonRunner(bouncer.url, "pooled", fn_of("first"), failover=0.5, pooler="transaction").start()
+        second = SingletonRunner(bouncer.url, "pooled", fn_of("second"), failover=0.5, pooler="transaction")
+        try:
+            wait_until(lambda: first.is_leader, timeout=10, message="a singleton leads through the pooler")
+            second.start()
+            assert first.stop(10)
+            wait_until(lambda: second.is_leader, timeout=10, message="the other takes over at once")
+        finally:
+            first.stop(10)
+            second.stop(10)
+        assert ran == ["first", "second"]
         fires, due_times = direct.execute(
             "select count(*), count(distinct due_at) from conductor.schedule_fires where schedule_name = 'every-second'"
         ).fetchone()  # fmt: skip
         advisory = value(direct, "select count(*) from pg_locks where locktype = 'advisory'"
                                  " and database = (select oid from pg_database where datname = current_database())")  # fmt: skip
-    print(f"pgbouncer scheduler: 2 lockless schedulers fired {fires} times for {due_times} due times; "
+    print(f"pgbouncer scheduler: 2 schedulers under one lease fired {fires} times for {due_times} due times; "
           f"{advisory} advisory locks left")
     assert fires == due_times >= 4
     assert advisory == 0
 
 
 def test_what_needs_a_session_refuses_with_a_clear_message(cluster: Any, db_dsn: str) -> None:
-    """The scheduler's leader lock, singletons, and serve's maintenance and web
-    roles refuse behind a transaction-mode pooler, saying a direct connection
-    is needed (the API and the CLI)."""
-    with pytest.raises(DirectConnectionNeeded, match="needs a direct connection"):
-        Scheduler(db_dsn, pooler="transaction", use_leader_lock=True)
-    with pytest.raises(DirectConnectionNeeded, match="singleton 'feed' needs a direct connection"):
-        SingletonRunner(db_dsn, "feed", lambda stop: None, pooler="transaction")
+    """serve's web role refuses behind a transaction-mode pooler, saying a direct
+    connection is needed (the API and the CLI); the scheduler's lease, singletons and
+    the maintenance role do not need one any more."""
+    Scheduler(db_dsn, pooler="transaction", use_leader_lock=True)
+    SingletonRunner(db_dsn, "feed", lambda stop: None, pooler="transaction")
     with pytest.raises(ValueError, match="unknown pooler mode"):
         Worker(Conductor(db_dsn), pooler="statement")
 
     env = {**os.environ, "CONDUCTOR_DSN": db_dsn, "CONDUCTOR_POOLER": "transaction"}
     env.pop("CONDUCTOR_ROLES", None)
-    for roles, refused in (("worker,maintenance", "maintenance"), (None, "web")):
+    for roles, refused in (("worker,maintenance,web", "web"), (None, "web")):
         argv = [sys.executable, "-m", "pyconductor", "serve", "--app", "lifecycle.app:app"]
         if roles:
             argv += ["--role", roles]
@@ -468,4 +489,4 @@ def test_what_needs_a_session_refuses_with_a_clear_message(cluster: Any, db_dsn:
         assert "--role worker" in out.stderr, out.stderr
     help_text = subprocess.run([sys.executable, "-m", "pyconductor", "worker", "--help"], cwd=TESTS,
                                capture_output=True, text=True, timeout=60, check=True).stdout  # fmt: skip
-    assert "--pooler" in " ".join(help_text.split()) and "need a direct connection" in " ".join(help_text.split())
+    assert "--pooler" in " ".join(help_text.split()) and "needs a direct connection" in " ".join(help_text.split())

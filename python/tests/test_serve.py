@@ -219,7 +219,7 @@ def test_health_is_503_while_no_scheduler_runs_and_a_schedule_is_overdue(db_conn
     assert body["roles"] == ["worker"] and body["leader_locks"] == []
     assert body["schedules"]["scheduler_leader"] is False
     assert [row["name"] for row in body["schedules"]["overdue"]] == ["nightly"]
-    assert any("no process holds the scheduler lock" in p for p in body["problems"]), body["problems"]
+    assert any("no process holds the scheduler lease" in p for p in body["problems"]), body["problems"]
     assert any("schedule nightly is overdue by" in p for p in body["problems"]), body["problems"]
     metrics = get(worker.endpoints + "/metrics")[1]
     assert metric(metrics, "conductor_schedules_overdue") == 1.0
@@ -231,6 +231,37 @@ def test_health_is_503_while_no_scheduler_runs_and_a_schedule_is_overdue(db_conn
     assert one(db_conn, "select count(*) from conductor.schedule_fires where schedule_name = 'nightly'") == 1
     assert one(db_conn, "select next_due_at > conductor.now() + interval '11 hours' from conductor.schedules "
                         "where name = 'nightly'"), "it continues from the next future time"  # fmt: skip
+
+
+def test_health_is_degraded_and_names_a_session_outside_the_engine_that_holds_its_keys(
+    db_dsn: str, db_conn: Conn, serve: Any
+) -> None:
+    """Issue 25: /health must say when a session outside the engine holds one of its
+    advisory keys. A login with no grant at all holds v0.2.0's scheduler key and sits idle:
+    /health answers 503 degraded, naming its pid, login and application_name
+    (conductor.foreign_lock_holders), and `pyconductor status` lists it; once it is gone,
+    200 ok again."""
+    from squatter import Squatter
+
+    worker = serve("--role", "worker,maintenance")
+    wait_until(lambda: health(worker)[0] == 200, timeout=30, message=lambda: str(health(worker)))
+    with Squatter(db_dsn, application_name="health-squatter") as squatter:
+        assert squatter.grants() == []
+        squatter.conn.execute("select pg_advisory_lock(hashtextextended('conductor.lead:scheduler', 0))")
+        code, body = wait_until(lambda: (r := health(worker))[0] == 503 and r, timeout=10,
+                                message=lambda: str(health(worker)))  # fmt: skip
+        assert body["status"] == "degraded", body
+        assert [(h["pid"], h["usename"], h["application_name"], h["key_space"], h["label"], h["idle"])
+                for h in body["lock_holders"]] == [
+            (squatter.pid, squatter.role, "health-squatter", "leader (v0.2.0)", "scheduler", True)], body  # fmt: skip
+        status = subprocess.run([sys.executable, "-m", "pyconductor", "status", "--dsn", db_dsn],
+                                capture_output=True, text=True, timeout=60, check=True,
+                                env={**os.environ, "PYTHONPATH": str(REPO / "python")}).stdout  # fmt: skip
+        holders = status.split("sessions outside the engine holding its locks: ")[1]
+        assert holders.startswith("1\n") and str(squatter.pid) in holders and squatter.role in holders, status
+        assert "health-squatter" in holders and "while idle" in holders, status
+    wait_until(lambda: health(worker)[0] == 200, timeout=10, message=lambda: str(health(worker)))
+    assert health(worker)[1]["lock_holders"] == []
 
 
 # -- the retention loop itself ------------------------------------------------------

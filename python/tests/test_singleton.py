@@ -1,10 +1,12 @@
 """Singletons: a function run on exactly one process of the fleet under the
-leader lock 'singleton:' || name (pyconductor.singleton.SingletonRunner).
+leader lease 'singleton:' || name (pyconductor.singleton.SingletonRunner).
 
 Two real processes run a SingletonRunner for the same name whose function
 writes heartbeats; only one writes at a time; kill -9 of the holder hands the
-lock to the other within seconds. In-process: stop() hands it over, a function
-that returns releases it, and app.singleton / run_singletons."""
+lease to the other within seconds. In-process: stop() hands it over, a function
+that returns releases it, a holder that cannot renew stops its function before
+its lease runs out, a login without grants cannot keep a singleton from
+running, and app.singleton / run_singletons."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ import psycopg
 import pytest
 
 from helpers import wait_until
+from squatter import Squatter
+
 from pyconductor import Conductor
 from pyconductor.singleton import SingletonRunner
 
@@ -90,7 +94,7 @@ def runners() -> Iterator[list[SingletonRunner]]:
         r.stop(10)
 
 
-def test_stop_hands_the_lock_to_another_runner(db_dsn: str, runners: list[SingletonRunner]) -> None:
+def test_stop_hands_the_lease_to_another_runner(db_dsn: str, runners: list[SingletonRunner]) -> None:
     running: dict[str, threading.Event] = {}
 
     def fn_of(label: str):  # type: ignore[no-untyped-def]
@@ -112,7 +116,7 @@ def test_stop_hands_the_lock_to_another_runner(db_dsn: str, runners: list[Single
     wait_until(lambda: second.is_leader, message="the second runner takes over")
 
 
-def test_a_function_that_returns_releases_the_lock_and_runs_again(db_dsn: str, runners: list[SingletonRunner]) -> None:
+def test_a_function_that_returns_releases_the_lease_and_runs_again(db_dsn: str, runners: list[SingletonRunner]) -> None:
     runs: list[float] = []
 
     def once(stop: threading.Event) -> None:
@@ -142,3 +146,48 @@ def test_app_singleton_registers_and_run_singletons_starts_them(db_dsn: str, db_
         for r in runners:
             assert r.stop(10)
     assert lock_holder(db_conn, "reporter") == []
+
+
+def test_a_holder_that_cannot_renew_stops_its_function_before_its_lease_runs_out(
+    db_dsn: str, db_conn: psycopg.Connection[Any], runners: list[SingletonRunner]
+) -> None:
+    """While the lease row is locked (here by the test, as superuser: no application role
+    can), every renewal answers false; the holder tells its function to stop half a lease
+    after its last renewal, so it has stopped before anyone else could take the lease.
+    Once renewals work again it leads again."""
+    stops: list[Any] = []
+
+    def fn(stop: threading.Event) -> None:
+        stop.wait()
+        stops.append(db_conn.execute("select clock_timestamp()").fetchone()[0])
+
+    runner = SingletonRunner(db_dsn, "renewal", fn, failover=1.0).start()
+    runners.append(runner)
+    wait_until(lambda: runner.is_leader, message="the runner leads")
+    with psycopg.connect(db_dsn) as blocker:  # a transaction that holds the lease row
+        blocker.execute("select * from conductor.leader_leases where name = 'singleton:renewal' for update")
+        wait_until(lambda: stops, timeout=5, message="the function is told to stop")
+        expires = db_conn.execute("select expires_at from conductor.leader_leases where name = 'singleton:renewal'"
+                                  ).fetchone()[0]  # fmt: skip
+        assert stops[0] < expires, "it stopped while its lease still ran: no other process could have led yet"
+        assert not runner.is_leader
+        blocker.rollback()
+    wait_until(lambda: runner.is_leader, timeout=5, message="it leads again once it can renew")
+
+
+def test_a_login_without_grants_cannot_keep_a_singleton_from_running(
+    db_dsn: str, db_conn: psycopg.Connection[Any], runners: list[SingletonRunner]
+) -> None:
+    """Issue 25: v0.2.0's singleton lock was pg_try_advisory_lock(hashtextextended(
+    'conductor.lead:singleton:' || name, 0)): a login with no grant at all that held it kept
+    the singleton from ever running. The squatter holds that key, and every advisory lock
+    it sees; the singleton runs anyway."""
+    started = threading.Event()
+    with Squatter(db_dsn) as squatter:
+        assert squatter.grants() == []
+        assert squatter.take_v020_keys(singletons=["feed"]) >= 1
+        squatter.sweep_in_background()
+        runners.append(SingletonRunner(db_dsn, "feed", lambda stop: (started.set(), stop.wait()), failover=0.5).start())
+        assert started.wait(10), "the singleton runs"
+        [(name, _pid, _app)] = lock_holder(db_conn, "feed")
+        assert name == "singleton:feed"

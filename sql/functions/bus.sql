@@ -31,12 +31,24 @@
 -- is a label a process puts on its messages (so it can skip its own), not
 -- proof of who sent them: any role may NOTIFY any channel.
 --
--- Locks:
---   conductor.exclusive(name)                a transaction-scoped advisory lock on
---                                            hashtextextended('conductor.exclusive:' || name, 0)
+-- Locks (issue 25: v0.2.0 took a transaction advisory lock on
+-- hashtextextended('conductor.exclusive:' || name, 0), which any login could
+-- take too, with no grant, and hold for ever):
+--   conductor.exclusive(name)                locks the row of name in
+--                                            conductor.exclusive_locks (schema/coordination,
+--                                            read-only to every role) FOR UPDATE until the
+--                                            caller's transaction ends, inserting it first
+--                                            when missing
+--   conductor._forget_exclusive_locks(older_than, batch) -> integer
+--                                            deletes rows nobody holds, made before
+--                                            now - older_than (SKIP LOCKED; called by
+--                                            apply_retention)
 --
--- Lock order: exclusive() takes only its own key; callers that take several
--- take them in name order.
+-- Only an exclusive() caller of the same name can make exclusive() wait: its row
+-- lock, or its insert of the name's first row (until that transaction ends), or
+-- the forgetting of the row, an engine statement of its own.
+-- Lock order: exclusive() takes only its own name's row; callers that take
+-- several take them in name order.
 
 begin;
 set local role conductor_owner;
@@ -166,21 +178,67 @@ create or replace function conductor.exclusive(name text) returns void
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_key uuid;
 begin
   if exclusive.name is null or exclusive.name = '' then
     raise exception 'an exclusive lock needs a name' using errcode = 'QC106';
   end if;
-  perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('conductor.exclusive:' || exclusive.name, 0));
+  v_key := pg_catalog.md5(exclusive.name)::uuid;
+  loop
+    -- waits while another transaction holds the name (READ COMMITTED: then sees the row
+    -- as that one left it; a row forgotten meanwhile is not found and made again)
+    perform from conductor.exclusive_locks x where x.key = v_key for update;
+    exit when found;
+    -- the name's first row: a concurrent first caller of the name makes this wait for
+    -- its transaction, then conflict; the loop then locks the row it made
+    insert into conductor.exclusive_locks as x (key, name, created_at)
+    values (v_key, exclusive.name, conductor.now())
+    on conflict on constraint exclusive_locks_pkey do nothing;
+    exit when found;
+  end loop;
 end
 $$;
 
 comment on function conductor.exclusive(text) is
-$$Waits for, then takes, the transaction-scoped advisory lock of name (key
-hashtextextended('conductor.exclusive:' || name, 0)); it is released when the caller's
+$$Waits for, then takes, the lock of name for the caller's transaction: the row of name in
+conductor.exclusive_locks, locked FOR UPDATE (made when missing), released when the
 transaction ends. Two transactions holding the same name never overlap; taking it again in
-the same transaction returns at once. Serialises work on one entity across request code,
-tasks and SQL (exclusive('autoland:' || id)). Subject to lock_timeout and deadlock
-detection: take several in name order. Raises QC106 for a NULL or empty name.$$;
+the same transaction returns at once. Only another exclusive() caller of the same name can
+make it wait: the application roles may only read the table, so no other session can
+lock its rows.
+Serialises work on one entity across request code, tasks and SQL
+(exclusive('autoland:' || id)). Subject to lock_timeout and deadlock detection: take
+several in name order. At REPEATABLE READ or SERIALIZABLE, a name whose row another
+transaction made or forgot after this one's snapshot raises 40001 (retry the transaction).
+Raises QC106 for a NULL or empty name.$$;
+
+create or replace function conductor._forget_exclusive_locks(older_than interval default interval '1 day',
+                                                             batch integer default 1000)
+  returns integer
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_n integer;
+begin
+  delete from conductor.exclusive_locks x
+   where x.key = any (array(select y.key from conductor.exclusive_locks y
+                             where y.created_at < v_now - _forget_exclusive_locks.older_than
+                             limit _forget_exclusive_locks.batch
+                               for update skip locked));
+  get diagnostics v_n = row_count;
+  return v_n;
+end
+$$;
+
+comment on function conductor._forget_exclusive_locks(interval, integer) is
+$$Deletes up to batch rows of conductor.exclusive_locks made before conductor.now() -
+older_than (default 1 day) that no transaction holds now (SKIP LOCKED); returns how many.
+An exclusive() of a forgotten name makes its row again. Run in a short transaction of its
+own (apply_retention): an exclusive() of a name being forgotten waits for that transaction.
+Granted to nobody.$$;
 
 revoke execute on function conductor._bus_message(text, jsonb, text) from public;
 revoke execute on function conductor._publish(text, jsonb, text) from public;
@@ -188,6 +246,7 @@ revoke execute on function conductor.publish(text, jsonb, text) from public;
 revoke execute on function conductor.subscribe(text[]) from public;
 revoke execute on function conductor.unsubscribe(text[]) from public;
 revoke execute on function conductor.exclusive(text) from public;
+revoke execute on function conductor._forget_exclusive_locks(interval, integer) from public;
 grant execute on function conductor.publish(text, jsonb, text) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.subscribe(text[]) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.unsubscribe(text[]) to conductor_client, conductor_worker, conductor_admin;

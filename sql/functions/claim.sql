@@ -11,7 +11,8 @@
 --   conductor._check_scope(queues, kinds)   the one rule for a worker's queues
 --                                           (QC104) and kinds (QC101) lists,
 --                                           shared with register_worker, next_due
---   conductor._claim_keys, _pick_queue, _lease   claim's private steps (below)
+--   conductor._claim_keys, _pick_queue, _pick_keyed, _lease   claim's private steps (below)
+--   conductor._concurrency_slot(key)        the slot row a concurrency key locks
 --   conductor._claim_controls, _claim_tokens    paused queues and rate limits (below)
 --   conductor._tokens(...)                  the one rule of a token bucket's refill,
 --                                           shared with next_due and set_rate_limit
@@ -63,17 +64,29 @@
 -- scan position (below): a task trimmed away must stay first in line.
 --
 -- Concurrency keys (at most one running task per key; the others stay queued
--- in order and block nothing else): a first statement takes a transaction
--- advisory lock, without waiting, on each key it may claim; a second
--- statement, whose snapshot is newer than those locks, claims only tasks of
--- keys it locked and that have no running task, one per key. A claimer that
--- made a key's task running committed before releasing the key's lock, so the
--- next holder of the lock sees it running. This needs READ COMMITTED (a
--- snapshot per statement), which claim checks when keys are involved.
---   Lock order: key advisory locks (tried, never waited for), then task rows
---   (SKIP LOCKED, never waited for), then rate limit buckets (FOR UPDATE, in
---   (scope, name) order: the only wait, and every claimer takes them in the
---   same order after everything else, so claimers cannot deadlock).
+-- in order and block nothing else): a first statement locks, without waiting
+-- (FOR UPDATE SKIP LOCKED, in claim order, at most max_tasks, passing over a
+-- slot another claim holds to the next candidate key), the row of
+-- conductor.concurrency_slots of each key it may claim (schema/coordination:
+-- 65536 fixed rows, slot hashtextextended(key, 0) & 65535, read-only to every
+-- role, so only another claim can hold one, and no enqueue touches them); a
+-- second statement, whose
+-- snapshot is newer than those locks, claims only tasks of keys whose slot it
+-- locked and that have no running task, one per key. A claimer that made a
+-- key's task running committed before releasing the slot, so the next holder
+-- of the slot sees it running. Two keys that share a slot only make a claim
+-- pass over the second key's tasks while another claim holds the slot
+-- uncommitted. (v0.2.0 took pg_try_advisory_xact_lock on
+-- hashtextextended('conductor:concurrency:' || key, 0): any login, with no
+-- grant, could hold that key and make the key's tasks unclaimable for ever.)
+-- This needs READ COMMITTED (a snapshot per statement), which claim checks
+-- when keys are involved.
+--   Lock order: concurrency slot rows (SKIP LOCKED, never waited for), then
+--   task rows (SKIP LOCKED, never waited for), then rate limit buckets (FOR
+--   UPDATE, in (scope, name) order: the only wait, and every claimer takes
+--   them in the same order after everything else, so claimers cannot
+--   deadlock). Nothing a client or a session outside the engine holds is
+--   waited for.
 --
 -- Index use: one queue -> tasks_ready_by_queue (equality, then the claim
 -- order); several or all queues -> tasks_ready (the claim order) with a filter.
@@ -265,9 +278,36 @@ Planned once per connection.$$;
 
 revoke execute on function conductor._claim_remember(text, bigint, text, bigint[], double precision) from public;
 
--- The keys a claim may use: those of the first ready keyed tasks whose key has
--- no running task, each locked for the transaction (without waiting: a key
--- another claimer holds is skipped). NULL when there are none, the common case.
+-- The row of conductor.concurrency_slots (schema/coordination) that stands for
+-- a concurrency key: one of 65536 fixed rows, so a claim never inserts one.
+create or replace function conductor._concurrency_slot(key text) returns integer
+  language sql immutable parallel safe
+  set search_path = pg_catalog, pg_temp
+as $$
+  select (pg_catalog.hashtextextended(_concurrency_slot.key, 0) & 65535)::integer
+$$;
+
+comment on function conductor._concurrency_slot(text) is
+$$The row of conductor.concurrency_slots that claim locks for concurrency key key:
+hashtextextended(key, 0) & 65535.$$;
+
+revoke execute on function conductor._concurrency_slot(text) from public;
+
+-- The keys a claim may use: among the first 2 * max_tasks + 16 ready keyed
+-- tasks, in claim order, those whose key has no running task; the slot rows of
+-- their keys are locked in that order without waiting, at most max_tasks of
+-- them (a slot another claimer holds is skipped, and with it its keys, and the
+-- next candidate's is tried: two claimers of the same queue get different keys
+-- rather than the second none). NULL when there are none, the common case.
+--
+-- Planned once per connection, as a generic plan: the candidates come from
+-- tasks_ready_keyed in its order, stopping at the limit (bitmap scans off), and
+-- the running-task check is a probe of tasks_running_keyed per candidate (a
+-- subquery kept apart by offset 0: as an anti-join, the plan made while few
+-- tasks ran read every running keyed task for each candidate). v0.2.0's probe
+-- had neither: with 100,000 ready keyed tasks and 100 running, a claim of 50
+-- spent 2 s in it, its bitmap scan sorting every ready keyed task and its
+-- anti-join reading every running one per candidate (bench/keys.sh).
 create or replace function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz,
                                                  kinds text[] default null, not_queues text[] default null,
                                                  not_kinds text[] default null)
@@ -279,32 +319,43 @@ create or replace function conductor._claim_keys(queues text[], max_tasks intege
   set jit = off
   set enable_hashjoin = off
   set enable_mergejoin = off
+  set enable_bitmapscan = off
 as $$
 begin
   return (
-  select pg_catalog.array_agg(distinct k.concurrency_key)
-    from (
-      select t.concurrency_key from conductor.tasks t
-       where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
-         and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
-         and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
-         and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
-         and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
-         and not exists (select from conductor.tasks r
-                          where r.concurrency_key = t.concurrency_key and r.status = 'running')
-       order by t.priority desc, t.run_at, t.id
-       limit _claim_keys.max_tasks
-    ) k
-   where pg_catalog.pg_try_advisory_xact_lock(
-           pg_catalog.hashtextextended('conductor:concurrency:' || k.concurrency_key, 0)));
+  with c as materialized (
+    select t.concurrency_key as key, conductor._concurrency_slot(t.concurrency_key) as slot,
+           pg_catalog.row_number() over (order by t.priority desc, t.run_at, t.id) as n
+      from conductor.tasks t
+     where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
+       and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
+       and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
+       and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
+       and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
+       -- offset 0: a probe of the key per candidate, never an anti-join that reads them all
+       and not exists (select from conductor.tasks r
+                        where r.concurrency_key = t.concurrency_key and r.status = 'running' offset 0)
+     order by t.priority desc, t.run_at, t.id
+     limit 2 * _claim_keys.max_tasks + 16
+  ), locked as materialized (
+    select s.slot from conductor.concurrency_slots s
+      join (select c.slot, pg_catalog.min(c.n) as n from c group by c.slot) o on o.slot = s.slot
+     order by o.n
+     limit _claim_keys.max_tasks
+       for update of s skip locked
+  )
+  select pg_catalog.array_agg(distinct c.key) from c where c.slot in (select locked.slot from locked));
 end
 $$;
 
 comment on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) is
-$$claim's key probe: the concurrency keys of the first max_tasks ready keyed tasks of queues
-and kinds (NULL: every one), none of not_queues and not_kinds, whose key has no running task, each locked with
-pg_try_advisory_xact_lock (a key held by another claimer is left out). NULL when there are
-none. Planned once per connection (index probes only).$$;
+$$claim's key probe: among the first 2 * max_tasks + 16 ready keyed tasks of queues and kinds
+(NULL: every one), none of not_queues and not_kinds, in claim order, those whose key has no
+running task; locks the rows of conductor.concurrency_slots (conductor._concurrency_slot) of
+their keys in that order, FOR UPDATE SKIP LOCKED, at most max_tasks (a slot another claimer
+holds is passed over for the next; no session outside the engine can lock a slot), and
+returns the keys whose slot it locked. NULL when there are none. Planned once per connection
+(index probes only).$$;
 
 revoke execute on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) from public;
 
@@ -403,6 +454,69 @@ after (after_run_at, after_id). Planned once per connection, always a scan of
 tasks_ready_by_queue bounded by the stage.$$;
 
 revoke execute on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[]) from public;
+
+-- The pick with concurrency keys (see the map): up to max_tasks ready tasks in
+-- claim order that are unkeyed or of keys (the ones the probe locked), whose key
+-- has no running task, locked, one per key. Planned per call (which ready index
+-- serves depends on the queues, as for the pick from several queues), but
+-- sequential and bitmap scans and sorts are off, so the plan reads a ready index
+-- in claim order and stops at the limit: the tasks of keys are at the head of
+-- the keyed ones, where the probe found them. The planner, estimating a handful
+-- of rows for keys, read the whole queue instead (a bitmap or sequential scan
+-- and a sort: 75 ms for 50 tasks with 200,000 keyed tasks ready, bench/keys.sh).
+create or replace function conductor._pick_keyed(
+  queues        text[],
+  kinds         text[],
+  not_queues    text[],
+  not_kinds     text[],
+  keys          text[],
+  max_tasks     integer,
+  claimed_at    timestamptz,
+  out ids       bigint[],
+  out seen_ids  bigint[])
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_custom_plan
+  set enable_seqscan = off
+  set enable_bitmapscan = off
+  set enable_sort = off
+  set jit = off
+as $$
+begin
+  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+    into _pick_keyed.ids, _pick_keyed.seen_ids
+    from (select p.id, p.started_at,
+                 pg_catalog.row_number() over (partition by p.concurrency_key
+                                               order by p.priority desc, p.run_at, p.id) as n,
+                 p.concurrency_key
+            from (select t.id, t.started_at, t.concurrency_key, t.priority, t.run_at
+                    from conductor.tasks t
+                   where t.status = 'queued' and t.run_at <= _pick_keyed.claimed_at
+                     and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
+                     and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
+                     and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
+                     and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+                     and (t.concurrency_key is null
+                          or (t.concurrency_key = any (_pick_keyed.keys)
+                              -- offset 0: probed for the few tasks of keys, not a hash of every running task
+                              and not exists (select from conductor.tasks r
+                                               where r.concurrency_key = t.concurrency_key
+                                                 and r.status = 'running' offset 0)))
+                   order by t.priority desc, t.run_at, t.id
+                   limit _pick_keyed.max_tasks
+                     for update skip locked) p) p
+   where p.concurrency_key is null or p.n = 1;  -- one task per key
+end
+$$;
+
+comment on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) is
+$$claim's pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at of
+queues and kinds (NULL: every one), none of not_queues and not_kinds, in claim order, that
+are unkeyed or of keys with no running task, FOR UPDATE SKIP LOCKED, and returns the ids of
+the unkeyed ones and of the first of each key, in claim order, and of those the ones claimed
+before (seen_ids). Planned per call, on a ready index in claim order.$$;
+
+revoke execute on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) from public;
 
 -- The one rule of a token bucket (conductor.rate_limits): the tokens it holds at
 -- time at, refilled continuously at per_second from refilled_at, at most
@@ -677,6 +791,7 @@ create or replace function conductor.claim(
   security definer
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_custom_plan
+  set jit = off
 as $$
 declare
   v_now timestamptz := conductor.now();
@@ -838,28 +953,8 @@ begin
       perform conductor._claim_remember(claim.worker_id, null, null, null, null);
     end if;
   else
-    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-      into v_ids, v_seen
-      from (select p.id, p.started_at,
-                   pg_catalog.row_number() over (partition by p.concurrency_key
-                                                 order by p.priority desc, p.run_at, p.id) as n,
-                   p.concurrency_key
-              from (select t.id, t.started_at, t.concurrency_key, t.priority, t.run_at
-                      from conductor.tasks t
-                     where t.status = 'queued' and t.run_at <= v_now
-                       and (v_queues is null or t.queue = any (v_queues))
-                       and (v_kinds is null or t.kind = any (v_kinds))
-                       and (v_not_queues is null or t.queue <> all (v_not_queues))
-                       and (v_not_kinds is null or t.kind <> all (v_not_kinds))
-                       and (t.concurrency_key is null
-                            or (t.concurrency_key = any (v_keys)
-                                and not exists (select from conductor.tasks r
-                                                 where r.concurrency_key = t.concurrency_key
-                                                   and r.status = 'running')))
-                     order by t.priority desc, t.run_at, t.id
-                     limit v_max
-                       for update skip locked) p) p
-     where p.concurrency_key is null or p.n = 1;  -- one task per key
+    select p.ids, p.seen_ids into v_ids, v_seen
+      from conductor._pick_keyed(v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now) p;
   end if;
   if v_ids is null then
     return;

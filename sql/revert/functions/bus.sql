@@ -40,6 +40,9 @@
 begin;
 set local role conductor_owner;
 
+-- what the rework added: exclusive() goes back to its advisory lock below
+drop function conductor._forget_exclusive_locks(interval, integer);
+
 create or replace function conductor._bus_message(topic text, payload jsonb, origin text default null) returns text
   language plpgsql immutable
   set search_path = pg_catalog, pg_temp

@@ -133,6 +133,10 @@
 begin;
 set local role conductor_owner;
 
+-- what the rework added: the key probe goes back to its advisory locks below
+drop function conductor._concurrency_slot(text);
+drop function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz);
+
 -- kinds is new (the last parameter): v0.1.0's four-parameter claim goes, and
 -- with it the helpers whose signatures gained kinds.
 

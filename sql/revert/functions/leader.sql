@@ -1,4 +1,5 @@
 -- Revert conductor:functions/leader from pg: back to its v0.2.0 bodies
+-- (the lease rows go with schema/coordination's revert)
 --
 -- Leader locks for singleton loops (the scheduler's tick, the reaper, retention,
 -- an app's singletons): session advisory locks whose 64-bit key is a stable
@@ -25,6 +26,16 @@
 
 begin;
 set local role conductor_owner;
+
+-- what the rework added (leases, the report of foreign lock holders), and leaders()
+-- whose answer changed: v0.2.0's is made again below
+drop function conductor.foreign_lock_holders(interval);
+drop function conductor._advisory_holders(bigint[], text[], text[]);
+drop function conductor.try_lead(text, text, interval);
+drop function conductor.release_lead(text, text);
+drop function conductor.leaders(text[]);
+drop function conductor._take_lead(text, text, interval, integer);
+drop function conductor._lease_live(timestamptz, integer, timestamptz);
 
 create or replace function conductor.lead_key(name text) returns bigint
   language sql immutable parallel safe

@@ -1,7 +1,9 @@
 -- Revert conductor:schema/coordination from pg
 
-BEGIN;
+begin;
 
--- XXX Add DDLs here.
+drop table conductor.exclusive_locks;
+drop table conductor.concurrency_slots;
+drop table conductor.leader_leases;
 
-COMMIT;
+commit;

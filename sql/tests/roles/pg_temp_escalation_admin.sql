@@ -4,7 +4,7 @@
 -- the attacker's code as the owner. The last test checks that this file called every
 -- function conductor_admin may execute, so a new grant needs a line here.
 begin;
-select plan(56);
+select plan(58);
 \ir ../helpers.psql
 
 create role t_admin;
@@ -44,7 +44,7 @@ select set_eq(
         'save_step', 'spawn', 'children', 'suspend', 'emit_event', 'complete', 'complete_many', 'fail', 'release',
         'reap', 'create_schedule', 'tick', 'next_wake', 'next_due', 'list_schedules', 'get_task', 'list_tasks', 'stats',
         'unrunnable', 'sleep', 'wake', 'watch', 'unwatch',
-        'try_lead', 'leaders', 'lead_key', 'release_lead', 'cron_next', 'cron_validate', 'deregister_worker',
+        'try_lead', 'leaders', 'lead_key', 'release_lead', 'foreign_lock_holders', 'cron_next', 'cron_validate', 'deregister_worker',
         'update_schedule', 'enable_schedule', 'delete_schedule', 'cancel', 'retry', 'prune'],
   'This file calls every function granted to conductor_admin.');
 
