@@ -47,7 +47,7 @@ logger = logging.getLogger("pyconductor")
 LEADER_LOCK = "retention"
 INTERVAL = 60.0  # seconds between rounds (and between tries for the lock)
 BATCH = 1000  # what one apply_retention call deletes at most
-WHATS = ("succeeded_runs", "failed_runs", "events")  # the rows apply_retention answers
+WHATS = ("succeeded_runs", "failed_runs", "events", "exclusive_locks")  # the rows apply_retention answers
 MIN_LEASE = 5.0  # seconds: the lease is three rounds long, and never shorter than this
 
 APPLY_RETENTION = "select what, deleted from conductor.apply_retention(batch => %(batch)s)"

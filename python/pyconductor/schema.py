@@ -21,7 +21,7 @@ from pyconductor.errors import SchemaMismatch
 
 __all__ = ["SCHEMA_VERSION", "check_schema", "schema_version"]
 
-SCHEMA_VERSION = "0.2.0"
+SCHEMA_VERSION = "0.3.0"
 
 _FIX = "run `pyconductor migrate --dsn ...` (or `sqitch deploy`) with this release of pyconductor"
 

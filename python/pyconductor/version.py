@@ -11,4 +11,4 @@ progress never claims an earlier release's number; a release commit makes
 the heading ``## X.Y.Z`` and this ``"X.Y.Z"``.
 """
 
-__version__ = "0.2.0.dev0"
+__version__ = "0.3.0.dev0"

@@ -71,7 +71,7 @@ comment on function conductor.now() is
 create or replace function conductor.version() returns text
   language sql immutable parallel safe
   set search_path = pg_catalog, pg_temp
-as $$ select '0.2.0' $$;
+as $$ select '0.3.0' $$;
 
 comment on function conductor.version() is
   'The release of the deployed schema (semantic version). A driver compares it with the '

@@ -16,7 +16,7 @@
 -- deletions those of prune (through its helpers conductor._prune_events and
 -- conductor._delete_tasks of functions/prune): conductor.tasks (read via
 -- tasks_finished, tasks_pkey and tasks_run), attempts (and attempt_logs by
--- cascade), steps, schedule_fires, events; conductor.attempt_logs (save_log).
+-- cascade), steps, schedule_fires, events, exclusive_locks; conductor.attempt_logs (save_log).
 --
 -- What apply_retention deletes: whole runs (a root, id = root_id, and every
 -- task whose root_id it is) whose every task finished, the last of them
@@ -24,7 +24,9 @@
 -- the root succeeded, its retain_failed when it did not (failed, dead,
 -- timed_out, cancelled), else (kind NULL or no kinds row) the settings'; a
 -- NULL there keeps such runs forever. And events older than retain_events that
--- no waiting task waits for, as prune deletes them.
+-- no waiting task waits for, as prune deletes them. And the rows of exclusive()
+-- names made more than a day ago that no transaction holds
+-- (conductor._forget_exclusive_locks of functions/bus, exclusive_locks).
 --
 -- The floor (issue 25): a kind's retention counts as at least
 -- settings.min_retention (1 day) unless an admin wrote the kind's row
@@ -246,14 +248,20 @@ begin
   what := 'events';
   deleted := v_events;
   return next;
+  -- exclusive() names nobody used for a day (functions/bus): a statement of its own, and
+  -- the last, so an exclusive() of a name being forgotten waits for nothing longer
+  what := 'exclusive_locks';
+  deleted := conductor._forget_exclusive_locks(interval '1 day', apply_retention.batch);
+  return next;
 end
 $$;
 
 comment on function conductor.apply_retention(integer) is
 $$Deletes what retention says is due, at most batch (1000) runs and batch events per call,
-and answers three rows (what, deleted): 'succeeded_runs' and 'failed_runs' (runs deleted
+and answers four rows (what, deleted): 'succeeded_runs' and 'failed_runs' (runs deleted
 whole: the root and every task of its run, with their attempts, log lines, steps and
-schedule fires) and 'events'. A run is due when every task of it finished, the last one
+schedule fires), 'events' and 'exclusive_locks' (the rows of exclusive() names made more
+than a day ago that no transaction holds, at most batch). A run is due when every task of it finished, the last one
 longer ago than its retention: for a root that succeeded, the root's kind's
 retain_succeeded (configure_kind), else conductor.settings.retain_succeeded (7 days); for
 one that failed, is dead, timed out or was cancelled, retain_failed likewise (30 days); a

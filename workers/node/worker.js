@@ -30,7 +30,7 @@ const { pgOptions } = require('./dsn');
 const { TaskContext } = require('./context');
 const { RESULT_TOO_LARGE, locked, refusal, transient } = require('./errors');
 
-const SCHEMA_VERSION = '0.2.0'; // the conductor schema release this worker was written for
+const SCHEMA_VERSION = '0.3.0'; // the conductor schema release this worker was written for
 const VERSION = require('./package.json').version;
 
 const DEFAULTS = {

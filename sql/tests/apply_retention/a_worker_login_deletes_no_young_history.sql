@@ -51,7 +51,7 @@ select throws_ok($$select conductor.configure_kind('invoice', retain_succeeded =
 select throws_ok($$select conductor.configure_kind('receipt', retain_succeeded => '0 s', retain_failed => '0 s')$$,
   'QC106', NULL, 'Nor declare a kind nobody declared with a retention under the floor (QC106).');
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'A minute after they finished, its apply_retention deletes one run: the admin''s kind of 0 s.');
 reset role;
 select is_empty(format('select from conductor.tasks where id = %s', :scratch),
@@ -64,11 +64,11 @@ select is((select count(*) from conductor.tasks where id in (:legacy, :lowered))
 set local conductor.fake_now = '2030-01-01 23:59:59+00';
 set local role t_attacker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'Just under a day after, nothing goes.');
 set local conductor.fake_now = '2030-01-02 00:00:01+00';
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 2::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 2::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'Past the floor (1 day), the legacy and the lowered runs go: their rows ask for less, the floor is what is kept.');
 reset role;
 select is((select count(*) from conductor.tasks where id in (:legacy, :lowered)), 0::bigint, 'Both went.');
@@ -78,7 +78,7 @@ select is((select count(*) from conductor.tasks where id in (:invoice_ok, :invoi
 set local conductor.fake_now = '2030-01-08 00:00:01+00';
 set local role t_attacker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 2::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 2::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'After 7 days the two succeeded runs go, as the settings say.');
 reset role;
 
@@ -86,7 +86,7 @@ reset role;
 update conductor.settings set retain_failed = '0 s';
 set local role t_attacker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 1::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 1::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'The admin''s settings apply as they are (retain_failed 0 s).');
 reset role;
 
@@ -98,7 +98,7 @@ select conductor.complete(conductor_tests.claim_one('billing')) as done \gset
 set local conductor.fake_now = '2030-01-08 00:00:02+00';
 set local role t_attacker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'With the floor at 0 s, a row of 0 s deletes a run a second after it finished.');
 reset role;
 

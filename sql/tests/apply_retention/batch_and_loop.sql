@@ -27,7 +27,7 @@ select min(id) as oldest_root from conductor.tasks where queue = 'ar-batch-r' \g
 set local conductor.fake_now = '2030-02-01 00:00:00+00';
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention(batch => 2)$$,
-  $$values ('succeeded_runs', 2::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 2::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'A batch of 2 deletes two runs.');
 reset role;
 select is((select count(*)::int from conductor.tasks where queue in ('ar-batch-r', 'ar-batch-c')), 6,
@@ -35,13 +35,13 @@ select is((select count(*)::int from conductor.tasks where queue in ('ar-batch-r
 select is((select count(*)::int from conductor.tasks where id = :oldest_root), 0, 'The oldest run went first.');
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention(batch => 2)$$,
-  $$values ('succeeded_runs', 2::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 2::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'The next call two more.');
 select results_eq($$select what, deleted from conductor.apply_retention(batch => 2)$$,
-  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'Then the last.');
 select results_eq($$select what, deleted from conductor.apply_retention(batch => 2)$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'Then every count is 0: the loop ends.');
 select throws_ok($$select * from conductor.apply_retention(batch => 0)$$, 'QC106',
   'invalid batch 0: between 1 and 1000000', 'A batch of 0 is refused with QC106.');

@@ -42,7 +42,7 @@ select conductor.complete(conductor_tests.claim_one('ar-due')) as done \gset
 set local conductor.fake_now = '2030-01-09 00:00:00+00';
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'On day 8 one succeeded run is due (7 days), no failed one (30 days): three rows, in order.');
 reset role;
 select is_empty(format('select from conductor.tasks where id in (%s, %s)', :a_root, :a_child),
@@ -58,7 +58,7 @@ select is((select count(*)::int from conductor.tasks where queue = 'ar-due'), 6,
 set local conductor.fake_now = '2030-01-11 00:00:01+00';
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'Past day 10 run F is due: 7 days after its last task finished, not after its root did.');
 reset role;
 select is_empty(format('select from conductor.tasks where id in (%s, %s)', :f_root, :f_child), 'Run F went whole.');
@@ -66,14 +66,14 @@ select is_empty(format('select from conductor.tasks where id in (%s, %s)', :f_ro
 set local conductor.fake_now = '2030-01-30 23:59:59+00';
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'Just before day 30, B goes and no failed run yet.');
 set local conductor.fake_now = '2030-01-31 00:00:01+00';
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 3::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 3::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'Past 30 days the failed, the cancelled and the dead run go, counted as failed runs.');
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'Then nothing is left to delete.');
 reset role;
 select is_empty($$select from conductor.tasks where queue = 'ar-due'$$, 'Every run went.');

@@ -24,13 +24,13 @@ set local conductor.fake_now = '2030-01-12 00:00:00+00';
 update conductor.events set pending = false;
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention(batch => 2)$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 2::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 2::bigint), ('exclusive_locks', 0::bigint)$$,
   'Eleven days on, a batch of two old events goes.');
 select results_eq($$select what, deleted from conductor.apply_retention(batch => 2)$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 1::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 1::bigint), ('exclusive_locks', 0::bigint)$$,
   'The next call takes the third.');
 select results_eq($$select what, deleted from conductor.apply_retention(batch => 2)$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'Then none is left.');
 reset role;
 select is((select count(*)::int from conductor.events where name = 'ar-ev-new'), 1, 'An event 7 days old stays.');
@@ -41,7 +41,7 @@ update conductor.settings set retain_events = null;
 set local conductor.fake_now = '2040-01-01 00:00:00+00';
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'With retain_events NULL no event goes, however old.');
 reset role;
 select is((select count(*)::int from conductor.events where name = 'ar-ev-new'), 1, 'The newer event is still there.');

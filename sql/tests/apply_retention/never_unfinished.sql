@@ -38,7 +38,7 @@ select is(:'g_child_status'::text, 'running', 'G''s child runs.');
 set local conductor.fake_now = '2031-06-01 00:00:00+00';
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'A year and a half later nothing is deleted.');
 reset role;
 select is((select count(*)::int from conductor.tasks where id in (:g_root, :g_child)), 2,

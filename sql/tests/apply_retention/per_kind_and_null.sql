@@ -31,7 +31,7 @@ select conductor.fail(conductor_tests.claim_one('ar-kind'), 'boom') as failed \g
 set local conductor.fake_now = '2030-01-01 01:30:00+00';
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'After 90 minutes the succeeded run of ar.short (1 hour) goes, its ar.long child with it.');
 reset role;
 select is_empty(format('select from conductor.tasks where id in (%s, %s)', :short_ok, :short_child),
@@ -40,12 +40,12 @@ select is_empty(format('select from conductor.tasks where id in (%s, %s)', :shor
 set local conductor.fake_now = '2030-01-01 02:30:00+00';
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 1::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 1::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'After 150 minutes the failed run of ar.short (2 hours) goes.');
 
 set local conductor.fake_now = '2031-01-01 00:00:00+00';
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 1::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 1::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'A year on, the plain failed run goes (30 days), not the failed ar.long one (365 days).');
 reset role;
 select is((select count(*)::int from conductor.tasks where id in (:long_failed, :plain_ok)), 2,
@@ -57,7 +57,7 @@ select conductor.complete(conductor_tests.claim_one('ar-kind')) as done \gset
 set local conductor.fake_now = '2030-06-01 00:00:00.000001+00';
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'A retention of 0 deletes a run of ar.zero a microsecond after it finished, though the settings keep succeeded runs forever.');
 reset role;
 
@@ -65,7 +65,7 @@ update conductor.settings set retain_failed = null;
 set local conductor.fake_now = '2040-01-01 00:00:00+00';
 set local role t_worker;
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 1::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 0::bigint), ('failed_runs', 1::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'Ten years on the ar.long failed run goes (its kind''s 365 days beat the settings'' NULL).');
 reset role;
 select is((select count(*)::int from conductor.tasks where queue = 'ar-kind'), 1,

@@ -23,7 +23,7 @@ update conductor.tasks set root_id = id where queue = 'ar-big-old';
 select conductor_tests.seq_scans('tasks') as scans_before,
        (select idx_tup_fetch from pg_stat_xact_user_tables where relid = 'conductor.tasks'::regclass) as fetched_before \gset
 select results_eq($$select what, deleted from conductor.apply_retention()$$,
-  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint)$$,
+  $$values ('succeeded_runs', 1::bigint), ('failed_runs', 0::bigint), ('events', 0::bigint), ('exclusive_locks', 0::bigint)$$,
   'The one old run goes.');
 select conductor_tests.seq_scans('tasks') - :scans_before as new_scans,
        (select idx_tup_fetch from pg_stat_xact_user_tables where relid = 'conductor.tasks'::regclass)
