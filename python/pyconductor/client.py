@@ -301,7 +301,9 @@ class Conductor:
         emitted before anyone waits still counts. ``conn``: the caller's
         connection or cursor, as for :meth:`enqueue` (the waiting tasks wake
         when it commits). Raises InvalidArgument, InvalidPayload (not a JSON
-        object) or PayloadTooLarge."""
+        object) or PayloadTooLarge; psycopg.errors.SerializationFailure
+        (40001) when another transaction is inserting the same new event and
+        has not committed within 100 ms: nothing was recorded, emit again."""
         return self._run(calls.emit_event(name, payload), conn)
 
     def result(self, task_id: int, timeout: float | timedelta | None = None) -> TaskInfo:
@@ -442,7 +444,7 @@ class Conductor:
 
     def singleton(self, name: str, *, failover: float = 2.0) -> Callable[[F], F]:
         """Declare ``fn(stop: threading.Event)`` to run on exactly one process of
-        the fleet, under the leader lock ``'singleton:' || name``: every process
+        the fleet, under the leader lease ``'singleton:' || name``: every process
         that runs :meth:`run_singletons` (``pyconductor serve``) contends for it
         every ``failover`` seconds; the holder runs ``fn`` until it returns or
         ``stop`` is set (stop asked, or the lock's connection lost), so when the

@@ -3,7 +3,7 @@
 Pages (plain HTML, one inline script for live refresh, no build step):
 
   /                queues (depth, backlog age, throughput from ``conductor.stats()``),
-                   live workers and leader locks
+                   live workers and leader leases
   /runs            tasks newest first, filtered by status, kind and queue, paginated
                    by keyset on id (``conductor.list_tasks(before_id => ...)``)
   /runs/{id}       one run: the task, its tree (parent, root, descendants by
@@ -788,7 +788,7 @@ def create_app(
                 )
             out.append("</table>")
         if leaders:
-            out.append("<h2>Leader locks</h2><ul>")
+            out.append("<h2>Leader leases</h2><ul>")
             out.extend(f"<li>{h(r['name'])}: pid {h(r['pid'])} ({h(r['application_name'])})</li>" for r in leaders)
             out.append("</ul>")
         return "".join(out)

@@ -437,7 +437,7 @@ def _status(args: argparse.Namespace, conn: Any) -> int:
         print(f"silent workers (not seen for over {format_duration(args.seen_within)}: stopped without "
               f"deregistering, killed, or stalled; reap() forgets them): {len(silent)}")  # fmt: skip
         print(table(silent))
-    print(f"leader locks held: {len(leaders)}")
+    print(f"leader leases held: {len(leaders)}")
     if leaders:
         print(render_table(leaders, ("name", "holder", "login", "since", "expires_at", "pid", "application_name")))
     if holders is None:

@@ -157,9 +157,10 @@ class Scheduler:
 
         Each is ``conductor.create_schedule(..., replace => true)``: an unchanged
         line and zone keep their place, so every process may call this at start.
-        A schedule an operator created or changed (QC207) keeps the operator's
-        version: it is logged and skipped, the others are written. Returns the
-        rows written. Raises the mapped ConductorError (InvalidCron, ...).
+        A schedule an operator created or changed (QC207), or one another login
+        declared (QC208), keeps that version: it is logged and skipped, the
+        others are written. Returns the rows written. Raises the mapped
+        ConductorError (InvalidCron, ...).
         """
         items = [s if isinstance(s, ScheduleSpec) else ScheduleSpec(**s) for s in specs]
         rows: list[dict[str, Any]] = []
@@ -172,10 +173,11 @@ class Scheduler:
                     with conn.transaction():  # a savepoint: a refused one leaves the others
                         row = conn.execute(queries.CREATE_SCHEDULE, spec.params()).fetchone()
                 except psycopg.Error as exc:
-                    if exc.sqlstate != "QC207":
+                    if exc.sqlstate not in ("QC207", "QC208"):
                         raise
-                    logger.warning("schedule %s: keeping the operator's version, not the one declared in code (%s)",
-                                   spec.name, exc.diag.message_primary)  # fmt: skip
+                    whose = "the operator's" if exc.sqlstate == "QC207" else "another login's"
+                    logger.warning("schedule %s: keeping %s version, not the one declared in code (%s)",
+                                   spec.name, whose, exc.diag.message_primary)  # fmt: skip
                     continue
                 assert row is not None
                 rows.append(row)

@@ -240,9 +240,9 @@ def test_status_lists_live_workers_and_leaders(db_dsn: str, db_conn: Conn) -> No
         assert "workers seen in the last 30s: 1" in live and "w-killed" not in live
         row = next(line for line in live.splitlines() if line.startswith("w-live"))
         assert "worker,scheduler" in row and "box" in row and "mail" in row and "k1,k2" in row and "ago" in row
-        assert "w-killed" in rest.split("leader locks held")[0], "a silent worker is listed apart, not as live"
+        assert "w-killed" in rest.split("leader leases held")[0], "a silent worker is listed apart, not as live"
         assert "w-gone" not in out.stdout
-        assert "leader locks held: 1" in out.stdout and "scheduler" in out.stdout.split("leader locks held")[1]
+        assert "leader leases held: 1" in out.stdout and "scheduler" in out.stdout.split("leader leases held")[1]
         data = json.loads(cli(db_dsn, "status", "--json", "--seen-within", "2h").stdout)
         assert {w["id"] for w in data["workers"]} == {"w-live", "w-gone", "w-killed"}
         data = json.loads(cli(db_dsn, "status", "--json").stdout)
