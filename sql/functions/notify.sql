@@ -239,6 +239,7 @@ begin
     raise exception 'sleep needs a worker_id' using errcode = 'QC106';
   end if;
   perform conductor._check_scope(sleep.queues, null);
+  perform conductor._check_queue_names(sleep.queues);  -- the marks are rows others read
   perform conductor._check_worker_owner(sleep.worker_id);
   -- a worker that never registered (or that reap forgot) gets a bare row, as heartbeat does
   insert into conductor.workers as w (id, started_at, last_seen_at, owner)
@@ -269,8 +270,8 @@ notification (or a due time, or the poll); false when one may be (or any session
 queue's key, which any login can): wait on the LISTEN connection a little, 5 ms doubling to
 about 1 s while it repeats, then sleep and claim again. Never waits for a lock: it only
 tries the keys, exclusively, held to its commit. Creates a bare workers row for an
-unregistered worker_id. Raises QC104 for an empty queues list or one holding NULL, QC106
-for a missing worker_id.
+unregistered worker_id. Raises QC104 for an empty queues list, one holding NULL or one
+naming an invalid queue (enqueue's rule), QC106 for a missing worker_id.
 Raises QC208 when another login registered worker_id (an admin may); the bare row it writes
 for an unregistered id is the caller's.$$;
 

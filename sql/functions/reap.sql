@@ -631,6 +631,7 @@ declare
 begin
   if next_due.queues is not null or next_due.kinds is not null then
     perform conductor._check_scope(next_due.queues, next_due.kinds);
+    perform conductor._check_queue_names(next_due.queues);
   end if;
   loop
     -- the next queue: the next one given, or the next one holding a queued task
@@ -735,7 +736,8 @@ now + 50 ms when its bucket holds a token already (the claim before missed it). 
 answer is the earliest task of those kinds among the first 100 of each priority, else the
 earliest of any kind (a worker woken early finds nothing and asks again). Index probes
 only (one per queue and priority), cheap with any backlog. Raises QC104 for an empty queue
-list or one holding NULL, QC101 for such a kinds list. Reads only; any number of callers.$$;
+list, one holding NULL or one naming an invalid queue (enqueue's rule), QC101 for an empty
+kinds list or one holding NULL. Reads only; any number of callers.$$;
 
 revoke execute on function conductor.next_due(text[], text[]) from public;
 grant execute on function conductor.next_due(text[], text[]) to conductor_worker, conductor_admin;
