@@ -252,6 +252,7 @@ of conductor_admin. Raises QC208 naming what, name and owner otherwise. Locks no
 create or replace function conductor._check_worker_owner(worker_id text) returns void
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
+  set enable_seqscan = off
 as $$
 declare
   v_owner text;
@@ -267,9 +268,16 @@ passes conductor._check_owner (the caller, NULL, or the caller is an admin); rai
 naming the worker and its login otherwise. Reads the worker's row; locks nothing. Called by
 heartbeat, sleep and wake.$$;
 
+-- On the hot path (complete, complete_many): planned as _complete is, primary-key
+-- probes whatever the tables' size was when the plan was made.
 create or replace function conductor._check_attempt_owners(attempt_ids bigint[]) returns void
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
+  set jit = off
+  set enable_hashjoin = off
+  set enable_mergejoin = off
 as $$
 declare
   v_worker text;
