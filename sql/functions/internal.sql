@@ -280,15 +280,17 @@ create or replace function conductor._check_attempt_owners(attempt_ids bigint[])
   set enable_mergejoin = off
 as $$
 declare
+  v_caller text := conductor._caller();  -- once: the role setting is read per call
   v_worker text;
   v_owner text;
 begin
-  select a.worker_id, w.owner into v_worker, v_owner
-    from conductor.attempts a
-    join conductor.workers w on w.id = a.worker_id
-   where a.id = any (_check_attempt_owners.attempt_ids)
-     and w.owner is distinct from conductor._caller()
+  -- the attempts' workers (a batch has one), then their owners
+  select w.id, w.owner into v_worker, v_owner
+    from conductor.workers w
+   where w.id = any (array(select distinct a.worker_id from conductor.attempts a
+                            where a.id = any (_check_attempt_owners.attempt_ids)))
      and w.owner is not null
+     and w.owner <> v_caller
    limit 1;
   if found then
     perform conductor._check_owner('worker', v_worker, v_owner);
