@@ -14,9 +14,11 @@ The scenario, with a 5 s lease, 0.5 s heartbeat and reap:
 2. Once the run has checkpointed two steps, the host holding it is cut off
    (its bridge port drops every frame, both ways, silently: no RST, no
    error; see netns.py) at the worst moment for its heartbeat: while the
-   server is answering it. (The test holds a row lock on one of the host's
-   tasks until the heartbeat waits on it, cuts the link, and lets go: the
-   heartbeat commits, its answer is lost.) The server gives up on that
+   server is answering it. (The test locks conductor.workers until the
+   host's heartbeat waits on it (a heartbeat skips a task row another session
+   holds, but reads its worker's row first, waiting up to its lock_timeout of
+   5 s), cuts the link, and lets go: the heartbeat commits, its answer is
+   lost.) The server gives up on that
    connection (tcp_user_timeout = 2 s on this server; with PostgreSQL's
    defaults the kernel gives up after about 15 minutes of retransmissions,
    so a longer partition does the same).
@@ -234,15 +236,14 @@ def test_a_host_cut_off_and_healed_loses_nothing(net: Lan, server: DevDB, tmp_pa
         with psycopg.connect(db.url, autocommit=False, connect_timeout=5) as locker:
 
             def lock_a_row_of_the_host() -> bool:
-                """Lock a slow task the host runs (FOR UPDATE re-checks that it still runs: one
-                reported meanwhile is passed over) until its heartbeat waits for the row; give the
-                row back and say so when that does not come within a few beats."""
+                """Lock conductor.workers (every heartbeat reads its worker's row first) until the
+                host's heartbeat waits for it; give it back and say so when that does not come
+                within a few beats (the other hosts' heartbeats wait meanwhile, well inside their
+                lock_timeout)."""
                 blocked = False
                 try:
-                    row = locker.execute("select id from conductor.tasks where claimed_by = %s and kind = 'slow' "
-                                         "and status = 'running' order by started_at desc limit 1 for update",
-                                         [holder]).fetchone()  # fmt: skip
-                    blocked = row is not None and wait_until(heartbeat_blocked, 2.0)
+                    locker.execute("lock table conductor.workers in access exclusive mode")
+                    blocked = wait_until(heartbeat_blocked, 2.0)
                 except WaitTimeout:
                     pass
                 finally:
@@ -251,8 +252,8 @@ def test_a_host_cut_off_and_healed_loses_nothing(net: Lan, server: DevDB, tmp_pa
                 return blocked
 
             wait_until(lock_a_row_of_the_host, WAIT,
-                       message=lambda: f"{holder}'s heartbeat waits for a row the test locked\n" + state())  # fmt: skip
-            # the server has read the heartbeat (it waits for the row) and acknowledged it: the worker
+                       message=lambda: f"{holder}'s heartbeat waits for the table the test locked\n" + state())  # fmt: skip
+            # the server has read the heartbeat (it waits for the lock) and acknowledged it: the worker
             # has nothing left to send, and waits for the answer
             port = db.one("select client_port from pg_stat_activity where application_name = %s",
                           [heartbeat_name])  # fmt: skip
