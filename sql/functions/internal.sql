@@ -253,6 +253,7 @@ create or replace function conductor._check_worker_owner(worker_id text) returns
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
   set enable_seqscan = off
+  set jit = off
 as $$
 declare
   v_owner text;
