@@ -86,14 +86,22 @@ class Heartbeat:
 
 class Reaper:
     """reap(), then sleep until min(interval, next_wake - now) (the database's
-    clock), or until nudged."""
+    clock), or until nudged.
+
+    A claim's :meth:`expect` only moves the next reap earlier (it never reaps
+    at once: the lease it names ends a lease's length from now); only
+    :meth:`nudge` reaps at once. Under load every claim expects, and an
+    expectation that woke the loop to reap made the reaper run back to back
+    (each pass walking the running tasks) instead of at its interval."""
 
     def __init__(self, link: Link, halt: threading.Event, *, interval: float) -> None:
         self.link = link
         self.halt = halt
         self.interval = interval
         self._wake = threading.Event()
-        self._due = float("inf")  # monotonic time of the next reap (inf: reaping now, or not yet)
+        self._lock = threading.Lock()
+        self._due = float("inf")  # monotonic time of the next reap (while reaping: the earliest expected)
+        self.passes = 0  # reaps run (tests read it)
         self._extra = {"worker_id": link.worker_id}
         self.thread = threading.Thread(target=self._loop, name="pyconductor-reap", daemon=True)
 
@@ -102,12 +110,17 @@ class Reaper:
 
     def nudge(self) -> None:
         """Reap and read next_wake again now (a handler parked a wait)."""
+        with self._lock:
+            self._due = float("-inf")
         self._wake.set()
 
     def expect(self, expires_at: float) -> None:
         """A lease ends at ``expires_at`` (monotonic): reap by then."""
-        if expires_at < self._due:
-            self._wake.set()
+        with self._lock:
+            if expires_at >= self._due:
+                return
+            self._due = expires_at
+        self._wake.set()
 
     def stop(self) -> None:
         """The halt event is set: wake the sleeping loop so it ends."""
@@ -117,12 +130,11 @@ class Reaper:
         was_due = False
         while True:
             delay = self.interval
+            with self._lock:
+                self._due = float("inf")  # what claims expect during this reap lowers it
             try:
-                # While this reap runs, a claim cannot know when the next one comes:
-                # it nudges, and the wait below returns at once to look again.
-                self._due = float("inf")
-                self._wake.clear()
                 row = self.link.rows(queries.REAP_NEXT, {}, self.halt)[0]
+                self.passes += 1
                 if row["reap"]:
                     logger.info("reaped %d task(s) (expired leases, waits past their deadline)", row["reap"],
                                 extra=self._extra)  # fmt: skip
@@ -138,7 +150,19 @@ class Reaper:
                 return
             except Exception as exc:  # noqa: BLE001 - never die
                 logger.error("reap failed: %s", exc, extra=self._extra)
-            self._due = time.monotonic() + delay
-            self._wake.wait(delay)
-            if self.halt.is_set():
+            with self._lock:
+                self._due = min(self._due, time.monotonic() + delay)
+            if self._wait_until_due():
                 return
+
+    def _wait_until_due(self) -> bool:
+        """Sleep until the due time, which expect and nudge may move; whether halted."""
+        while True:
+            self._wake.clear()
+            with self._lock:
+                left = self._due - time.monotonic()
+            if self.halt.is_set():
+                return True
+            if left <= 0:
+                return False
+            self._wake.wait(left)
