@@ -158,7 +158,9 @@ class Reporter:
                     return
                 continue
             deadline = time.monotonic() + self.linger
-            while len(batch) < self.batch:
+            # company enough: half as many results as slots (then no more waiting)
+            enough = min(self.batch, max(1, self.ledger.concurrency // 2))
+            while len(batch) < enough:
                 try:
                     batch.append(self._queue.get_nowait())
                     continue
@@ -169,6 +171,11 @@ class Reporter:
                     break  # no running handler can give it company: waiting only delays the next claim
                 try:
                     batch.append(self._queue.get(timeout=remaining))
+                except queue_mod.Empty:
+                    break
+            while len(batch) < self.batch:  # what else is queued goes too
+                try:
+                    batch.append(self._queue.get_nowait())
                 except queue_mod.Empty:
                     break
             deferred: list[Report] = []
