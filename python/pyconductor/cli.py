@@ -362,7 +362,7 @@ def _run_single_worker(args: argparse.Namespace) -> int:
             shutdown_grace=args.shutdown_grace, cancel_grace=args.cancel_grace, worker_id=args.worker_id,
             process_tasks=not args.no_workers, run_scheduler=not args.no_scheduler, tick_interval=args.tick_interval,
             exit_on_stuck=supervised,  # a child with a stuck handler thread exits 3: its supervisor replaces it
-            pooler=args.pooler,
+            pooler=args.pooler, prefetch=args.prefetch,
         )  # fmt: skip
     except (ValueError, DirectConnectionNeeded) as exc:  # kinds the app does not register, and the like
         return fail(str(exc))
@@ -399,7 +399,7 @@ CHILD_FLAGS = {
     "lease": "--lease", "heartbeat": "--heartbeat", "poll": "--poll", "reap": "--reap",
     "shutdown_grace": "--shutdown-grace", "cancel_grace": "--cancel-grace", "log_level": "--log-level", "log_format": "--log-format",
     "tick_interval": "--tick-interval", "no_scheduler": "--no-scheduler", "no_workers": "--no-workers",
-    "pooler": "--pooler",
+    "pooler": "--pooler", "prefetch": "--prefetch",
 }  # fmt: skip
 SUPERVISOR_FLAGS = {"processes", "http", "metrics_token", "metrics_token_file", "allowed_hosts", "dsn", "worker_id",
                     "supervisor_fd", "supervisor_outcomes"}  # fmt: skip
@@ -488,6 +488,9 @@ def _worker_args(p: argparse.ArgumentParser, worker_id_help: str = "") -> None:
             "registers); tasks of other kinds stay queued for the workers that serve them")  # fmt: skip
     env_arg(p, "--concurrency", env="CONDUCTOR_WORKER_MAX_INFLIGHT", type=int, default=defaults.CONCURRENCY,
             help="tasks running at once, per process (default: %(default)s)")  # fmt: skip
+    env_arg(p, "--prefetch", env="CONDUCTOR_PREFETCH", type=int,
+            help="claimed tasks that may wait in a local buffer for a slot, at most; the worker claims ahead only "
+            "what its slots start within 50 ms (default: --concurrency; 0: no buffer)")  # fmt: skip
     env_arg(p, "--lease", env="CONDUCTOR_LEASE", type=float, default=defaults.LEASE,
             help="lease in seconds (default: %(default)s)")  # fmt: skip
     env_arg(p, "--heartbeat", env="CONDUCTOR_HEARTBEAT", type=float, default=defaults.HEARTBEAT_INTERVAL,

@@ -68,6 +68,25 @@ when it is still running ``cancel_grace`` seconds after the cancel (it
 catches ``CancelledError`` and goes on, or it blocks the loop), and its slot is
 then freed as a thread's is.
 
+**The buffer.** A task claimed while every slot is busy waits in a local
+buffer (held: the heartbeat extends its lease) and starts the moment a slot
+frees up, on the thread that freed it: no slot waits for a claim's round trip
+and commit. Its room (``Ledger.prefetch``, what the producer claims beyond the
+free slots) is what the slots are expected to start within
+:data:`BUFFER_WINDOW`, from the handlers' mean duration (an exponential
+average), at most ``prefetch`` (the Worker's option, default ``concurrency``;
+0 turns the buffer off): short tasks get a full buffer, tasks of a second or
+more none, so a worker never hoards long tasks that idle workers could run.
+A buffered task that has not started :data:`BUFFER_MAX_WAIT` seconds after
+its claim (the handlers ran longer than the average said) is handed back
+(``conductor.release``: the attempt does not count) and the mean is taken to
+be that long (so the buffer does not fill again at once), and so is the whole
+buffer at stop (:meth:`Executor.stop_feeding`); a cancel or a lost lease takes
+a task out of the buffer. Nothing starts from the buffer while the worker
+holds ``3 x concurrency`` results that wait for their report (a stalled
+report connection): a buffered task is handed back instead. Async handlers
+share the slots and the buffer.
+
 An async handler must not block the loop: a blocking call stops every other
 async task of the worker (and their time limits, until it returns). The
 context's durable calls (``ctx.step``, ``ctx.spawn``, ``ctx.wait_for_children``,
@@ -83,6 +102,7 @@ coroutine function but returns a coroutine (a callable object with an
 
 from __future__ import annotations
 
+import collections
 import inspect
 import logging
 import math
@@ -107,9 +127,13 @@ if TYPE_CHECKING:
     from pyconductor.context import TaskContext
     from pyconductor.registry import Registry
 
-__all__ = ["Executor", "timed_out_message"]
+__all__ = ["BUFFER_MAX_WAIT", "BUFFER_WINDOW", "Executor", "timed_out_message"]
 
 logger = logging.getLogger("pyconductor")
+
+BUFFER_WINDOW = 0.05  # seconds: the buffer holds what the slots are expected to start within this long ...
+BUFFER_MAX_WAIT = 2.0  # ... and a buffered task that waited this long since its claim is handed back
+DURATION_WEIGHT = 0.05  # the weight of each handler's duration in the running mean that sizes the buffer
 
 
 def timed_out_message(timeout: timedelta | None) -> str:
@@ -127,7 +151,8 @@ class Executor:
 
     def __init__(self, ledger: Ledger, registry: Registry, report: Callable[[Report], None], *, concurrency: int,
                  worker_id: str, cancel_grace: float, on_stuck: Callable[[], None] | None = None,
-                 capture_logs: bool = True, capture_level: int = logging.INFO) -> None:  # fmt: skip
+                 capture_logs: bool = True, capture_level: int = logging.INFO,
+                 prefetch: int | None = None) -> None:  # fmt: skip
         self.ledger = ledger
         self.registry = registry
         self.report = report
@@ -144,6 +169,11 @@ class Executor:
         self._watch_at = -math.inf  # when the watchdog wakes next (-inf: it is awake and will look)
         self._closing = False
         self._stuck = 0
+        self.prefetch = concurrency if prefetch is None else max(0, prefetch)  # the buffer's most room
+        self._buffer: collections.deque[Run] = collections.deque()  # claimed, waiting for a slot (ledger.lock)
+        self._feeding = True  # False once stopping: nothing more is buffered or started from the buffer
+        self._mean_duration: float | None = None  # seconds, the handlers' running mean (None: none ended yet)
+        ledger.feed = self._feed
         self._names = count()
         self._watchdog = threading.Thread(target=self._watch_loop, name="pyconductor-watchdog", daemon=True)
         # the kinds whose handler is an async def: they run on the event loop, started by the first one
@@ -170,15 +200,24 @@ class Executor:
     # -- what the other services call ----------------------------------------------
 
     def submit(self, ctx: TaskContext, timeout: timedelta | None, claimed_at: float) -> None:
-        """Run a claimed task (claimed_at: time.monotonic() when its claim was sent)."""
+        """Run a claimed task, or buffer it until a slot is free (claimed_at:
+        time.monotonic() when its claim was sent)."""
         task = self.registry.get(ctx.kind)
         run = Run(ctx, task, timeout, None if timeout is None else claimed_at + timeout.total_seconds())
-        with self.ledger.lock:
-            self.ledger.stats["claimed"] += 1
-            self.ledger.held[ctx.attempt_id] = ctx
-            if task is not None:
-                self.ledger.running[ctx.attempt_id] = run
-                if run.deadline is not None and run.deadline < self._watch_at:
+        ledger = self.ledger
+        with ledger.lock:
+            ledger.stats["claimed"] += 1
+            start = task is not None and len(ledger.running) < self.concurrency and not self._buffer \
+                and ledger.ran() < ledger.most_ran
+            ledger.held[ctx.attempt_id] = ctx
+            if start:
+                self._occupy(run)
+            elif task is not None:
+                run.start_by = claimed_at + BUFFER_MAX_WAIT if run.deadline is None \
+                    else min(claimed_at + BUFFER_MAX_WAIT, run.deadline)
+                self._buffer.append(run)
+                ledger.buffered += 1
+                if run.start_by < self._watch_at:
                     self._watch.notify()
         if ctx.attempt > 1 or ctx.recoveries:
             logger.warning("task %d (%s) claimed again: attempt %d, recoveries %d", ctx.task_id, ctx.kind,
@@ -187,10 +226,73 @@ class Executor:
             self.report(Report("unknown", ctx, error=f"this worker has handlers for: "
                                                      f"{', '.join(self.registry.kinds) or 'none'}"))  # fmt: skip
             return
-        if task.kind in self._async_kinds:
-            self._loop.start(ctx.attempt_id, lambda: self._execute_async(run))
+        if start:
+            self._dispatch(run)
+
+    def _occupy(self, run: Run) -> None:
+        """Give ``run`` a slot (the ledger's lock held)."""
+        self.ledger.running[run.ctx.attempt_id] = run
+        if run.deadline is not None and run.deadline < self._watch_at:
+            self._watch.notify()
+
+    def _dispatch(self, run: Run) -> None:
+        """Start a run that has a slot: on a handler thread, or on the event loop."""
+        if run.ctx.kind in self._async_kinds:
+            self._loop.start(run.ctx.attempt_id, lambda: self._execute_async(run))
+        else:
+            self._jobs.put(run)
+
+    def _feed(self) -> None:
+        """Start buffered runs in the slots that are free."""
+        ledger = self.ledger
+        if not self._buffer:
             return
-        self._jobs.put(run)
+        starting: list[Run] = []
+        with ledger.lock:
+            # (a buffered task waits, and is handed back in time, while results wait for a stalled report)
+            while self._buffer and self._feeding and len(ledger.running) < self.concurrency \
+                    and ledger.ran() < ledger.most_ran:
+                run = self._buffer.popleft()
+                ledger.buffered -= 1
+                self._occupy(run)
+                starting.append(run)
+        for run in starting:
+            self._dispatch(run)
+
+    def _ended(self, seconds: float) -> None:
+        """A handler ran for ``seconds``: update the running mean and the buffer's room (the ledger's lock held)."""
+        mean = self._mean_duration
+        self._size_buffer(seconds if mean is None else mean + DURATION_WEIGHT * (seconds - mean))
+
+    def _size_buffer(self, mean: float) -> None:
+        self._mean_duration = mean
+        self.ledger.prefetch = 0 if not self._feeding else min(
+            self.prefetch, int(self.concurrency * BUFFER_WINDOW / max(mean, 1e-6)))
+
+    def stop_feeding(self) -> int:
+        """At stop: start nothing more from the buffer and hand back what it
+        holds, and whatever is claimed from now on (the producer does that); how many."""
+        with self.ledger.lock:
+            self._feeding = False
+            self.ledger.prefetch = 0
+            leftover = list(self._buffer)
+            self._buffer.clear()
+            self.ledger.buffered = 0
+        for run in leftover:
+            self._hand_back_buffered(run)
+        return len(leftover)
+
+    def _unbuffer(self, attempt_id: int) -> None:
+        """Take a run out of the buffer, if it is there (the ledger's lock held)."""
+        for run in self._buffer:
+            if run.ctx.attempt_id == attempt_id:
+                self._buffer.remove(run)
+                self.ledger.buffered -= 1
+                return
+
+    def _hand_back_buffered(self, run: Run) -> None:
+        run.ctx.cancel("released")
+        self.report(Report("release", run.ctx))
 
     def hand_back(self, ctx: TaskContext) -> None:
         """Release a task claimed while the worker was stopping, without running it."""
@@ -213,7 +315,10 @@ class Executor:
         ctx.cancel(reason)
         with self.ledger.lock:
             run = self.ledger.running.get(ctx.attempt_id)
-            if run is not None and not run.freed and run.grace_until is None:
+            if run is None:
+                self._unbuffer(ctx.attempt_id)  # it never started: nothing to stop
+                return
+            if not run.freed and run.grace_until is None:
                 run.grace_until = time.monotonic() + self.cancel_grace
                 if run.grace_until < self._watch_at:
                     self._watch.notify()
@@ -223,6 +328,7 @@ class Executor:
     def release_running(self) -> int:
         """At stop, past the grace: hand back every task still running (its
         handler goes on, its outcome is discarded); how many. Ends the watchdog."""
+        self.stop_feeding()
         with self.ledger.lock:
             self._closing = True
             self._watch.notify()
@@ -302,6 +408,7 @@ class Executor:
         finally:
             ms = (time.perf_counter() - start) * 1000
             with ledger.lock:
+                self._ended(ms / 1000)
                 if run.freed:
                     self._stuck -= 1
                     freed = True
@@ -312,6 +419,7 @@ class Executor:
                     if not ledger.running:
                         ledger.idle.notify_all()
             if not freed:
+                self._feed()
                 ledger.wake.set()
         if freed:
             logger.warning("task %d (%s): its handler returned after %.1fs, its slot freed before (%s); outcome "
@@ -383,6 +491,7 @@ class Executor:
             ms = (time.perf_counter() - start) * 1000
             timed_out = ctx.cancel_reason == "timed_out"  # and reported by the watchdog (_expired)
             with ledger.lock:
+                self._ended(ms / 1000)
                 if run.freed:
                     self._stuck -= 1
                     freed = True
@@ -393,6 +502,7 @@ class Executor:
                     if not ledger.running:
                         ledger.idle.notify_all()
             if not freed:
+                self._feed()
                 ledger.wake.set()
         if freed:
             logger.warning("task %d (%s): its async handler returned after %.1fs, its slot freed before (%s); "
@@ -445,15 +555,37 @@ class Executor:
                             expired.append(run)
                         elif due < next_at:
                             next_at = due
-                    if expired:
+                    stale = self._stale_buffered(now)
+                    for run in self._buffer:
+                        next_at = min(next_at, run.start_by or math.inf)
+                    if expired or stale:
                         self._watch_at = -math.inf
                         for run in expired:
                             self._free(run, now)
                         break
                     self._watch_at = next_at
                     self._watch.wait(None if next_at == math.inf else next_at - now)
+            for run in stale:
+                logger.info("task %d (%s) handed back: no slot was free %.1fs after its claim", run.ctx.task_id,
+                            run.ctx.kind, BUFFER_MAX_WAIT, extra=task_extra(run.ctx))  # fmt: skip
+                self._hand_back_buffered(run)
             for run in expired:
                 self._expired(run, now)
+            if expired:
+                self._feed()
+
+    def _stale_buffered(self, now: float) -> list[Run]:
+        """Take the buffered runs whose start_by passed out of the buffer (the ledger's lock held)."""
+        stale = [run for run in self._buffer if (run.start_by or math.inf) <= now]
+        if stale:
+            kept = [run for run in self._buffer if (run.start_by or math.inf) > now]
+            self._buffer.clear()
+            self._buffer.extend(kept)
+            self.ledger.buffered = len(kept)
+            # the slots ran longer than the mean said: take the wait as the mean, or the
+            # buffer would claim the tasks again at once and hand them back again
+            self._size_buffer(max(self._mean_duration or 0.0, BUFFER_MAX_WAIT))
+        return stale
 
     def _free(self, run: Run, now: float) -> None:
         """Give up the slot of ``run`` (the ledger's lock held): it counts as

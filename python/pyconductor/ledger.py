@@ -7,11 +7,17 @@ thread) it is also *running* (a :class:`Run` in ``running``). The producer
 claims only into free slots (:meth:`Ledger.free_slots`); the executor, the
 reporter and the heartbeat change the two maps; everything goes under the one
 ``lock``. ``wake`` tells the producer to look at its slots again.
+
+A claimed task may also wait in the executor's *buffer* for a slot (held, not
+yet running): the producer claims ``prefetch`` tasks more than the free slots
+(the executor sizes it, see :mod:`pyconductor.executor`), so a slot that frees
+up starts the next task at once instead of waiting for a claim's round trip.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -36,6 +42,7 @@ class Run:
     grace_until: float | None = None  # cancelled: its slot is freed at this time if it still runs
     freed: bool = False  # its slot was given up (timed out, or cancelled past the grace): outcome discarded
     started_at: float = 0.0  # time.perf_counter() when its handler started (0: not yet)
+    start_by: float | None = None  # buffered: handed back if no slot took it by this time.monotonic()
 
     @property
     def due(self) -> float | None:
@@ -56,18 +63,34 @@ class Ledger:
         self.idle = threading.Condition(self.lock)  # notified when running empties
         self.wake = threading.Event()  # producer: claim now (slots freed up, or a notification came)
         self.stats: dict[str, int] = dict.fromkeys(STATS, 0)
+        self.prefetch = 0  # tasks to claim beyond the free slots: the room the executor's buffer wants
+        self.buffered = 0  # claimed tasks waiting in the executor's buffer for a slot
+        self.most_ran = 3 * concurrency  # held tasks that ran, at most (see free_slots)
+        self.feed: Callable[[], None] = lambda: None  # the executor's: start buffered tasks in free slots
 
     def count(self, key: str, n: int = 1) -> None:
         with self.lock:
             self.stats[key] += n
 
     def free_slots(self) -> int:
-        """Handler slots free, held back while results wait for their report: a
-        worker holds at most 2 x concurrency tasks (running, or finished and not
-        yet reported), so a slow or cut-off report connection stops the claiming
-        instead of piling up results that a crash would make run again."""
+        """Tasks to claim: the free handler slots and the buffer's room, held back
+        while results wait for their report: a worker holds at most 3 x
+        concurrency tasks that run or finished and wait for their report (and
+        at most ``prefetch`` more in the buffer, which never ran), so a slow or
+        cut-off report connection stops the claiming instead of piling up
+        results that a crash would make run again. (Under load a batch is
+        being sent while the next one fills: 2 x left the slots idle a fifth
+        of the time, see bench/RESULTS.md.)"""
         with self.lock:
-            return min(self.concurrency - len(self.running), 2 * self.concurrency - len(self.held))
+            return self._free()
+
+    def _free(self) -> int:
+        return min(self.concurrency + self.prefetch - len(self.running) - self.buffered,
+                   self.most_ran - self.ran())
+
+    def ran(self) -> int:
+        """Held tasks that run, or finished and wait for their report (the lock held)."""
+        return len(self.held) - self.buffered
 
     def held_ids(self) -> list[int]:
         with self.lock:
@@ -83,6 +106,9 @@ class Ledger:
         with self.lock:
             for attempt_id in attempt_ids:
                 self.held.pop(attempt_id, None)
+            waiting = self.buffered
+        if waiting:
+            self.feed()  # they may have waited for these reports (most_ran)
         self.wake.set()
 
     def wait_idle(self, timeout: float) -> bool:

@@ -1,9 +1,10 @@
 """The producer: registers the worker, then claims tasks into free slots.
 
 One thread on its own link. It claims in batches (``conductor.claim``)
-exactly as many tasks as there are free slots (a slot whose result awaits
-its report counts as busy once concurrency such results wait, so the worker
-holds at most 2 x concurrency tasks), hands each to the executor, and claims
+as many tasks as there are free slots plus the room of the executor's buffer
+(:meth:`Ledger.free_slots`: results that await their report hold the claiming
+back, so the worker holds at most 3 x concurrency tasks that ran, and the
+buffer's, which never did), hands each to the executor, and claims
 again at once while claims come back full. When slots free up one at a time
 it lets a few more free up first (``claim_linger`` at most), so one claim
 fills many. Otherwise it sleeps until a :class:`Listener` hears a

@@ -132,6 +132,11 @@ class Worker:
     ``pooler``: 'transaction' when ``dsn`` goes through a transaction-mode
     pooler (default: ``$CONDUCTOR_POOLER``; see the module doc); the poll
     interval is then at most 1 s (``POOLER_POLL_INTERVAL``).
+    ``prefetch`` (default: ``concurrency``; 0: none) bounds the claimed tasks
+    that wait in a local buffer for a slot, so a freed slot starts the next
+    task without a round trip; the executor claims ahead only what its slots
+    are expected to start within 50 ms, so long tasks are never hoarded (see
+    :mod:`pyconductor.executor`).
 
     ``start()`` returns at once; ``stop(grace)`` stops claiming, waits for the
     running tasks up to the grace period, then releases the rest;
@@ -165,6 +170,7 @@ class Worker:
         capture_logs: bool = True,
         capture_level: int = logging.INFO,
         pooler: str | None = None,
+        prefetch: int | None = None,
     ) -> None:
         self.app = app
         self.pooler = pooler_mode(pooler) if pooler is not None else app.pooler
@@ -196,6 +202,9 @@ class Worker:
         self.claim_linger = claim_linger
         self.capture_logs = capture_logs
         self.capture_level = capture_level
+        self.prefetch = self.concurrency if prefetch is None else prefetch
+        if self.prefetch < 0:
+            raise ValueError(f"prefetch must be 0 or more, got {self.prefetch}")
         # an app that registers no handler has nothing to claim (its schedules' kinds run elsewhere)
         self.process_tasks = process_tasks and bool(self.served_kinds)
         self.run_scheduler = run_scheduler
@@ -243,7 +252,8 @@ class Worker:
                                        pooler=pooler)
             self.executor = Executor(ledger, self.app.registry, self.reporter.put, concurrency=self.concurrency,
                                      worker_id=wid, cancel_grace=self.cancel_grace, on_stuck=self._on_stuck,
-                                     capture_logs=self.capture_logs, capture_level=self.capture_level)  # fmt: skip
+                                     capture_logs=self.capture_logs, capture_level=self.capture_level,
+                                     prefetch=self.prefetch)  # fmt: skip
         registration = {
             "worker_id": wid, "host": self.host, "pid": os.getpid(), "queues": self.queues,
             "concurrency": self.concurrency, "version": self.version,
@@ -423,6 +433,8 @@ class Worker:
         logger.info("worker %s stopping: %d running, grace %.1fs", self.worker_id, self.running, grace_s,
                     extra=self._log_extra())  # fmt: skip
         self.producer.stop_claiming()
+        if self.executor is not None:
+            self.executor.stop_feeding()  # what waits for a slot goes back now, not after the grace
         self.ledger.wait_idle(deadline - time.monotonic())
         # a claim in flight hands its rows back (as releases) when it returns
         self.producer.thread.join(timeout=max(0.5, deadline - time.monotonic()))

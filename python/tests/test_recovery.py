@@ -169,9 +169,10 @@ def test_kill_9_storm_loses_nothing_and_reruns_only_lost_attempts(side: str, spa
     assert set(lost_by) <= set(killed), f"a live worker lost a lease: {lost_by}, killed {killed}"
     assert totals["lost"] > 0
     # a killed worker loses what ran and what had finished but was not yet
-    # reported (complete_many batches); the worker caps the two at 2 x concurrency
-    over = {w: n for w, n in lost_by.items() if n > 2 * STORM_CONCURRENCY}
-    assert not over, f"a killed worker held more than 2 x {STORM_CONCURRENCY} tasks: {over}"
+    # reported (complete_many batches), which it caps at 3 x concurrency, and
+    # what waited in its buffer (prefetch, default concurrency)
+    over = {w: n for w, n in lost_by.items() if n > 4 * STORM_CONCURRENCY}
+    assert not over, f"a killed worker held more than 4 x {STORM_CONCURRENCY} tasks: {over}"
     assert all(w.alive() for w in workers), "a worker died on its own"
 
 
