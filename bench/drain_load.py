@@ -20,6 +20,8 @@ Per finished task it reports:
 - rows written per table of schema conductor (``pg_stat_user_tables``:
   inserted, updated, of which HOT, deleted);
 - this process's CPU (the producer and the worker);
+- the worker's slots, sampled 100 times a second: handlers running, claimed
+  tasks buffered for a slot, results waiting for their report;
 
 and whether the run was bound by CPU or by waiting: the machine's busy share
 of its cores (/proc/stat) and, sampled 10 times a second, what the active
@@ -140,6 +142,19 @@ def sample_waits(dsn: str, stop: threading.Event, counts: collections.Counter[st
                 counts["CPU" if event_type is None else f"{event_type}:{event}"] += 1
 
 
+def sample_slots(worker: Worker, stop: threading.Event, sums: collections.Counter[str]) -> None:
+    """The worker's slots, 100 times a second: handlers running, tasks buffered, results unreported."""
+    ledger = worker.ledger
+    while not stop.wait(0.01):
+        with ledger.lock:
+            running, held = len(ledger.running), len(ledger.held)
+            buffered = getattr(ledger, "buffered", 0)
+        sums["samples"] += 1
+        sums["running"] += running
+        sums["buffered"] += buffered
+        sums["unreported"] += held - running - buffered
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dsn", required=True)
@@ -188,12 +203,15 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.05)
     worker.start()
     waits: collections.Counter[str] = collections.Counter()
+    slots: collections.Counter[str] = collections.Counter()
     try:
         time.sleep(args.warmup)
         sampler = threading.Thread(target=sample_waits, args=(args.dsn, stop, waits), daemon=True)
+        slot_sampler = threading.Thread(target=sample_slots, args=(worker, stop, slots), daemon=True)
         with psycopg.connect(args.dsn, autocommit=True) as conn:
             before = read(conn, postmaster, worker)
             sampler.start()
+            slot_sampler.start()
             time.sleep(args.seconds)
             after = read(conn, postmaster, worker)
     finally:
@@ -231,6 +249,10 @@ def main(argv: list[str] | None = None) -> int:
         if ins or upd or dele:
             print(f"  conductor.{table}: per task {ins / done:.2f} inserted, {upd / done:.2f} updated "
                   f"({hot / done:.2f} HOT), {dele / done:.2f} deleted")
+    n = slots["samples"] or 1
+    print(f"  worker's slots (mean of {slots['samples']} samples): {slots['running'] / n:.1f} of "
+          f"{args.concurrency} running, {slots['buffered'] / n:.1f} buffered, {slots['unreported'] / n:.1f} "
+          f"results waiting for their report")
     total = sum(waits.values()) or 1
     top = ", ".join(f"{name} {n / total * 100:.0f} %" for name, n in waits.most_common(6))
     print(f"  active backends' samples ({sum(waits.values())}): {top}")
