@@ -1,7 +1,7 @@
 """Drain under load: what one finished task costs the server, with a producer keeping a depth.
 
     .venv/bin/python bench/drain_load.py --dsn URL [--concurrency 32] [--seconds 90]
-        [--depth 4000] [--handler-ms 1] [--async]
+        [--depth 4000] [--handler-ms 1] [--async] [--prefetch N]
 
 The scenario of issue 26 (and of the external harness it quotes): a producer
 thread keeps about --depth tasks queued with ``enqueue_many`` batches, one
@@ -165,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=500, help="tasks per enqueue_many call")
     p.add_argument("--handler-ms", type=float, default=1.0, help="each handler sleeps this long")
     p.add_argument("--async", dest="use_async", action="store_true", help="async handlers (asyncio.sleep)")
+    p.add_argument("--prefetch", type=int, help="the Worker's prefetch (default: its own)")
     args = p.parse_args(argv)
 
     with psycopg.connect(args.dsn, autocommit=True) as conn:
@@ -190,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
 
     stop = threading.Event()
     errors: list[BaseException] = []
-    worker = Worker(app, queues=[QUEUE], concurrency=args.concurrency, run_scheduler=False)
+    options: dict[str, Any] = {} if args.prefetch is None else {"prefetch": args.prefetch}
+    worker = Worker(app, queues=[QUEUE], concurrency=args.concurrency, run_scheduler=False, **options)
     feeder = threading.Thread(target=producer, daemon=True,
                               args=(args.dsn, args.depth, args.batch, lambda: int(worker.stats["claimed"]), stop, errors))
     feeder.start()
