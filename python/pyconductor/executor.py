@@ -210,9 +210,12 @@ class Executor:
             start = task is not None and len(ledger.running) < self.concurrency and not self._buffer \
                 and ledger.ran() < ledger.most_ran
             ledger.held[ctx.attempt_id] = ctx
+            # stopping (a claim that crossed the stop): what has no slot goes back now,
+            # since the buffer starts nothing more and the watchdog ends at stop
+            refused = task is not None and not start and not self._feeding
             if start:
                 self._occupy(run)
-            elif task is not None:
+            elif task is not None and not refused:
                 run.start_by = claimed_at + BUFFER_MAX_WAIT if run.deadline is None \
                     else min(claimed_at + BUFFER_MAX_WAIT, run.deadline)
                 self._buffer.append(run)
@@ -228,6 +231,8 @@ class Executor:
             return
         if start:
             self._dispatch(run)
+        elif refused:
+            self._hand_back_buffered(run)
 
     def _occupy(self, run: Run) -> None:
         """Give ``run`` a slot (the ledger's lock held)."""
@@ -269,9 +274,9 @@ class Executor:
         self.ledger.prefetch = 0 if not self._feeding else min(
             self.prefetch, int(self.concurrency * BUFFER_WINDOW / max(mean, 1e-6)))
 
-    def stop_feeding(self) -> int:
-        """At stop: start nothing more from the buffer and hand back what it
-        holds, and whatever is claimed from now on (the producer does that); how many."""
+    def stop_feeding(self) -> None:
+        """At stop: start nothing more from the buffer, and hand back what it
+        holds and any task claimed from now on that finds no free slot."""
         with self.ledger.lock:
             self._feeding = False
             self.ledger.prefetch = 0
@@ -280,7 +285,6 @@ class Executor:
             self.ledger.buffered = 0
         for run in leftover:
             self._hand_back_buffered(run)
-        return len(leftover)
 
     def _unbuffer(self, attempt_id: int) -> None:
         """Take a run out of the buffer, if it is there (the ledger's lock held)."""
@@ -566,8 +570,9 @@ class Executor:
                     self._watch_at = next_at
                     self._watch.wait(None if next_at == math.inf else next_at - now)
             for run in stale:
-                logger.info("task %d (%s) handed back: no slot was free %.1fs after its claim", run.ctx.task_id,
-                            run.ctx.kind, BUFFER_MAX_WAIT, extra=task_extra(run.ctx))  # fmt: skip
+                logger.info("task %d (%s) handed back: no slot was free within %.1fs of its claim, or before "
+                            "its time limit", run.ctx.task_id, run.ctx.kind, BUFFER_MAX_WAIT,
+                            extra=task_extra(run.ctx))  # fmt: skip
                 self._hand_back_buffered(run)
             for run in expired:
                 self._expired(run, now)

@@ -7,21 +7,24 @@ it buffers nothing), then enqueues quick tasks that only the buffer can take.
 What it checks: they start from the buffer when the slot frees; one that
 waited too long, and the whole buffer at stop, go back to the queue without
 counting an attempt; a cancel takes one out; async handlers are fed the same
-way; ``prefetch=0`` buffers nothing.
+way; a claim that crosses the stop goes back; ``prefetch=0`` buffers nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import psycopg
 import pytest
 from helpers import wait_until
+from psycopg.rows import dict_row
 
-from pyconductor import Conductor, Worker, executor
+from pyconductor import Conductor, TaskContext, Worker, executor, queries
 
 Conn = psycopg.Connection[Any]
 
@@ -141,6 +144,39 @@ def test_stop_hands_the_buffer_back_at_once(app: Conductor, db_conn: Conn) -> No
     assert not stopping.is_alive()
     assert statuses(db_conn, [blocker]) == ["succeeded"], "the running task finished within the grace"
     assert blocked.started == [0], "nothing started from the buffer while stopping"
+
+
+def test_a_claim_that_crosses_the_stop_goes_back_when_no_slot_is_free(
+    app: Conductor, db_conn: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The producer hands back a claim that returns after the stop; one whose rows
+    # reach the executor just after stop_feeding (the stop came between the two)
+    # must not wait in a buffer nothing feeds any more. Staged with a real claim
+    # made for the worker, submitted as the producer would. (The buffer's own
+    # time limit is set far off: at once means it was never buffered.)
+    monkeypatch.setattr(executor, "BUFFER_MAX_WAIT", 60.0)
+    blocked = Blocked(app)
+    worker = one_slot_worker(app)
+    worker.start()
+    try:
+        blocked.fill(app, worker, db_conn)
+        stopping = threading.Thread(target=worker.stop, args=(10,))
+        stopping.start()
+        wait_until(lambda: worker.producer.stopping.is_set())
+        late = app.enqueue("quick", {"n": 9})
+        with psycopg.connect(app.dsn, autocommit=True, row_factory=dict_row) as conn:
+            row = conn.execute(queries.CLAIM, {"worker_id": worker.worker_id, "queues": None, "max_tasks": 1,
+                                               "lease": timedelta(seconds=60), "kinds": None}).fetchone()  # fmt: skip
+        assert row is not None and row["task_id"] == late
+        assert worker.executor is not None
+        worker.executor.submit(TaskContext.from_claim(row, worker.worker_id), None, time.monotonic())
+        wait_until(lambda: outcomes(db_conn, [late]) == ["released"], timeout=5,
+                   message=lambda: str(outcomes(db_conn, [late])))  # fmt: skip
+        assert statuses(db_conn, [late]) == ["queued"]
+    finally:
+        blocked.gate.set()
+    stopping.join(15)
+    assert blocked.started == [0], "the late task never started"
 
 
 def test_a_cancel_takes_a_task_out_of_the_buffer(app: Conductor, db_conn: Conn) -> None:
