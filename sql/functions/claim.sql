@@ -614,14 +614,14 @@ begin
       cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
                           then pg_catalog.sum(pg_catalog.floor(
                                  conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
-                                                   _claim_controls.claimed_at) + 1e-9)) end
+                                                   _claim_controls.claimed_at) + 1e-9))::integer end
                 from conductor.rate_limits r
                where r.scope = 'queue' and r.name = any (run_queues));
     elsif v_kind_limited and not v_queue_limited then
       cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_kinds)
                           then pg_catalog.sum(pg_catalog.floor(
                                  conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
-                                                   _claim_controls.claimed_at) + 1e-9)) end
+                                                   _claim_controls.claimed_at) + 1e-9))::integer end
                 from conductor.rate_limits r
                where r.scope = 'kind' and r.name = any (run_kinds));
     end if;
@@ -929,8 +929,8 @@ begin
         -- Only when the scan before was slow too (a position or a strike of this
         -- scope): one slow scan alone is as likely the machine pausing this backend.
         v_until := case when pg_catalog.clock_timestamp() - v_started >= conductor._claim_slow_scan()
-                        then extract(epoch from pg_catalog.clock_timestamp())
-                             + greatest(2, 20 * extract(epoch from pg_catalog.clock_timestamp() - v_started)) end;
+                        then (extract(epoch from pg_catalog.clock_timestamp())
+                             + greatest(2, 20 * extract(epoch from pg_catalog.clock_timestamp() - v_started)))::double precision end;
         if v_until is not null and v_pos.scope is distinct from v_scope then
           v_until := null;
           v_strike := true;

@@ -68,14 +68,13 @@ create or replace function conductor._cron_field(
   set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_values integer[] := '{}';
+  v_values integer[] := '{}'::integer[];
   v_part   text;
   v_range  text;
   v_step   integer;
   v_a      integer;
   v_b      integer;
   v_bounds text[];
-  v_i      integer;
   v_max    integer := hi;
 begin
   -- weekday 7 is Sunday; accept it in ranges (5-7) and fold it onto 0 below
@@ -166,7 +165,6 @@ declare
   v_out integer[] := array_fill(-1, array[hi - lo + 1]);
   v_i   integer := cardinality(vals);
   v_n   integer := -1;
-  v_j   integer;
 begin
   for v_j in reverse hi .. lo loop
     if v_i > 0 and vals[v_i] = v_j then
@@ -202,10 +200,9 @@ declare
   v_flags   integer := 0;
   v_p       integer[];
   v_i       integer;
-  v_j       integer;
   v_dom_tok text;
   v_ok      boolean := false;
-  v_mdays   constant integer[] := '{31,29,31,30,31,30,31,31,30,31,30,31}';
+  v_mdays   constant integer[] := '{31,29,31,30,31,30,31,31,30,31,30,31}'::integer[];
 begin
   if expr is null then
     raise exception using errcode = 'QC301', message = 'invalid cron expression: it is null';

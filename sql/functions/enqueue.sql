@@ -290,7 +290,7 @@ begin
   foreach v_queue in array _check_queue_names.queues loop
     v_ord := v_ord + 1;
     continue when v_queue is null;  -- the list's own rule (conductor._check_scope) says NULL
-    v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null);
+    v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
     if conductor._spec_problem(v_spec, 2147483647) = 'queue' then
       perform conductor._raise_spec_problem('queue', v_spec, pg_catalog.format('queue #%s of the list', v_ord));
     end if;
@@ -467,7 +467,6 @@ declare
   v_id bigint;
   v_root bigint;
   v_kind record;
-  v_told boolean;
 begin
   -- the kind's defaults (one probe of kinds_pkey) and the payload limit, in one statement
   select k.queue, k.priority, k.concurrency_key, k.timeout, k.max_attempts, k.max_recoveries,
@@ -482,7 +481,7 @@ begin
     coalesce(enqueue.max_attempts, v_kind.max_attempts, 1), enqueue.dedupe_key,
     coalesce(enqueue.concurrency_key, v_kind.concurrency_key), enqueue.parent_id,
     coalesce(enqueue.max_recoveries, v_kind.max_recoveries, 3), enqueue.backoff_base,
-    enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout));
+    enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout))::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -506,7 +505,7 @@ begin
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
             v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout);
-    v_told := conductor._notify_queue(v_spec.queue);
+    perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
 
@@ -521,7 +520,7 @@ begin
   on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
   do nothing;
   if found then
-    v_told := conductor._notify_queue(v_spec.queue);
+    perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
 

@@ -61,7 +61,7 @@ begin
     return '0';
   end if;
   -- the exponent of the value once rounded to 6 significant digits
-  v_e := pg_catalog.floor(pg_catalog.log(pg_catalog.abs(v_n)));
+  v_e := pg_catalog.floor(pg_catalog.log(pg_catalog.abs(v_n)))::integer;
   v_r := pg_catalog.round(v_n, 5 - v_e);
   if pg_catalog.abs(v_r) >= 10::numeric ^ (v_e + 1) then
     v_e := v_e + 1;

@@ -26,7 +26,6 @@ create or replace function conductor.release(attempt_id bigint) returns void
 as $$
 declare
   v_now timestamptz := conductor.now();
-  v_task_id bigint;
   v_queue text;
 begin
   perform conductor._check_attempt_owners(array[release.attempt_id]);
@@ -39,7 +38,7 @@ begin
      and t.id = a.task_id
      and t.attempt_id = a.id
      and t.status::text = 'running'  -- off tasks_running: see conductor._complete
-  returning t.id, t.queue into v_task_id, v_queue;
+  returning t.queue into v_queue;
   if not found then
     perform conductor._refuse(release.attempt_id);
   end if;

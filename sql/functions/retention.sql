@@ -137,7 +137,7 @@ declare
   v_now        timestamptz := conductor.now();
   v_set        conductor.settings;
   v_scan_until timestamptz;
-  v_events     bigint := 0;
+  v_events     bigint := 0::bigint;
   v_roots      bigint[];
   v_locked     bigint[];
   v_runs       bigint[];
@@ -251,7 +251,7 @@ begin
   -- exclusive() names nobody used for a day (functions/bus): a statement of its own, and
   -- the last, so an exclusive() of a name being forgotten waits for nothing longer
   what := 'exclusive_locks';
-  deleted := conductor._forget_exclusive_locks(interval '1 day', apply_retention.batch);
+  deleted := conductor._forget_exclusive_locks(interval '1 day', apply_retention.batch)::bigint;
   return next;
 end
 $$;

@@ -352,8 +352,8 @@ declare
   v_found boolean;
   v_until timestamptz;
   v_payload jsonb;
-  v_open integer;
-  v_done integer;
+  v_open bigint;
+  v_done bigint;
 begin
   perform conductor._check_step_name(suspend.step);
   if suspend.wait_for is null or suspend.wait_for not in ('children_all', 'children_any', 'event', 'sleep') then

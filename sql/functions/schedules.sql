@@ -102,7 +102,7 @@ as $$
 declare
   v_spec conductor._task_spec := row(
     s.kind, s.payload, s.queue, s.priority, null, s.max_attempts, s.dedupe_key, s.concurrency_key,
-    null, null, null, null, null, null);
+    null, null, null, null, null, null)::conductor._task_spec;
   v_problem text;
 begin
   if s.name is null or s.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
