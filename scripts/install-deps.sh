@@ -4,8 +4,10 @@
 #   scripts/install-deps.sh demo   what `make demo` needs: the PostgreSQL server
 #                                  (and python3-venv when ensurepip is missing),
 #                                  then pip install -e . (the worker's own deps)
-#   scripts/install-deps.sh [all]  what the tests need as well: pgTAP for that
-#                                  server version, pg_prove, sqitch (+ DBD::Pg,
+#   scripts/install-deps.sh [all]  what the tests need as well: pgTAP and
+#                                  plpgsql_check for that server version
+#                                  (sql/tests/schema/plpgsql_check_clean.sql),
+#                                  pg_prove, sqitch (+ DBD::Pg,
 #                                  psql), pgbouncer and iproute2 (the topology
 #                                  tests), Node.js and npm (the Node worker, then
 #                                  npm ci in workers/node), chromium for the
@@ -44,8 +46,9 @@ missing_packages() {
   ver=$(server_version)
   if [[ -z $ver ]]; then
     pkgs+=(postgresql)
-  elif [[ $mode == all && ! -f /usr/share/postgresql/$ver/extension/pgtap.control ]]; then
-    pkgs+=("postgresql-$ver-pgtap")
+  elif [[ $mode == all ]]; then
+    [[ -f /usr/share/postgresql/$ver/extension/pgtap.control ]] || pkgs+=("postgresql-$ver-pgtap")
+    [[ -f /usr/share/postgresql/$ver/extension/plpgsql_check.control ]] || pkgs+=("postgresql-$ver-plpgsql-check")
   fi
   python3 -c 'import ensurepip, venv' 2>/dev/null || pkgs+=(python3-venv)
   if [[ $mode == all ]]; then
@@ -87,7 +90,7 @@ if [[ ${CONDUCTOR_SKIP_SYSTEM_DEPS:-0} != 1 ]]; then
       echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.d/conductor.conf
     fi
     apt_install "${need[@]}"
-    # The server may have come in just now: its pgTAP package is named by version.
+    # The server may have come in just now: its pgTAP and plpgsql_check packages are named by version.
     mapfile -t need < <(missing_packages)
     if (( ${#need[@]} )); then apt_install "${need[@]}"; fi
     mapfile -t need < <(missing_packages)
