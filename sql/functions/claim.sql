@@ -11,7 +11,8 @@
 --   conductor._check_scope(queues, kinds)   the one rule for a worker's queues
 --                                           (QC104) and kinds (QC101) lists,
 --                                           shared with register_worker, next_due
---   conductor._claim_keys, _pick_queue, _pick_keyed, _lease   claim's private steps (below)
+--   conductor._claim_keys, _pick_queue, _pick_queues, _pick_keyed, _lease
+--                                           claim's private steps (below)
 --   conductor._concurrency_slot(key)        the slot row a concurrency key locks
 --   conductor._claim_controls, _claim_tokens    paused queues and rate limits (below)
 --   conductor._tokens(...)                  the one rule of a token bucket's refill,
@@ -92,7 +93,8 @@
 -- order); several or all queues -> tasks_ready (the claim order) with a filter.
 -- Picking is one small statement per case (one queue, several, or with
 -- concurrency keys), so each has a plan of its own. The pick from several or
--- all queues, or with keys, is planned afresh on every call
+-- all queues (conductor._pick_queues), or with keys (conductor._pick_keyed),
+-- and the controls' helpers are planned afresh on every call
 -- (force_custom_plan): which index serves best depends on the queues' sizes,
 -- or the position's bounds must reach the index, and a cached generic plan
 -- made while the table was empty or small stayed on the connection as it
@@ -107,7 +109,12 @@
 -- so a plan made on empty tables cannot turn into a scan later
 -- (sql/tests/claim/cached_plans_stay_on_index_probes.sql; the pick's index:
 -- sql/tests/claim/pick_plan_stays_on_queue_index.sql). Planning them on
--- every call was a fifth of the database's time in bench (d).
+-- every call was a fifth of the database's time in bench (d). claim's own
+-- statements (the calls of these helpers, the settings and controls reads) are
+-- planned once too (force_generic_plan): planning them per call, and the
+-- helpers without a setting of their own that inherited it (now(),
+-- _check_scope), cost a quarter of a one-task claim's CPU. No statement of
+-- claim's own reads conductor.tasks.
 --
 -- Pinned xmin horizon (a long transaction elsewhere): the index entries of
 -- every task claimed since cannot be removed, and they sit at the head of the
@@ -322,6 +329,13 @@ create or replace function conductor._claim_keys(queues text[], max_tasks intege
   set enable_bitmapscan = off
 as $$
 begin
+  -- the common case, no keyed task ready at all: one descent of tasks_ready_keyed
+  -- instead of the whole probe's plan (15 us a claim)
+  if not exists (select from conductor.tasks t
+                  where t.status = 'queued' and t.concurrency_key is not null
+                    and t.run_at <= _claim_keys.claimed_at) then
+    return null;
+  end if;
   return (
   with c as materialized (
     select t.concurrency_key as key, conductor._concurrency_slot(t.concurrency_key) as slot,
@@ -464,6 +478,65 @@ revoke execute on function conductor._pick_queue(text, integer, timestamptz, int
 -- the keyed ones, where the probe found them. The planner, estimating a handful
 -- of rows for keys, read the whole queue instead (a bitmap or sequential scan
 -- and a sort: 75 ms for 50 tasks with 200,000 keyed tasks ready, bench/keys.sh).
+-- The pick from several queues, or all: up to max_tasks ready unkeyed tasks of
+-- queues (NULL: every queue) and kinds, none of not_queues and not_kinds, in
+-- claim order, locked; the stages as _pick_queue's. Planned on every call
+-- (force_custom_plan): which index serves best, tasks_ready or
+-- tasks_ready_by_queue, depends on the queues' sizes, and a position's bounds
+-- must reach the index (bench/stale_plans.py: a generic plan made on a small
+-- table was 5-200x slower once it grew).
+create or replace function conductor._pick_queues(
+  queues         text[],
+  kinds          text[],
+  not_queues     text[],
+  not_kinds      text[],
+  max_tasks      integer,
+  claimed_at     timestamptz,
+  stage          integer default 3,
+  after_priority integer default null,
+  after_run_at   timestamptz default null,
+  after_id       bigint default null,
+  taken_ids      bigint[] default null,
+  out ids        bigint[],
+  out seen_ids   bigint[])
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_custom_plan
+  set jit = off
+as $$
+begin
+  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+    into _pick_queues.ids, _pick_queues.seen_ids
+    from (select t.id, t.started_at from conductor.tasks t
+           where t.status = 'queued' and t.run_at <= _pick_queues.claimed_at
+             and (_pick_queues.queues is null or t.queue = any (_pick_queues.queues))
+             and (_pick_queues.kinds is null or t.kind = any (_pick_queues.kinds))
+             and (_pick_queues.not_queues is null or t.queue <> all (_pick_queues.not_queues))
+             and (_pick_queues.not_kinds is null or t.kind <> all (_pick_queues.not_kinds))
+             and t.concurrency_key is null
+             and case _pick_queues.stage
+                   when 1 then t.priority > _pick_queues.after_priority
+                   when 2 then t.priority = _pick_queues.after_priority
+                               and (t.run_at, t.id) > (_pick_queues.after_run_at, _pick_queues.after_id)
+                   else true end
+             and (_pick_queues.taken_ids is null or t.id <> all (_pick_queues.taken_ids))
+           order by t.priority desc, t.run_at, t.id
+           limit _pick_queues.max_tasks
+             for update skip locked) p;
+end
+$$;
+
+comment on function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) is
+$$claim's pick from several queues or all (queues NULL): locks up to max_tasks ready unkeyed
+tasks due by claimed_at, of kinds (NULL: every one) and none of not_queues and not_kinds,
+FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones claimed
+before (seen_ids). stage 3 (default): from the head, leaving out taken_ids; from a
+remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
+after (after_run_at, after_id). Planned on every call: the best index depends on the
+queues' sizes.$$;
+
+revoke execute on function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) from public;
+
 create or replace function conductor._pick_keyed(
   queues        text[],
   kinds         text[],
@@ -563,6 +636,7 @@ create or replace function conductor._claim_controls(
   out cap        integer)
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_custom_plan
   set jit = off
 as $$
 declare
@@ -649,6 +723,7 @@ create or replace function conductor._claim_tokens(task_ids bigint[], claimed_at
   returns bigint[]
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_custom_plan
   set jit = off
 as $$
 declare
@@ -790,7 +865,7 @@ create or replace function conductor.claim(
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp
-  set plan_cache_mode = force_custom_plan
+  set plan_cache_mode = force_generic_plan
   set jit = off
 as $$
 declare
@@ -901,24 +976,10 @@ begin
                                      v_now, v_stage, v_after_priority, v_after_run_at, v_after_id, v_ids,
                                      v_kinds, v_not_kinds) p;
       else
-        select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-          into v_more, v_more_seen
-          from (select t.id, t.started_at from conductor.tasks t
-                 where t.status = 'queued' and t.run_at <= v_now
-                   and (v_queues is null or t.queue = any (v_queues))
-                   and (v_kinds is null or t.kind = any (v_kinds))
-                   and (v_not_queues is null or t.queue <> all (v_not_queues))
-                   and (v_not_kinds is null or t.kind <> all (v_not_kinds))
-                   and t.concurrency_key is null
-                   and case v_stage
-                         when 1 then t.priority > v_after_priority
-                         when 2 then t.priority = v_after_priority
-                                     and (t.run_at, t.id) > (v_after_run_at, v_after_id)
-                         else true end
-                   and (v_ids is null or t.id <> all (v_ids))
-                 order by t.priority desc, t.run_at, t.id
-                 limit v_max - coalesce(pg_catalog.cardinality(v_ids), 0)
-                   for update skip locked) p;
+        select p.ids, p.seen_ids into v_more, v_more_seen
+          from conductor._pick_queues(v_queues, v_kinds, v_not_queues, v_not_kinds,
+                                      v_max - coalesce(pg_catalog.cardinality(v_ids), 0), v_now, v_stage,
+                                      v_after_priority, v_after_run_at, v_after_id, v_ids) p;
       end if;
       v_ids := v_ids || v_more;
       v_seen := v_seen || v_more_seen;

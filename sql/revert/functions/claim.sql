@@ -133,9 +133,12 @@
 begin;
 set local role conductor_owner;
 
--- what the rework added: the key probe goes back to its advisory locks below
+-- what the rework added: the key probe goes back to its advisory locks below,
+-- the pick from several queues back into claim's body
 drop function conductor._concurrency_slot(text);
 drop function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz);
+drop function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer,
+                                     timestamptz, bigint, bigint[]);
 
 -- kinds is new (the last parameter): v0.1.0's four-parameter claim goes, and
 -- with it the helpers whose signatures gained kinds.

@@ -6,10 +6,10 @@
 -- Explained, and kept:
 --   list_tasks: parameter "limit" is a reserved word. It is the SQL API's name
 --     (callers use named notation: limit => 20); renaming it breaks them.
---   _claim_keys, _pick_queue, _pick_keyed: "VOLATILE, should be STABLE". They
---     lock rows (FOR UPDATE SKIP LOCKED), which PostgreSQL refuses in a
---     function that is not volatile; plpgsql_check does not count a row lock
---     as a side effect.
+--   _claim_keys, _pick_queue, _pick_queues, _pick_keyed: "VOLATILE, should be
+--     STABLE". They lock rows (FOR UPDATE SKIP LOCKED), which PostgreSQL
+--     refuses in a function that is not volatile; plpgsql_check does not count
+--     a row lock as a side effect.
 --
 -- Needs the plpgsql_check extension (Debian: postgresql-<version>-plpgsql-check,
 -- installed by scripts/install-deps.sh); on a server without it the test says
@@ -38,6 +38,7 @@ insert into explained values
   ('list_tasks', 'name of parameter "limit" is reserved keyword'),
   ('_claim_keys', 'routine is marked as VOLATILE, should be STABLE'),
   ('_pick_queue', 'routine is marked as VOLATILE, should be STABLE'),
+  ('_pick_queues', 'routine is marked as VOLATILE, should be STABLE'),
   ('_pick_keyed', 'routine is marked as VOLATILE, should be STABLE');
 
 select is_empty(

@@ -6,6 +6,10 @@ select conductor.enqueue('verify', queue => 'verify-claim');
 select conductor.enqueue('verify-other', queue => 'verify-claim');
 select 1 / (count(*) = 1)::int
   from conductor.claim('verify-worker', array['verify-claim'], 10, kinds => array['verify']);
+-- from several queues (conductor._pick_queues)
+select conductor.enqueue('verify', queue => 'verify-claim-b');
+select 1 / (count(*) = 1)::int
+  from conductor.claim('verify-worker', array['verify-claim', 'verify-claim-b'], 10, kinds => array['verify']);
 -- a keyed claim locks its key's slot row, and takes no advisory lock (the enqueue's
 -- in-flight keys, two integers, are functions/notify's)
 select conductor.enqueue('verify', queue => 'verify-claim-key', concurrency_key => 'verify-key');
