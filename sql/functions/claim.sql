@@ -84,10 +84,12 @@
 -- when keys are involved.
 --   Lock order: concurrency slot rows (SKIP LOCKED, never waited for), then
 --   task rows (SKIP LOCKED, never waited for), then rate limit buckets (FOR
---   UPDATE, in (scope, name) order: the only wait, and every claimer takes
---   them in the same order after everything else, so claimers cannot
---   deadlock). Nothing a client or a session outside the engine holds is
---   waited for.
+--   UPDATE, in (scope, name) order: the only wait in normal running, and
+--   every claimer takes them in the same order after everything else, so
+--   claimers cannot deadlock), then, only after a crash recovery, the epoch
+--   row (conductor._claim_epoch, below; the one claim writing it holds no
+--   lock another claimer waits for while it waits). Nothing a client or a
+--   session outside the engine holds is waited for.
 --
 -- Index use: one queue -> tasks_ready_by_queue (equality, then the claim
 -- order); several or all queues -> tasks_ready (the claim order) with a filter.
@@ -115,6 +117,18 @@
 -- helpers without a setting of their own that inherited it (now(),
 -- _check_scope), cost a quarter of a one-task claim's CPU. No statement of
 -- claim's own reads conductor.tasks.
+--
+-- Durability (durable => false, schema/claim_epoch): a worker's claim need not
+-- wait for its WAL flush; its reports (complete, fail) always do, and each
+-- makes every claim before it durable too (WAL is flushed in order). What a
+-- crash may lose is a claim whose holder then reports under an attempt id
+-- that no longer exists (refused, QC203), and the sequence's advance: the
+-- first claim after crash recovery (which empties the unlogged
+-- conductor.claim_epoch) moves attempts_id_seq 10^9 ahead and commits durably
+-- (conductor._claim_epoch), so no fencing token is handed out twice. This
+-- holds for a claim made with synchronous_commit off by the server's or the
+-- session's setting too, which before v0.3.0 could hand a lost claim's token
+-- to the next claimer after a crash.
 --
 -- Pinned xmin horizon (a long transaction elsewhere): the index entries of
 -- every task claimed since cannot be removed, and they sit at the head of the
@@ -155,7 +169,10 @@ begin;
 set local role conductor_owner;
 
 -- kinds is new (the last parameter): v0.1.0's four-parameter claim goes, and
--- with it the helpers whose signatures gained kinds.
+-- with it the helpers whose signatures gained kinds. durable is new after
+-- v0.2.0 (the last parameter): v0.2.0's five-parameter claim goes, or a call
+-- naming only those five would match both.
+drop function if exists conductor.claim(text, text[], integer, interval, text[]);
 
 -- conductor.claimed_task, what claim returns, is created by functions/claim@v0.1.0
 -- and unchanged since.
@@ -799,6 +816,45 @@ tasks left out are not touched.$$;
 
 revoke execute on function conductor._claim_tokens(bigint[], timestamptz) from public;
 
+-- Before a lease takes attempt ids: when conductor.claim_epoch is empty (a crash
+-- recovery emptied it, or this is a promoted standby: WAL the server wrote may
+-- have been lost, and with it claims committed without waiting for their
+-- flush and the sequence's advance past their ids), the first claim moves
+-- attempts_id_seq 10^9 past where recovery left it, writes the row, and commits
+-- durably (synchronous_commit on for its transaction, whatever the caller
+-- set), so the move is on disk before any id past it is used. A claim that
+-- finds the row empty while another writes it waits on that row (ON CONFLICT)
+-- until the writer commits, then goes on past the move; at REPEATABLE READ the
+-- wait ends in a serialization failure (40001: send the claim again). The
+-- common case is one read of a one-row table.
+create or replace function conductor._claim_epoch() returns void
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_generic_plan
+  set jit = off
+as $$
+begin
+  if exists (select from conductor.claim_epoch) then
+    return;
+  end if;
+  insert into conductor.claim_epoch (started_at) values (pg_catalog.clock_timestamp())
+  on conflict (one) do nothing;
+  if found then
+    perform pg_catalog.setval('conductor.attempts_id_seq',
+                              pg_catalog.nextval('conductor.attempts_id_seq') + 1000000000);
+    perform pg_catalog.set_config('synchronous_commit', 'on', true);
+  end if;
+end
+$$;
+
+comment on function conductor._claim_epoch() is
+$$claim's guard of its fencing tokens: when conductor.claim_epoch is empty (emptied by crash
+recovery; empty on a promoted standby), moves attempts_id_seq 10^9 past its value, writes the
+row and makes the caller's commit durable, so no attempt id a lost WAL handed out is handed
+out again. Waits for a concurrent claim doing the same (its row); nothing else.$$;
+
+revoke execute on function conductor._claim_epoch() from public;
+
 create or replace function conductor._lease(
   task_ids       bigint[],
   seen_ids       bigint[],
@@ -860,7 +916,8 @@ create or replace function conductor.claim(
   queues    text[] default null,
   max_tasks integer default 1,
   lease     interval default interval '60 seconds',
-  kinds     text[] default null
+  kinds     text[] default null,
+  durable   boolean default true
 ) returns setof conductor.claimed_task
   language plpgsql volatile
   security definer
@@ -919,6 +976,12 @@ begin
   end if;
   if claim.max_tasks = 0 then
     return;
+  end if;
+  -- durable => false: the claim commits without waiting for its WAL flush (the
+  -- caller's transaction, from here on), unless the transaction wrote before it
+  -- came here; _claim_epoch keeps the fencing tokens unique across a crash
+  if claim.durable is false and pg_catalog.pg_current_xact_id_if_assigned() is null then
+    perform pg_catalog.set_config('synchronous_commit', 'off', true);
   end if;
 
   -- Paused queues and rate limits, see the map: none in the common case, which
@@ -1035,11 +1098,12 @@ begin
         'event', 'running', 'ids', pg_catalog.to_jsonb(v_ids[i * 350 + 1 : (i + 1) * 350])));
     end loop;
   end if;
+  perform conductor._claim_epoch();
   return query select * from conductor._lease(v_ids, v_seen, claim.worker_id, v_now + claim.lease, v_now);
 end
 $$;
 
-comment on function conductor.claim(text, text[], integer, interval, text[]) is
+comment on function conductor.claim(text, text[], integer, interval, text[], boolean) is
 $$Leases up to max_tasks ready tasks to worker_id and returns them, highest priority
 first, then earliest run_at, then lowest id. queues NULL means every queue; kinds NULL
 means every kind, else only tasks of those kinds are claimed (the kinds the worker has
@@ -1073,9 +1137,15 @@ When two full scans in a row are slow (over conductor.settings.claim_slow_scan, 
 1 ms: dead index entries under a pinned xmin horizon), the worker's claims go on from where
 its last claim stopped (conductor.claim_positions, keyed by worker_id; no session state, so
 safe behind a transaction-mode pooler): higher priorities still first, but a task returned to
-the queue behind that point waits for the next full scan (2 s, or 20x the last one's time).$$;
+the queue behind that point waits for the next full scan (2 s, or 20x the last one's time).
+durable => false: the claim commits without waiting for its WAL flush (synchronous_commit
+off for the rest of the caller's transaction, unless it wrote before the claim): a crash
+before the flush loses the claim (the tasks stay queued; its holder's reports are refused
+as QC203, the attempt not existing), never its fencing: the first claim after a crash
+recovery or a promotion moves the attempt ids past any a lost WAL handed out
+(conductor.claim_epoch), whatever the session's synchronous_commit.$$;
 
-revoke execute on function conductor.claim(text, text[], integer, interval, text[]) from public;
-grant execute on function conductor.claim(text, text[], integer, interval, text[]) to conductor_worker, conductor_admin;
+revoke execute on function conductor.claim(text, text[], integer, interval, text[], boolean) from public;
+grant execute on function conductor.claim(text, text[], integer, interval, text[], boolean) to conductor_worker, conductor_admin;
 
 commit;

@@ -139,6 +139,9 @@ drop function conductor._concurrency_slot(text);
 drop function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz);
 drop function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer,
                                      timestamptz, bigint, bigint[]);
+-- and durable, claim's sixth parameter, with the epoch guard it needs
+drop function conductor.claim(text, text[], integer, interval, text[], boolean);
+drop function conductor._claim_epoch();
 
 -- kinds is new (the last parameter): v0.1.0's four-parameter claim goes, and
 -- with it the helpers whose signatures gained kinds.
