@@ -102,9 +102,7 @@ def _setting(text: str) -> tuple[str, str]:
 def _run_devdb(args: argparse.Namespace) -> int:
     from pyconductor.devdb import DevDB, DevDBError
 
-    env_settings = [
-        _setting(s) for s in os.environ.get("CONDUCTOR_DEVDB_SETTINGS", "").split(",") if s.strip()
-    ]
+    env_settings = [_setting(s) for s in os.environ.get("CONDUCTOR_DEVDB_SETTINGS", "").split(",") if s.strip()]
     db = DevDB(args.datadir, settings=dict(env_settings + (args.settings or [])))
     try:
         if args.action == "start":
@@ -623,10 +621,20 @@ def add_enqueue_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
             help="libpq connection string or URL (default: the app's, else the running devdb)")  # fmt: skip
     env_arg(p, "--app", env="CONDUCTOR_APP", help="module:attr of a Conductor whose registered defaults apply")
     env_arg(p, "--queue", env="CONDUCTOR_QUEUE", help="queue (default: the kind's configured queue, else 'default')")
-    env_arg(p, "--priority", env="CONDUCTOR_PRIORITY", type=int, help="priority, higher first (default: the kind's, else 0)")
+    env_arg(
+        p, "--priority", env="CONDUCTOR_PRIORITY", type=int, help="priority, higher first (default: the kind's, else 0)"
+    )
     env_arg(p, "--run-at", env="CONDUCTOR_RUN_AT", help="due time, ISO 8601 with a time zone (default: now)")
-    env_arg(p, "--max-attempts", env="CONDUCTOR_MAX_ATTEMPTS", type=int, help="attempts before failing (default: the kind's, else 1)")
-    env_arg(p, "--dedupe-key", env="CONDUCTOR_DEDUPE_KEY", help="dedupe key: an unfinished holder's id is printed instead")
+    env_arg(
+        p,
+        "--max-attempts",
+        env="CONDUCTOR_MAX_ATTEMPTS",
+        type=int,
+        help="attempts before failing (default: the kind's, else 1)",
+    )
+    env_arg(
+        p, "--dedupe-key", env="CONDUCTOR_DEDUPE_KEY", help="dedupe key: an unfinished holder's id is printed instead"
+    )
     p.set_defaults(func=_run_enqueue)
 
 
@@ -974,7 +982,9 @@ def _rate(text: str) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of task starts per second or 'off', got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a number of task starts per second or 'off', got {text!r}"
+        ) from None
     return value  # its range is the database's to judge (QC106)
 
 
@@ -1036,7 +1046,9 @@ def add_rate_limit_parser(subparsers: argparse._SubParsersAction[argparse.Argume
     which.add_argument("--queue", help="limit this queue")
     which.add_argument("--kind", help="limit this kind, in every queue")
     p.add_argument("per_second", type=_rate, metavar="PER_SECOND|off", help="task starts per second, or off")
-    p.add_argument("--burst", type=float, help="starts allowed at once after a quiet spell (default: max(1, PER_SECOND))")
+    p.add_argument(
+        "--burst", type=float, help="starts allowed at once after a quiet spell (default: max(1, PER_SECOND))"
+    )
     _dsn_arg(p)
     p.set_defaults(func=_command(_rate_limit))
 
@@ -1171,8 +1183,12 @@ def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     env_arg(p, "--seen-within", env="CONDUCTOR_STATUS_SEEN_WITHIN", type=_duration, default=_duration("30s"),
             help="a worker counts as live when seen this recently (default: 30s, three heartbeats at the "
                  "default interval); the others reap() has not forgotten are listed apart as silent")  # fmt: skip
-    p.add_argument("--lock", action="append", metavar="NAME",
-                   help="accepted for scripts written for 0.2.0, and ignored: every leader lease is listed")
+    p.add_argument(
+        "--lock",
+        action="append",
+        metavar="NAME",
+        help="accepted for scripts written for 0.2.0, and ignored: every leader lease is listed",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=ops.run_status)
 

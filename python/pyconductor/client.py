@@ -51,6 +51,7 @@ T = TypeVar("T")
 # what ``conn=`` takes: a connection or cursor of the caller's transaction
 CallerConn = psycopg.Connection[Any] | psycopg.Cursor[Any]
 
+
 def _schedule_name(kind: str) -> str:
     """A valid schedule name for a kind (``__main__.job`` -> ``main__.job``)."""
     return re.sub(r"[^A-Za-z0-9_.:/-]", "-", kind).lstrip("_.:/-")[:200] or "schedule"

@@ -95,7 +95,16 @@ from pyconductor.errors import ConductorError, InvalidState, NotFound, mapped_er
 from pyconductor.logs import escape_text
 from pyconductor.wire import load_infinite_times
 
-__all__ = ["DashboardConfigError", "DashboardServer", "LoginLimiter", "check_bind", "create_app", "is_loopback", "parse_id", "serve"]
+__all__ = [
+    "DashboardConfigError",
+    "DashboardServer",
+    "LoginLimiter",
+    "check_bind",
+    "create_app",
+    "is_loopback",
+    "parse_id",
+    "serve",
+]
 
 logger = logging.getLogger("pyconductor")
 
@@ -417,7 +426,7 @@ def _attempts_table(attempts: Sequence[Mapping[str, Any]]) -> str:
         tb = (f"<details><summary>traceback</summary><pre class=traceback>{h(a['traceback'])}</pre></details>"
               if a.get("traceback") else "")  # fmt: skip
         out.append(
-            f"<tr data-attempt=\"{a['id']}\"><td class=n>{a['id']}<td class=n>{a['attempt']}<td>{_name(a['worker_id'])}"
+            f'<tr data-attempt="{a["id"]}"><td class=n>{a["id"]}<td class=n>{a["attempt"]}<td>{_name(a["worker_id"])}'
             f"<td>{_name(a.get('host') or '-')}/{h(a.get('pid') or '-')}<td>{_ts(a['claimed_at'])}"
             f"<td>{_ts(a['finished_at'])}<td class=n>{_duration(a['claimed_at'], a['finished_at'])}"
             f"<td>{_status(a['outcome'] or 'running')}<td class=err>{h(a['error'])}{tb}</tr>"
@@ -474,7 +483,9 @@ class Dashboard:
 
     def _session_mac(self, issued: int) -> str:
         assert self.token is not None
-        return hmac.new(self.token.encode(), f"conductor-dashboard-session:{issued}".encode(), hashlib.sha256).hexdigest()
+        return hmac.new(
+            self.token.encode(), f"conductor-dashboard-session:{issued}".encode(), hashlib.sha256
+        ).hexdigest()
 
     def session_cookie(self, issued: int | None = None) -> str:
         """The login cookie's value: its issue time (epoch seconds) and an HMAC of it keyed by the token."""
@@ -749,8 +760,11 @@ def create_app(
             unrunnable = bool(stats) and "unrunnable" in stats[0]
             out.append(
                 "<table id=queues><tr><th>queue<th>ready<th>scheduled<th>running<th>waiting"
-                + ("<th title=\"queued, and no live worker serves both the queue and the kind\">unrunnable"
-                   if unrunnable else "")
+                + (
+                    '<th title="queued, and no live worker serves both the queue and the kind">unrunnable'
+                    if unrunnable
+                    else ""
+                )
                 + "<th>backlog age<th>succeeded 1m/5m/15m<th>failed 1m/5m/15m<th>failure rate<th>state</tr>"
             )
             for r in stats:
@@ -758,15 +772,16 @@ def create_app(
                 rate = "-" if r["failure_rate"] is None else f"{float(r['failure_rate']) * 100:.1f}%"
                 is_paused = bool(r.get("paused")) or r["queue"] in paused
                 out.append(
-                    f"<tr data-queue=\"{q}\"{' data-paused' if is_paused else ''}>"
-                    f"<td><a href=\"/runs{h(_qs({'queue': r['queue']}))}\">{q}</a>"
+                    f'<tr data-queue="{q}"{" data-paused" if is_paused else ""}>'
+                    f'<td><a href="/runs{h(_qs({"queue": r["queue"]}))}">{q}</a>'
                     f"<td class=n>{r['ready']}<td class=n>{r['scheduled']}<td class=n>{r['running']}"
                     f"<td class=n>{r['waiting']}"
                     + (f"<td class=n data-unrunnable>{r['unrunnable']}" if unrunnable else "")
                     + f"<td class=n>{_age(r['oldest_ready_age'])}"
                     f"<td class=n>{r['succeeded_1m']} / {r['succeeded_5m']} / {r['succeeded_15m']}"
                     f"<td class=n>{r['failed_1m']} / {r['failed_5m']} / {r['failed_15m']}<td class=n>{rate}"
-                    + controls(r["queue"], is_paused) + "</tr>"
+                    + controls(r["queue"], is_paused)
+                    + "</tr>"
                 )
             blank = "<td class=n>-" * (8 + (1 if unrunnable else 0))
             for queue in idle:
@@ -813,7 +828,7 @@ def create_app(
         more = len(rows) > limit
         rows = rows[:limit]
         options = "".join(
-            f"<option value=\"{s}\"{' selected' if s == status else ''}>{s or 'any status'}</option>"
+            f'<option value="{s}"{" selected" if s == status else ""}>{s or "any status"}</option>'
             for s in ("", *STATUSES)
         )
         out = [
@@ -949,7 +964,7 @@ def create_app(
                       else _post_form(request, "/schedules/enable", {"name": name}, "Enable", "enable"))  # fmt: skip
             run = _post_form(request, "/schedules/run", {"name": name}, "Run now", "run")
             out.append(
-                f"<tr data-schedule=\"{h(name)}\" data-enabled=\"{'true' if r['enabled'] else 'false'}\""
+                f'<tr data-schedule="{h(name)}" data-enabled="{"true" if r["enabled"] else "false"}"'
                 f"{'' if r['enabled'] else ' class=off'}><td>{h(name)}<td><code>{h(r['cron'])}</code>"
                 f"<td>{h(r['timezone'])}<td>{_name(r['kind'])}<td>{h(r['queue'])}"
                 f"<td class=enabled>{'yes' if r['enabled'] else 'no'}"
@@ -1007,7 +1022,10 @@ def create_app(
         try:
             return (await run_in_threadpool(dash.rows, query, params))[0], ""
         except psycopg.errors.InsufficientPrivilege:
-            return None, f"Could not {what}: the dashboard's database role is not allowed to (it needs conductor_admin)."
+            return (
+                None,
+                f"Could not {what}: the dashboard's database role is not allowed to (it needs conductor_admin).",
+            )
         except psycopg.errors.UndefinedFunction:
             return None, f"Could not {what}: the database's conductor schema is too old (run pyconductor migrate)."
         except ConductorError as exc:

@@ -122,15 +122,29 @@ def _plan(tasks: int, prefix: str, rng: random.Random) -> _Plan:
     for i in range(n_email):
         r = rng.random()
         fail_times = 1 if r < 0.10 else 0
-        specs.append({"kind": "demo.send_email", "queue": f"{prefix}.emails", "max_attempts": 3, **BACKOFF,
-                      "payload": {"to": f"user{i}@example.com", "ms": rng.uniform(1, 4), "fail_times": fail_times}})
+        specs.append(
+            {
+                "kind": "demo.send_email",
+                "queue": f"{prefix}.emails",
+                "max_attempts": 3,
+                **BACKOFF,
+                "payload": {"to": f"user{i}@example.com", "ms": rng.uniform(1, 4), "fail_times": fail_times},
+            }
+        )
         ok += 1
         retries += fail_times
     for i in range(n_thumb):
         r = rng.random()
         fail_times = 99 if r < 0.04 else 1 if r < 0.08 else 0
-        specs.append({"kind": "demo.thumbnail", "queue": f"{prefix}.thumbnails", "max_attempts": 3, **BACKOFF,
-                      "payload": {"image": f"img/{i}.jpg", "ms": rng.uniform(2, 8), "fail_times": fail_times}})
+        specs.append(
+            {
+                "kind": "demo.thumbnail",
+                "queue": f"{prefix}.thumbnails",
+                "max_attempts": 3,
+                **BACKOFF,
+                "payload": {"image": f"img/{i}.jpg", "ms": rng.uniform(2, 8), "fail_times": fail_times},
+            }
+        )
         if fail_times >= 3:
             failed += 1
             retries += 2
@@ -140,13 +154,26 @@ def _plan(tasks: int, prefix: str, rng: random.Random) -> _Plan:
     for i in range(n_report):
         r = rng.random()
         if r < 0.05:  # a bad template: fails for good, no retries
-            specs.append({"kind": "demo.report", "queue": f"{prefix}.reports", "max_attempts": 1,
-                          "payload": {"report": i, "ms": rng.uniform(5, 20), "fail_times": 99}})
+            specs.append(
+                {
+                    "kind": "demo.report",
+                    "queue": f"{prefix}.reports",
+                    "max_attempts": 1,
+                    "payload": {"report": i, "ms": rng.uniform(5, 20), "fail_times": 99},
+                }
+            )
             failed += 1
             continue
         fail_times = 2 if r < 0.15 else 0
-        specs.append({"kind": "demo.report", "queue": f"{prefix}.reports", "max_attempts": 3, **BACKOFF,
-                      "payload": {"report": i, "ms": rng.uniform(5, 20), "fail_times": fail_times}})
+        specs.append(
+            {
+                "kind": "demo.report",
+                "queue": f"{prefix}.reports",
+                "max_attempts": 3,
+                **BACKOFF,
+                "payload": {"report": i, "ms": rng.uniform(5, 20), "fail_times": fail_times},
+            }
+        )
         ok += 1
         retries += fail_times
     rng.shuffle(specs)
@@ -167,8 +194,10 @@ def _percentile(sorted_values: list[float], q: float) -> float:
 def _bar(done: int, total: int, failed: int, retried: int, elapsed: float, width: int = 30) -> str:
     filled = width * done // total if total else width
     rate = done / elapsed if elapsed > 0 else 0.0
-    return (f"\r[{'#' * filled}{'.' * (width - filled)}] {done:5d}/{total} finished "
-            f"({failed} failed, {retried} retries) {rate:7.1f}/s {elapsed:5.1f}s")
+    return (
+        f"\r[{'#' * filled}{'.' * (width - filled)}] {done:5d}/{total} finished "
+        f"({failed} failed, {retried} retries) {rate:7.1f}/s {elapsed:5.1f}s"
+    )
 
 
 def run_demo(
@@ -244,7 +273,7 @@ def run_demo(
         for w in range(0, len(plan.specs), size):
             due = t0 + (w / size) * 0.05
             time.sleep(max(0.0, due - time.monotonic()))
-            app.enqueue_many(plan.specs[w:w + size])
+            app.enqueue_many(plan.specs[w : w + size])
         with psycopg.connect(dsn, autocommit=True) as conn:
             while True:
                 row = conn.execute(count_sql, [queues]).fetchone()

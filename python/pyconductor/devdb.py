@@ -91,9 +91,7 @@ def find_bindir() -> Path:
     pg_config = shutil.which("pg_config")
     if pg_config:
         with contextlib.suppress(OSError, subprocess.CalledProcessError):
-            out = subprocess.run(
-                [pg_config, "--bindir"], capture_output=True, text=True, check=True
-            ).stdout.strip()
+            out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, check=True).stdout.strip()
             if out and _has_server(Path(out)):
                 return Path(out)
     debian = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=_version_key)

@@ -371,15 +371,17 @@ class WorkerMetrics:
         if stats is None:
             return
         gauges = {
-            key: GaugeMetricFamily(f"conductor_queue_{key}", f"Tasks {key} per queue (conductor.stats()).",
-                                   labels=["queue"])  # fmt: skip
+            key: GaugeMetricFamily(
+                f"conductor_queue_{key}", f"Tasks {key} per queue (conductor.stats()).", labels=["queue"]
+            )
             for key in QUEUE_GAUGES
         }
         age = GaugeMetricFamily("conductor_queue_backlog_age_seconds", "Age of the oldest ready task.",
                                 labels=["queue"])  # fmt: skip
         done = {
-            outcome: GaugeMetricFamily(f"conductor_queue_{outcome}", f"Tasks {outcome} in the last window.",
-                                       labels=["queue", "window"])  # fmt: skip
+            outcome: GaugeMetricFamily(
+                f"conductor_queue_{outcome}", f"Tasks {outcome} in the last window.", labels=["queue", "window"]
+            )
             for outcome in ("succeeded", "failed")
         }
         rate = GaugeMetricFamily("conductor_queue_failure_rate", "Failed / finished in the last 15 minutes.",

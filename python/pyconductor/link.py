@@ -43,8 +43,17 @@ from pyconductor import defaults
 from pyconductor.dsn import permanent_problem, redact_dsn, tcp_options
 from pyconductor.wire import use_fast_loads
 
-__all__ = ["CONNECTION_ERRORS", "POOLERS", "Aborted", "DirectConnectionNeeded", "Link", "connect", "connect_options",
-           "pooler_mode", "retry"]
+__all__ = [
+    "CONNECTION_ERRORS",
+    "POOLERS",
+    "Aborted",
+    "DirectConnectionNeeded",
+    "Link",
+    "connect",
+    "connect_options",
+    "pooler_mode",
+    "retry",
+]
 
 logger = logging.getLogger("pyconductor")
 
@@ -72,7 +81,8 @@ class DirectConnectionNeeded(RuntimeError):
         super().__init__(
             f"{feature} needs a direct connection to PostgreSQL ({why}); it cannot run through a "
             "transaction-mode pooler (pooler=transaction, CONDUCTOR_POOLER=transaction). Run it in a process "
-            "whose DSN points at the database itself or at a session-mode pool, without the pooler setting.")
+            "whose DSN points at the database itself or at a session-mode pool, without the pooler setting."
+        )
         self.feature = feature
 
 

@@ -97,6 +97,7 @@ def render_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], headers
     """Rows as aligned columns under upper-case headers; numbers right-aligned."""
     header = [h.upper() for h in (headers or columns)]
     body = [[_cell(r.get(c)) for c in columns] for r in rows]
+
     def is_number(v: Any) -> bool:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -154,7 +155,9 @@ def _connect(args: argparse.Namespace) -> Iterator[Any]:
         yield conn
 
 
-def _command(run: Callable[[argparse.Namespace, Any], int], unreachable_code: int = 1) -> Callable[[argparse.Namespace], int]:
+def _command(
+    run: Callable[[argparse.Namespace, Any], int], unreachable_code: int = 1
+) -> Callable[[argparse.Namespace], int]:
     """Wrap ``run(args, conn)``: connect, map Conductor's errors, one clear line on failure."""
 
     def handler(args: argparse.Namespace) -> int:
@@ -174,7 +177,11 @@ def _command(run: Callable[[argparse.Namespace, Any], int], unreachable_code: in
             fail(f"lost the database: {_one_line(exc)}")
             return unreachable_code
         except psycopg.Error as exc:
-            hint = " (is the database migrated? `pyconductor migrate`)" if exc.sqlstate in ("42883", "3F000", "42P01") else ""
+            hint = (
+                " (is the database migrated? `pyconductor migrate`)"
+                if exc.sqlstate in ("42883", "3F000", "42P01")
+                else ""
+            )
             return fail(f"{_one_line(exc)}{hint}")
 
     return handler
@@ -267,7 +274,6 @@ def _prune(args: argparse.Namespace, conn: Any) -> int:
     from pyconductor import queries
 
     if args.batch < 1:
-
         return fail("--batch must be at least 1")
     total = 0
     batches = 0

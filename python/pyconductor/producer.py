@@ -227,8 +227,11 @@ class Producer:
         except Aborted:
             return None
         except Exception as exc:  # noqa: BLE001 - never die; the poll covers it
-            logger.error("sleep failed, polling instead: %s",
-                         translate(exc) if isinstance(exc, psycopg.Error) else exc, extra=self._extra)
+            logger.error(
+                "sleep failed, polling instead: %s",
+                translate(exc) if isinstance(exc, psycopg.Error) else exc,
+                extra=self._extra,
+            )
             # a failed statement commits nothing, so no mark exists
             self._marked = self._settled = False
             return None

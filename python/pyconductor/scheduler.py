@@ -164,10 +164,18 @@ class Scheduler:
         """
         items = [s if isinstance(s, ScheduleSpec) else ScheduleSpec(**s) for s in specs]
         rows: list[dict[str, Any]] = []
-        with mapped_errors(), psycopg.connect(
-            self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
-            connect_timeout=defaults.CONNECT_TIMEOUT, **connect_options(self.dsn, self.pooler),
-        ) as conn, conn.transaction():
+        with (
+            mapped_errors(),
+            psycopg.connect(
+                self.dsn,
+                autocommit=True,
+                application_name=self.application_name,
+                row_factory=dict_row,
+                connect_timeout=defaults.CONNECT_TIMEOUT,
+                **connect_options(self.dsn, self.pooler),
+            ) as conn,
+            conn.transaction(),
+        ):
             for spec in items:
                 try:
                     with conn.transaction():  # a savepoint: a refused one leaves the others
@@ -202,8 +210,12 @@ class Scheduler:
     def _connection(self) -> psycopg.Connection[dict[str, Any]]:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(
-                self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
-                connect_timeout=defaults.CONNECT_TIMEOUT, **connect_options(self.dsn, self.pooler),
+                self.dsn,
+                autocommit=True,
+                application_name=self.application_name,
+                row_factory=dict_row,
+                connect_timeout=defaults.CONNECT_TIMEOUT,
+                **connect_options(self.dsn, self.pooler),
             )
         return self._conn
 

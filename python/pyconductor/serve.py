@@ -328,6 +328,7 @@ class Node:
     def run(self) -> int:
         """Start, block until SIGTERM or SIGINT (or ``request_stop()``), stop and
         return 0. A second signal exits the process at once with code 130."""
+
         def first() -> None:
             self._signalled = True
             self._stop_requested.set()

@@ -164,7 +164,7 @@ class ChildReporter:
         data = (json.dumps(report, default=str, separators=(",", ":")) + "\n").encode()
         try:
             while data:
-                data = data[os.write(self.fd, data):]
+                data = data[os.write(self.fd, data) :]
         except OSError:
             return False
         return True

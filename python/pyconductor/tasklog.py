@@ -61,8 +61,18 @@ from typing import Any
 
 from pyconductor.wire import dumps_json, storable_text
 
-__all__ = ["MAX_LINES", "MAX_MESSAGE", "SAVE_LOG", "AttemptLog", "attach", "current", "detach", "enter", "leave",
-           "save_params"]
+__all__ = [
+    "MAX_LINES",
+    "MAX_MESSAGE",
+    "SAVE_LOG",
+    "AttemptLog",
+    "attach",
+    "current",
+    "detach",
+    "enter",
+    "leave",
+    "save_params",
+]
 
 MAX_LINES = 200
 """The lines kept per attempt; the rest are counted as dropped."""
@@ -70,8 +80,10 @@ MAX_LINES = 200
 MAX_MESSAGE = 2000
 """The characters kept of one line's message (its traceback included), marker included."""
 
-SAVE_LOG = ("select conductor.save_log(attempt_id => %(attempt_id)s::bigint, lines => %(lines)s::jsonb, "
-            "dropped => %(dropped)s::integer)")
+SAVE_LOG = (
+    "select conductor.save_log(attempt_id => %(attempt_id)s::bigint, lines => %(lines)s::jsonb, "
+    "dropped => %(dropped)s::integer)"
+)
 
 OWN_LOGGER = "pyconductor"
 

@@ -248,8 +248,9 @@ class Worker:
         self.runtime: StepRuntime | None = None
         self.listener: Listener | None = None
         if self.process_tasks:
-            self.runtime = StepRuntime(self.dsn, wid, self.concurrency, self.app.registry, self.reaper.nudge,
-                                       pooler=pooler)
+            self.runtime = StepRuntime(
+                self.dsn, wid, self.concurrency, self.app.registry, self.reaper.nudge, pooler=pooler
+            )
             self.executor = Executor(ledger, self.app.registry, self.reporter.put, concurrency=self.concurrency,
                                      worker_id=wid, cancel_grace=self.cancel_grace, on_stuck=self._on_stuck,
                                      capture_logs=self.capture_logs, capture_level=self.capture_level,
@@ -474,7 +475,9 @@ class Worker:
     def _deregister(self, timeout: float, report_link_busy: bool) -> None:
         """Delete this worker's row (``timeout`` seconds at most; informational:
         reap() forgets stale rows anyway)."""
-        link = Link(self.dsn, "deregister", self.worker_id, pooler=self.pooler) if report_link_busy else self.reporter.link
+        link = (
+            Link(self.dsn, "deregister", self.worker_id, pooler=self.pooler) if report_link_busy else self.reporter.link
+        )
         give_up = threading.Event()
 
         def deregister() -> None:
@@ -510,13 +513,15 @@ class Worker:
         gracefully and return 0 (3 when exit_on_stuck stopped it). A second
         signal exits the process at once with code 130, leaving the held tasks
         to the reaper."""
+
         def first() -> None:
             self._signalled = True
             self._stop_requested.set()
 
         # a stop that exit_on_stuck began is not a first signal
         restore = install_stop_signals(
-            first, lambda: self._signalled or (self._stop_requested.is_set() and self._exit_code != EXIT_STUCK))
+            first, lambda: self._signalled or (self._stop_requested.is_set() and self._exit_code != EXIT_STUCK)
+        )
         # The handlers stay installed after stop(): a signal while exiting still means "now".
         try:
             self.start()

@@ -59,9 +59,15 @@ class Command(BaseCommand):
         with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
             found = schema_version(conn)
             if found is None:
-                return False, f"unhealthy: no conductor schema in database {conn.info.dbname!r} (manage.py conductor_migrate)"
+                return (
+                    False,
+                    f"unhealthy: no conductor schema in database {conn.info.dbname!r} (manage.py conductor_migrate)",
+                )
             if found != SCHEMA_VERSION:
-                return False, f"unhealthy: conductor schema {found}, this pyconductor needs {SCHEMA_VERSION} (manage.py conductor_migrate)"
+                return (
+                    False,
+                    f"unhealthy: conductor schema {found}, this pyconductor needs {SCHEMA_VERSION} (manage.py conductor_migrate)",
+                )
             problems: list[str] = []
             good: list[str] = []
             if applied_changes(conn):  # deployed by pyconductor migrate: its changes are known one by one
