@@ -65,7 +65,7 @@ class EventTimeout(TimeoutError):
         self.task_id = task_id
 
 
-class _Suspended(BaseException):  # noqa: N818 - control flow, not an error
+class _Suspended(BaseException):  # control flow, not an error
     """The task is parked in SQL (its attempt closed 'suspended'): stop the handler.
 
     Private. The worker catches it and reports nothing else for the attempt."""

@@ -496,7 +496,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:  # the stdlib's name
         path = self.path.split("?", 1)[0]
         host = self.headers.get("Host")
         if not self.server.host_check(host):
@@ -518,7 +518,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, *self.server.metrics.exposition())
             else:
                 self._send(404, "text/plain; charset=utf-8", b"not found: try /health or /metrics\n")
-        except Exception:  # noqa: BLE001 - never kill the server thread
+        except Exception:  # never kill the server thread
             logger.exception("endpoint %s failed", path)
             self._send(500, "text/plain; charset=utf-8", b"internal error\n")
 

@@ -381,7 +381,7 @@ class Executor:
                 return  # timed out before a thread was free to start it
             try:
                 freed = self._execute(run)
-            except Exception:  # noqa: BLE001 - the thread serves the next task
+            except Exception:  # the thread serves the next task
                 logger.exception("task %d (%s): the worker failed around its handler", run.ctx.task_id,
                                  run.ctx.kind, extra=task_extra(run.ctx))  # fmt: skip
                 freed = run.freed

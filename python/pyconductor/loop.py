@@ -65,7 +65,7 @@ class EventLoop:
             if not any(not t.done() for t in pending):
                 loop.run_until_complete(loop.shutdown_asyncgens())
                 loop.close()
-        except Exception:  # noqa: BLE001 - the thread is ending anyway
+        except Exception:  # the thread is ending anyway
             logger.exception("the event loop of async handlers failed")
 
     def start(self, key: int, make: Callable[[], Coroutine[Any, Any, Any]]) -> None:

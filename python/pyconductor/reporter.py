@@ -184,7 +184,7 @@ class Reporter:
             except Aborted:
                 logger.warning("dropping %d unreported outcome(s): database unreachable", len(batch),
                                extra=self._extra)  # fmt: skip
-            except Exception:  # noqa: BLE001 - never die
+            except Exception:  # never die
                 logger.exception("reporting %d outcome(s) failed", len(batch), extra=self._extra)
             finally:
                 kept = {id(r) for r in deferred}
@@ -337,7 +337,7 @@ class Reporter:
         for listener in self.listeners:
             try:
                 listener(r.ctx, outcome, r.duration_ms)
-            except Exception:  # noqa: BLE001 - a listener never stops the reporting
+            except Exception:  # a listener never stops the reporting
                 logger.exception("outcome listener %r failed", listener, extra=self._extra)
 
     def _send_one(self, r: Report) -> None:

@@ -125,7 +125,7 @@ class Retention:
                 self.run_once()
             except Aborted:
                 break
-            except Exception:  # noqa: BLE001 - one bad round never ends the loop
+            except Exception:  # one bad round never ends the loop
                 logger.exception("retention: round failed; trying again in %.0fs", self.interval)
             self._stop.wait(self.interval)
         self._shutdown()

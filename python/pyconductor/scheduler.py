@@ -201,7 +201,7 @@ class Scheduler:
                              on_lost=self._drop_connection)  # fmt: skip
             except Aborted:
                 break
-            except Exception:  # noqa: BLE001 - never let one bad tick kill the scheduler
+            except Exception:  # never let one bad tick kill the scheduler
                 logger.exception("scheduler: tick failed; trying again in %.1fs", self.tick_interval)
                 wait = self.tick_interval
             self._stop.wait(wait)

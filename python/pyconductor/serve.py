@@ -299,7 +299,7 @@ class Node:
             name, stop = self._running.pop()
             try:
                 stop()
-            except Exception:  # noqa: BLE001 - one part's trouble never keeps the others running
+            except Exception:  # one part's trouble never keeps the others running
                 logger.exception("%s did not stop cleanly", name, extra={"worker_id": self.worker_id})
         logger.info("stopped roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
 

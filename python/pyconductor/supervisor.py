@@ -173,7 +173,7 @@ class ChildReporter:
         while True:
             try:
                 sent = self._send()
-            except Exception:  # noqa: BLE001 - a report that cannot be built must not end the reports
+            except Exception:  # a report that cannot be built must not end the reports
                 logger.exception("cannot report to the supervisor")
                 sent = True
             if not sent:
