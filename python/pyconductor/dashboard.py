@@ -75,7 +75,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -172,7 +172,7 @@ def _ts(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, datetime):
-        return h(value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z")
+        return h(value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z")
     return h(value)
 
 
@@ -382,7 +382,7 @@ def _post_form(request: Request, action: str, fields: Mapping[str, str], label: 
 
 def _log_time(value: Any) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _ts(datetime.fromtimestamp(value, timezone.utc))
+        return _ts(datetime.fromtimestamp(value, UTC))
     return h(value)
 
 
@@ -1089,7 +1089,7 @@ def create_app(
                 while loop.time() < until:
                     try:
                         event, data = await asyncio.wait_for(stream.queue.get(), SSE_KEEPALIVE)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         yield ": keepalive\n\n"
                         continue
                     if event == "end":

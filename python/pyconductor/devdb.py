@@ -42,8 +42,8 @@ from psycopg import sql
 __all__ = [
     "DevDB",
     "DevDBError",
-    "find_bindir",
     "default_datadir",
+    "find_bindir",
     "throwaway_cluster",
 ]
 

@@ -63,8 +63,8 @@ __all__ = [
     "DriftError",
     "LockBusy",
     "MigrateError",
-    "PlanError",
     "Plan",
+    "PlanError",
     "Status",
     "applied_changes",
     "migrate",
@@ -284,8 +284,8 @@ def strip_transaction(script: str) -> str:
         s = line.strip()
         return not s or s.startswith("--")
 
-    begin_re = re.compile(r"^\s*(begin|start\s+transaction)(\s+transaction|\s+work)?\s*;\s*(--.*)?$", re.I)
-    commit_re = re.compile(r"^\s*(commit|end)(\s+transaction|\s+work)?\s*;\s*(--.*)?$", re.I)
+    begin_re = re.compile(r"^\s*(begin|start\s+transaction)(\s+transaction|\s+work)?\s*;\s*(--.*)?$", re.IGNORECASE)
+    commit_re = re.compile(r"^\s*(commit|end)(\s+transaction|\s+work)?\s*;\s*(--.*)?$", re.IGNORECASE)
     for i, line in enumerate(lines):
         if skippable(line):
             continue

@@ -18,7 +18,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pyconductor.cliutil import fail
@@ -85,7 +85,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, timedelta):
         return format_duration(value)
     if isinstance(value, datetime):
-        return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, (list, tuple)):

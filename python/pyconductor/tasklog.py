@@ -56,7 +56,7 @@ from __future__ import annotations
 import logging
 import threading
 from contextvars import ContextVar, Token
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pyconductor.wire import dumps_json, storable_text
@@ -99,7 +99,7 @@ class AttemptLog:
     reporter, so a second take (a late line after a timeout's report) sends
     only what came since. The bound counts every line taken before."""
 
-    __slots__ = ("level", "_lock", "_lines", "_kept", "_dropped")
+    __slots__ = ("_dropped", "_kept", "_lines", "_lock", "level")
 
     def __init__(self, level: int = logging.INFO) -> None:
         self.level = level
@@ -150,7 +150,7 @@ def line_of(record: logging.LogRecord) -> dict[str, str]:
     if record.stack_info:
         message = f"{message}\n{_formatter.formatStack(record.stack_info)}"
     return {
-        "at": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+        "at": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
         "level": record.levelname,
         "logger": storable_text(record.name) or "",
         "message": storable_text(cut(message)) or "",

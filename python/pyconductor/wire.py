@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -77,9 +77,9 @@ def use_fast_loads(conn: psycopg.Connection[Any]) -> None:
 class _InfiniteTimestamptzLoader(TimestamptzLoader):
     def load(self, data: Any) -> datetime:
         if data == b"infinity":
-            return datetime.max.replace(tzinfo=timezone.utc)
+            return datetime.max.replace(tzinfo=UTC)
         if data == b"-infinity":
-            return datetime.min.replace(tzinfo=timezone.utc)
+            return datetime.min.replace(tzinfo=UTC)
         return super().load(data)
 
 
