@@ -42,9 +42,9 @@ def env_arg(
     parser: argparse.ArgumentParser,
     *flags: str,
     env: str | Sequence[str],
-    help: str,
+    help: str,  # noqa: A002 - argparse's keyword, which callers pass through
     default: Any = None,
-    type: Callable[[str], Any] = str,
+    type: Callable[[str], Any] = str,  # noqa: A002 - argparse's keyword, which callers pass through
     **kwargs: Any,
 ) -> argparse.Action:
     """Add a flag whose default comes from the first set environment variable in ``env``."""
@@ -727,9 +727,9 @@ def _run_schedules(args: argparse.Namespace) -> int:
         return 0
     table = [[_cell(r[c]) for c in SCHEDULE_COLUMNS] for r in rows]
     header = [c.upper() for c in SCHEDULE_COLUMNS]
-    widths = [max(len(x) for x in col) for col in zip(header, *table)]
+    widths = [max(len(x) for x in col) for col in zip(header, *table, strict=True)]
     for line in [header, *table]:
-        print("  ".join(x.ljust(w) for x, w in zip(line, widths)).rstrip())
+        print("  ".join(x.ljust(w) for x, w in zip(line, widths, strict=True)).rstrip())
     return 0
 
 

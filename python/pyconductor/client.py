@@ -26,9 +26,9 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -112,7 +112,7 @@ class Conductor:
         if pool is not None:
             pool.close()
 
-    def __enter__(self) -> Conductor:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -386,10 +386,8 @@ class Conductor:
     def _unwatch(self, conn: psycopg.Connection[Any], task_id: int) -> None:
         """Best effort: a row left behind only makes the task's completion notify."""
         if calls.is_idle(conn):
-            try:
+            with suppress(Exception):  # must not hide why result() is leaving
                 self._run(calls.unwatch(task_id), conn)
-            except Exception:  # noqa: BLE001 - must not hide why result() is leaving
-                pass
 
     # -- bus, locks, singletons ----------------------------------------------------------
 

@@ -74,9 +74,9 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlencode
 
 import psycopg
@@ -420,8 +420,8 @@ def _logs_section(attempts: Sequence[Mapping[str, Any]], logs: Mapping[int, Mapp
 def _attempts_table(attempts: Sequence[Mapping[str, Any]]) -> str:
     if not attempts:
         return "<p>No attempts yet.</p>"
-    out = ["<table class=attempts><tr><th>#<th>attempt<th>worker<th>host/pid<th>claimed<th>finished"
-           "<th>took<th>outcome<th>error</tr>"]  # fmt: skip
+    out = [("<table class=attempts><tr><th>#<th>attempt<th>worker<th>host/pid<th>claimed<th>finished"
+            "<th>took<th>outcome<th>error</tr>")]  # fmt: skip
     for a in attempts:
         tb = (f"<details><summary>traceback</summary><pre class=traceback>{h(a['traceback'])}</pre></details>"
               if a.get("traceback") else "")  # fmt: skip
@@ -437,9 +437,8 @@ def _attempts_table(attempts: Sequence[Mapping[str, Any]]) -> str:
 
 def _steps_table(steps: Sequence[Mapping[str, Any]]) -> str:
     out = ["<table class=steps><tr><th>step<th>saved<th>attempt<th>result</tr>"]
-    for s in steps:
-        out.append(f"<tr><td>{h(s['name'])}<td>{_ts(s['saved_at'])}<td class=n>{h(s['attempt_id'] or '-')}"
-                   f"<td><pre>{_json(s['result'])}</pre></tr>")  # fmt: skip
+    out.extend(f"<tr><td>{h(s['name'])}<td>{_ts(s['saved_at'])}<td class=n>{h(s['attempt_id'] or '-')}"
+               f"<td><pre>{_json(s['result'])}</pre></tr>" for s in steps)  # fmt: skip
     out.append("</table>")
     return "".join(out)
 
@@ -569,17 +568,13 @@ class _Stream:
         self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue(maxsize=256)
 
     def _put(self, item: tuple[str, str]) -> None:
-        try:
+        with suppress(asyncio.QueueFull):  # a browser this far behind re-fetches everything on the next event anyway
             self.queue.put_nowait(item)
-        except asyncio.QueueFull:  # a browser this far behind re-fetches everything on the next event anyway
-            pass
 
     def send(self, event: str, data: str = "") -> None:
         """Queue an event from any thread."""
-        try:
+        with suppress(RuntimeError):  # the loop is closed: the server is gone
             self.loop.call_soon_threadsafe(self._put, (event, data))
-        except RuntimeError:  # the loop is closed: the server is gone
-            pass
 
 
 class EventHub:
@@ -696,10 +691,8 @@ class EventHub:
             with self._lock:
                 self._ready = False
             if not conn.closed and not conn.broken:
-                try:
+                with suppress(psycopg.Error):  # the session ends next: reap() forgets its subscriptions
                     conn.execute(queries.DASHBOARD_UNSUBSCRIBE, {"topics": BUS_TOPICS})
-                except psycopg.Error:
-                    pass  # the session ends next: reap() forgets its subscriptions
 
 
 def _sse(event: str, data: str = "") -> str:
@@ -795,12 +788,12 @@ def create_app(
         else:
             out.append("<table id=workers><tr><th>id<th>host<th>pid<th>roles<th>queues<th>concurrency"
                        "<th>started<th>last seen</tr>")  # fmt: skip
-            for w in workers:
-                out.append(
-                    f"<tr><td>{_name(w['id'])}<td>{_name(w['host'])}<td class=n>{h(w['pid'])}"
-                    f"<td>{_name(','.join(w['roles'] or []))}<td>{_name(','.join(w['queues']) if w['queues'] else '*')}"
-                    f"<td class=n>{h(w['concurrency'])}<td>{_ts(w['started_at'])}<td>{_ts(w['last_seen_at'])}</tr>"
-                )
+            out.extend(
+                f"<tr><td>{_name(w['id'])}<td>{_name(w['host'])}<td class=n>{h(w['pid'])}"
+                f"<td>{_name(','.join(w['roles'] or []))}<td>{_name(','.join(w['queues']) if w['queues'] else '*')}"
+                f"<td class=n>{h(w['concurrency'])}<td>{_ts(w['started_at'])}<td>{_ts(w['last_seen_at'])}</tr>"
+                for w in workers
+            )
             out.append("</table>")
         if leaders:
             out.append("<h2>Leader leases</h2><ul>")
@@ -832,11 +825,13 @@ def create_app(
             for s in ("", *STATUSES)
         )
         out = [
-            "<h1>Runs</h1><form id=filters method=get action=/runs>"
-            f"<select name=status>{options}</select> "
-            f'<input name=kind placeholder=kind value="{h(kind)}"> '
-            f'<input name=queue placeholder=queue value="{h(queue)}"> '
-            f'<input type=hidden name=limit value="{limit}"><button type=submit>Filter</button></form>'
+            (
+                "<h1>Runs</h1><form id=filters method=get action=/runs>"
+                f"<select name=status>{options}</select> "
+                f'<input name=kind placeholder=kind value="{h(kind)}"> '
+                f'<input name=queue placeholder=queue value="{h(queue)}"> '
+                f'<input type=hidden name=limit value="{limit}"><button type=submit>Filter</button></form>'
+            )
         ]
         if not rows:
             out.append("<p id=empty>No tasks match.</p>")
@@ -920,8 +915,10 @@ def create_app(
             tid = t["id"]
             current = " class=current" if tid == task_id else ""
             parts = [
-                f'<li{current} data-id="{tid}"><span class=line><a href="/runs/{tid}">{tid}</a> '
-                f"{_name(t['kind'])} {_status(t['status'])} attempt {t['attempt']}/{t['max_attempts']}</span>"
+                (
+                    f'<li{current} data-id="{tid}"><span class=line><a href="/runs/{tid}">{tid}</a> '
+                    f"{_name(t['kind'])} {_status(t['status'])} attempt {t['attempt']}/{t['max_attempts']}</span>"
+                )
             ]
             if attempts.get(tid) or steps.get(tid):
                 parts.append(f"<details{' open' if tid == task_id else ''}><summary>attempts "
@@ -1242,7 +1239,7 @@ class DashboardServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
 
-    def start(self, timeout: float = 10.0) -> DashboardServer:
+    def start(self, timeout: float = 10.0) -> Self:
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self._server.started:
@@ -1259,7 +1256,7 @@ class DashboardServer:
         self._server.should_exit = True
         self._thread.join(timeout=10)
 
-    def __enter__(self) -> DashboardServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

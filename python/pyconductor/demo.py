@@ -89,11 +89,15 @@ class DemoSummary:
             f"demo {self.prefix}: {self.total} tasks in {self.elapsed_s:.2f} s",
             f"  succeeded  {self.succeeded:6d}   (expected {self.expected_succeeded})",
             f"  failed     {self.failed:6d}   (expected {self.expected_failed}: retries exhausted or max_attempts 1)",
-            f"  retried    {self.tasks_retried:6d} tasks, {self.retries} retries (expected {self.expected_retries}),"
-            f" {self.attempts} attempts in all",
+            (
+                f"  retried    {self.tasks_retried:6d} tasks, {self.retries} retries (expected {self.expected_retries}),"
+                f" {self.attempts} attempts in all"
+            ),
             f"  throughput {self.throughput:9.1f} tasks/s (first enqueue to last finish)",
-            f"  pickup latency (enqueue to handler start, first attempt): "
-            f"p50 {self.pickup_p50_ms:.1f} ms, p99 {self.pickup_p99_ms:.1f} ms",
+            (
+                "  pickup latency (enqueue to handler start, first attempt): "
+                f"p50 {self.pickup_p50_ms:.1f} ms, p99 {self.pickup_p99_ms:.1f} ms"
+            ),
         ]
         for kind, counts in sorted(self.by_kind.items()):
             parts = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))

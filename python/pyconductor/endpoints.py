@@ -108,6 +108,7 @@ decided, not a guess), with the handler's run time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -115,7 +116,7 @@ import time
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import psycopg
 from psycopg.rows import dict_row
@@ -195,7 +196,7 @@ class DatabaseProbe:
             return self._conn, False
         session = {} if self.pooler else {"options": f"-c statement_timeout={self._timeout_ms}"}
         self._conn = psycopg.connect(
-            self.dsn, autocommit=True, connect_timeout=max(1, int(round(self.timeout))), row_factory=dict_row,
+            self.dsn, autocommit=True, connect_timeout=max(1, round(self.timeout)), row_factory=dict_row,
             application_name="pyconductor endpoints", **session, **connect_options(self.dsn, self.pooler),
         )  # fmt: skip
         return self._conn, True
@@ -265,10 +266,8 @@ class DatabaseProbe:
     def _close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # it is broken already
                 conn.close()
-            except Exception:  # noqa: BLE001 - it is broken already
-                pass
 
     def close(self) -> None:
         """Close the kept connection (waits for a running probe, ``timeout`` at most)."""
@@ -533,7 +532,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
-        logger.debug("endpoints: " + format, *args)
+        # the prefix joins http.server's own %-format, whose args logging still formats lazily
+        logger.debug("endpoints: " + format, *args)  # noqa: G003
 
 
 class _Server(ThreadingHTTPServer):
@@ -582,7 +582,7 @@ class EndpointServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
 
-    def start(self) -> EndpointServer:
+    def start(self) -> Self:
         server_cls = _Server
         if ":" in self.host:
             import socket
@@ -616,7 +616,7 @@ class EndpointServer:
             self._thread.join(timeout=5)
         self.probe.close()
 
-    def __enter__(self) -> EndpointServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

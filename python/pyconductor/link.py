@@ -29,6 +29,7 @@ client; nothing else is set per session.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -185,10 +186,8 @@ class Link:
     def close(self) -> None:
         conn, self.conn = self.conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing a broken connection
                 conn.close()
-            except Exception:  # noqa: BLE001 - closing a broken connection
-                pass
 
     def call(self, fn: Callable[[psycopg.Connection[Any]], T], abort: threading.Event) -> T:
         """``fn(connection)``, through :func:`retry`: reconnected and called

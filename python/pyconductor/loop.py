@@ -12,6 +12,7 @@ module only owns the loop, the thread and the asyncio task of each attempt.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -81,10 +82,8 @@ class EventLoop:
         """Cancel the asyncio task of ``key`` (it ends with CancelledError at its next await), if it runs."""
         loop = self._loop
         if loop is not None and not self._closed:
-            try:
+            with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
                 loop.call_soon_threadsafe(self._cancel, key)
-            except RuntimeError:  # the loop was closed meanwhile
-                pass
 
     def _cancel(self, key: int) -> None:
         task = self._tasks.get(key)

@@ -103,10 +103,10 @@ def render_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], headers
 
     numeric = [any(is_number(r.get(c)) for r in rows) and all(is_number(r.get(c)) or r.get(c) is None for r in rows)
                for c in columns]  # fmt: skip
-    widths = [max(len(x) for x in col) for col in zip(header, *body)]
+    widths = [max(len(x) for x in col) for col in zip(header, *body, strict=True)]
     lines = []
     for line in [header, *body]:
-        cells = [x.rjust(w) if num else x.ljust(w) for x, w, num in zip(line, widths, numeric)]
+        cells = [x.rjust(w) if num else x.ljust(w) for x, w, num in zip(line, widths, numeric, strict=True)]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
 

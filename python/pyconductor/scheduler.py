@@ -35,13 +35,14 @@ connection trouble at WARNING.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Self
 
 import psycopg
 from psycopg.rows import dict_row
@@ -131,7 +132,7 @@ class Scheduler:
         (always False without ``use_leader_lock``)."""
         return self.use_leader_lock and self.lease.held
 
-    def start(self) -> Scheduler:
+    def start(self) -> Self:
         if self._thread and self._thread.is_alive():
             return self
         self._stop.clear()
@@ -146,7 +147,7 @@ class Scheduler:
             self._thread.join(timeout)
             self._thread = None
 
-    def __enter__(self) -> Scheduler:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -255,10 +256,8 @@ class Scheduler:
         # the lease stays this scheduler's until it runs out: a new connection renews it
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # it is already broken
                 conn.close()
-            except Exception:  # noqa: BLE001 - it is already broken
-                pass
 
     def _shutdown(self) -> None:
         conn = self._conn

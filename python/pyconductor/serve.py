@@ -58,7 +58,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pyconductor import defaults
 from pyconductor.link import DirectConnectionNeeded, Link, pooler_mode
@@ -259,7 +259,7 @@ class Node:
 
     # -- lifecycle -----------------------------------------------------------------
 
-    def start(self) -> Node:
+    def start(self) -> Self:
         """Start every role: the worker first (it checks the database and
         declares the app's kinds and schedules; DatabaseUnusable and the like
         raise here), then maintenance, then the dashboard. What started before
@@ -349,7 +349,7 @@ class Node:
             self.stop()
         return 0
 
-    def __enter__(self) -> Node:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -46,6 +46,7 @@ only (docs/deployment.md).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -498,16 +499,12 @@ class Supervisor:
         for child in self.children:
             if child.alive:
                 assert child.proc is not None
-                try:
+                with contextlib.suppress(OSError):
                     child.proc.kill()
-                except OSError:
-                    pass
         for child in self.children:
             if child.proc is not None:
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     child.proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    pass
         logging.shutdown()
         os._exit(SECOND_SIGNAL_EXIT)
 

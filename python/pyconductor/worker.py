@@ -64,7 +64,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import psycopg
 
@@ -331,7 +331,7 @@ class Worker:
 
     # -- lifecycle -----------------------------------------------------------------
 
-    def start(self) -> Worker:
+    def start(self) -> Self:
         """Check the DSN, declare the app's kinds and schedules, start the services
         and return. Raises DatabaseUnusable when the DSN can never work (see the module doc)."""
         if self._started:
@@ -537,7 +537,7 @@ class Worker:
             self.stop()
         return self._exit_code
 
-    def __enter__(self) -> Worker:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -70,7 +70,7 @@ def _fetch(conn: Any, query: str, params: Mapping[str, Any]) -> list[dict[str, A
     with conn.cursor() as cur:
         cur.execute(query, params)
         names: Sequence[str] = [col[0] for col in cur.description or ()]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
 def dsn_for(alias: str) -> str:

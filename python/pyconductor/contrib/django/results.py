@@ -61,8 +61,8 @@ def exception_path(error: str | None, traceback: str | None) -> str:
     found = None
     if traceback:
         pattern = re.compile(rf"^((?:[\w.]+\.)?{re.escape(qualname)})(?::|$)", re.MULTILINE)
-        for found in pattern.finditer(traceback):  # the last one: the exception that ended the attempt
-            pass
+        # the last one: the exception that ended the attempt
+        found = next(reversed(list(pattern.finditer(traceback))), None)
     path = found.group(1) if found is not None else qualname
     if path == qualname:  # Python leaves out builtins and __main__
         return f"builtins.{qualname}" if isinstance(getattr(builtins, qualname, None), type) else f"__main__.{qualname}"

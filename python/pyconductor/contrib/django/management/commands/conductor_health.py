@@ -23,7 +23,7 @@ class Command(BaseCommand):
     help = ("Check Conductor from Django's side and print one line: the conductor schema is deployed and "
             "current, a live worker serves the backend's queues, no cron schedule is overdue. Exit 0 when "
             "all hold, 1 (with the reasons) when one does not or the database cannot be reached.")  # fmt: skip
-    requires_system_checks: list[str] = []  # a probe: one line, whatever else is misconfigured
+    requires_system_checks: tuple[str, ...] = ()  # a probe: one line, whatever else is misconfigured
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_target_arguments(parser)
