@@ -63,7 +63,7 @@ _QUEUE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]*")
 _NO_REGISTRY = Registry()  # a Django task's options are its own, never a pyconductor registration's
 
 
-class ConductorBackend(BaseTaskBackend):  # type: ignore[misc, valid-type]
+class ConductorBackend(BaseTaskBackend):
     """Tasks go into ``conductor.tasks`` in the caller's transaction; workers are
     ``manage.py conductor_worker`` processes (see the module doc)."""
 
@@ -98,7 +98,7 @@ class ConductorBackend(BaseTaskBackend):  # type: ignore[misc, valid-type]
         call = calls.enqueue(_NO_REGISTRY, task.module_path, payload,
                              {"queue": task.queue_name, "priority": int(task.priority), "run_at": run_at})  # fmt: skip
         task_id = call.decode(database.execute(self.database, call.query, call.params))
-        result = TaskResult(
+        result: TaskResult[Any] = TaskResult(
             task=task, id=str(task_id), status=TaskResultStatus.READY, enqueued_at=timezone.now(),
             started_at=None, finished_at=None, last_attempted_at=None, args=payload["args"],
             kwargs=payload["kwargs"], backend=self.alias, errors=[], worker_ids=[],

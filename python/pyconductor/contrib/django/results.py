@@ -98,7 +98,7 @@ def task_result(info: TaskInfo, task: Any, backend: str) -> Any:
     except Exception:  # noqa: BLE001 - e.g. a queue since removed from QUEUES: the task as declared
         pass
     attempts = [a for a in info.attempts if a.outcome != "released"]
-    result = TaskResult(
+    result: TaskResult[Any] = TaskResult(
         task=task, id=str(info.id), status=STATUSES[info.status], enqueued_at=_local(info.enqueued_at),
         started_at=_local(info.started_at), finished_at=_local(info.finished_at),
         last_attempted_at=_local(attempts[-1].claimed_at) if attempts else None,
