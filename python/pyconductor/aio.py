@@ -58,7 +58,7 @@ CallerConn = psycopg.AsyncConnection[Any] | psycopg.AsyncCursor[Any]
 
 
 async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
-    load_infinite_times(conn)  # type: ignore[arg-type]  # needs only .adapters
+    load_infinite_times(conn)
 
 
 class AsyncConductor:

@@ -185,14 +185,15 @@ class Conductor:
 
         def declare(k: str) -> None:
             task = self.registry.get(k)
-            inherited = {
+            inherited: dict[str, Any] = {
                 key: task.defaults[key]
                 for key in ("queue", "priority", "max_attempts", "concurrency_key")
                 if task is not None and key in task.defaults
             }
+            given: dict[str, Any] = {**inherited, **options}
             self.registry.add_schedule(ScheduleSpec(
                 name=name or _schedule_name(k), cron=cron, kind=k, payload=dict(payload or {}), timezone=tz,
-                **{**inherited, **options},
+                **given,
             ))  # fmt: skip
 
         if kind is not None:

@@ -471,7 +471,7 @@ class Dashboard:
 
     def rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         with mapped_errors(), self.pool.connection() as conn:
-            return conn.execute(query, params or {}).fetchall()  # type: ignore[return-value]
+            return conn.execute(query, params or {}).fetchall()
 
     def has_steps(self) -> bool:
         if not self._has_steps:  # cached once true; the table may appear after a migrate
@@ -1039,7 +1039,9 @@ def create_app(
             return PlainTextResponse("400 bad request: no schedule name", status_code=400)
         if what == "run":
             row, notice = await operate(queries.DASHBOARD_FIRE_SCHEDULE, {"name": name}, f"run schedule {name}")
-            notice = notice or f"Schedule {name} fired: task {row['task_id']}."  # type: ignore[index]
+            if not notice:  # it fired: the row is its task's
+                assert row is not None
+                notice = f"Schedule {name} fired: task {row['task_id']}."
         else:
             row, notice = await operate(queries.DASHBOARD_ENABLE_SCHEDULE,
                                         {"name": name, "enabled": what == "enable"}, f"{what} schedule {name}")  # fmt: skip

@@ -111,6 +111,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import socket
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -194,7 +195,7 @@ class DatabaseProbe:
         """The kept connection, and whether it is a new one."""
         if self._conn is not None and not self._conn.closed:
             return self._conn, False
-        session = {} if self.pooler else {"options": f"-c statement_timeout={self._timeout_ms}"}
+        session: dict[str, Any] = {} if self.pooler else {"options": f"-c statement_timeout={self._timeout_ms}"}
         self._conn = psycopg.connect(
             self.dsn, autocommit=True, connect_timeout=max(1, round(self.timeout)), row_factory=dict_row,
             application_name="pyconductor endpoints", **session, **connect_options(self.dsn, self.pooler),
@@ -511,10 +512,11 @@ class _Handler(BaseHTTPRequestHandler):
             elif path == "/metrics" and not authorized:
                 self._send(401, "text/plain; charset=utf-8", b"401 unauthorized: /metrics needs the token\n",
                            {"WWW-Authenticate": 'Bearer realm="conductor"'})  # fmt: skip
-            elif path == "/metrics" and self.server.metrics is None:
-                self._send(501, "text/plain; charset=utf-8", f"501 not implemented: {METRICS_MISSING}\n".encode())
             elif path == "/metrics":
-                self._send(200, *self.server.metrics.exposition())
+                if self.server.metrics is None:
+                    self._send(501, "text/plain; charset=utf-8", f"501 not implemented: {METRICS_MISSING}\n".encode())
+                else:
+                    self._send(200, *self.server.metrics.exposition())
             else:
                 self._send(404, "text/plain; charset=utf-8", b"not found: try /health or /metrics\n")
         except Exception:  # never kill the server thread
@@ -544,6 +546,10 @@ class _Server(ThreadingHTTPServer):
     host_check: HostCheck
     token: str | None
     schedule_grace: float | None
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
 
 
 class EndpointServer:
@@ -583,11 +589,7 @@ class EndpointServer:
         return f"http://{host}:{self.port}"
 
     def start(self) -> Self:
-        server_cls = _Server
-        if ":" in self.host:
-            import socket
-
-            server_cls = type("_Server6", (_Server,), {"address_family": socket.AF_INET6})
+        server_cls = _Server6 if ":" in self.host else _Server
         httpd = server_cls((self.host, self.port), _Handler)
         httpd.worker = self.worker
         httpd.probe = self.probe

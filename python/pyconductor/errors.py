@@ -241,7 +241,8 @@ class RetryLater(Exception):
             raise TypeError("RetryLater takes one of delay= or at=")
         super().__init__(message)
         if at is None:
-            seconds = delay.total_seconds() if isinstance(delay, timedelta) else float(delay)  # type: ignore[union-attr, arg-type]
+            assert delay is not None  # exactly one of the two (checked above)
+            seconds = delay.total_seconds() if isinstance(delay, timedelta) else float(delay)
             at = datetime.now(UTC) + timedelta(seconds=seconds)
         elif at.tzinfo is None:
             raise ValueError("RetryLater(at=...) needs a timezone-aware datetime")

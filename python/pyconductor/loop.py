@@ -76,7 +76,11 @@ class EventLoop:
     def _create(self, key: int, make: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         task = asyncio.get_running_loop().create_task(make())
         self._tasks[key] = task
-        task.add_done_callback(lambda _t, key=key: self._tasks.pop(key, None))
+
+        def forget(_task: asyncio.Task[Any]) -> None:
+            self._tasks.pop(key, None)
+
+        task.add_done_callback(forget)
 
     def cancel(self, key: int) -> None:
         """Cancel the asyncio task of ``key`` (it ends with CancelledError at its next await), if it runs."""

@@ -464,7 +464,8 @@ def _lock_holders(conn: Any) -> list[dict[str, Any]] | None:
     from pyconductor import queries
 
     try:
-        return conn.execute(queries.FOREIGN_LOCK_HOLDERS, {"hold": "1 second"}).fetchall()
+        rows: list[dict[str, Any]] = conn.execute(queries.FOREIGN_LOCK_HOLDERS, {"hold": "1 second"}).fetchall()
+        return rows
     except (psycopg.errors.UndefinedFunction, psycopg.errors.InsufficientPrivilege):
         return None
 

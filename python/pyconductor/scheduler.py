@@ -249,7 +249,8 @@ class Scheduler:
         next_due: datetime | None = row["next_due_at"] if row else None
         if next_due is None or row is None:
             return self.tick_interval
-        seconds = (next_due - row["now"]).total_seconds() + DUE_SLACK
+        now: datetime = row["now"]
+        seconds = (next_due - now).total_seconds() + DUE_SLACK
         return min(max(seconds, 0.0), self.tick_interval)
 
     def _drop_connection(self) -> None:

@@ -172,7 +172,7 @@ def cut(message: str, limit: int = MAX_MESSAGE) -> str:
 class _CaptureHandler(logging.Handler):
     """Appends a record to the current attempt's log, if there is one."""
 
-    def handle(self, record: logging.LogRecord) -> bool:  # type: ignore[override]
+    def handle(self, record: logging.LogRecord) -> bool:
         # No handler lock: the attempt's log has its own, so handlers on
         # different threads never wait for each other here.
         log = _current.get()
