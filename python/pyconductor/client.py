@@ -134,8 +134,8 @@ class Conductor:
 
     def task(self, kind: str | None = None, **defaults: Any) -> Callable[[Callable[..., Any]], Task]:
         """Register the decorated function as the handler of ``kind`` (default: the
-        function's ``module.qualname``, angle brackets left out: registry.default_kind). ``defaults`` are the kind's options
-        (registry.KIND_OPTIONS: queue, priority, concurrency_key, max_attempts,
+        function's ``module.qualname``, angle brackets left out: registry.default_kind).
+        ``defaults`` are the kind's options (registry.KIND_OPTIONS: queue, priority, concurrency_key, max_attempts,
         max_recoveries, backoff_base, backoff_factor, backoff_max, timeout):
         applied whenever this kind is enqueued through this app, and written to
         the database by a worker's start (``conductor.configure_kind``), so an
@@ -177,8 +177,8 @@ class Conductor:
         ``app.schedule("0 3 * * *", "nightly_report")`` declares it for a kind
         registered elsewhere; as a decorator, ``@app.schedule("*/5 * * * *",
         tz="Europe/Berlin")`` also registers the function as the handler of the
-        kind (default: the function's ``module.qualname``, angle brackets left out: registry.default_kind). ``name`` defaults to
-        the kind. ``options``: queue, priority, max_attempts, dedupe_key,
+        kind (default: the function's ``module.qualname``, angle brackets left out:
+        registry.default_kind). ``name`` defaults to the kind. ``options``: queue, priority, max_attempts, dedupe_key,
         concurrency_key, catch_up ('once' or 'all'), catch_up_limit; queue,
         priority, max_attempts and concurrency_key default to the kind's
         registered ones."""

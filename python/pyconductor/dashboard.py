@@ -298,7 +298,8 @@ SCRIPT = """
 (function(){
   var el=document.getElementById('live'); if(!el) return;
   var src=el.getAttribute('data-src'), events=el.getAttribute('data-events');
-  var digest=el.getAttribute('data-digest')||'', busy=false, again=false, stale=false, lastAt=0, timer=null, live=false, count=0;
+  var digest=el.getAttribute('data-digest')||'', busy=false, again=false, stale=false, lastAt=0, timer=null,
+      live=false, count=0;
   function state(s){ live=(s==='live'); el.setAttribute('data-stream', s); }
   function load(){
     if(document.hidden){ stale=true; return; }
@@ -841,7 +842,8 @@ def create_app(
             for t in rows:
                 err = (t["error"] or "")[:120]
                 out.append(
-                    f'<tr data-id="{t["id"]}" data-status="{h(t["status"])}"><td><a href="/runs/{t["id"]}">{t["id"]}</a>'
+                    f'<tr data-id="{t["id"]}" data-status="{h(t["status"])}">'
+                    f'<td><a href="/runs/{t["id"]}">{t["id"]}</a>'
                     f"<td>{_name(t['kind'])}<td>{h(t['queue'])}<td>{_status(t['status'])}"
                     f"<td class=n>{t['attempt']}/{t['max_attempts']}<td>{_ts(t['enqueued_at'])}"
                     f"<td>{_ts(t['finished_at'])}<td class=err>{h(err)}</tr>"
@@ -873,7 +875,8 @@ def create_app(
             attempts.setdefault(a["task_id"], []).append(a)
         own = attempts.get(task_id, [])[-LOG_ATTEMPTS:]
         logs = {r["attempt_id"]: r for r in dash.rows(queries.DASHBOARD_ATTEMPT_LOGS,
-                                                       {"attempt_ids": [a["id"] for a in own]})} if own else {}  # fmt: skip
+                                                       {"attempt_ids": [a["id"] for a in own]})
+                } if own else {}  # fmt: skip
         steps: dict[int, list[dict[str, Any]]] = {}
         if dash.has_steps():
             for s in dash.rows(queries.DASHBOARD_STEPS, {"task_ids": ids, "limit": STEPS_LIMIT}):
@@ -895,7 +898,11 @@ def create_app(
             f" of {task['max_recoveries']})<tr><th>priority<td>{task['priority']}"
             f"<tr><th>enqueued<td>{_ts(task['enqueued_at'])}<tr><th>run at<td>{_ts(task['run_at'])}"
             f"<tr><th>started<td>{_ts(task['started_at'])}<tr><th>finished<td>{_ts(task['finished_at'])}"
-            + (f"<tr><th>parent<td><a href='/runs/{task['parent_id']}'>{task['parent_id']}</a>" if task["parent_id"] else "")
+            + (
+                f"<tr><th>parent<td><a href='/runs/{task['parent_id']}'>{task['parent_id']}</a>"
+                if task["parent_id"]
+                else ""
+            )
             + (f"<tr><th>run (root)<td><a href='/runs/{root_id}'>{root_id}</a>" if root_id != task_id else "")
             + (f"<tr><th>dedupe key<td>{h(task['dedupe_key'])}" if task["dedupe_key"] else "")
             + (f"<tr><th>concurrency key<td>{h(task['concurrency_key'])}" if task["concurrency_key"] else "")
@@ -922,7 +929,8 @@ def create_app(
             ]
             if attempts.get(tid) or steps.get(tid):
                 parts.append(f"<details{' open' if tid == task_id else ''}><summary>attempts "
-                             f"({len(attempts.get(tid, []))}), steps ({len(steps.get(tid, []))})</summary>")  # fmt: skip
+                             f"({len(attempts.get(tid, []))}), "
+                             f"steps ({len(steps.get(tid, []))})</summary>")  # fmt: skip
                 parts.append(_attempts_table(attempts.get(tid, [])))
                 if steps.get(tid):
                     parts.append(_steps_table(steps[tid]))
@@ -1043,8 +1051,8 @@ def create_app(
                 assert row is not None
                 notice = f"Schedule {name} fired: task {row['task_id']}."
         else:
-            row, notice = await operate(queries.DASHBOARD_ENABLE_SCHEDULE,
-                                        {"name": name, "enabled": what == "enable"}, f"{what} schedule {name}")  # fmt: skip
+            row, notice = await operate(queries.DASHBOARD_ENABLE_SCHEDULE, {"name": name, "enabled": what == "enable"},
+                                        f"{what} schedule {name}")  # fmt: skip
             notice = notice or f"Schedule {name} is {what}d."
         if row is not None:
             logger.info("dashboard: %s schedule %s", what, name)

@@ -90,8 +90,8 @@ class DemoSummary:
             f"  succeeded  {self.succeeded:6d}   (expected {self.expected_succeeded})",
             f"  failed     {self.failed:6d}   (expected {self.expected_failed}: retries exhausted or max_attempts 1)",
             (
-                f"  retried    {self.tasks_retried:6d} tasks, {self.retries} retries (expected {self.expected_retries}),"
-                f" {self.attempts} attempts in all"
+                f"  retried    {self.tasks_retried:6d} tasks, {self.retries} retries "
+                f"(expected {self.expected_retries}), {self.attempts} attempts in all"
             ),
             f"  throughput {self.throughput:9.1f} tasks/s (first enqueue to last finish)",
             (

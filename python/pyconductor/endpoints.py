@@ -145,7 +145,7 @@ WINDOWS = ("1m", "5m", "15m")
 METRICS_MISSING = "/metrics needs prometheus_client: pip install 'conductor-pg[metrics]'"
 SCHEDULE_GRACE = 60.0  # seconds a schedule may be overdue before /health says so (serve's --schedule-grace)
 # the fleet's schedules: how many are enabled, and whether any process holds the scheduler lease
-SCHEDULE_FLEET = "select (select count(*) from conductor.schedules where enabled)::integer as enabled, exists (select from conductor.leaders(names => array['scheduler'])) as scheduler_leader"
+SCHEDULE_FLEET = "select (select count(*) from conductor.schedules where enabled)::integer as enabled, exists (select from conductor.leaders(names => array['scheduler'])) as scheduler_leader"  # noqa: E501 - one statement a line, as in queries.py
 # enabled schedules whose next due time is more than grace in the past (0.2.0)
 OVERDUE_SCHEDULES = "select name, next_due_at, overdue from conductor.overdue_schedules(grace => %(grace)s::interval)"
 # how long foreign_lock_holders looks again at a holder inside a transaction (a sleep()
@@ -576,8 +576,8 @@ class EndpointServer:
         self.probe = DatabaseProbe(self.dsn, probe_timeout, pooler=worker.pooler)
         self.metrics: WorkerMetrics | None
         try:
-            self.metrics = WorkerMetrics(worker, probe=self.probe,
-                                         schedule_grace=SCHEDULE_GRACE if schedule_grace is None else schedule_grace)  # fmt: skip
+            grace = SCHEDULE_GRACE if schedule_grace is None else schedule_grace
+            self.metrics = WorkerMetrics(worker, probe=self.probe, schedule_grace=grace)
         except ImportError:
             self.metrics = None
         self._httpd: _Server | None = None

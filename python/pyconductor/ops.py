@@ -249,7 +249,8 @@ def health_verdict(rows: Sequence[dict[str, Any]], max_depth: int | None, max_ag
     failed = sum(r["failed_15m"] for r in rows)
     done = failed + sum(r["succeeded_15m"] for r in rows)
     rate = f"{failed / done:.2f}" if done else "-"
-    return True, (f"ok: {len(rows)} queue(s), depth {depth}, backlog age {format_duration(max(ages) if ages else None)}, "
+    return True, (f"ok: {len(rows)} queue(s), depth {depth}, "
+                  f"backlog age {format_duration(max(ages) if ages else None)}, "
                   f"failure rate {rate} (15m)")  # fmt: skip
 
 

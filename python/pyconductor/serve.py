@@ -159,7 +159,8 @@ class Node:
                 if role not in POOLER_ROLES:
                     raise DirectConnectionNeeded(
                         f"the {role} role", f"{_NEEDS_SESSION[role]}; behind the pooler run only "
-                        f"--role {','.join(r for r in self.roles if r in POOLER_ROLES) or ','.join(POOLER_ROLES)}")  # fmt: skip
+                        f"--role {','.join(r for r in self.roles if r in POOLER_ROLES) or ','.join(POOLER_ROLES)}"
+                    )  # fmt: skip
         self._worker_options = options
         self.worker: Worker | None = None
         if "worker" in self.roles or "scheduler" in self.roles:

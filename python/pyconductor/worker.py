@@ -272,7 +272,8 @@ class Worker:
             self.listener = Listener(Link(self.dsn, "listen", wid), self.producer.notified, self._halt)
         executor = self.executor
         self.heartbeat_service = Heartbeat(
-            ledger, Link(self.dsn, "heartbeat", wid, pooler=pooler), self._halt, lease=self.lease, interval=self.heartbeat_interval,
+            ledger, Link(self.dsn, "heartbeat", wid, pooler=pooler), self._halt, lease=self.lease,
+            interval=self.heartbeat_interval,
             on_lost=executor.cancel if executor is not None else lambda ctx, state: ctx.cancel(state),
             on_timed_out=executor.time_out if executor is not None else lambda attempt_id: None,
         )  # fmt: skip

@@ -141,10 +141,12 @@ class ConductorBackend(BaseTaskBackend):
         unknown = sorted(set(options) - set(OPTION_KEYS))
         if unknown:
             yield checks.Error(f"{where}['OPTIONS'] has unknown key(s): {', '.join(unknown)}",
-                               hint=f"ConductorBackend reads {', '.join(OPTION_KEYS)}.", id="pyconductor.E001")  # fmt: skip
+                               hint=f"ConductorBackend reads {', '.join(OPTION_KEYS)}.",
+                               id="pyconductor.E001")  # fmt: skip
         if self.database not in settings.DATABASES:
             yield checks.Error(f"{where}: no database {self.database!r} in settings.DATABASES",
-                               hint="OPTIONS['DATABASE'] names a Django database alias.", id="pyconductor.E002")  # fmt: skip
+                               hint="OPTIONS['DATABASE'] names a Django database alias.",
+                               id="pyconductor.E002")  # fmt: skip
         elif connections[self.database].vendor != "postgresql":
             yield checks.Error(f"{where}: database {self.database!r} is not PostgreSQL",
                                hint="Conductor lives in PostgreSQL.", id="pyconductor.E003")  # fmt: skip

@@ -85,7 +85,8 @@ def dsn_for(alias: str) -> str:
         raise ImproperlyConfigured(f"no database {alias!r} in settings.DATABASES")
     if not is_postgresql(alias):
         raise ImproperlyConfigured(f"database {alias!r} is not PostgreSQL (ENGINE "
-                                   f"{connections[alias].settings_dict['ENGINE']!r}); Conductor lives in PostgreSQL")  # fmt: skip
+                                   f"{connections[alias].settings_dict['ENGINE']!r}); "
+                                   "Conductor lives in PostgreSQL")  # fmt: skip
     params = connections[alias].get_connection_params()
     libpq = {key: str(value) for key, value in params.items()
              if key not in _NOT_LIBPQ and value is not None and isinstance(value, (str, int))}  # fmt: skip

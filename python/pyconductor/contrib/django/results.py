@@ -14,7 +14,8 @@ Statuses (Conductor has eight, the framework four):
 the full traceback. An attempt that failed without a traceback (its time limit
 passed) gets ``builtins.TimeoutError`` with the error text; a task that ended
 without a failed attempt of its own (cancelled, dead after its workers were
-lost three times, failed by its run's limit of four lost workers) gets one entry for that, ``pyconductor.errors.TaskCancelled`` or
+lost three times, failed by its run's limit of four lost workers) gets one
+entry for that, ``pyconductor.errors.TaskCancelled`` or
 ``builtins.Exception``, so a FAILED result always says why.
 
 ``worker_ids``: the worker of every claim of the task but the ones handed back
@@ -77,7 +78,8 @@ def _local(value: datetime | None) -> datetime | None:
 
 
 def _errors(info: TaskInfo) -> list[Any]:
-    errors = [TaskError(exception_class_path=exception_path(a.error, a.traceback), traceback=a.traceback or a.error or "")
+    errors = [TaskError(exception_class_path=exception_path(a.error, a.traceback),
+                        traceback=a.traceback or a.error or "")
               for a in info.attempts if a.outcome == "failed"]  # fmt: skip
     if not errors and info.status in ("failed", "dead", "timed_out", "cancelled"):
         path = "pyconductor.errors.TaskCancelled" if info.status == "cancelled" else "builtins.Exception"

@@ -28,7 +28,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         add_target_arguments(parser)
         parser.add_argument("--seen-within", type=duration, default=timedelta(seconds=30),
-                            help="a worker is live when seen this recently (default: 30s, three heartbeats)")  # fmt: skip
+                            help="a worker is live when seen this recently "
+                                 "(default: 30s, three heartbeats)")  # fmt: skip
         parser.add_argument("--schedule-grace", type=duration, default=timedelta(minutes=1),
                             help="a schedule is overdue this long after its due time (default: 1m)")  # fmt: skip
 
@@ -66,7 +67,10 @@ class Command(BaseCommand):
             if found != SCHEMA_VERSION:
                 return (
                     False,
-                    f"unhealthy: conductor schema {found}, this pyconductor needs {SCHEMA_VERSION} (manage.py conductor_migrate)",
+                    (
+                        f"unhealthy: conductor schema {found}, this pyconductor needs {SCHEMA_VERSION} "
+                        "(manage.py conductor_migrate)"
+                    ),
                 )
             problems: list[str] = []
             good: list[str] = []
