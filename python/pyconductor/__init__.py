@@ -27,6 +27,7 @@ from pyconductor.version import __version__
 
 logging.getLogger("pyconductor").addHandler(logging.NullHandler())
 
+# (E402) the NullHandler is attached first, before any submodule's import could log
 from pyconductor.client import AttemptInfo, Conductor, TaskInfo  # noqa: E402
 from pyconductor.context import EventTimeout, TaskContext  # noqa: E402
 from pyconductor.errors import (  # noqa: E402
