@@ -27,13 +27,13 @@ from pyconductor.version import __version__
 
 logging.getLogger("pyconductor").addHandler(logging.NullHandler())
 
+# (E402) the NullHandler is attached first, before any submodule's import could log
 from pyconductor.client import AttemptInfo, Conductor, TaskInfo  # noqa: E402
 from pyconductor.context import EventTimeout, TaskContext  # noqa: E402
 from pyconductor.errors import (  # noqa: E402
-    ConductorError,
     AlreadyExists,
+    ConductorError,
     DatabaseUnusable,
-    RetryLater,
     DedupeConflict,
     InvalidArgument,
     InvalidCron,
@@ -49,20 +49,20 @@ from pyconductor.errors import (  # noqa: E402
     OperatorSchedule,
     PayloadTooLarge,
     ResultTooLarge,
+    RetryLater,
     TaskCancelled,
     TaskCancelledError,
 )
 from pyconductor.registry import Task  # noqa: E402
-from pyconductor.scheduler import ScheduleSpec, Scheduler  # noqa: E402
+from pyconductor.scheduler import Scheduler, ScheduleSpec  # noqa: E402
 from pyconductor.worker import Worker  # noqa: E402
 
 __all__ = [
+    "AlreadyExists",
     "AttemptInfo",
     "Conductor",
     "ConductorError",
-    "AlreadyExists",
     "DatabaseUnusable",
-    "RetryLater",
     "DedupeConflict",
     "EventTimeout",
     "InvalidArgument",
@@ -79,6 +79,7 @@ __all__ = [
     "OperatorSchedule",
     "PayloadTooLarge",
     "ResultTooLarge",
+    "RetryLater",
     "ScheduleSpec",
     "Scheduler",
     "Task",

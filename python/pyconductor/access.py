@@ -94,7 +94,7 @@ class HostCheck:
 def bearer_matches(authorization: str | None, token: str) -> bool:
     """Whether an Authorization header is ``Bearer <token>`` (compared in constant time)."""
     auth = authorization or ""
-    if not auth[:7].lower() == "bearer ":
+    if auth[:7].lower() != "bearer ":
         return False
     return hmac.compare_digest(auth[7:].strip().encode(), token.encode())
 

@@ -31,9 +31,9 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from contextlib import aclosing, asynccontextmanager
+from contextlib import aclosing, asynccontextmanager, suppress
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -58,7 +58,7 @@ CallerConn = psycopg.AsyncConnection[Any] | psycopg.AsyncCursor[Any]
 
 
 async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
-    load_infinite_times(conn)  # type: ignore[arg-type]  # needs only .adapters
+    load_infinite_times(conn)
 
 
 class AsyncConductor:
@@ -106,7 +106,7 @@ class AsyncConductor:
         if pool is not None:
             await pool.close()
 
-    async def __aenter__(self) -> AsyncConductor:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -247,10 +247,8 @@ class AsyncConductor:
     async def _unwatch(self, conn: psycopg.AsyncConnection[Any], task_id: int) -> None:
         """Best effort: a row left behind only makes the task's completion notify."""
         if calls.is_idle(conn):
-            try:
+            with suppress(Exception):  # must not hide why result() is leaving
                 await self._run(calls.unwatch(task_id), conn)
-            except Exception:  # noqa: BLE001 - must not hide why result() is leaving
-                pass
 
     # -- bus and locks: Conductor's of the same name (see its docstrings) --------------
 

@@ -27,6 +27,7 @@ label, not proof of who sent a message.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -34,7 +35,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import psycopg
 
@@ -135,10 +136,8 @@ class Subscription:
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing a broken connection
                 conn.close()
-            except Exception:  # noqa: BLE001 - closing a broken connection
-                pass
 
     def _reconnect(self) -> bool:
         """Connect again (retrying with backoff); False when closed meanwhile."""
@@ -207,13 +206,11 @@ class Subscription:
         self._closed.set()
         conn = self._conn
         if conn is not None and not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
-            try:
+            with contextlib.suppress(Exception):  # closing anyway
                 conn.execute(UNSUBSCRIBE)  # else reap() forgets the rows of the ended session
-            except Exception:  # noqa: BLE001 - closing anyway
-                pass
         self._drop()
 
-    def __enter__(self) -> Subscription:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -235,8 +235,8 @@ def dict_cursor(target: Any, *, is_async: bool) -> Any:
     own results), reading infinite timestamps as the pool's connections do.
     TypeError for anything else, e.g. an async connection given to the sync
     client."""
-    conn_types: tuple[type, ...] = (psycopg.AsyncConnection,) if is_async else (psycopg.Connection,)
-    cursor_types: tuple[type, ...] = (psycopg.AsyncCursor,) if is_async else (psycopg.Cursor,)
+    conn_types: tuple[type[Any], ...] = (psycopg.AsyncConnection,) if is_async else (psycopg.Connection,)
+    cursor_types: tuple[type[Any], ...] = (psycopg.AsyncCursor,) if is_async else (psycopg.Cursor,)
     if isinstance(target, cursor_types):
         target = target.connection
     if not isinstance(target, conn_types):

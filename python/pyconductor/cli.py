@@ -42,9 +42,9 @@ def env_arg(
     parser: argparse.ArgumentParser,
     *flags: str,
     env: str | Sequence[str],
-    help: str,
+    help: str,  # noqa: A002 - argparse's keyword, which callers pass through
     default: Any = None,
-    type: Callable[[str], Any] = str,
+    type: Callable[[str], Any] = str,  # noqa: A002 - argparse's keyword, which callers pass through
     **kwargs: Any,
 ) -> argparse.Action:
     """Add a flag whose default comes from the first set environment variable in ``env``."""
@@ -102,9 +102,7 @@ def _setting(text: str) -> tuple[str, str]:
 def _run_devdb(args: argparse.Namespace) -> int:
     from pyconductor.devdb import DevDB, DevDBError
 
-    env_settings = [
-        _setting(s) for s in os.environ.get("CONDUCTOR_DEVDB_SETTINGS", "").split(",") if s.strip()
-    ]
+    env_settings = [_setting(s) for s in os.environ.get("CONDUCTOR_DEVDB_SETTINGS", "").split(",") if s.strip()]
     db = DevDB(args.datadir, settings=dict(env_settings + (args.settings or [])))
     try:
         if args.action == "start":
@@ -397,7 +395,8 @@ def _run_single_worker(args: argparse.Namespace) -> int:
 CHILD_FLAGS = {
     "app": "--app", "queues": "--queues", "kinds": "--kinds", "concurrency": "--concurrency",
     "lease": "--lease", "heartbeat": "--heartbeat", "poll": "--poll", "reap": "--reap",
-    "shutdown_grace": "--shutdown-grace", "cancel_grace": "--cancel-grace", "log_level": "--log-level", "log_format": "--log-format",
+    "shutdown_grace": "--shutdown-grace", "cancel_grace": "--cancel-grace", "log_level": "--log-level",
+    "log_format": "--log-format",
     "tick_interval": "--tick-interval", "no_scheduler": "--no-scheduler", "no_workers": "--no-workers",
     "pooler": "--pooler", "prefetch": "--prefetch",
 }  # fmt: skip
@@ -513,7 +512,8 @@ def _worker_args(p: argparse.ArgumentParser, worker_id_help: str = "") -> None:
             help="log level (default: %(default)s)")  # fmt: skip
     _log_format_arg(p)
     env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=defaults.TICK_INTERVAL,
-            help="the scheduler ticks at each due time and at least this often, in seconds (default: %(default)s)")  # fmt: skip
+            help="the scheduler ticks at each due time and at least this often, in seconds "
+                 "(default: %(default)s)")  # fmt: skip
     _pooler_arg(p)
 
 
@@ -555,9 +555,11 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
             help="worker processes under one supervisor, each with --concurrency threads; a child whose "
             "handler is stuck past its time limit is replaced (default: %(default)s: this process runs the "
             "worker)")  # fmt: skip
-    env_arg(p, "--no-scheduler", env="CONDUCTOR_NO_SCHEDULER", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
+    env_arg(p, "--no-scheduler", env="CONDUCTOR_NO_SCHEDULER", type=_env_flag, default=False, nargs="?", const=True,
+            metavar="0|1",
             help="do not run the scheduler (tick() under the leader lease) in this process")  # fmt: skip
-    env_arg(p, "--no-workers", env="CONDUCTOR_NO_WORKERS", type=_env_flag, default=False, nargs="?", const=True, metavar="0|1",
+    env_arg(p, "--no-workers", env="CONDUCTOR_NO_WORKERS", type=_env_flag, default=False, nargs="?", const=True,
+            metavar="0|1",
             help="run only the scheduler part: claim no tasks")  # fmt: skip
     _endpoint_args(p, "; with --processes, one server for all the children")
     _allowed_hosts_arg(p, "/health and /metrics server")
@@ -623,10 +625,20 @@ def add_enqueue_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
             help="libpq connection string or URL (default: the app's, else the running devdb)")  # fmt: skip
     env_arg(p, "--app", env="CONDUCTOR_APP", help="module:attr of a Conductor whose registered defaults apply")
     env_arg(p, "--queue", env="CONDUCTOR_QUEUE", help="queue (default: the kind's configured queue, else 'default')")
-    env_arg(p, "--priority", env="CONDUCTOR_PRIORITY", type=int, help="priority, higher first (default: the kind's, else 0)")
+    env_arg(
+        p, "--priority", env="CONDUCTOR_PRIORITY", type=int, help="priority, higher first (default: the kind's, else 0)"
+    )
     env_arg(p, "--run-at", env="CONDUCTOR_RUN_AT", help="due time, ISO 8601 with a time zone (default: now)")
-    env_arg(p, "--max-attempts", env="CONDUCTOR_MAX_ATTEMPTS", type=int, help="attempts before failing (default: the kind's, else 1)")
-    env_arg(p, "--dedupe-key", env="CONDUCTOR_DEDUPE_KEY", help="dedupe key: an unfinished holder's id is printed instead")
+    env_arg(
+        p,
+        "--max-attempts",
+        env="CONDUCTOR_MAX_ATTEMPTS",
+        type=int,
+        help="attempts before failing (default: the kind's, else 1)",
+    )
+    env_arg(
+        p, "--dedupe-key", env="CONDUCTOR_DEDUPE_KEY", help="dedupe key: an unfinished holder's id is printed instead"
+    )
     p.set_defaults(func=_run_enqueue)
 
 
@@ -675,7 +687,8 @@ def add_scheduler_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
     env_arg(p, "--dsn", env=["CONDUCTOR_DSN", "DATABASE_URL"],
             help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
     env_arg(p, "--tick-interval", env="CONDUCTOR_TICK_INTERVAL", type=float, default=defaults.TICK_INTERVAL,
-            help="longest sleep between ticks, and between tries for the lease, in seconds (default: %(default)s)")  # fmt: skip
+            help="longest sleep between ticks, and between tries for the lease, in seconds "
+                 "(default: %(default)s)")  # fmt: skip
     p.add_argument("--no-leader-lock", action="store_true",
                    help="tick without taking the leader lease (each due time still fires exactly once)")  # fmt: skip
     _pooler_arg(p)
@@ -719,9 +732,9 @@ def _run_schedules(args: argparse.Namespace) -> int:
         return 0
     table = [[_cell(r[c]) for c in SCHEDULE_COLUMNS] for r in rows]
     header = [c.upper() for c in SCHEDULE_COLUMNS]
-    widths = [max(len(x) for x in col) for col in zip(header, *table)]
+    widths = [max(len(x) for x in col) for col in zip(header, *table, strict=True)]
     for line in [header, *table]:
-        print("  ".join(x.ljust(w) for x, w in zip(line, widths)).rstrip())
+        print("  ".join(x.ljust(w) for x, w in zip(line, widths, strict=True)).rstrip())
     return 0
 
 
@@ -859,7 +872,8 @@ def _run_serve(args: argparse.Namespace) -> int:
             if not _dashboard_missing(exc):
                 raise
             fail(f"the web role needs the 'dashboard' extra ({exc.name} is not installed): pip install "
-                 f"'conductor-pg[dashboard]', or leave the role out: --role {','.join(r for r in roles if r != 'web')}")  # fmt: skip
+                 "'conductor-pg[dashboard]', or leave the role out: "
+                 f"--role {','.join(r for r in roles if r != 'web')}")  # fmt: skip
             return SERVE_USAGE
         try:
             token = _token(args.token, args.token_file, "--token")
@@ -867,7 +881,8 @@ def _run_serve(args: argparse.Namespace) -> int:
         except (ValueError, DashboardConfigError) as exc:
             return fail(str(exc))
         web = WebOptions(args.http_host, args.http_port, token, allowed_hosts=_allowed_hosts(args),
-                         session_max_age=int(args.session_max_age.total_seconds()), secure_cookies=args.behind_tls)  # fmt: skip
+                         session_max_age=int(args.session_max_age.total_seconds()),
+                         secure_cookies=args.behind_tls)  # fmt: skip
     found = _app_and_endpoints(args)
     if isinstance(found, str):
         return fail(found)
@@ -881,7 +896,8 @@ def _run_serve(args: argparse.Namespace) -> int:
     }  # fmt: skip
     try:
         node = Node(app, roles, dsn=dsn, worker_options=worker_options, web=web,
-                    retention_interval=args.retention_interval.total_seconds(), retention_batch=args.retention_batch)  # fmt: skip
+                    retention_interval=args.retention_interval.total_seconds(),
+                    retention_batch=args.retention_batch)  # fmt: skip
     except (ValueError, RuntimeError) as exc:  # unknown kinds, a bad interval, a role that needs a session
         return fail(str(exc))
     server = None
@@ -891,7 +907,8 @@ def _run_serve(args: argparse.Namespace) -> int:
         try:
             # the node offers the Worker attributes the server reads (duck-typed)
             server = EndpointServer(cast("Worker", node), *http_addr, dsn=dsn, allowed_hosts=_allowed_hosts(args),
-                                    token=metrics_token, schedule_grace=args.schedule_grace.total_seconds()).start()  # fmt: skip
+                                    token=metrics_token,
+                                    schedule_grace=args.schedule_grace.total_seconds()).start()  # fmt: skip
         except OSError as exc:
             return fail(f"--http {args.http}: cannot listen: {exc}")
     try:
@@ -950,7 +967,7 @@ def add_serve_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 PAUSE_QUEUE = "select conductor.pause_queue(queue => %(queue)s) as changed"
 RESUME_QUEUE = "select conductor.resume_queue(queue => %(queue)s) as changed"
-SET_RATE_LIMIT = "select conductor.set_rate_limit(queue => %(queue)s::text, kind => %(kind)s::text, per_second => %(per_second)s::float8, burst => %(burst)s::float8)"
+SET_RATE_LIMIT = "select conductor.set_rate_limit(queue => %(queue)s::text, kind => %(kind)s::text, per_second => %(per_second)s::float8, burst => %(burst)s::float8)"  # noqa: E501 - one statement a line, as in queries.py
 FIRE_SCHEDULE = "select conductor.fire_schedule(name => %(name)s) as task_id"
 
 
@@ -974,7 +991,9 @@ def _rate(text: str) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of task starts per second or 'off', got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a number of task starts per second or 'off', got {text!r}"
+        ) from None
     return value  # its range is the database's to judge (QC106)
 
 
@@ -1016,7 +1035,8 @@ def add_resume_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     from pyconductor.ops import _command
 
     p = subparsers.add_parser("resume", help="resume a paused queue (admin)",
-                              description="conductor.resume_queue(QUEUE): workers claim from the queue again.")  # fmt: skip
+                              description="conductor.resume_queue(QUEUE): workers claim from the queue "
+                                          "again.")  # fmt: skip
     p.add_argument("queue", metavar="QUEUE")
     _dsn_arg(p)
     p.set_defaults(func=_command(_resume))
@@ -1036,7 +1056,9 @@ def add_rate_limit_parser(subparsers: argparse._SubParsersAction[argparse.Argume
     which.add_argument("--queue", help="limit this queue")
     which.add_argument("--kind", help="limit this kind, in every queue")
     p.add_argument("per_second", type=_rate, metavar="PER_SECOND|off", help="task starts per second, or off")
-    p.add_argument("--burst", type=float, help="starts allowed at once after a quiet spell (default: max(1, PER_SECOND))")
+    p.add_argument(
+        "--burst", type=float, help="starts allowed at once after a quiet spell (default: max(1, PER_SECOND))"
+    )
     _dsn_arg(p)
     p.set_defaults(func=_command(_rate_limit))
 
@@ -1063,7 +1085,8 @@ def add_stats_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p = subparsers.add_parser(
         "stats", help="per-queue depth, backlog age, throughput and failure rate",
         description="One row per queue from conductor.stats(): ready (depth), scheduled, running, "
-        "waiting, unrunnable (queued, and no live worker serves both its queue and its kind), backlog age, tasks succeeded and failed (failed + dead) in the last 1/5/15 "
+        "waiting, unrunnable (queued, and no live worker serves both its queue and its kind), backlog age, "
+        "tasks succeeded and failed (failed + dead) in the last 1/5/15 "
         "minutes, and the failure rate over 15 minutes.",
     )  # fmt: skip
     _dsn_arg(p)
@@ -1139,7 +1162,8 @@ def add_cancel_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     from pyconductor import ops
 
     p = subparsers.add_parser("cancel", help="cancel a task and its descendants",
-                              description="conductor.cancel(ID): running descendants learn it at their next heartbeat.")  # fmt: skip
+                              description="conductor.cancel(ID): running descendants learn it at their "
+                                          "next heartbeat.")  # fmt: skip
     p.add_argument("task_id", type=int, metavar="ID")
     _dsn_arg(p)
     p.set_defaults(func=ops.run_cancel)
@@ -1150,7 +1174,8 @@ def add_retry_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     from pyconductor import ops
 
     p = subparsers.add_parser("retry", help="requeue a failed, dead, timed-out or cancelled task",
-                              description="conductor.retry(ID): the task is due now again, with fresh counts.")  # fmt: skip
+                              description="conductor.retry(ID): the task is due now again, with fresh "
+                                          "counts.")  # fmt: skip
     p.add_argument("task_id", type=int, metavar="ID")
     _dsn_arg(p)
     p.set_defaults(func=ops.run_retry)
@@ -1171,8 +1196,12 @@ def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     env_arg(p, "--seen-within", env="CONDUCTOR_STATUS_SEEN_WITHIN", type=_duration, default=_duration("30s"),
             help="a worker counts as live when seen this recently (default: 30s, three heartbeats at the "
                  "default interval); the others reap() has not forgotten are listed apart as silent")  # fmt: skip
-    p.add_argument("--lock", action="append", metavar="NAME",
-                   help="accepted for scripts written for 0.2.0, and ignored: every leader lease is listed")
+    p.add_argument(
+        "--lock",
+        action="append",
+        metavar="NAME",
+        help="accepted for scripts written for 0.2.0, and ignored: every leader lease is listed",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=ops.run_status)
 

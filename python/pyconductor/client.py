@@ -26,9 +26,9 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -50,6 +50,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 # what ``conn=`` takes: a connection or cursor of the caller's transaction
 CallerConn = psycopg.Connection[Any] | psycopg.Cursor[Any]
+
 
 def _schedule_name(kind: str) -> str:
     """A valid schedule name for a kind (``__main__.job`` -> ``main__.job``)."""
@@ -111,7 +112,7 @@ class Conductor:
         if pool is not None:
             pool.close()
 
-    def __enter__(self) -> Conductor:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -133,8 +134,8 @@ class Conductor:
 
     def task(self, kind: str | None = None, **defaults: Any) -> Callable[[Callable[..., Any]], Task]:
         """Register the decorated function as the handler of ``kind`` (default: the
-        function's ``module.qualname``, angle brackets left out: registry.default_kind). ``defaults`` are the kind's options
-        (registry.KIND_OPTIONS: queue, priority, concurrency_key, max_attempts,
+        function's ``module.qualname``, angle brackets left out: registry.default_kind).
+        ``defaults`` are the kind's options (registry.KIND_OPTIONS: queue, priority, concurrency_key, max_attempts,
         max_recoveries, backoff_base, backoff_factor, backoff_max, timeout):
         applied whenever this kind is enqueued through this app, and written to
         the database by a worker's start (``conductor.configure_kind``), so an
@@ -176,22 +177,23 @@ class Conductor:
         ``app.schedule("0 3 * * *", "nightly_report")`` declares it for a kind
         registered elsewhere; as a decorator, ``@app.schedule("*/5 * * * *",
         tz="Europe/Berlin")`` also registers the function as the handler of the
-        kind (default: the function's ``module.qualname``, angle brackets left out: registry.default_kind). ``name`` defaults to
-        the kind. ``options``: queue, priority, max_attempts, dedupe_key,
+        kind (default: the function's ``module.qualname``, angle brackets left out:
+        registry.default_kind). ``name`` defaults to the kind. ``options``: queue, priority, max_attempts, dedupe_key,
         concurrency_key, catch_up ('once' or 'all'), catch_up_limit; queue,
         priority, max_attempts and concurrency_key default to the kind's
         registered ones."""
 
         def declare(k: str) -> None:
             task = self.registry.get(k)
-            inherited = {
+            inherited: dict[str, Any] = {
                 key: task.defaults[key]
                 for key in ("queue", "priority", "max_attempts", "concurrency_key")
                 if task is not None and key in task.defaults
             }
+            given: dict[str, Any] = {**inherited, **options}
             self.registry.add_schedule(ScheduleSpec(
                 name=name or _schedule_name(k), cron=cron, kind=k, payload=dict(payload or {}), timezone=tz,
-                **{**inherited, **options},
+                **given,
             ))  # fmt: skip
 
         if kind is not None:
@@ -385,10 +387,8 @@ class Conductor:
     def _unwatch(self, conn: psycopg.Connection[Any], task_id: int) -> None:
         """Best effort: a row left behind only makes the task's completion notify."""
         if calls.is_idle(conn):
-            try:
+            with suppress(Exception):  # must not hide why result() is leaving
                 self._run(calls.unwatch(task_id), conn)
-            except Exception:  # noqa: BLE001 - must not hide why result() is leaving
-                pass
 
     # -- bus, locks, singletons ----------------------------------------------------------
 

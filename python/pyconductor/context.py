@@ -65,7 +65,7 @@ class EventTimeout(TimeoutError):
         self.task_id = task_id
 
 
-class _Suspended(BaseException):  # noqa: N818 - control flow, not an error
+class _Suspended(BaseException):  # control flow, not an error
     """The task is parked in SQL (its attempt closed 'suspended'): stop the handler.
 
     Private. The worker catches it and reports nothing else for the attempt."""
@@ -217,7 +217,9 @@ class TaskContext:
         Raises LeaseLost / TaskCancelled when the task is no longer held."""
         key = self._next_name(name)
         if key in self.steps:
-            return self.steps[key]  # type: ignore[no-any-return]
+            # the stored JSON of what fn returned (as stored: a tuple comes back a list)
+            done: T = self.steps[key]
+            return done
         if self._suspended:
             raise _Suspended(f"task {self.task_id} is waiting")
         self.raise_if_cancelled()
@@ -230,9 +232,9 @@ class TaskContext:
                 f"which is not JSON ({exc}); return dict, list, str, int, float, bool or None"
             ) from exc
         stored = self._call(queries.SAVE_STEP, {"attempt_id": self.attempt_id, "name": key, "result": body})
-        result = stored[0]["result"]
+        result: T = stored[0]["result"]  # as stored, as above
         self.steps[key] = result
-        return result  # type: ignore[no-any-return]
+        return result
 
     def spawn(self, kind: str, payload: Any = None, **options: Any) -> int:
         """Enqueue a child task (same run, ``parent_id`` = this task) and return
@@ -288,9 +290,10 @@ class TaskContext:
         if mode not in CHILD_MODES:
             raise ValueError(f"mode must be 'all' or 'any', not {mode!r}")
         key = self._next_name("children")
-        if key in self.steps:
-            return self.steps[key]  # type: ignore[no-any-return]
-        return self._wait(key, f"children_{mode}", timeout=timeout)  # type: ignore[no-any-return]
+        children: list[dict[str, Any]] = (
+            self.steps[key] if key in self.steps else self._wait(key, f"children_{mode}", timeout=timeout)
+        )
+        return children
 
     def wait_for_event(self, name: str, timeout: float | timedelta | None = None) -> Any:
         """The payload of event ``name`` (``Conductor.emit_event``), emitted

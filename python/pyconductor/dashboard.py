@@ -74,9 +74,9 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from datetime import datetime, timedelta, timezone
-from typing import Any
+from contextlib import asynccontextmanager, suppress
+from datetime import UTC, datetime, timedelta
+from typing import Any, Self
 from urllib.parse import parse_qs, urlencode
 
 import psycopg
@@ -95,7 +95,16 @@ from pyconductor.errors import ConductorError, InvalidState, NotFound, mapped_er
 from pyconductor.logs import escape_text
 from pyconductor.wire import load_infinite_times
 
-__all__ = ["DashboardConfigError", "DashboardServer", "LoginLimiter", "check_bind", "create_app", "is_loopback", "parse_id", "serve"]
+__all__ = [
+    "DashboardConfigError",
+    "DashboardServer",
+    "LoginLimiter",
+    "check_bind",
+    "create_app",
+    "is_loopback",
+    "parse_id",
+    "serve",
+]
 
 logger = logging.getLogger("pyconductor")
 
@@ -163,7 +172,7 @@ def _ts(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, datetime):
-        return h(value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z")
+        return h(value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z")
     return h(value)
 
 
@@ -289,7 +298,8 @@ SCRIPT = """
 (function(){
   var el=document.getElementById('live'); if(!el) return;
   var src=el.getAttribute('data-src'), events=el.getAttribute('data-events');
-  var digest=el.getAttribute('data-digest')||'', busy=false, again=false, stale=false, lastAt=0, timer=null, live=false, count=0;
+  var digest=el.getAttribute('data-digest')||'', busy=false, again=false, stale=false, lastAt=0, timer=null,
+      live=false, count=0;
   function state(s){ live=(s==='live'); el.setAttribute('data-stream', s); }
   function load(){
     if(document.hidden){ stale=true; return; }
@@ -373,7 +383,7 @@ def _post_form(request: Request, action: str, fields: Mapping[str, str], label: 
 
 def _log_time(value: Any) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _ts(datetime.fromtimestamp(value, timezone.utc))
+        return _ts(datetime.fromtimestamp(value, UTC))
     return h(value)
 
 
@@ -411,13 +421,13 @@ def _logs_section(attempts: Sequence[Mapping[str, Any]], logs: Mapping[int, Mapp
 def _attempts_table(attempts: Sequence[Mapping[str, Any]]) -> str:
     if not attempts:
         return "<p>No attempts yet.</p>"
-    out = ["<table class=attempts><tr><th>#<th>attempt<th>worker<th>host/pid<th>claimed<th>finished"
-           "<th>took<th>outcome<th>error</tr>"]  # fmt: skip
+    out = [("<table class=attempts><tr><th>#<th>attempt<th>worker<th>host/pid<th>claimed<th>finished"
+            "<th>took<th>outcome<th>error</tr>")]  # fmt: skip
     for a in attempts:
         tb = (f"<details><summary>traceback</summary><pre class=traceback>{h(a['traceback'])}</pre></details>"
               if a.get("traceback") else "")  # fmt: skip
         out.append(
-            f"<tr data-attempt=\"{a['id']}\"><td class=n>{a['id']}<td class=n>{a['attempt']}<td>{_name(a['worker_id'])}"
+            f'<tr data-attempt="{a["id"]}"><td class=n>{a["id"]}<td class=n>{a["attempt"]}<td>{_name(a["worker_id"])}'
             f"<td>{_name(a.get('host') or '-')}/{h(a.get('pid') or '-')}<td>{_ts(a['claimed_at'])}"
             f"<td>{_ts(a['finished_at'])}<td class=n>{_duration(a['claimed_at'], a['finished_at'])}"
             f"<td>{_status(a['outcome'] or 'running')}<td class=err>{h(a['error'])}{tb}</tr>"
@@ -428,9 +438,8 @@ def _attempts_table(attempts: Sequence[Mapping[str, Any]]) -> str:
 
 def _steps_table(steps: Sequence[Mapping[str, Any]]) -> str:
     out = ["<table class=steps><tr><th>step<th>saved<th>attempt<th>result</tr>"]
-    for s in steps:
-        out.append(f"<tr><td>{h(s['name'])}<td>{_ts(s['saved_at'])}<td class=n>{h(s['attempt_id'] or '-')}"
-                   f"<td><pre>{_json(s['result'])}</pre></tr>")  # fmt: skip
+    out.extend(f"<tr><td>{h(s['name'])}<td>{_ts(s['saved_at'])}<td class=n>{h(s['attempt_id'] or '-')}"
+               f"<td><pre>{_json(s['result'])}</pre></tr>" for s in steps)  # fmt: skip
     out.append("</table>")
     return "".join(out)
 
@@ -463,7 +472,7 @@ class Dashboard:
 
     def rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         with mapped_errors(), self.pool.connection() as conn:
-            return conn.execute(query, params or {}).fetchall()  # type: ignore[return-value]
+            return conn.execute(query, params or {}).fetchall()
 
     def has_steps(self) -> bool:
         if not self._has_steps:  # cached once true; the table may appear after a migrate
@@ -474,7 +483,9 @@ class Dashboard:
 
     def _session_mac(self, issued: int) -> str:
         assert self.token is not None
-        return hmac.new(self.token.encode(), f"conductor-dashboard-session:{issued}".encode(), hashlib.sha256).hexdigest()
+        return hmac.new(
+            self.token.encode(), f"conductor-dashboard-session:{issued}".encode(), hashlib.sha256
+        ).hexdigest()
 
     def session_cookie(self, issued: int | None = None) -> str:
         """The login cookie's value: its issue time (epoch seconds) and an HMAC of it keyed by the token."""
@@ -558,17 +569,13 @@ class _Stream:
         self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue(maxsize=256)
 
     def _put(self, item: tuple[str, str]) -> None:
-        try:
+        with suppress(asyncio.QueueFull):  # a browser this far behind re-fetches everything on the next event anyway
             self.queue.put_nowait(item)
-        except asyncio.QueueFull:  # a browser this far behind re-fetches everything on the next event anyway
-            pass
 
     def send(self, event: str, data: str = "") -> None:
         """Queue an event from any thread."""
-        try:
+        with suppress(RuntimeError):  # the loop is closed: the server is gone
             self.loop.call_soon_threadsafe(self._put, (event, data))
-        except RuntimeError:  # the loop is closed: the server is gone
-            pass
 
 
 class EventHub:
@@ -685,10 +692,8 @@ class EventHub:
             with self._lock:
                 self._ready = False
             if not conn.closed and not conn.broken:
-                try:
+                with suppress(psycopg.Error):  # the session ends next: reap() forgets its subscriptions
                     conn.execute(queries.DASHBOARD_UNSUBSCRIBE, {"topics": BUS_TOPICS})
-                except psycopg.Error:
-                    pass  # the session ends next: reap() forgets its subscriptions
 
 
 def _sse(event: str, data: str = "") -> str:
@@ -749,8 +754,11 @@ def create_app(
             unrunnable = bool(stats) and "unrunnable" in stats[0]
             out.append(
                 "<table id=queues><tr><th>queue<th>ready<th>scheduled<th>running<th>waiting"
-                + ("<th title=\"queued, and no live worker serves both the queue and the kind\">unrunnable"
-                   if unrunnable else "")
+                + (
+                    '<th title="queued, and no live worker serves both the queue and the kind">unrunnable'
+                    if unrunnable
+                    else ""
+                )
                 + "<th>backlog age<th>succeeded 1m/5m/15m<th>failed 1m/5m/15m<th>failure rate<th>state</tr>"
             )
             for r in stats:
@@ -758,15 +766,16 @@ def create_app(
                 rate = "-" if r["failure_rate"] is None else f"{float(r['failure_rate']) * 100:.1f}%"
                 is_paused = bool(r.get("paused")) or r["queue"] in paused
                 out.append(
-                    f"<tr data-queue=\"{q}\"{' data-paused' if is_paused else ''}>"
-                    f"<td><a href=\"/runs{h(_qs({'queue': r['queue']}))}\">{q}</a>"
+                    f'<tr data-queue="{q}"{" data-paused" if is_paused else ""}>'
+                    f'<td><a href="/runs{h(_qs({"queue": r["queue"]}))}">{q}</a>'
                     f"<td class=n>{r['ready']}<td class=n>{r['scheduled']}<td class=n>{r['running']}"
                     f"<td class=n>{r['waiting']}"
                     + (f"<td class=n data-unrunnable>{r['unrunnable']}" if unrunnable else "")
                     + f"<td class=n>{_age(r['oldest_ready_age'])}"
                     f"<td class=n>{r['succeeded_1m']} / {r['succeeded_5m']} / {r['succeeded_15m']}"
                     f"<td class=n>{r['failed_1m']} / {r['failed_5m']} / {r['failed_15m']}<td class=n>{rate}"
-                    + controls(r["queue"], is_paused) + "</tr>"
+                    + controls(r["queue"], is_paused)
+                    + "</tr>"
                 )
             blank = "<td class=n>-" * (8 + (1 if unrunnable else 0))
             for queue in idle:
@@ -780,12 +789,12 @@ def create_app(
         else:
             out.append("<table id=workers><tr><th>id<th>host<th>pid<th>roles<th>queues<th>concurrency"
                        "<th>started<th>last seen</tr>")  # fmt: skip
-            for w in workers:
-                out.append(
-                    f"<tr><td>{_name(w['id'])}<td>{_name(w['host'])}<td class=n>{h(w['pid'])}"
-                    f"<td>{_name(','.join(w['roles'] or []))}<td>{_name(','.join(w['queues']) if w['queues'] else '*')}"
-                    f"<td class=n>{h(w['concurrency'])}<td>{_ts(w['started_at'])}<td>{_ts(w['last_seen_at'])}</tr>"
-                )
+            out.extend(
+                f"<tr><td>{_name(w['id'])}<td>{_name(w['host'])}<td class=n>{h(w['pid'])}"
+                f"<td>{_name(','.join(w['roles'] or []))}<td>{_name(','.join(w['queues']) if w['queues'] else '*')}"
+                f"<td class=n>{h(w['concurrency'])}<td>{_ts(w['started_at'])}<td>{_ts(w['last_seen_at'])}</tr>"
+                for w in workers
+            )
             out.append("</table>")
         if leaders:
             out.append("<h2>Leader leases</h2><ul>")
@@ -813,15 +822,17 @@ def create_app(
         more = len(rows) > limit
         rows = rows[:limit]
         options = "".join(
-            f"<option value=\"{s}\"{' selected' if s == status else ''}>{s or 'any status'}</option>"
+            f'<option value="{s}"{" selected" if s == status else ""}>{s or "any status"}</option>'
             for s in ("", *STATUSES)
         )
         out = [
-            "<h1>Runs</h1><form id=filters method=get action=/runs>"
-            f"<select name=status>{options}</select> "
-            f'<input name=kind placeholder=kind value="{h(kind)}"> '
-            f'<input name=queue placeholder=queue value="{h(queue)}"> '
-            f'<input type=hidden name=limit value="{limit}"><button type=submit>Filter</button></form>'
+            (
+                "<h1>Runs</h1><form id=filters method=get action=/runs>"
+                f"<select name=status>{options}</select> "
+                f'<input name=kind placeholder=kind value="{h(kind)}"> '
+                f'<input name=queue placeholder=queue value="{h(queue)}"> '
+                f'<input type=hidden name=limit value="{limit}"><button type=submit>Filter</button></form>'
+            )
         ]
         if not rows:
             out.append("<p id=empty>No tasks match.</p>")
@@ -831,7 +842,8 @@ def create_app(
             for t in rows:
                 err = (t["error"] or "")[:120]
                 out.append(
-                    f'<tr data-id="{t["id"]}" data-status="{h(t["status"])}"><td><a href="/runs/{t["id"]}">{t["id"]}</a>'
+                    f'<tr data-id="{t["id"]}" data-status="{h(t["status"])}">'
+                    f'<td><a href="/runs/{t["id"]}">{t["id"]}</a>'
                     f"<td>{_name(t['kind'])}<td>{h(t['queue'])}<td>{_status(t['status'])}"
                     f"<td class=n>{t['attempt']}/{t['max_attempts']}<td>{_ts(t['enqueued_at'])}"
                     f"<td>{_ts(t['finished_at'])}<td class=err>{h(err)}</tr>"
@@ -863,7 +875,8 @@ def create_app(
             attempts.setdefault(a["task_id"], []).append(a)
         own = attempts.get(task_id, [])[-LOG_ATTEMPTS:]
         logs = {r["attempt_id"]: r for r in dash.rows(queries.DASHBOARD_ATTEMPT_LOGS,
-                                                       {"attempt_ids": [a["id"] for a in own]})} if own else {}  # fmt: skip
+                                                       {"attempt_ids": [a["id"] for a in own]})
+                } if own else {}  # fmt: skip
         steps: dict[int, list[dict[str, Any]]] = {}
         if dash.has_steps():
             for s in dash.rows(queries.DASHBOARD_STEPS, {"task_ids": ids, "limit": STEPS_LIMIT}):
@@ -885,7 +898,11 @@ def create_app(
             f" of {task['max_recoveries']})<tr><th>priority<td>{task['priority']}"
             f"<tr><th>enqueued<td>{_ts(task['enqueued_at'])}<tr><th>run at<td>{_ts(task['run_at'])}"
             f"<tr><th>started<td>{_ts(task['started_at'])}<tr><th>finished<td>{_ts(task['finished_at'])}"
-            + (f"<tr><th>parent<td><a href='/runs/{task['parent_id']}'>{task['parent_id']}</a>" if task["parent_id"] else "")
+            + (
+                f"<tr><th>parent<td><a href='/runs/{task['parent_id']}'>{task['parent_id']}</a>"
+                if task["parent_id"]
+                else ""
+            )
             + (f"<tr><th>run (root)<td><a href='/runs/{root_id}'>{root_id}</a>" if root_id != task_id else "")
             + (f"<tr><th>dedupe key<td>{h(task['dedupe_key'])}" if task["dedupe_key"] else "")
             + (f"<tr><th>concurrency key<td>{h(task['concurrency_key'])}" if task["concurrency_key"] else "")
@@ -905,12 +922,15 @@ def create_app(
             tid = t["id"]
             current = " class=current" if tid == task_id else ""
             parts = [
-                f'<li{current} data-id="{tid}"><span class=line><a href="/runs/{tid}">{tid}</a> '
-                f"{_name(t['kind'])} {_status(t['status'])} attempt {t['attempt']}/{t['max_attempts']}</span>"
+                (
+                    f'<li{current} data-id="{tid}"><span class=line><a href="/runs/{tid}">{tid}</a> '
+                    f"{_name(t['kind'])} {_status(t['status'])} attempt {t['attempt']}/{t['max_attempts']}</span>"
+                )
             ]
             if attempts.get(tid) or steps.get(tid):
                 parts.append(f"<details{' open' if tid == task_id else ''}><summary>attempts "
-                             f"({len(attempts.get(tid, []))}), steps ({len(steps.get(tid, []))})</summary>")  # fmt: skip
+                             f"({len(attempts.get(tid, []))}), "
+                             f"steps ({len(steps.get(tid, []))})</summary>")  # fmt: skip
                 parts.append(_attempts_table(attempts.get(tid, [])))
                 if steps.get(tid):
                     parts.append(_steps_table(steps[tid]))
@@ -949,7 +969,7 @@ def create_app(
                       else _post_form(request, "/schedules/enable", {"name": name}, "Enable", "enable"))  # fmt: skip
             run = _post_form(request, "/schedules/run", {"name": name}, "Run now", "run")
             out.append(
-                f"<tr data-schedule=\"{h(name)}\" data-enabled=\"{'true' if r['enabled'] else 'false'}\""
+                f'<tr data-schedule="{h(name)}" data-enabled="{"true" if r["enabled"] else "false"}"'
                 f"{'' if r['enabled'] else ' class=off'}><td>{h(name)}<td><code>{h(r['cron'])}</code>"
                 f"<td>{h(r['timezone'])}<td>{_name(r['kind'])}<td>{h(r['queue'])}"
                 f"<td class=enabled>{'yes' if r['enabled'] else 'no'}"
@@ -1007,7 +1027,10 @@ def create_app(
         try:
             return (await run_in_threadpool(dash.rows, query, params))[0], ""
         except psycopg.errors.InsufficientPrivilege:
-            return None, f"Could not {what}: the dashboard's database role is not allowed to (it needs conductor_admin)."
+            return (
+                None,
+                f"Could not {what}: the dashboard's database role is not allowed to (it needs conductor_admin).",
+            )
         except psycopg.errors.UndefinedFunction:
             return None, f"Could not {what}: the database's conductor schema is too old (run pyconductor migrate)."
         except ConductorError as exc:
@@ -1024,10 +1047,12 @@ def create_app(
             return PlainTextResponse("400 bad request: no schedule name", status_code=400)
         if what == "run":
             row, notice = await operate(queries.DASHBOARD_FIRE_SCHEDULE, {"name": name}, f"run schedule {name}")
-            notice = notice or f"Schedule {name} fired: task {row['task_id']}."  # type: ignore[index]
+            if not notice:  # it fired: the row is its task's
+                assert row is not None
+                notice = f"Schedule {name} fired: task {row['task_id']}."
         else:
-            row, notice = await operate(queries.DASHBOARD_ENABLE_SCHEDULE,
-                                        {"name": name, "enabled": what == "enable"}, f"{what} schedule {name}")  # fmt: skip
+            row, notice = await operate(queries.DASHBOARD_ENABLE_SCHEDULE, {"name": name, "enabled": what == "enable"},
+                                        f"{what} schedule {name}")  # fmt: skip
             notice = notice or f"Schedule {name} is {what}d."
         if row is not None:
             logger.info("dashboard: %s schedule %s", what, name)
@@ -1071,7 +1096,7 @@ def create_app(
                 while loop.time() < until:
                     try:
                         event, data = await asyncio.wait_for(stream.queue.get(), SSE_KEEPALIVE)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         yield ": keepalive\n\n"
                         continue
                     if event == "end":
@@ -1224,7 +1249,7 @@ class DashboardServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
 
-    def start(self, timeout: float = 10.0) -> DashboardServer:
+    def start(self, timeout: float = 10.0) -> Self:
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self._server.started:
@@ -1241,7 +1266,7 @@ class DashboardServer:
         self._server.should_exit = True
         self._thread.join(timeout=10)
 
-    def __enter__(self) -> DashboardServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -16,18 +16,18 @@ __all__ = [
     "CLAIM_LINGER",
     "CONCURRENCY",
     "CONNECT_TIMEOUT",
-    "TCP_OPTIONS",
     "HEARTBEAT_INTERVAL",
     "LEASE",
     "POLL_INTERVAL",
     "POOLER_POLL_INTERVAL",
+    "REAP_INTERVAL",
     "RECHECK_FIRST",
     "RECHECK_MAX",
-    "REAP_INTERVAL",
     "REPORT_BATCH",
     "REPORT_LINGER",
     "SHUTDOWN_DB_TIMEOUT",
     "SHUTDOWN_GRACE",
+    "TCP_OPTIONS",
     "TICK_INTERVAL",
     "default_concurrency",
 ]
@@ -38,10 +38,12 @@ HEARTBEAT_INTERVAL = 10.0  # one heartbeat call extends every lease the worker h
 POLL_INTERVAL = 10.0  # the backstop for a missed notification; idle workers wake sooner for due tasks
 POOLER_POLL_INTERVAL = 1.0  # the longest poll behind a transaction-mode pooler (no LISTEN: polling finds new tasks)
 RECHECK_FIRST = 0.005  # an idle worker whose sleep() was not settled claims again after this long, doubling ...
-RECHECK_MAX = 1.0  # ... up to this, while enqueues that may have missed its mark are in flight (or any session holds the key)
+# ... up to RECHECK_MAX, while enqueues that may have missed its mark are in flight (or any session holds the key)
+RECHECK_MAX = 1.0
 REAP_INTERVAL = 30.0  # reap() at least this often (sooner when next_wake says so)
 SHUTDOWN_GRACE = 30.0  # running handlers get this long to finish at stop; the rest are released
-CANCEL_GRACE = 10.0  # a cancelled handler (or one whose lease was lost) still running after this is stuck: its slot is freed
+# a cancelled handler (or one whose lease was lost) still running after CANCEL_GRACE is stuck: its slot is freed
+CANCEL_GRACE = 10.0
 TICK_INTERVAL = 5.0  # the scheduler ticks at each due time and at least this often
 REPORT_BATCH = 500  # at most this many results in one complete_many call
 REPORT_LINGER = 0.005  # a result waits this long for company while other handlers run

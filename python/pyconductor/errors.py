@@ -15,18 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 import psycopg
 
 __all__ = [
-    "ConductorError",
     "AlreadyExists",
+    "ConductorError",
     "DatabaseUnusable",
-    "RetryLater",
     "DedupeConflict",
-    "SchemaMismatch",
     "InvalidArgument",
     "InvalidCron",
     "InvalidKind",
@@ -41,6 +39,8 @@ __all__ = [
     "OperatorSchedule",
     "PayloadTooLarge",
     "ResultTooLarge",
+    "RetryLater",
+    "SchemaMismatch",
     "TaskCancelled",
     "TaskCancelledError",
     "error_class",
@@ -241,8 +241,9 @@ class RetryLater(Exception):
             raise TypeError("RetryLater takes one of delay= or at=")
         super().__init__(message)
         if at is None:
-            seconds = delay.total_seconds() if isinstance(delay, timedelta) else float(delay)  # type: ignore[union-attr, arg-type]
-            at = datetime.now(timezone.utc) + timedelta(seconds=seconds)
+            assert delay is not None  # exactly one of the two (checked above)
+            seconds = delay.total_seconds() if isinstance(delay, timedelta) else float(delay)
+            at = datetime.now(UTC) + timedelta(seconds=seconds)
         elif at.tzinfo is None:
             raise ValueError("RetryLater(at=...) needs a timezone-aware datetime")
         self.at = at

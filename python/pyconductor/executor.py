@@ -207,8 +207,12 @@ class Executor:
         ledger = self.ledger
         with ledger.lock:
             ledger.stats["claimed"] += 1
-            start = task is not None and len(ledger.running) < self.concurrency and not self._buffer \
+            start = (
+                task is not None
+                and len(ledger.running) < self.concurrency
+                and not self._buffer
                 and ledger.ran() < ledger.most_ran
+            )
             ledger.held[ctx.attempt_id] = ctx
             # stopping (a claim that crossed the stop): what has no slot goes back now,
             # since the buffer starts nothing more and the watchdog ends at stop
@@ -216,8 +220,11 @@ class Executor:
             if start:
                 self._occupy(run)
             elif task is not None and not refused:
-                run.start_by = claimed_at + BUFFER_MAX_WAIT if run.deadline is None \
+                run.start_by = (
+                    claimed_at + BUFFER_MAX_WAIT
+                    if run.deadline is None
                     else min(claimed_at + BUFFER_MAX_WAIT, run.deadline)
+                )
                 self._buffer.append(run)
                 ledger.buffered += 1
                 if run.start_by < self._watch_at:
@@ -255,8 +262,12 @@ class Executor:
         starting: list[Run] = []
         with ledger.lock:
             # (a buffered task waits, and is handed back in time, while results wait for a stalled report)
-            while self._buffer and self._feeding and len(ledger.running) < self.concurrency \
-                    and ledger.ran() < ledger.most_ran:
+            while (
+                self._buffer
+                and self._feeding
+                and len(ledger.running) < self.concurrency
+                and ledger.ran() < ledger.most_ran
+            ):
                 run = self._buffer.popleft()
                 ledger.buffered -= 1
                 self._occupy(run)
@@ -271,8 +282,9 @@ class Executor:
 
     def _size_buffer(self, mean: float) -> None:
         self._mean_duration = mean
-        self.ledger.prefetch = 0 if not self._feeding else min(
-            self.prefetch, int(self.concurrency * BUFFER_WINDOW / max(mean, 1e-6)))
+        self.ledger.prefetch = (
+            0 if not self._feeding else min(self.prefetch, int(self.concurrency * BUFFER_WINDOW / max(mean, 1e-6)))
+        )
 
     def stop_feeding(self) -> None:
         """At stop: start nothing more from the buffer, and hand back what it
@@ -369,7 +381,7 @@ class Executor:
                 return  # timed out before a thread was free to start it
             try:
                 freed = self._execute(run)
-            except Exception:  # noqa: BLE001 - the thread serves the next task
+            except Exception:  # the thread serves the next task
                 logger.exception("task %d (%s): the worker failed around its handler", run.ctx.task_id,
                                  run.ctx.kind, extra=task_extra(run.ctx))  # fmt: skip
                 freed = run.freed

@@ -85,8 +85,7 @@ class Ledger:
             return self._free()
 
     def _free(self) -> int:
-        return min(self.concurrency + self.prefetch - len(self.running) - self.buffered,
-                   self.most_ran - self.ran())
+        return min(self.concurrency + self.prefetch - len(self.running) - self.buffered, self.most_ran - self.ran())
 
     def ran(self) -> int:
         """Held tasks that run, or finished and wait for their report (the lock held)."""

@@ -29,6 +29,7 @@ client; nothing else is set per session.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -43,8 +44,17 @@ from pyconductor import defaults
 from pyconductor.dsn import permanent_problem, redact_dsn, tcp_options
 from pyconductor.wire import use_fast_loads
 
-__all__ = ["CONNECTION_ERRORS", "POOLERS", "Aborted", "DirectConnectionNeeded", "Link", "connect", "connect_options",
-           "pooler_mode", "retry"]
+__all__ = [
+    "CONNECTION_ERRORS",
+    "POOLERS",
+    "Aborted",
+    "DirectConnectionNeeded",
+    "Link",
+    "connect",
+    "connect_options",
+    "pooler_mode",
+    "retry",
+]
 
 logger = logging.getLogger("pyconductor")
 
@@ -72,7 +82,8 @@ class DirectConnectionNeeded(RuntimeError):
         super().__init__(
             f"{feature} needs a direct connection to PostgreSQL ({why}); it cannot run through a "
             "transaction-mode pooler (pooler=transaction, CONDUCTOR_POOLER=transaction). Run it in a process "
-            "whose DSN points at the database itself or at a session-mode pool, without the pooler setting.")
+            "whose DSN points at the database itself or at a session-mode pool, without the pooler setting."
+        )
         self.feature = feature
 
 
@@ -175,10 +186,8 @@ class Link:
     def close(self) -> None:
         conn, self.conn = self.conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing a broken connection
                 conn.close()
-            except Exception:  # noqa: BLE001 - closing a broken connection
-                pass
 
     def call(self, fn: Callable[[psycopg.Connection[Any]], T], abort: threading.Event) -> T:
         """``fn(connection)``, through :func:`retry`: reconnected and called

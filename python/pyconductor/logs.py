@@ -30,10 +30,10 @@ import json
 import logging
 import re
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
-__all__ = ["EXTRA_KEYS", "LOG_FORMATS", "JsonFormatter", "TEXT_FORMAT", "TextFormatter", "escape_text", "setup_logging"]
+__all__ = ["EXTRA_KEYS", "LOG_FORMATS", "TEXT_FORMAT", "JsonFormatter", "TextFormatter", "escape_text", "setup_logging"]
 
 EXTRA_KEYS = ("task_id", "kind", "queue", "attempt", "worker_id", "duration_ms")
 """The ``extra`` keys a record may carry, in the order JSON lines show them."""
@@ -113,7 +113,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),

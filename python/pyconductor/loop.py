@@ -12,6 +12,7 @@ module only owns the loop, the thread and the asyncio task of each attempt.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -65,7 +66,7 @@ class EventLoop:
             if not any(not t.done() for t in pending):
                 loop.run_until_complete(loop.shutdown_asyncgens())
                 loop.close()
-        except Exception:  # noqa: BLE001 - the thread is ending anyway
+        except Exception:  # the thread is ending anyway
             logger.exception("the event loop of async handlers failed")
 
     def start(self, key: int, make: Callable[[], Coroutine[Any, Any, Any]]) -> None:
@@ -75,16 +76,18 @@ class EventLoop:
     def _create(self, key: int, make: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         task = asyncio.get_running_loop().create_task(make())
         self._tasks[key] = task
-        task.add_done_callback(lambda _t, key=key: self._tasks.pop(key, None))
+
+        def forget(_task: asyncio.Task[Any]) -> None:
+            self._tasks.pop(key, None)
+
+        task.add_done_callback(forget)
 
     def cancel(self, key: int) -> None:
         """Cancel the asyncio task of ``key`` (it ends with CancelledError at its next await), if it runs."""
         loop = self._loop
         if loop is not None and not self._closed:
-            try:
+            with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
                 loop.call_soon_threadsafe(self._cancel, key)
-            except RuntimeError:  # the loop was closed meanwhile
-                pass
 
     def _cancel(self, key: int) -> None:
         task = self._tasks.get(key)

@@ -63,8 +63,8 @@ __all__ = [
     "DriftError",
     "LockBusy",
     "MigrateError",
-    "PlanError",
     "Plan",
+    "PlanError",
     "Status",
     "applied_changes",
     "migrate",
@@ -267,9 +267,7 @@ def parse_plan(text: str) -> Plan:
             if tags_before >= len(tags):
                 raise PlanError(f"change {change.name} is reworked but no tag follows its first instance")
             script = f"{RELEASED}{change.name}@{tags[tags_before]}"
-        changes.append(
-            Change(**{**change.__dict__, "occurrence": occurrence, "script_name": script})
-        )
+        changes.append(Change(**{**change.__dict__, "occurrence": occurrence, "script_name": script}))
     return Plan(project=project or "conductor", changes=tuple(changes), tags=tag_positions)
 
 
@@ -286,8 +284,8 @@ def strip_transaction(script: str) -> str:
         s = line.strip()
         return not s or s.startswith("--")
 
-    begin_re = re.compile(r"^\s*(begin|start\s+transaction)(\s+transaction|\s+work)?\s*;\s*(--.*)?$", re.I)
-    commit_re = re.compile(r"^\s*(commit|end)(\s+transaction|\s+work)?\s*;\s*(--.*)?$", re.I)
+    begin_re = re.compile(r"^\s*(begin|start\s+transaction)(\s+transaction|\s+work)?\s*;\s*(--.*)?$", re.IGNORECASE)
+    commit_re = re.compile(r"^\s*(commit|end)(\s+transaction|\s+work)?\s*;\s*(--.*)?$", re.IGNORECASE)
     for i, line in enumerate(lines):
         if skippable(line):
             continue
@@ -346,7 +344,9 @@ def _ensure_registry(conn: psycopg.Connection[tuple[object, ...]]) -> None:
         conn.execute(REGISTRY_DDL)
 
 
-def applied_changes(conn: psycopg.Connection[tuple[object, ...]], project: str = "conductor") -> dict[tuple[str, int], str]:
+def applied_changes(
+    conn: psycopg.Connection[tuple[object, ...]], project: str = "conductor"
+) -> dict[tuple[str, int], str]:
     """``{(change, occurrence): script_sha256}`` recorded in this database."""
     exists = conn.execute("select to_regclass(%s) is not null", [f"{REGISTRY_SCHEMA}.changes"]).fetchone()
     if not exists or not exists[0]:
@@ -363,7 +363,9 @@ def pending_changes(plan: Plan, applied: Iterable[tuple[str, int]]) -> list[Chan
     return [c for c in plan.changes if (c.name, c.occurrence) not in done]
 
 
-def _status(plan_changes: Sequence[Change], sql_dir: Path, done: dict[tuple[str, int], str]) -> tuple[Status, list[tuple[Change, str, str]]]:
+def _status(
+    plan_changes: Sequence[Change], sql_dir: Path, done: dict[tuple[str, int], str]
+) -> tuple[Status, list[tuple[Change, str, str]]]:
     # Read every script first: a missing one fails before anything is applied.
     scripts = [(change, *_script(change, sql_dir)) for change in plan_changes]
     drifted = tuple(c for c, _, digest in scripts if done.get((c.name, c.occurrence), digest) != digest)
@@ -371,9 +373,7 @@ def _status(plan_changes: Sequence[Change], sql_dir: Path, done: dict[tuple[str,
     return Status(pending=tuple(c for c, _, _ in todo), drifted=drifted), todo
 
 
-def status(
-    dsn: str, *, plan_path: Path | None = None, sql_dir: Path | None = None, to: str | None = None
-) -> Status:
+def status(dsn: str, *, plan_path: Path | None = None, sql_dir: Path | None = None, to: str | None = None) -> Status:
     """What ``migrate`` would apply to ``dsn`` and which deployed changes drifted; changes nothing."""
     plan_path, sql_dir = _resolve(plan_path, sql_dir)
     plan = parse_plan(plan_path.read_text())

@@ -18,7 +18,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pyconductor.cliutil import fail
@@ -85,7 +85,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, timedelta):
         return format_duration(value)
     if isinstance(value, datetime):
-        return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, (list, tuple)):
@@ -97,15 +97,16 @@ def render_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], headers
     """Rows as aligned columns under upper-case headers; numbers right-aligned."""
     header = [h.upper() for h in (headers or columns)]
     body = [[_cell(r.get(c)) for c in columns] for r in rows]
+
     def is_number(v: Any) -> bool:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
     numeric = [any(is_number(r.get(c)) for r in rows) and all(is_number(r.get(c)) or r.get(c) is None for r in rows)
                for c in columns]  # fmt: skip
-    widths = [max(len(x) for x in col) for col in zip(header, *body)]
+    widths = [max(len(x) for x in col) for col in zip(header, *body, strict=True)]
     lines = []
     for line in [header, *body]:
-        cells = [x.rjust(w) if num else x.ljust(w) for x, w, num in zip(line, widths, numeric)]
+        cells = [x.rjust(w) if num else x.ljust(w) for x, w, num in zip(line, widths, numeric, strict=True)]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
 
@@ -154,7 +155,9 @@ def _connect(args: argparse.Namespace) -> Iterator[Any]:
         yield conn
 
 
-def _command(run: Callable[[argparse.Namespace, Any], int], unreachable_code: int = 1) -> Callable[[argparse.Namespace], int]:
+def _command(
+    run: Callable[[argparse.Namespace, Any], int], unreachable_code: int = 1
+) -> Callable[[argparse.Namespace], int]:
     """Wrap ``run(args, conn)``: connect, map Conductor's errors, one clear line on failure."""
 
     def handler(args: argparse.Namespace) -> int:
@@ -174,7 +177,11 @@ def _command(run: Callable[[argparse.Namespace, Any], int], unreachable_code: in
             fail(f"lost the database: {_one_line(exc)}")
             return unreachable_code
         except psycopg.Error as exc:
-            hint = " (is the database migrated? `pyconductor migrate`)" if exc.sqlstate in ("42883", "3F000", "42P01") else ""
+            hint = (
+                " (is the database migrated? `pyconductor migrate`)"
+                if exc.sqlstate in ("42883", "3F000", "42P01")
+                else ""
+            )
             return fail(f"{_one_line(exc)}{hint}")
 
     return handler
@@ -242,7 +249,8 @@ def health_verdict(rows: Sequence[dict[str, Any]], max_depth: int | None, max_ag
     failed = sum(r["failed_15m"] for r in rows)
     done = failed + sum(r["succeeded_15m"] for r in rows)
     rate = f"{failed / done:.2f}" if done else "-"
-    return True, (f"ok: {len(rows)} queue(s), depth {depth}, backlog age {format_duration(max(ages) if ages else None)}, "
+    return True, (f"ok: {len(rows)} queue(s), depth {depth}, "
+                  f"backlog age {format_duration(max(ages) if ages else None)}, "
                   f"failure rate {rate} (15m)")  # fmt: skip
 
 
@@ -267,7 +275,6 @@ def _prune(args: argparse.Namespace, conn: Any) -> int:
     from pyconductor import queries
 
     if args.batch < 1:
-
         return fail("--batch must be at least 1")
     total = 0
     batches = 0
@@ -458,7 +465,8 @@ def _lock_holders(conn: Any) -> list[dict[str, Any]] | None:
     from pyconductor import queries
 
     try:
-        return conn.execute(queries.FOREIGN_LOCK_HOLDERS, {"hold": "1 second"}).fetchall()
+        rows: list[dict[str, Any]] = conn.execute(queries.FOREIGN_LOCK_HOLDERS, {"hold": "1 second"}).fetchall()
+        return rows
     except (psycopg.errors.UndefinedFunction, psycopg.errors.InsufficientPrivilege):
         return None
 

@@ -227,8 +227,11 @@ class Producer:
         except Aborted:
             return None
         except Exception as exc:  # noqa: BLE001 - never die; the poll covers it
-            logger.error("sleep failed, polling instead: %s",
-                         translate(exc) if isinstance(exc, psycopg.Error) else exc, extra=self._extra)
+            logger.error(
+                "sleep failed, polling instead: %s",
+                translate(exc) if isinstance(exc, psycopg.Error) else exc,
+                extra=self._extra,
+            )
             # a failed statement commits nothing, so no mark exists
             self._marked = self._settled = False
             return None
@@ -292,7 +295,7 @@ class Producer:
             }, self.stopping)  # fmt: skip
         except Aborted:
             return None
-        except Exception as exc:  # noqa: BLE001 - never die; back off and try again
+        except Exception as exc:  # never die; back off and try again
             logger.error("claim failed: %s", translate(exc) if isinstance(exc, psycopg.Error) else exc,
                          extra=self._extra, exc_info=not isinstance(exc, psycopg.Error))  # fmt: skip
             self.stopping.wait(defaults.BACKOFF_MAX)
@@ -335,7 +338,7 @@ class Listener:
                 retry(self._listen, what="listen", abort=self.halt, extra=self._extra, on_lost=self.link.close)
             except Aborted:
                 return
-            except Exception:  # noqa: BLE001 - never die; polling covers the gap
+            except Exception:  # never die; polling covers the gap
                 logger.exception("listener failed", extra=self._extra)
                 self.link.close()
                 self.halt.wait(defaults.BACKOFF_MAX)

@@ -56,7 +56,9 @@ DEREGISTER_WORKER = "select conductor.deregister_worker(worker_id => %(worker_id
 # task for nothing); kinds: only these (NULL: every kind); timeout: the attempt's limit
 CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s)"
 HEARTBEAT = "select * from conductor.heartbeat(worker_id => %(worker_id)s, attempt_ids => %(attempt_ids)s::bigint[], lease => %(lease)s)"
-COMPLETE_MANY = "select * from conductor.complete_many(attempt_ids => %(attempt_ids)s::bigint[], results => %(results)s::jsonb[])"
+COMPLETE_MANY = (
+    "select * from conductor.complete_many(attempt_ids => %(attempt_ids)s::bigint[], results => %(results)s::jsonb[])"
+)
 FAIL = "select conductor.fail(attempt_id => %(attempt_id)s, error => %(error)s, retry_at => %(retry_at)s, traceback => %(traceback)s, unknown_kind => %(unknown_kind)s, retryable => %(retryable)s)::text"
 RELEASE = "select conductor.release(attempt_id => %(attempt_id)s)"
 REAP = "select conductor.reap()"
@@ -68,10 +70,14 @@ WAKE = "select conductor.wake(worker_id => %(worker_id)s)"
 # so an idle worker sleeps until then rather than until its poll
 WAKE_IN_DUE = "select extract(epoch from conductor.next_due(queues => %(queues)s, kinds => %(kinds)s) - conductor.now())::float8 as due_in"
 # reap, then how long until reap next has something to do (seconds; NULL: nothing waits or runs)
-REAP_NEXT = "select conductor.reap() as reap, extract(epoch from conductor.next_wake() - conductor.now())::float8 as wake_in"
+REAP_NEXT = (
+    "select conductor.reap() as reap, extract(epoch from conductor.next_wake() - conductor.now())::float8 as wake_in"
+)
 
 # -- durable runs (TaskContext) ------------------------------------------------------
-SAVE_STEP = "select conductor.save_step(attempt_id => %(attempt_id)s, name => %(name)s, result => %(result)s::jsonb) as result"
+SAVE_STEP = (
+    "select conductor.save_step(attempt_id => %(attempt_id)s, name => %(name)s, result => %(result)s::jsonb) as result"
+)
 SUSPEND = "select * from conductor.suspend(attempt_id => %(attempt_id)s, step => %(step)s, wait_for => %(wait_for)s, event => %(event)s, duration => %(duration)s::interval, timeout => %(timeout)s::interval)"
 # {options}: ", name => %(name)s" for each option given (SPAWN_OPTIONS), so the others take spawn's defaults
 SPAWN = "select conductor.spawn(attempt_id => %(attempt_id)s, step => %(step)s, kind => %(kind)s, payload => %(payload)s::jsonb{options}) as spawn"
@@ -98,7 +104,7 @@ LIST_SCHEDULES = "select * from conductor.list_schedules()"
 # Every page query is index-backed and bounded: list_tasks is keyset on the primary
 # key; a run's tasks come by tasks_run (root_id), their attempts by attempts_task.
 DASHBOARD_STATS = "select * from conductor.stats()"
-DASHBOARD_LIST_TASKS = "select * from conductor.list_tasks(status => %(status)s, queue => %(queue)s, kind => %(kind)s, before_id => %(before_id)s, \"limit\" => %(limit)s)"
+DASHBOARD_LIST_TASKS = 'select * from conductor.list_tasks(status => %(status)s, queue => %(queue)s, kind => %(kind)s, before_id => %(before_id)s, "limit" => %(limit)s)'
 DASHBOARD_RUN_TASKS = "select id, parent_id, root_id, queue, kind, status, attempt, max_attempts, error, result, enqueued_at, started_at, finished_at from conductor.tasks where root_id = %(root_id)s and parent_id is not null order by id limit %(limit)s"
 DASHBOARD_ATTEMPTS = "select * from conductor.attempts where task_id = any(%(task_ids)s::bigint[]) order by id"
 DASHBOARD_HAS_STEPS = "select to_regclass('conductor.steps') is not null as has_steps"
@@ -111,7 +117,9 @@ DASHBOARD_SCHEDULES = "select s.name, s.cron, s.timezone, s.kind, s.queue, s.ena
 DASHBOARD_ENABLE_SCHEDULE = "select (conductor.enable_schedule(name => %(name)s, enabled => %(enabled)s)).name"
 DASHBOARD_FIRE_SCHEDULE = "select conductor.fire_schedule(name => %(name)s) as task_id"
 # queue controls: true when the call changed the queue's state
-DASHBOARD_PAUSED_QUEUES = "select queue, paused_at, paused_by from conductor.paused_queues order by queue limit %(limit)s"
+DASHBOARD_PAUSED_QUEUES = (
+    "select queue, paused_at, paused_by from conductor.paused_queues order by queue limit %(limit)s"
+)
 DASHBOARD_PAUSE_QUEUE = "select conductor.pause_queue(queue => %(queue)s) as changed"
 DASHBOARD_RESUME_QUEUE = "select conductor.resume_queue(queue => %(queue)s) as changed"
 # the handler log lines of some attempts (each at most settings.max_log_bytes)

@@ -54,9 +54,12 @@ INTERVAL_OPTIONS = frozenset({"backoff_base", "backoff_max", "timeout", *RETENTI
 
 
 class _App(Protocol):
-    """What a Task needs of its Conductor: enqueue."""
+    """What a Task needs of its Conductor: enqueue, called with the options a
+    caller gave Task.enqueue (Conductor.enqueue names each of them, so the
+    protocol takes any keywords rather than a ``**options`` only it would accept)."""
 
-    def enqueue(self, kind: str, payload: Any = None, **options: Any) -> int: ...
+    @property
+    def enqueue(self) -> Callable[..., int]: ...
 
 
 def _check_options(kind: str, options: dict[str, Any]) -> None:

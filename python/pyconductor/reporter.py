@@ -184,7 +184,7 @@ class Reporter:
             except Aborted:
                 logger.warning("dropping %d unreported outcome(s): database unreachable", len(batch),
                                extra=self._extra)  # fmt: skip
-            except Exception:  # noqa: BLE001 - never die
+            except Exception:  # never die
                 logger.exception("reporting %d outcome(s) failed", len(batch), extra=self._extra)
             finally:
                 kept = {id(r) for r in deferred}
@@ -264,7 +264,8 @@ class Reporter:
         another session holds ('locked': send them again later; see the module doc)."""
         try:
             rows = self._rows(queries.COMPLETE_MANY, {
-                "attempt_ids": bigint_array(r.ctx.attempt_id for r in oks), "results": text_array(cast(str, r.result) for r in oks),
+                "attempt_ids": bigint_array(r.ctx.attempt_id for r in oks),
+                "results": text_array(cast(str, r.result) for r in oks),
             })  # fmt: skip
         except _Locked:
             return [], list(oks)  # a lock other than the tasks' rows, held over complete_many's lock_timeout
@@ -280,7 +281,8 @@ class Reporter:
             r = oks[0]
             return [Report("fail", r.ctx, duration_ms=r.duration_ms, retryable=False,
                            error=f"result not storable: {' '.join(str(exc).split())} ({exc.sqlstate}); "
-                                 f"return JSON that PostgreSQL's jsonb accepts (no NUL characters, valid UTF-8)")], []  # fmt: skip
+                                 "return JSON that PostgreSQL's jsonb accepts "
+                                 "(no NUL characters, valid UTF-8)")], []  # fmt: skip
         # 'finished': an earlier sending of this batch was stored before the
         # connection dropped, so the result is in. 'failed': the database
         # refused to store the result (over conductor.settings.max_result_bytes)
@@ -337,7 +339,7 @@ class Reporter:
         for listener in self.listeners:
             try:
                 listener(r.ctx, outcome, r.duration_ms)
-            except Exception:  # noqa: BLE001 - a listener never stops the reporting
+            except Exception:  # a listener never stops the reporting
                 logger.exception("outcome listener %r failed", listener, extra=self._extra)
 
     def _send_one(self, r: Report) -> None:

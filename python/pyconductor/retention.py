@@ -28,10 +28,11 @@ loop only calls it, in batches, on one process of the fleet at a time:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
-from typing import Any
+from typing import Any, Self
 
 import psycopg
 from psycopg.rows import dict_row
@@ -88,7 +89,7 @@ class Retention:
         """Whether this process holds the lease 'retention' now (and it has not run out)."""
         return self.lease.held
 
-    def start(self) -> Retention:
+    def start(self) -> Self:
         if self._thread is not None and self._thread.is_alive():
             return self
         self._stop.clear()
@@ -105,7 +106,7 @@ class Retention:
         else:
             self._shutdown()  # run_once() on the caller's thread may hold the lease
 
-    def __enter__(self) -> Retention:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -125,7 +126,7 @@ class Retention:
                 self.run_once()
             except Aborted:
                 break
-            except Exception:  # noqa: BLE001 - one bad round never ends the loop
+            except Exception:  # one bad round never ends the loop
                 logger.exception("retention: round failed; trying again in %.0fs", self.interval)
             self._stop.wait(self.interval)
         self._shutdown()
@@ -170,10 +171,8 @@ class Retention:
         # the lease stays this process's until it runs out: a new connection renews it
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # it is broken already
                 conn.close()
-            except Exception:  # noqa: BLE001 - it is broken already
-                pass
 
     def _shutdown(self) -> None:
         conn = self._conn

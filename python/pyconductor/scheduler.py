@@ -35,13 +35,14 @@ connection trouble at WARNING.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Self
 
 import psycopg
 from psycopg.rows import dict_row
@@ -131,7 +132,7 @@ class Scheduler:
         (always False without ``use_leader_lock``)."""
         return self.use_leader_lock and self.lease.held
 
-    def start(self) -> Scheduler:
+    def start(self) -> Self:
         if self._thread and self._thread.is_alive():
             return self
         self._stop.clear()
@@ -146,7 +147,7 @@ class Scheduler:
             self._thread.join(timeout)
             self._thread = None
 
-    def __enter__(self) -> Scheduler:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -164,10 +165,18 @@ class Scheduler:
         """
         items = [s if isinstance(s, ScheduleSpec) else ScheduleSpec(**s) for s in specs]
         rows: list[dict[str, Any]] = []
-        with mapped_errors(), psycopg.connect(
-            self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
-            connect_timeout=defaults.CONNECT_TIMEOUT, **connect_options(self.dsn, self.pooler),
-        ) as conn, conn.transaction():
+        with (
+            mapped_errors(),
+            psycopg.connect(
+                self.dsn,
+                autocommit=True,
+                application_name=self.application_name,
+                row_factory=dict_row,
+                connect_timeout=defaults.CONNECT_TIMEOUT,
+                **connect_options(self.dsn, self.pooler),
+            ) as conn,
+            conn.transaction(),
+        ):
             for spec in items:
                 try:
                     with conn.transaction():  # a savepoint: a refused one leaves the others
@@ -193,7 +202,7 @@ class Scheduler:
                              on_lost=self._drop_connection)  # fmt: skip
             except Aborted:
                 break
-            except Exception:  # noqa: BLE001 - never let one bad tick kill the scheduler
+            except Exception:  # never let one bad tick kill the scheduler
                 logger.exception("scheduler: tick failed; trying again in %.1fs", self.tick_interval)
                 wait = self.tick_interval
             self._stop.wait(wait)
@@ -202,8 +211,12 @@ class Scheduler:
     def _connection(self) -> psycopg.Connection[dict[str, Any]]:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(
-                self.dsn, autocommit=True, application_name=self.application_name, row_factory=dict_row,
-                connect_timeout=defaults.CONNECT_TIMEOUT, **connect_options(self.dsn, self.pooler),
+                self.dsn,
+                autocommit=True,
+                application_name=self.application_name,
+                row_factory=dict_row,
+                connect_timeout=defaults.CONNECT_TIMEOUT,
+                **connect_options(self.dsn, self.pooler),
             )
         return self._conn
 
@@ -236,17 +249,16 @@ class Scheduler:
         next_due: datetime | None = row["next_due_at"] if row else None
         if next_due is None or row is None:
             return self.tick_interval
-        seconds = (next_due - row["now"]).total_seconds() + DUE_SLACK
+        now: datetime = row["now"]
+        seconds = (next_due - now).total_seconds() + DUE_SLACK
         return min(max(seconds, 0.0), self.tick_interval)
 
     def _drop_connection(self) -> None:
         # the lease stays this scheduler's until it runs out: a new connection renews it
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # it is already broken
                 conn.close()
-            except Exception:  # noqa: BLE001 - it is already broken
-                pass
 
     def _shutdown(self) -> None:
         conn = self._conn

@@ -30,8 +30,7 @@ def schema_version(conn: psycopg.Connection[Any]) -> str | None:
     """The release ``conductor.version()`` reports; ``"0.1.0"`` for a schema
     from before the function existed; None when no conductor schema is deployed."""
     row = conn.execute(
-        "select to_regnamespace('conductor') is not null,"
-        " to_regprocedure('conductor.version()') is not null"
+        "select to_regnamespace('conductor') is not null, to_regprocedure('conductor.version()') is not null"
     ).fetchone()
     assert row is not None
     has_schema, has_version = row
@@ -58,7 +57,11 @@ def check_schema(conn: psycopg.Connection[Any]) -> str:
         raise SchemaMismatch(
             f"database {conn.info.dbname!r} holds conductor schema {found}, "
             f"this pyconductor needs {SCHEMA_VERSION}: {_FIX}"
-            + ("" if _older(found) else f"; or install the driver of the schema's release: pip install 'conductor-pg=={found}'")
+            + (
+                ""
+                if _older(found)
+                else f"; or install the driver of the schema's release: pip install 'conductor-pg=={found}'"
+            )
         )
     return found
 

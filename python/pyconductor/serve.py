@@ -58,7 +58,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pyconductor import defaults
 from pyconductor.link import DirectConnectionNeeded, Link, pooler_mode
@@ -159,7 +159,8 @@ class Node:
                 if role not in POOLER_ROLES:
                     raise DirectConnectionNeeded(
                         f"the {role} role", f"{_NEEDS_SESSION[role]}; behind the pooler run only "
-                        f"--role {','.join(r for r in self.roles if r in POOLER_ROLES) or ','.join(POOLER_ROLES)}")  # fmt: skip
+                        f"--role {','.join(r for r in self.roles if r in POOLER_ROLES) or ','.join(POOLER_ROLES)}"
+                    )  # fmt: skip
         self._worker_options = options
         self.worker: Worker | None = None
         if "worker" in self.roles or "scheduler" in self.roles:
@@ -259,7 +260,7 @@ class Node:
 
     # -- lifecycle -----------------------------------------------------------------
 
-    def start(self) -> Node:
+    def start(self) -> Self:
         """Start every role: the worker first (it checks the database and
         declares the app's kinds and schedules; DatabaseUnusable and the like
         raise here), then maintenance, then the dashboard. What started before
@@ -299,7 +300,7 @@ class Node:
             name, stop = self._running.pop()
             try:
                 stop()
-            except Exception:  # noqa: BLE001 - one part's trouble never keeps the others running
+            except Exception:  # one part's trouble never keeps the others running
                 logger.exception("%s did not stop cleanly", name, extra={"worker_id": self.worker_id})
         logger.info("stopped roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
 
@@ -328,6 +329,7 @@ class Node:
     def run(self) -> int:
         """Start, block until SIGTERM or SIGINT (or ``request_stop()``), stop and
         return 0. A second signal exits the process at once with code 130."""
+
         def first() -> None:
             self._signalled = True
             self._stop_requested.set()
@@ -348,7 +350,7 @@ class Node:
             self.stop()
         return 0
 
-    def __enter__(self) -> Node:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -38,6 +38,7 @@ transactions.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -178,10 +179,8 @@ class SingletonRunner:
     def _close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing a broken connection
                 conn.close()
-            except Exception:  # noqa: BLE001 - closing a broken connection
-                pass
 
 
 def _first_line(exc: BaseException) -> str:

@@ -76,7 +76,8 @@ class StepRuntime:
             return retry(once, what=f"task {ctx.task_id} ({ctx.kind}) step", abort=self.closed, extra=task_extra(ctx),
                          until=time.monotonic() + self.retry_for)  # fmt: skip
         except Aborted as exc:
-            raise exc.__cause__ from None  # type: ignore[misc]
+            assert exc.__cause__ is not None  # retry raises Aborted from the error it gave up on
+            raise exc.__cause__ from None
 
     def spawn_defaults(self, kind: str) -> dict[str, Any]:
         """The enqueue options registered for ``kind`` on this worker's app."""

@@ -46,6 +46,7 @@ only (docs/deployment.md).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -164,7 +165,7 @@ class ChildReporter:
         data = (json.dumps(report, default=str, separators=(",", ":")) + "\n").encode()
         try:
             while data:
-                data = data[os.write(self.fd, data):]
+                data = data[os.write(self.fd, data) :]
         except OSError:
             return False
         return True
@@ -173,7 +174,7 @@ class ChildReporter:
         while True:
             try:
                 sent = self._send()
-            except Exception:  # noqa: BLE001 - a report that cannot be built must not end the reports
+            except Exception:  # a report that cannot be built must not end the reports
                 logger.exception("cannot report to the supervisor")
                 sent = True
             if not sent:
@@ -498,16 +499,12 @@ class Supervisor:
         for child in self.children:
             if child.alive:
                 assert child.proc is not None
-                try:
+                with contextlib.suppress(OSError):
                     child.proc.kill()
-                except OSError:
-                    pass
         for child in self.children:
             if child.proc is not None:
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     child.proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    pass
         logging.shutdown()
         os._exit(SECOND_SIGNAL_EXIT)
 

@@ -56,13 +56,23 @@ from __future__ import annotations
 import logging
 import threading
 from contextvars import ContextVar, Token
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pyconductor.wire import dumps_json, storable_text
 
-__all__ = ["MAX_LINES", "MAX_MESSAGE", "SAVE_LOG", "AttemptLog", "attach", "current", "detach", "enter", "leave",
-           "save_params"]
+__all__ = [
+    "MAX_LINES",
+    "MAX_MESSAGE",
+    "SAVE_LOG",
+    "AttemptLog",
+    "attach",
+    "current",
+    "detach",
+    "enter",
+    "leave",
+    "save_params",
+]
 
 MAX_LINES = 200
 """The lines kept per attempt; the rest are counted as dropped."""
@@ -70,8 +80,10 @@ MAX_LINES = 200
 MAX_MESSAGE = 2000
 """The characters kept of one line's message (its traceback included), marker included."""
 
-SAVE_LOG = ("select conductor.save_log(attempt_id => %(attempt_id)s::bigint, lines => %(lines)s::jsonb, "
-            "dropped => %(dropped)s::integer)")
+SAVE_LOG = (
+    "select conductor.save_log(attempt_id => %(attempt_id)s::bigint, lines => %(lines)s::jsonb, "
+    "dropped => %(dropped)s::integer)"
+)
 
 OWN_LOGGER = "pyconductor"
 
@@ -87,7 +99,7 @@ class AttemptLog:
     reporter, so a second take (a late line after a timeout's report) sends
     only what came since. The bound counts every line taken before."""
 
-    __slots__ = ("level", "_lock", "_lines", "_kept", "_dropped")
+    __slots__ = ("_dropped", "_kept", "_lines", "_lock", "level")
 
     def __init__(self, level: int = logging.INFO) -> None:
         self.level = level
@@ -138,7 +150,7 @@ def line_of(record: logging.LogRecord) -> dict[str, str]:
     if record.stack_info:
         message = f"{message}\n{_formatter.formatStack(record.stack_info)}"
     return {
-        "at": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+        "at": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
         "level": record.levelname,
         "logger": storable_text(record.name) or "",
         "message": storable_text(cut(message)) or "",
@@ -160,7 +172,7 @@ def cut(message: str, limit: int = MAX_MESSAGE) -> str:
 class _CaptureHandler(logging.Handler):
     """Appends a record to the current attempt's log, if there is one."""
 
-    def handle(self, record: logging.LogRecord) -> bool:  # type: ignore[override]
+    def handle(self, record: logging.LogRecord) -> bool:
         # No handler lock: the attempt's log has its own, so handlers on
         # different threads never wait for each other here.
         log = _current.get()

@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
+from psycopg.abc import AdaptContext
 from psycopg.types.datetime import TimestamptzLoader
 from psycopg.types.json import set_json_loads
 
@@ -62,11 +63,12 @@ def dumps_json(value: Any) -> str:
     return _ENCODER.encode(value)
 
 
-def loads_json(data: bytes) -> Any:
-    """A json/jsonb value as PostgreSQL sends it (UTF-8 text)."""
+def loads_json(data: str | bytes) -> Any:
+    """A json/jsonb value as PostgreSQL sends it (UTF-8 text: bytes from psycopg's
+    loaders, though its loads type says str too)."""
     if data == b"{}":
         return {}  # a task never claimed before has no steps, and many payloads are empty
-    return _DECODER.decode(data.decode())
+    return _DECODER.decode(data if isinstance(data, str) else data.decode())
 
 
 def use_fast_loads(conn: psycopg.Connection[Any]) -> None:
@@ -77,13 +79,13 @@ def use_fast_loads(conn: psycopg.Connection[Any]) -> None:
 class _InfiniteTimestamptzLoader(TimestamptzLoader):
     def load(self, data: Any) -> datetime:
         if data == b"infinity":
-            return datetime.max.replace(tzinfo=timezone.utc)
+            return datetime.max.replace(tzinfo=UTC)
         if data == b"-infinity":
-            return datetime.min.replace(tzinfo=timezone.utc)
+            return datetime.min.replace(tzinfo=UTC)
         return super().load(data)
 
 
-def load_infinite_times(conn: psycopg.Connection[Any]) -> None:
+def load_infinite_times(conn: AdaptContext) -> None:
     """Read ``infinity``/``-infinity`` timestamptz on ``conn`` (only) as datetime.max/min."""
     conn.adapters.register_loader("timestamptz", _InfiniteTimestamptzLoader)
 

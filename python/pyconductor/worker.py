@@ -64,7 +64,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import psycopg
 
@@ -248,8 +248,9 @@ class Worker:
         self.runtime: StepRuntime | None = None
         self.listener: Listener | None = None
         if self.process_tasks:
-            self.runtime = StepRuntime(self.dsn, wid, self.concurrency, self.app.registry, self.reaper.nudge,
-                                       pooler=pooler)
+            self.runtime = StepRuntime(
+                self.dsn, wid, self.concurrency, self.app.registry, self.reaper.nudge, pooler=pooler
+            )
             self.executor = Executor(ledger, self.app.registry, self.reporter.put, concurrency=self.concurrency,
                                      worker_id=wid, cancel_grace=self.cancel_grace, on_stuck=self._on_stuck,
                                      capture_logs=self.capture_logs, capture_level=self.capture_level,
@@ -271,7 +272,8 @@ class Worker:
             self.listener = Listener(Link(self.dsn, "listen", wid), self.producer.notified, self._halt)
         executor = self.executor
         self.heartbeat_service = Heartbeat(
-            ledger, Link(self.dsn, "heartbeat", wid, pooler=pooler), self._halt, lease=self.lease, interval=self.heartbeat_interval,
+            ledger, Link(self.dsn, "heartbeat", wid, pooler=pooler), self._halt, lease=self.lease,
+            interval=self.heartbeat_interval,
             on_lost=executor.cancel if executor is not None else lambda ctx, state: ctx.cancel(state),
             on_timed_out=executor.time_out if executor is not None else lambda attempt_id: None,
         )  # fmt: skip
@@ -330,7 +332,7 @@ class Worker:
 
     # -- lifecycle -----------------------------------------------------------------
 
-    def start(self) -> Worker:
+    def start(self) -> Self:
         """Check the DSN, declare the app's kinds and schedules, start the services
         and return. Raises DatabaseUnusable when the DSN can never work (see the module doc)."""
         if self._started:
@@ -474,7 +476,9 @@ class Worker:
     def _deregister(self, timeout: float, report_link_busy: bool) -> None:
         """Delete this worker's row (``timeout`` seconds at most; informational:
         reap() forgets stale rows anyway)."""
-        link = Link(self.dsn, "deregister", self.worker_id, pooler=self.pooler) if report_link_busy else self.reporter.link
+        link = (
+            Link(self.dsn, "deregister", self.worker_id, pooler=self.pooler) if report_link_busy else self.reporter.link
+        )
         give_up = threading.Event()
 
         def deregister() -> None:
@@ -510,13 +514,15 @@ class Worker:
         gracefully and return 0 (3 when exit_on_stuck stopped it). A second
         signal exits the process at once with code 130, leaving the held tasks
         to the reaper."""
+
         def first() -> None:
             self._signalled = True
             self._stop_requested.set()
 
         # a stop that exit_on_stuck began is not a first signal
         restore = install_stop_signals(
-            first, lambda: self._signalled or (self._stop_requested.is_set() and self._exit_code != EXIT_STUCK))
+            first, lambda: self._signalled or (self._stop_requested.is_set() and self._exit_code != EXIT_STUCK)
+        )
         # The handlers stay installed after stop(): a signal while exiting still means "now".
         try:
             self.start()
@@ -532,7 +538,7 @@ class Worker:
             self.stop()
         return self._exit_code
 
-    def __enter__(self) -> Worker:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -63,7 +63,7 @@ _QUEUE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]*")
 _NO_REGISTRY = Registry()  # a Django task's options are its own, never a pyconductor registration's
 
 
-class ConductorBackend(BaseTaskBackend):  # type: ignore[misc, valid-type]
+class ConductorBackend(BaseTaskBackend):
     """Tasks go into ``conductor.tasks`` in the caller's transaction; workers are
     ``manage.py conductor_worker`` processes (see the module doc)."""
 
@@ -98,7 +98,7 @@ class ConductorBackend(BaseTaskBackend):  # type: ignore[misc, valid-type]
         call = calls.enqueue(_NO_REGISTRY, task.module_path, payload,
                              {"queue": task.queue_name, "priority": int(task.priority), "run_at": run_at})  # fmt: skip
         task_id = call.decode(database.execute(self.database, call.query, call.params))
-        result = TaskResult(
+        result: TaskResult[Any] = TaskResult(
             task=task, id=str(task_id), status=TaskResultStatus.READY, enqueued_at=timezone.now(),
             started_at=None, finished_at=None, last_attempted_at=None, args=payload["args"],
             kwargs=payload["kwargs"], backend=self.alias, errors=[], worker_ids=[],
@@ -141,10 +141,12 @@ class ConductorBackend(BaseTaskBackend):  # type: ignore[misc, valid-type]
         unknown = sorted(set(options) - set(OPTION_KEYS))
         if unknown:
             yield checks.Error(f"{where}['OPTIONS'] has unknown key(s): {', '.join(unknown)}",
-                               hint=f"ConductorBackend reads {', '.join(OPTION_KEYS)}.", id="pyconductor.E001")  # fmt: skip
+                               hint=f"ConductorBackend reads {', '.join(OPTION_KEYS)}.",
+                               id="pyconductor.E001")  # fmt: skip
         if self.database not in settings.DATABASES:
             yield checks.Error(f"{where}: no database {self.database!r} in settings.DATABASES",
-                               hint="OPTIONS['DATABASE'] names a Django database alias.", id="pyconductor.E002")  # fmt: skip
+                               hint="OPTIONS['DATABASE'] names a Django database alias.",
+                               id="pyconductor.E002")  # fmt: skip
         elif connections[self.database].vendor != "postgresql":
             yield checks.Error(f"{where}: database {self.database!r} is not PostgreSQL",
                                hint="Conductor lives in PostgreSQL.", id="pyconductor.E003")  # fmt: skip

@@ -23,7 +23,8 @@ def add_target_arguments(parser: CommandParser) -> None:
     parser.add_argument("--backend", default="default",
                         help="the TASKS alias of a ConductorBackend (default: %(default)s)")  # fmt: skip
     parser.add_argument("--database", default=None,
-                        help="the Django database alias (default: the backend's OPTIONS['DATABASE'], else 'default')")  # fmt: skip
+                        help="the Django database alias (default: the backend's OPTIONS['DATABASE'], "
+                             "else 'default')")  # fmt: skip
 
 
 def backend(alias: str) -> ConductorBackend:

@@ -11,6 +11,7 @@ backport (0.12) says ``InvalidTaskError`` and ``django_tasks.utils``.
 from __future__ import annotations
 
 from importlib.util import find_spec
+from typing import TYPE_CHECKING
 
 __all__ = [
     "FRAMEWORK", "BaseTaskBackend", "InvalidTaskError", "Task", "TaskContext", "TaskError", "TaskResult",
@@ -26,32 +27,34 @@ def _has_django_tasks() -> bool:
         return False
 
 
-if _has_django_tasks():
-    FRAMEWORK = "django.tasks"
-    from django.tasks import task_backends  # type: ignore[import-not-found, no-redef, unused-ignore]
-    from django.tasks.backends.base import BaseTaskBackend  # type: ignore[import-not-found, no-redef, unused-ignore]
-    from django.tasks.base import (  # type: ignore[import-not-found, no-redef, unused-ignore]
-        Task,
-        TaskContext,
-        TaskError,
-        TaskResult,
-        TaskResultStatus,
-    )
-    from django.tasks.exceptions import InvalidTask as InvalidTaskError  # type: ignore[import-not-found, no-redef, unused-ignore]
-    from django.tasks.exceptions import TaskResultDoesNotExist, TaskResultMismatch  # type: ignore[import-not-found, no-redef, unused-ignore]
-    from django.tasks.signals import task_enqueued, task_finished, task_started  # type: ignore[import-not-found, no-redef, unused-ignore]
-    from django.utils.json import normalize_json  # type: ignore[attr-defined, no-redef, unused-ignore]
-else:
+# mypy reads the backport's branch: typed, and the one Python 3.11 (Django 5.2)
+# has; at run time the test is _has_django_tasks() alone.
+if TYPE_CHECKING or not _has_django_tasks():
     FRAMEWORK = "django_tasks"
-    from django_tasks import task_backends  # type: ignore[no-redef, unused-ignore]
-    from django_tasks.backends.base import BaseTaskBackend  # type: ignore[no-redef, unused-ignore]
-    from django_tasks.base import (  # type: ignore[no-redef, unused-ignore]
+    from django_tasks import task_backends
+    from django_tasks.backends.base import BaseTaskBackend
+    from django_tasks.base import (
         Task,
         TaskContext,
         TaskError,
         TaskResult,
         TaskResultStatus,
     )
-    from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist, TaskResultMismatch  # type: ignore[no-redef, unused-ignore]
-    from django_tasks.signals import task_enqueued, task_finished, task_started  # type: ignore[no-redef, unused-ignore]
-    from django_tasks.utils import normalize_json  # type: ignore[no-redef, unused-ignore]
+    from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist, TaskResultMismatch
+    from django_tasks.signals import task_enqueued, task_finished, task_started
+    from django_tasks.utils import normalize_json
+else:
+    FRAMEWORK = "django.tasks"
+    from django.tasks import task_backends
+    from django.tasks.backends.base import BaseTaskBackend
+    from django.tasks.base import (
+        Task,
+        TaskContext,
+        TaskError,
+        TaskResult,
+        TaskResultStatus,
+    )
+    from django.tasks.exceptions import InvalidTask as InvalidTaskError
+    from django.tasks.exceptions import TaskResultDoesNotExist, TaskResultMismatch
+    from django.tasks.signals import task_enqueued, task_finished, task_started
+    from django.utils.json import normalize_json

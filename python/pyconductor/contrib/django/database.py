@@ -70,7 +70,7 @@ def _fetch(conn: Any, query: str, params: Mapping[str, Any]) -> list[dict[str, A
     with conn.cursor() as cur:
         cur.execute(query, params)
         names: Sequence[str] = [col[0] for col in cur.description or ()]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
 def dsn_for(alias: str) -> str:
@@ -85,7 +85,8 @@ def dsn_for(alias: str) -> str:
         raise ImproperlyConfigured(f"no database {alias!r} in settings.DATABASES")
     if not is_postgresql(alias):
         raise ImproperlyConfigured(f"database {alias!r} is not PostgreSQL (ENGINE "
-                                   f"{connections[alias].settings_dict['ENGINE']!r}); Conductor lives in PostgreSQL")  # fmt: skip
+                                   f"{connections[alias].settings_dict['ENGINE']!r}); "
+                                   "Conductor lives in PostgreSQL")  # fmt: skip
     params = connections[alias].get_connection_params()
     libpq = {key: str(value) for key, value in params.items()
              if key not in _NOT_LIBPQ and value is not None and isinstance(value, (str, int))}  # fmt: skip

@@ -14,7 +14,8 @@ Statuses (Conductor has eight, the framework four):
 the full traceback. An attempt that failed without a traceback (its time limit
 passed) gets ``builtins.TimeoutError`` with the error text; a task that ended
 without a failed attempt of its own (cancelled, dead after its workers were
-lost three times, failed by its run's limit of four lost workers) gets one entry for that, ``pyconductor.errors.TaskCancelled`` or
+lost three times, failed by its run's limit of four lost workers) gets one
+entry for that, ``pyconductor.errors.TaskCancelled`` or
 ``builtins.Exception``, so a FAILED result always says why.
 
 ``worker_ids``: the worker of every claim of the task but the ones handed back
@@ -61,8 +62,8 @@ def exception_path(error: str | None, traceback: str | None) -> str:
     found = None
     if traceback:
         pattern = re.compile(rf"^((?:[\w.]+\.)?{re.escape(qualname)})(?::|$)", re.MULTILINE)
-        for found in pattern.finditer(traceback):  # the last one: the exception that ended the attempt
-            pass
+        # the last one: the exception that ended the attempt
+        found = next(reversed(list(pattern.finditer(traceback))), None)
     path = found.group(1) if found is not None else qualname
     if path == qualname:  # Python leaves out builtins and __main__
         return f"builtins.{qualname}" if isinstance(getattr(builtins, qualname, None), type) else f"__main__.{qualname}"
@@ -77,7 +78,8 @@ def _local(value: datetime | None) -> datetime | None:
 
 
 def _errors(info: TaskInfo) -> list[Any]:
-    errors = [TaskError(exception_class_path=exception_path(a.error, a.traceback), traceback=a.traceback or a.error or "")
+    errors = [TaskError(exception_class_path=exception_path(a.error, a.traceback),
+                        traceback=a.traceback or a.error or "")
               for a in info.attempts if a.outcome == "failed"]  # fmt: skip
     if not errors and info.status in ("failed", "dead", "timed_out", "cancelled"):
         path = "pyconductor.errors.TaskCancelled" if info.status == "cancelled" else "builtins.Exception"
@@ -98,7 +100,7 @@ def task_result(info: TaskInfo, task: Any, backend: str) -> Any:
     except Exception:  # noqa: BLE001 - e.g. a queue since removed from QUEUES: the task as declared
         pass
     attempts = [a for a in info.attempts if a.outcome != "released"]
-    result = TaskResult(
+    result: TaskResult[Any] = TaskResult(
         task=task, id=str(info.id), status=STATUSES[info.status], enqueued_at=_local(info.enqueued_at),
         started_at=_local(info.started_at), finished_at=_local(info.finished_at),
         last_attempted_at=_local(attempts[-1].claimed_at) if attempts else None,

@@ -86,7 +86,7 @@ def run_task(app: Conductor, alias: str, kind: str, payload: Any, ctx: Any) -> A
                 value = normalize_json(value)
             except (TypeError, ValueError) as exc:
                 raise TypeError(f"the return value of {kind} is not JSON: {exc}") from exc
-        except BaseException as exc:  # noqa: BLE001 - reported, then raised for the worker to fail the attempt
+        except BaseException as exc:  # reported, then raised for the worker to fail the attempt
             path = f"{type(exc).__module__}.{type(exc).__qualname__}"
             _finish(result, TaskResultStatus.FAILED,
                     error=TaskError(exception_class_path=path, traceback=traceback.format_exc()))  # fmt: skip

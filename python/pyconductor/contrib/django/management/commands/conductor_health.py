@@ -23,12 +23,13 @@ class Command(BaseCommand):
     help = ("Check Conductor from Django's side and print one line: the conductor schema is deployed and "
             "current, a live worker serves the backend's queues, no cron schedule is overdue. Exit 0 when "
             "all hold, 1 (with the reasons) when one does not or the database cannot be reached.")  # fmt: skip
-    requires_system_checks: list[str] = []  # a probe: one line, whatever else is misconfigured
+    requires_system_checks: tuple[str, ...] = ()  # a probe: one line, whatever else is misconfigured
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_target_arguments(parser)
         parser.add_argument("--seen-within", type=duration, default=timedelta(seconds=30),
-                            help="a worker is live when seen this recently (default: 30s, three heartbeats)")  # fmt: skip
+                            help="a worker is live when seen this recently "
+                                 "(default: 30s, three heartbeats)")  # fmt: skip
         parser.add_argument("--schedule-grace", type=duration, default=timedelta(minutes=1),
                             help="a schedule is overdue this long after its due time (default: 1m)")  # fmt: skip
 
@@ -59,9 +60,18 @@ class Command(BaseCommand):
         with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
             found = schema_version(conn)
             if found is None:
-                return False, f"unhealthy: no conductor schema in database {conn.info.dbname!r} (manage.py conductor_migrate)"
+                return (
+                    False,
+                    f"unhealthy: no conductor schema in database {conn.info.dbname!r} (manage.py conductor_migrate)",
+                )
             if found != SCHEMA_VERSION:
-                return False, f"unhealthy: conductor schema {found}, this pyconductor needs {SCHEMA_VERSION} (manage.py conductor_migrate)"
+                return (
+                    False,
+                    (
+                        f"unhealthy: conductor schema {found}, this pyconductor needs {SCHEMA_VERSION} "
+                        "(manage.py conductor_migrate)"
+                    ),
+                )
             problems: list[str] = []
             good: list[str] = []
             if applied_changes(conn):  # deployed by pyconductor migrate: its changes are known one by one

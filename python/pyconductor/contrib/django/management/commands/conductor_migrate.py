@@ -15,7 +15,7 @@ class Command(BaseCommand):
     help = ("Apply the conductor schema's pending changes (pyconductor migrate) to the backend's Django "
             "database, or with --check only say what is pending. Needs a role that may create schemas "
             "and roles (the database owner or a superuser).")  # fmt: skip
-    requires_system_checks: list[str] = []  # the schema it deploys is what the checks would miss
+    requires_system_checks: tuple[str, ...] = ()  # the schema it deploys is what the checks would miss
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_target_arguments(parser)

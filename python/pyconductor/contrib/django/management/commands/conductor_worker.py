@@ -30,9 +30,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--queues", default=None,
-                            help="comma-separated queues (default: the backend's QUEUES; all when QUEUES is empty)")  # fmt: skip
+                            help="comma-separated queues (default: the backend's QUEUES; "
+                                 "all when QUEUES is empty)")  # fmt: skip
         parser.add_argument("--concurrency", type=int, default=None,
-                            help="tasks run at once, on threads (default: $CONDUCTOR_WORKER_MAX_INFLIGHT or 32)")  # fmt: skip
+                            help="tasks run at once, on threads "
+                                 "(default: $CONDUCTOR_WORKER_MAX_INFLIGHT or 32)")  # fmt: skip
         add_target_arguments(parser)
         parser.add_argument("--dsn", default=None,
                             help="libpq DSN for the worker's own connections (default: the backend's "
