@@ -443,11 +443,14 @@ class DevDB:
             return ""
         return "\n".join(self.logfile.read_text(errors="replace").splitlines()[-lines:])
 
-    def stop(self) -> bool:
-        """Stop the cluster (fast shutdown). Returns False when it was not running."""
+    def stop(self, mode: str = "fast") -> bool:
+        """Stop the cluster (``pg_ctl stop -m mode``: fast by default; ``immediate`` is a
+        crash, the next start recovers). Returns False when it was not running."""
+        if mode not in ("smart", "fast", "immediate"):
+            raise DevDBError(f"unknown shutdown mode {mode!r} (smart, fast or immediate)")
         if not self.running:
             return False
-        self._run([self._bin("pg_ctl"), "-D", str(self.datadir), "-m", "fast", "-w", "stop"])
+        self._run([self._bin("pg_ctl"), "-D", str(self.datadir), "-m", mode, "-w", "stop"])
         return True
 
     def restart(self) -> None:

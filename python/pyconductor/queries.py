@@ -54,7 +54,7 @@ CONFIGURE_KIND = "select conductor.configure_kind(kind => %(kind)s, queue => %(q
 DEREGISTER_WORKER = "select conductor.deregister_worker(worker_id => %(worker_id)s)"
 # the columns the worker reads (run_at and enqueued_at would be two timestamps to parse per
 # task for nothing); kinds: only these (NULL: every kind); timeout: the attempt's limit
-CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s)"
+CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s, durable => false)"
 HEARTBEAT = "select * from conductor.heartbeat(worker_id => %(worker_id)s, attempt_ids => %(attempt_ids)s::bigint[], lease => %(lease)s)"
 COMPLETE_MANY = (
     "select * from conductor.complete_many(attempt_ids => %(attempt_ids)s::bigint[], results => %(results)s::jsonb[])"

@@ -32,7 +32,7 @@ module.exports = {
     'select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, ' +
     'parent_id, root_id, steps, extract(epoch from timeout)::float8 as timeout ' +
     `from conductor.claim(worker_id => $1, queues => $2::text[], max_tasks => $3, lease => ${interval(4)}, ` +
-    'kinds => $5::text[])',
+    'kinds => $5::text[], durable => false)',
   HEARTBEAT:
     `select * from conductor.heartbeat(worker_id => $1, attempt_ids => $2::bigint[], lease => ${interval(3)})`,
   // complete waits at most 200 ms for a task row another session holds, then 55P03; fail
