@@ -1,7 +1,7 @@
 """Drain under load: what one finished task costs the server, with a producer keeping a depth.
 
     .venv/bin/python bench/drain_load.py --dsn URL [--concurrency 32] [--seconds 90]
-        [--depth 4000] [--handler-ms 1] [--async] [--prefetch N]
+        [--depth 4000] [--handler-ms 1] [--async] [--prefetch N] [--hold-snapshot S]
 
 The scenario of issue 26 (and of the external harness it quotes): a producer
 thread keeps about --depth tasks queued with ``enqueue_many`` batches, one
@@ -23,7 +23,14 @@ Per finished task it reports:
 - the worker's slots, sampled 100 times a second: handlers running, claimed
   tasks buffered for a slot, results waiting for their report;
 
-and whether the run was bound by CPU or by waiting: the machine's busy share
+With --hold-snapshot S the drain runs --seconds clean, then S seconds while
+another session holds a snapshot (a REPEATABLE READ transaction that read
+conductor.tasks, left open: the xmin horizon stays put, so no dead row or index
+entry can be removed), then --seconds after it ends, and reports each part's
+tasks/s, its ratio to the clean part, and the dead tuples of conductor.tasks
+when the hold ends (issue 26's held-snapshot goal).
+
+It also reports whether the run was bound by CPU or by waiting: the machine's busy share
 of its cores (/proc/stat) and, sampled 10 times a second, what the active
 PostgreSQL backends were doing (``pg_stat_activity.wait_event_type``: CPU when
 none, else the wait's type and name).
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import os
 import resource
 import threading
@@ -166,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--handler-ms", type=float, default=1.0, help="each handler sleeps this long")
     p.add_argument("--async", dest="use_async", action="store_true", help="async handlers (asyncio.sleep)")
     p.add_argument("--prefetch", type=int, help="the Worker's prefetch (default: its own)")
+    p.add_argument("--hold-snapshot", type=float, default=0.0, metavar="S",
+                   help="after --seconds clean, hold a snapshot open for S seconds, then drain --seconds more")
     args = p.parse_args(argv)
 
     with psycopg.connect(args.dsn, autocommit=True) as conn:
@@ -215,6 +225,17 @@ def main(argv: list[str] | None = None) -> int:
             sampler.start()
             slot_sampler.start()
             time.sleep(args.seconds)
+            if args.hold_snapshot > 0:
+                parts = [before, read(conn, postmaster, worker)]
+                with psycopg.connect(args.dsn) as holder:
+                    holder.execute("set transaction isolation level repeatable read")
+                    holder.execute("select count(*) from conductor.tasks")
+                    time.sleep(args.hold_snapshot)
+                    parts.append(read(conn, postmaster, worker))
+                    dead = (conn.execute("select n_dead_tup from pg_stat_user_tables"
+                                         " where relid = 'conductor.tasks'::regclass").fetchone() or [0])[0]
+                    holder.rollback()
+                time.sleep(args.seconds)
             after = read(conn, postmaster, worker)
     finally:
         stop.set()
@@ -258,6 +279,12 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(waits.values()) or 1
     top = ", ".join(f"{name} {n / total * 100:.0f} %" for name, n in waits.most_common(6))
     print(f"  active backends' samples ({sum(waits.values())}): {top}")
+    if args.hold_snapshot > 0:
+        parts.append(after)
+        rates = [(b.finished - a.finished) / max(1e-9, b.at - a.at) for a, b in itertools.pairwise(parts)]
+        print(f"  held snapshot ({args.hold_snapshot:g} s): clean {rates[0]:.0f} tasks/s, held {rates[1]:.0f} "
+              f"({rates[1] / max(1e-9, rates[0]):.2f} of clean), after {rates[2]:.0f} "
+              f"({rates[2] / max(1e-9, rates[0]):.2f}); {dead} dead tuples in conductor.tasks when it ended")
     return 0
 
 
