@@ -1,7 +1,7 @@
 # Conductor: set-up, development database, tests.
 #   make demo        install deps, start the dev database, migrate, run the demo
-#   make test        pgTAP (scripts/pgtap.sh) then pytest, then the other
-#                    versions (test-versions); fails if any part fails
+#   make test        pgTAP (scripts/pgtap.sh) then pytest (test-base), then the
+#                    other versions (test-versions); fails if any part fails
 #   make test-versions   the other versions alone (VERSIONS: each one also as
 #                    make test-pg18, test-py312-dj60, test-py312-dj61, test-py313-dj61)
 #   make bench       bench/run.sh
@@ -46,7 +46,7 @@ PY_TESTS := python/tests/unit $(addprefix python/tests/,test_client.py test_work
 	test_migrate.py test_wire.py)
 DJANGO_TESTS := $(sort $(wildcard python/tests/test_django_*.py))
 
-.PHONY: all deps deps-demo devdb migrate demo test pgtap pytest test-versions test-pg18 test-pythons \
+.PHONY: all deps deps-demo devdb migrate demo test test-base pgtap pytest test-versions test-pg18 test-pythons \
 	$(PY_VERSIONS:%=test-%) bench docs docs-reference dist devdb-stop clean distclean
 
 all: test
@@ -74,13 +74,16 @@ pgtap: deps
 pytest: deps
 	$(PY) -m pytest python/tests $(PYTEST_ARGS)
 
-# Every part runs even when one before it fails; the target fails if any did.
+# Every part runs even when one before it fails (-k); the target fails if any did.
 test: deps
+	@$(MAKE) --no-print-directory -k test-base $(if $(strip $(VERSIONS)),test-versions) \
+	  || { echo "make test: FAILED" >&2; exit 1; }
+
+# .venv's versions: pgTAP, then the whole pytest suite, even when pgTAP failed.
+test-base: deps
 	@rc=0; \
 	scripts/pgtap.sh || rc=$$?; \
 	$(PY) -m pytest python/tests $(PYTEST_ARGS) || rc=$$((rc ? rc : $$?)); \
-	if [[ -n "$(strip $(VERSIONS))" ]]; then $(MAKE) --no-print-directory test-versions || rc=$$((rc ? rc : $$?)); fi; \
-	if [[ $$rc -ne 0 ]]; then echo "make test: FAILED" >&2; fi; \
 	exit $$rc
 
 # PostgreSQL 18 beside the Pythons, one after the other: two jobs, each mostly
