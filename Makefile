@@ -1,6 +1,9 @@
 # Conductor: set-up, development database, tests.
 #   make demo        install deps, start the dev database, migrate, run the demo
-#   make test        pgTAP (scripts/pgtap.sh) then pytest; fails if either fails
+#   make test        pgTAP (scripts/pgtap.sh) then pytest (test-base), then the
+#                    other versions (test-versions); fails if any part fails
+#   make test-versions   the other versions alone (VERSIONS: each one also as
+#                    make test-pg18, test-py312-dj60, test-py312-dj61, test-py313-dj61)
 #   make bench       bench/run.sh
 #   make docs        build the documentation site (mkdocs.yml) into build/site,
 #                    after checking docs/reference/sql.md matches the schema
@@ -9,7 +12,7 @@
 #   make devdb       start the development cluster (.devdb) and migrate it
 #   make devdb-stop  stop it
 #   make clean       stop the dev cluster, remove it and build/test caches
-#   make distclean   clean, and remove .venv
+#   make distclean   clean, and remove .venv and the other versions' venvs
 # Every target is safe to run twice.
 
 SHELL := /bin/bash
@@ -18,7 +21,33 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: all deps deps-demo devdb migrate demo test pgtap pytest bench docs docs-reference dist devdb-stop clean distclean
+# The other versions make test runs (issue 27), besides .venv's PostgreSQL 15,
+# Python 3.11 and Django 5.2, each in a venv of its own pinned by
+# scripts/versions.sh. `make test VERSIONS=` runs none of them; name a subset
+# to run only those.
+PY_VERSIONS := py312-dj60 py312-dj61 py313-dj61
+VERSIONS ?= pg18 $(PY_VERSIONS)
+# On PostgreSQL 18 (test-pg18): every pgTAP file, and these pytest files, what
+# depends on the server: the engine through the client and the worker, enqueue
+# in a transaction, durable runs, the local buffer, the wire format, recovery
+# from killed workers and the reaper, wake-ups, schedules and cron_next against
+# croniter, upgrades and migrations, devdb, and issue 25's locks and isolation.
+PG18_TESTS := $(addprefix python/tests/,test_client.py test_worker.py test_worker_reports.py \
+	test_enqueue_in_transaction.py test_runs.py test_buffer.py test_wire.py test_infinite_times.py \
+	test_exclusive.py test_recovery.py test_reaper_schedule.py test_wakeups.py test_scheduler.py \
+	test_cron_oracle.py test_upgrade.py test_migrate.py test_migrate_lock.py test_devdb.py \
+	test_watch_isolation.py test_foreign_locks.py)
+# On Python 3.12 and 3.13 (test-py*): the package's own tests, what depends on
+# the interpreter (unit tests, the client, the embedded worker and its asyncio
+# handlers, the async client, durable runs, logging, migrate), and every Django
+# test. Not the topology, browser, wheel or benchmark ones.
+PY_TESTS := python/tests/unit $(addprefix python/tests/,test_client.py test_worker.py \
+	test_async_handlers.py test_aio.py test_enqueue_in_transaction.py test_runs.py test_logging.py \
+	test_migrate.py test_wire.py)
+DJANGO_TESTS := $(sort $(wildcard python/tests/test_django_*.py))
+
+.PHONY: all deps deps-demo devdb migrate demo test test-base pgtap pytest test-versions test-pg18 test-pythons \
+	$(PY_VERSIONS:%=test-%) bench docs docs-reference dist devdb-stop clean distclean
 
 all: test
 
@@ -45,13 +74,47 @@ pgtap: deps
 pytest: deps
 	$(PY) -m pytest python/tests $(PYTEST_ARGS)
 
-# Both suites run even when the first fails; the target fails if either did.
+# Every part runs even when one before it fails (-k); the target fails if any did.
 test: deps
+	@$(MAKE) --no-print-directory -k test-base $(if $(strip $(VERSIONS)),test-versions) \
+	  || { echo "make test: FAILED" >&2; exit 1; }
+
+# .venv's versions: pgTAP, then the whole pytest suite, even when pgTAP failed.
+test-base: deps
 	@rc=0; \
 	scripts/pgtap.sh || rc=$$?; \
 	$(PY) -m pytest python/tests $(PYTEST_ARGS) || rc=$$((rc ? rc : $$?)); \
-	if [[ $$rc -ne 0 ]]; then echo "make test: FAILED" >&2; fi; \
 	exit $$rc
+
+# PostgreSQL 18 beside the Pythons, one after the other: two jobs, each mostly
+# waiting on the server and on real seconds, fit two cores; the output of each
+# part is printed whole when it ends (--output-sync).
+test-versions: deps
+	@scripts/versions.sh deps $(VERSIONS)
+	@$(MAKE) --no-print-directory -k -j2 --output-sync=target \
+	  $(filter test-pg18,$(VERSIONS:%=test-%)) $(if $(filter $(PY_VERSIONS),$(VERSIONS)),test-pythons) \
+	  || { echo "make test-versions: FAILED" >&2; exit 1; }
+
+test-pythons: deps
+	@rc=0; \
+	for v in $(filter $(PY_VERSIONS),$(VERSIONS)); do $(MAKE) --no-print-directory test-$$v || rc=$$((rc ? rc : $$?)); done; \
+	exit $$rc
+
+# PostgreSQL 18: pgTAP, then PG18_TESTS, on throwaway clusters of its binaries.
+test-pg18: deps
+	@scripts/versions.sh deps pg18
+	@bindir=$$(scripts/versions.sh bindir pg18); rc=0; \
+	echo "== PostgreSQL 18 ($$bindir): pgTAP"; \
+	CONDUCTOR_PG_BINDIR=$$bindir scripts/pgtap.sh || rc=$$?; \
+	echo "== PostgreSQL 18: pytest $(PG18_TESTS)"; \
+	CONDUCTOR_PG_BINDIR=$$bindir $(PY) -m pytest $(PG18_TESTS) $(PYTEST_ARGS) || rc=$$((rc ? rc : $$?)); \
+	exit $$rc
+
+# Python 3.12 / 3.13 with Django 6.0 / 6.1: PY_TESTS and DJANGO_TESTS.
+$(PY_VERSIONS:%=test-%): test-%: deps
+	@scripts/versions.sh deps $*
+	@echo "== $*: pytest"
+	.venv-$*/bin/python -m pytest $(PY_TESTS) $(DJANGO_TESTS) $(PYTEST_ARGS)
 
 bench: deps
 	bash bench/run.sh
@@ -81,7 +144,8 @@ devdb-stop:
 clean: devdb-stop
 	if [[ -L .devdb ]]; then rm -rf "$$(readlink -f .devdb)"; fi
 	rm -rf .devdb build dist .pytest_cache .hypothesis python/*.egg-info
-	find . -path ./.venv -prune -o -name __pycache__ -type d -exec rm -rf {} +
+	find . -path './.venv*' -prune -o -name __pycache__ -type d -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	if [[ -L .venv-pg18 ]]; then rm -rf "$$(readlink -f .venv-pg18)"; fi
+	rm -rf $(VENV) .venv-pg18 $(PY_VERSIONS:%=.venv-%)

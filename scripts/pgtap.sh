@@ -4,8 +4,10 @@
 # pg_prove, then prove the migrations: revert to zero and deploy again. Exit
 # non-zero on any failure.
 #
-# Server: a throwaway cluster (pyconductor devdb, temp dir, stopped on exit),
-# or the server at $CONDUCTOR_TEST_DSN (a URL whose user may create databases).
+# Server: a throwaway cluster (pyconductor devdb, temp dir, stopped on exit)
+# of the binaries pyconductor.devdb.find_bindir() picks ($CONDUCTOR_PG_BINDIR
+# first: make test-pg18 sets it), or the server at $CONDUCTOR_TEST_DSN (a URL
+# whose user may create databases). The log names the server's version.
 # Needs scripts/install-deps.sh to have run (.venv, sqitch, pg_prove, pgTAP).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -83,6 +85,7 @@ PYEOF
 export PGPASSWORD
 [[ -n $PGPASSWORD ]] || unset PGPASSWORD
 
+log "server: PostgreSQL $(psql -X -At "$admin_url" -c 'show server_version')"
 PGOPTIONS="-c client_min_messages=warning" psql -q -X -v ON_ERROR_STOP=1 "$admin_url" -c "drop database if exists $db with (force)" -c "create database $db" \
   || die "cannot create database $db"
 

@@ -27,6 +27,7 @@ import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
 from urllib.parse import quote
 
@@ -36,7 +37,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from helpers import REPO  # noqa: F401 - re-exported for tests
-from pyconductor.devdb import DevDB, find_bindir, throwaway_cluster
+from pyconductor.devdb import DevDB, DevDBError, find_bindir, throwaway_cluster
 from pyconductor.migrate import migrate
 
 TEMPLATE = "conductor_template"
@@ -127,6 +128,29 @@ class Cluster:
         if out.returncode != 0:
             raise AssertionError(f"pg_dump failed: {out.stderr}")
         return out.stdout
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """The versions under test, in the header: make test runs several (issue 27)."""
+    if os.environ.get("CONDUCTOR_TEST_DSN"):
+        server = "the server at $CONDUCTOR_TEST_DSN"
+    else:
+        try:
+            bindir = find_bindir()
+        except DevDBError as exc:  # the cluster fixture fails with it, test by test
+            server = str(exc)
+        else:
+            version = subprocess.run([str(bindir / "postgres"), "--version"], capture_output=True, text=True,
+                                     check=False).stdout.strip()  # fmt: skip
+            server = f"{version or 'unknown version'} from {bindir}"
+    try:
+        import django
+    except ImportError:
+        framework = "Django not installed"
+    else:
+        tasks = "django.tasks" if find_spec("django.tasks") else "the django-tasks backport"
+        framework = f"Django {django.get_version()}, Tasks from {tasks}"
+    return [f"conductor: {server}; {framework}"]
 
 
 _counter = itertools.count(1)

@@ -9,9 +9,14 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["REPO", "WaitTimeout", "wait_until"]
+__all__ = ["NO_DJANGO", "REPO", "WaitTimeout", "wait_until"]
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+# A Django test module starts with pytest.importorskip("django", reason=NO_DJANGO):
+# in a venv without the django extra it is skipped at collection, saying why.
+NO_DJANGO = "Django is not installed (pip install 'conductor-pg[django]')"
 
 
 class WaitTimeout(AssertionError):

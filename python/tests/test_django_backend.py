@@ -19,8 +19,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from django_project import harness
+from helpers import NO_DJANGO
 from pyconductor import Conductor, PayloadTooLarge
+
+pytest.importorskip("django", reason=NO_DJANGO)
+
+from django_project import harness  # noqa: E402 - after the skip
 
 FULFIL = "django_project.shop.tasks.fulfil"
 

@@ -6,9 +6,13 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from django_project.harness import manage
+from helpers import NO_DJANGO
 from pyconductor import Conductor
 from pyconductor.schema import SCHEMA_VERSION
+
+pytest.importorskip("django", reason=NO_DJANGO)
+
+from django_project.harness import manage  # noqa: E402 - after the skip
 
 
 def one(dsn: str, query: str, params: object = ()) -> object:

@@ -11,8 +11,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from django_project import harness
-from helpers import REPO
+from helpers import NO_DJANGO, REPO
+
+pytest.importorskip("django", reason=NO_DJANGO)
+
+from django_project import harness  # noqa: E402 - after the skip
 
 PAGE = REPO / "docs" / "django.md"
 FENCE = re.compile(r"^```(\w*)$")

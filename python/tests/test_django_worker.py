@@ -14,9 +14,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from django_project import harness
-from django_project.harness import WORKER_APPNAME, ManagedWorker
-from helpers import wait_until
+from helpers import NO_DJANGO, wait_until
+
+pytest.importorskip("django", reason=NO_DJANGO)
+
+from django_project import harness  # noqa: E402 - after the skip
+from django_project.harness import WORKER_APPNAME, ManagedWorker  # noqa: E402 - after the skip
 
 Start = Callable[..., ManagedWorker]
 
