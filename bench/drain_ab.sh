@@ -14,6 +14,8 @@
 #
 # Knobs: BENCH_DRAIN_CONCURRENCY ("32 128"), BENCH_DRAIN_SECONDS (90),
 # BENCH_ROUNDS (2), BENCH_DRAIN_ARGS (more drain_load.py flags, e.g. --async).
+# BENCH_AB=calls runs bench/call_cost.py (a call's backend CPU) instead of the
+# drain, once per side and round (BENCH_CALLS calls a figure, default 2000).
 
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +48,15 @@ echo "# drain A/B $(date -u +%Y-%m-%dT%H:%M:%SZ): ref $REF ($(git rev-parse --sh
 echo "machine: $(nproc) CPUs; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 summary=()
 for round in $(seq 1 "${BENCH_ROUNDS:-2}"); do
+  if [[ ${BENCH_AB:-drain} == calls ]]; then
+    order="ref head"; (( round % 2 == 0 )) && order="head ref"
+    for side in $order; do
+      out=$(PYTHONPATH=${PATHS[$side]} "$PY" bench/call_cost.py --dsn "${DSN[$side]}" --calls "${BENCH_CALLS:-2000}")
+      echo "round $round $side: $out"
+      summary+=("round $round $side: $out")
+    done
+    continue
+  fi
   for c in ${BENCH_DRAIN_CONCURRENCY:-32 128}; do
     order="ref head"; (( round % 2 == 0 )) && order="head ref"
     for side in $order; do
