@@ -501,7 +501,8 @@ def _worker_args(p: argparse.ArgumentParser, worker_id_help: str = "") -> None:
     env_arg(p, "--reap", env="CONDUCTOR_REAP", type=float, default=defaults.REAP_INTERVAL,
             help="reap interval in seconds (default: %(default)s)")  # fmt: skip
     env_arg(p, "--shutdown-grace", env="CONDUCTOR_SHUTDOWN_GRACE", type=float, default=defaults.SHUTDOWN_GRACE,
-            help="seconds running tasks get to finish at shutdown (default: %(default)s)")  # fmt: skip
+            help="seconds running tasks get to finish at shutdown, inf to wait for every one "
+            "(default: %(default)s)")  # fmt: skip
     env_arg(p, "--cancel-grace", env="CONDUCTOR_CANCEL_GRACE", type=float, default=defaults.CANCEL_GRACE,
             help="seconds a cancelled handler (or one whose lease was lost) may keep running before its slot "
             "is freed and its thread counts as stuck (default: %(default)s)")  # fmt: skip

@@ -57,6 +57,7 @@ task_id, kind, queue, attempt, worker_id, duration_ms.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import secrets
 import socket
@@ -98,6 +99,19 @@ OTHERS_TIMEOUT = 1.0  # seconds stop() gives the heartbeat, reaper, listener and
 
 def _seconds(value: float | timedelta) -> float:
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+def _grace(value: float | timedelta) -> float:
+    """A shutdown grace in seconds: 0 or more, or infinity (wait for every running task)."""
+    seconds = _seconds(value)
+    if not seconds >= 0:  # NaN too
+        raise ValueError(f"shutdown grace must be 0 or more seconds, or inf, got {value!r}")
+    return seconds
+
+
+# the longest wait Python's locks take (threading.TIMEOUT_MAX), with room for the
+# deadlines added to it: an infinite grace waits this long
+FOREVER = threading.TIMEOUT_MAX / 4
 
 
 def _bounded(name: str, fn: Callable[[], object], timeout: float) -> bool:
@@ -192,7 +206,7 @@ class Worker:
         if self.pooler:  # no notifications: polling is how new tasks are found
             self.poll_interval = min(self.poll_interval, defaults.POOLER_POLL_INTERVAL)
         self.reap_interval = _seconds(reap_interval)
-        self.shutdown_grace = _seconds(shutdown_grace)
+        self.shutdown_grace = _grace(shutdown_grace)
         self.cancel_grace = _seconds(cancel_grace)
         self.host = socket.gethostname()
         self.worker_id = worker_id or f"{self.host}-{os.getpid()}-{secrets.token_hex(3)}"
@@ -429,11 +443,11 @@ class Worker:
         if not self._started or self._stopped:
             return
         self._stopped = True
-        grace_s = self.shutdown_grace if grace is None else _seconds(grace)
-        deadline = time.monotonic() + grace_s
+        grace_s = self.shutdown_grace if grace is None else _grace(grace)
+        deadline = time.monotonic() + min(grace_s, FOREVER)
         db_deadline = deadline + defaults.SHUTDOWN_DB_TIMEOUT
-        logger.info("worker %s stopping: %d running, grace %.1fs", self.worker_id, self.running, grace_s,
-                    extra=self._log_extra())  # fmt: skip
+        logger.info("worker %s stopping: %d running, grace %s", self.worker_id, self.running,
+                    "unlimited" if math.isinf(grace_s) else f"{grace_s:.1f}s", extra=self._log_extra())  # fmt: skip
         self.producer.stop_claiming()
         if self.executor is not None:
             self.executor.stop_feeding()  # what waits for a slot goes back now, not after the grace

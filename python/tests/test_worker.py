@@ -387,6 +387,38 @@ def test_stop_releases_what_outlives_the_grace_period(app: Conductor) -> None:
     assert app.get(brief_id).status == "succeeded"
 
 
+def test_an_infinite_grace_waits_for_every_running_task(app: Conductor, caplog: pytest.LogCaptureFixture) -> None:
+    started = threading.Event()
+    finish = threading.Event()
+
+    @app.task("slow")
+    def slow(payload: Any) -> str:
+        started.set()
+        finish.wait(30)
+        return "done"
+
+    task_id = slow.enqueue()
+    worker = fast_worker(app, shutdown_grace=float("inf")).start()
+    assert started.wait(10)
+    stopping = threading.Thread(target=worker.stop)
+    with caplog.at_level(logging.INFO, logger="pyconductor"):
+        stopping.start()
+        wait_until(lambda: "grace unlimited" in caplog.text)
+        stopping.join(1.0)
+        assert stopping.is_alive(), "stop waits while the task runs"
+        finish.set()
+        stopping.join(15)
+    assert not stopping.is_alive()
+    assert worker.abandoned == 0
+    assert app.get(task_id).status == "succeeded"
+
+
+@pytest.mark.parametrize("grace", [-1.0, float("nan")])
+def test_a_grace_that_is_no_duration_is_refused(app: Conductor, grace: float) -> None:
+    with pytest.raises(ValueError, match="shutdown grace must be 0 or more seconds, or inf"):
+        fast_worker(app, shutdown_grace=grace)
+
+
 def test_terminated_connections_are_reopened(app: Conductor, db_conn: Conn) -> None:
     @app.task("echo")
     def echo(payload: dict[str, int]) -> int:
