@@ -599,7 +599,9 @@ def _run_enqueue(args: argparse.Namespace) -> int:
         with client:
             task_id = client.enqueue(
                 args.kind, payload, queue=args.queue, priority=args.priority, run_at=args.run_at,
-                max_attempts=args.max_attempts, dedupe_key=args.dedupe_key,
+                max_attempts=args.max_attempts, dedupe_key=args.dedupe_key, concurrency_key=args.concurrency_key,
+                parent_id=args.parent, timeout=args.timeout, max_recoveries=args.max_recoveries,
+                backoff_base=args.backoff_base, backoff_factor=args.backoff_factor, backoff_max=args.backoff_max,
             )  # fmt: skip
     except ConductorError as exc:
         return fail(f"{exc} [{exc.sqlstate}]")
@@ -640,6 +642,21 @@ def add_enqueue_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     env_arg(
         p, "--dedupe-key", env="CONDUCTOR_DEDUPE_KEY", help="dedupe key: an unfinished holder's id is printed instead"
     )
+    env_arg(p, "--concurrency-key", env="CONDUCTOR_CONCURRENCY_KEY",
+            help="concurrency key: at most one task of the key runs at a time "
+            "(default: the kind's, else none)")  # fmt: skip
+    env_arg(p, "--parent", env="CONDUCTOR_PARENT", type=int, help="the id of the task this one joins as a child")
+    env_arg(p, "--timeout", env="CONDUCTOR_TIMEOUT",
+            help="how long one attempt may run: seconds, or an interval such as '5 minutes' "
+            "(default: the kind's, else no limit)")  # fmt: skip
+    env_arg(p, "--max-recoveries", env="CONDUCTOR_MAX_RECOVERIES", type=int,
+            help="lost workers the task survives (default: the kind's, else 3)")  # fmt: skip
+    env_arg(p, "--backoff-base", env="CONDUCTOR_BACKOFF_BASE",
+            help="the first retry's delay: seconds or an interval (default: the kind's, else 30 s)")  # fmt: skip
+    env_arg(p, "--backoff-factor", env="CONDUCTOR_BACKOFF_FACTOR", type=float,
+            help="each retry's delay is the last one's times this, 1-10 (default: the kind's, else 2)")  # fmt: skip
+    env_arg(p, "--backoff-max", env="CONDUCTOR_BACKOFF_MAX",
+            help="the longest retry delay: seconds or an interval (default: the kind's, else 1 hour)")  # fmt: skip
     p.set_defaults(func=_run_enqueue)
 
 

@@ -109,6 +109,22 @@ def test_enqueue_without_app_takes_the_kinds_configuration_from_sql(db_dsn: str,
     assert row.fetchone() == ("other", 1), "what the command line says wins"
 
 
+def test_enqueue_takes_every_option_of_the_sql_api(db_dsn: str, db_conn: Conn) -> None:
+    parent = enqueue(db_conn, "runs")
+    out = cli(db_dsn, "enqueue", "k", "--concurrency-key", "acct-7", "--parent", str(parent), "--timeout", "90",
+              "--max-recoveries", "1", "--backoff-base", "5 seconds", "--backoff-factor", "3",
+              "--backoff-max", "10 minutes", "--max-attempts", "4")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    row = db_conn.execute(
+        "select concurrency_key, parent_id, root_id, timeout, max_recoveries, backoff_base, backoff_factor,"
+        " backoff_max, max_attempts from conductor.tasks where id = %s", (int(out.stdout),)).fetchone()  # fmt: skip
+    assert row is not None
+    assert (row[0], row[1], row[2], row[4], row[6], row[8]) == ("acct-7", parent, parent, 1, 3.0, 4)
+    assert [d.total_seconds() for d in (row[3], row[5], row[7])] == [90, 5, 600]
+    bad = cli(db_dsn, "enqueue", "k", "--timeout", "0")
+    assert bad.returncode == 1 and "invalid timeout" in bad.stderr and "QC106" in bad.stderr
+
+
 def test_stats_of_an_empty_database(db_dsn: str) -> None:
     out = cli(db_dsn, "stats")
     assert out.returncode == 0 and "no queues" in out.stdout
