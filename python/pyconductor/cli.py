@@ -1188,6 +1188,22 @@ def add_cancel_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 
 
 @subcommand
+def add_emit_event_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pyconductor import ops
+
+    p = subparsers.add_parser(
+        "emit-event", help="emit an event: the tasks waiting for it wake (approve a waiting run)",
+        description="conductor.emit_event(NAME, PAYLOAD): every task waiting for the event wakes with the "
+        "payload as its step's result; an event emitted before anyone waits still counts, and the first "
+        "payload for a name wins. Prints how many waiting tasks it woke.",
+    )  # fmt: skip
+    p.add_argument("name", metavar="NAME")
+    env_arg(p, "--payload", env="CONDUCTOR_PAYLOAD", default="{}", help="the payload, a JSON object (default: {})")
+    _dsn_arg(p)
+    p.set_defaults(func=ops.run_emit_event)
+
+
+@subcommand
 def add_retry_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from pyconductor import ops
 

@@ -401,8 +401,25 @@ def _retry(args: argparse.Namespace, conn: Any) -> int:
     return 0
 
 
+def _emit_event(args: argparse.Namespace, conn: Any) -> int:
+    import json
+
+    from psycopg.types.json import Jsonb
+
+    from pyconductor import queries
+
+    try:
+        payload = json.loads(args.payload)
+    except json.JSONDecodeError as exc:
+        return fail(f"--payload is not JSON: {exc}")
+    woken = conn.execute(queries.EMIT_EVENT, {"name": args.name, "payload": Jsonb(payload)}).fetchone()["woken"]
+    print(f"event {args.name}: woke {woken} waiting task(s)")
+    return 0
+
+
 run_cancel = _command(_cancel)
 run_retry = _command(_retry)
+run_emit_event = _command(_emit_event)
 
 
 # -- status ----------------------------------------------------------------------------

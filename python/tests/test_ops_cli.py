@@ -125,6 +125,23 @@ def test_enqueue_takes_every_option_of_the_sql_api(db_dsn: str, db_conn: Conn) -
     assert bad.returncode == 1 and "invalid timeout" in bad.stderr and "QC106" in bad.stderr
 
 
+def test_emit_event_wakes_the_tasks_waiting_for_it(db_dsn: str, db_conn: Conn) -> None:
+    task = enqueue(db_conn, "approvals")
+    attempt = claim(db_conn, "approvals")
+    state = db_conn.execute("select state from conductor.suspend(%s, 'wait-approval', 'event', event => 'order-7')",
+                            (attempt,)).fetchone()  # fmt: skip
+    assert state == ("waiting",)
+    out = cli(db_dsn, "emit-event", "order-7", "--payload", '{"approved_by": "ann"}')
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "event order-7: woke 1 waiting task(s)"
+    row = db_conn.execute("select status from conductor.tasks where id = %s", (task,)).fetchone()
+    assert row == ("queued",)
+    assert cli(db_dsn, "emit-event", "order-8").stdout.strip() == "event order-8: woke 0 waiting task(s)"
+    bad = cli(db_dsn, "emit-event", "order-9", "--payload", "[1]")
+    assert bad.returncode == 1 and "QC102" in bad.stderr
+    assert cli(db_dsn, "emit-event", "order-9", "--payload", "{nope").returncode == 1
+
+
 def test_stats_of_an_empty_database(db_dsn: str) -> None:
     out = cli(db_dsn, "stats")
     assert out.returncode == 0 and "no queues" in out.stdout
