@@ -1160,9 +1160,10 @@ def add_tasks_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     from pyconductor import ops
 
     p = subparsers.add_parser(
-        "tasks", help="list tasks, newest first; `tasks show ID` for one with its attempts",
+        "tasks", help="list tasks, newest first; `tasks show ID` for one with its attempts, steps and children",
         description="List tasks newest first (conductor.list_tasks), filtered by status, queue and "
-        "kind; `pyconductor tasks show ID` prints one task with every attempt, its error and traceback.",
+        "kind; `pyconductor tasks show ID` prints one task with every attempt (its error, traceback and "
+        "handler log lines), its steps and its children.",
     )  # fmt: skip
     _dsn_arg(p)
     p.add_argument("--status", help="only this status (queued, running, waiting, succeeded, failed, ...)")

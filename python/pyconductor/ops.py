@@ -299,6 +299,7 @@ run_prune = _command(_prune)
 # -- tasks -----------------------------------------------------------------------------
 
 TASK_COLUMNS = ("id", "status", "queue", "kind", "attempt", "enqueued_at", "finished_at", "error")
+SHOWN_CHILDREN = 20  # `tasks show` lists this many of a task's children
 
 
 def _short(text: str | None, width: int = 60) -> str | None:
@@ -355,6 +356,7 @@ def _task_show(args: argparse.Namespace, conn: Any) -> int:
     ]
     out += [f"  {name + ':':<17}{_cell(value)}" for name, value in fields if value is not None]
     attempts = task["attempts"] or []
+    logs = {r["attempt_id"]: r for r in conn.execute(queries.TASK_LOGS, {"attempt_ids": [a["id"] for a in attempts]})}
     out.append(f"attempts ({len(attempts)}):")
     for a in attempts:
         claimed = _parse_ts(a.get("claimed_at"))
@@ -366,6 +368,22 @@ def _task_show(args: argparse.Namespace, conn: Any) -> int:
             out.append(f"    error: {a['error']}")
         if a.get("traceback"):
             out.extend("    " + line for line in a["traceback"].rstrip().splitlines())
+        log = logs.get(a["id"])
+        if log is not None:
+            lines = log["lines"] if isinstance(log["lines"], list) else []
+            dropped = f", {log['dropped']} dropped" if log["dropped"] else ""
+            out.append(f"    log ({len(lines)} line(s){dropped}):")
+            out.extend(f"      {line.get('at')} {line.get('level')} {line.get('logger')}: {line.get('message')}"
+                       for line in lines)  # fmt: skip
+    steps = conn.execute(queries.TASK_STEPS, {"task_id": task["id"]}).fetchall()
+    out.append(f"steps ({len(steps)}):")
+    out += [f"  {s['name']}  saved {_cell(s['saved_at'])}  {_short(json.dumps(s['result']), 80)}" for s in steps]
+    count = conn.execute(queries.TASK_CHILDREN_COUNT, {"task_id": task["id"]}).fetchone()["n"]
+    children = conn.execute(queries.TASK_CHILDREN, {"task_id": task["id"], "limit": SHOWN_CHILDREN}).fetchall()
+    out.append(f"children ({count}):")
+    out += [f"  task {c['id']}  {c['status']}  kind {c['kind']}  queue {c['queue']}" for c in children]
+    if count > len(children):
+        out.append(f"  ... {count - len(children)} more: pyconductor tasks --json, or conductor.children({task['id']})")
     print("\n".join(out))
     return 0
 

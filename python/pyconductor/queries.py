@@ -37,6 +37,10 @@ def enqueue(names: Iterable[str]) -> str:
 
 
 GET_TASK = "select * from conductor.get_task(task_id => %(task_id)s)"
+TASK_STEPS = "select name, result, saved_at from conductor.steps where task_id = %(task_id)s order by saved_at, name"
+TASK_CHILDREN = "select id, status, kind, queue from conductor.tasks where parent_id = %(task_id)s order by id limit %(limit)s"  # fmt: skip
+TASK_CHILDREN_COUNT = "select count(*) as n from conductor.tasks where parent_id = %(task_id)s"
+TASK_LOGS = "select attempt_id, lines, dropped from conductor.attempt_logs where attempt_id = any(%(attempt_ids)s::bigint[])"  # fmt: skip
 CANCEL = "select conductor.cancel(task_id => %(task_id)s)"
 RETRY = "select conductor.retry(task_id => %(task_id)s)"
 RETRY_RUN = "select conductor.retry(task_id => %(task_id)s, keep_steps => %(keep_steps)s) as retry"

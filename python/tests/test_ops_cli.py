@@ -236,6 +236,23 @@ def test_tasks_list_filters_and_show(db_dsn: str, db_conn: Conn, busy: dict[str,
     assert "  timeout:         1m30s" in cli(db_dsn, "tasks", "show", str(with_limit)).stdout
 
 
+def test_tasks_show_lists_steps_children_and_handler_logs(db_dsn: str, db_conn: Conn) -> None:
+    db_conn.execute("select conductor.register_worker(worker_id => 'w-test', queues => array['runs'])")
+    parent = enqueue(db_conn, "runs")
+    attempt = claim(db_conn, "runs")
+    db_conn.execute("select conductor.save_step(%s, 'fetch', '{\"rows\": 3}')", (attempt,))
+    child = db_conn.execute("select conductor.spawn(%s, 'child-1', 'k', '{}')", (attempt,)).fetchone()
+    line = {"at": "2030-01-01T00:00:00.000Z", "level": "INFO", "logger": "app.billing", "message": "charged 3"}
+    db_conn.execute("select conductor.save_log(%s, %s::jsonb)", (attempt, json.dumps([line])))
+    out = cli(db_dsn, "tasks", "show", str(parent))
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "    log (1 line(s)):" in text
+    assert "      2030-01-01T00:00:00.000Z INFO app.billing: charged 3" in text
+    assert "steps (" in text and '  fetch  saved ' in text and '{"rows": 3}' in text
+    assert child is not None and f"children (1):\n  task {child[0]}  queued  kind k  queue " in text
+
+
 def test_tasks_errors(db_dsn: str) -> None:
     bad = cli(db_dsn, "tasks", "--status", "sleepy")
     assert bad.returncode == 1 and "[QC105]" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
