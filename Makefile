@@ -8,6 +8,7 @@
 #   make docs        build the documentation site (mkdocs.yml) into build/site,
 #                    after checking docs/reference/sql.md matches the schema
 #   make docs-reference  regenerate docs/reference/sql.md from the functions' comments
+#                    and docs/reference/configuration.md from the flags and settings
 #   make dist        build the wheel and sdist into dist/ (python -m build)
 #   make devdb       start the development cluster (.devdb) and migrate it
 #   make devdb-stop  stop it
@@ -124,10 +125,12 @@ bench: deps
 # (scripts/sql_reference.py); docs fails, naming docs-reference, when it is stale.
 docs: deps
 	$(PY) scripts/sql_reference.py --check
+	$(PY) scripts/config_reference.py --check
 	$(PY) -m mkdocs build --strict --site-dir build/site
 
 docs-reference: deps
 	$(PY) scripts/sql_reference.py
+	$(PY) scripts/config_reference.py
 
 # Needs only the build frontend (hatchling comes in build's isolated env): not
 # the server, pgTAP or Chromium that `deps` installs. The sdist, then the wheel

@@ -144,6 +144,22 @@ def test_the_sql_reference_is_generated_from_the_schema(dsn: str) -> None:
         pytest.fail(f"docs/reference/sql.md differs from the deployed schema: run make docs-reference\n{diff}")
 
 
+def test_the_configuration_reference_is_generated_from_the_code(dsn: str) -> None:
+    spec = importlib.util.spec_from_file_location("config_reference", REPO / "scripts" / "config_reference.py")
+    assert spec and spec.loader
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    page, problems = ref.generate(dsn)
+    assert problems == []
+    checked_in = ref.OUTPUT.read_text() if ref.OUTPUT.exists() else ""
+    if checked_in != page:
+        import difflib
+
+        diff = "\n".join(list(difflib.unified_diff(checked_in.splitlines(), page.splitlines(), "checked in",
+                                                   "generated", lineterm="", n=1))[:80])  # fmt: skip
+        pytest.fail(f"docs/reference/configuration.md differs from the code: run make docs-reference\n{diff}")
+
+
 def test_every_function_has_its_contract_in_a_comment(dsn: str) -> None:
     # public functions and internal helpers alike: problems() names any without a comment
     ref = _sql_reference()
