@@ -139,6 +139,18 @@ def test_a_rolled_back_savepoint_drops_only_its_task(shop: ModuleType, db_dsn: s
     assert [str(t["id"]) for t in rows(db_dsn)] == [kept.id]
 
 
+def test_enqueue_answers_the_enqueue_time_the_row_stores(shop: ModuleType, db_dsn: str) -> None:
+    from django.db import transaction
+
+    outside = shop.fulfil.enqueue(1)
+    assert outside.enqueued_at == shop.fulfil.get_result(outside.id).enqueued_at
+    with transaction.atomic():
+        shop.fulfil.enqueue(2)  # the transaction's clock starts here at the latest
+        inside = shop.fulfil.enqueue(3)
+        assert inside.enqueued_at == shop.fulfil.get_result(inside.id).enqueued_at
+    assert inside.enqueued_at == rows(db_dsn, "id = %s", (int(inside.id),))[0]["enqueued_at"]
+
+
 def test_outside_a_transaction_the_task_is_committed_at_once(shop: ModuleType, db_dsn: str) -> None:
     from django.db import connection
 

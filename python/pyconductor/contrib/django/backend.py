@@ -51,7 +51,7 @@ from pyconductor.contrib.django.compat import (
     task_enqueued,
 )
 from pyconductor.contrib.django.payload import to_payload
-from pyconductor.contrib.django.results import task_result
+from pyconductor.contrib.django.results import django_time, task_result
 from pyconductor.errors import NotFound
 from pyconductor.registry import Registry
 
@@ -97,9 +97,11 @@ class ConductorBackend(BaseTaskBackend):
             run_at = timezone.make_aware(run_at)
         call = calls.enqueue(_NO_REGISTRY, task.module_path, payload,
                              {"queue": task.queue_name, "priority": int(task.priority), "run_at": run_at})  # fmt: skip
-        task_id = call.decode(database.execute(self.database, call.query, call.params))
+        # the time the row stores (the transaction's conductor.now()), not this process's clock
+        rows = database.execute(self.database, queries.with_enqueued_at(call.query), call.params)
+        task_id = call.decode(rows)
         result: TaskResult[Any] = TaskResult(
-            task=task, id=str(task_id), status=TaskResultStatus.READY, enqueued_at=timezone.now(),
+            task=task, id=str(task_id), status=TaskResultStatus.READY, enqueued_at=django_time(rows[0]["enqueued_at"]),
             started_at=None, finished_at=None, last_attempted_at=None, args=payload["args"],
             kwargs=payload["kwargs"], backend=self.alias, errors=[], worker_ids=[],
         )  # fmt: skip

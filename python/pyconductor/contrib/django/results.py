@@ -37,7 +37,7 @@ from pyconductor.calls import TaskInfo
 from pyconductor.contrib.django.compat import Task, TaskError, TaskResult, TaskResultStatus
 from pyconductor.contrib.django.payload import from_payload
 
-__all__ = ["STATUSES", "exception_path", "task_result"]
+__all__ = ["STATUSES", "django_time", "exception_path", "task_result"]
 
 STATUSES: dict[str, Any] = {
     "queued": TaskResultStatus.READY,
@@ -70,7 +70,7 @@ def exception_path(error: str | None, traceback: str | None) -> str:
     return path
 
 
-def _local(value: datetime | None) -> datetime | None:
+def django_time(value: datetime | None) -> datetime | None:
     """A time as Django's settings want it: aware with USE_TZ, else naive in TIME_ZONE."""
     if value is None or settings.USE_TZ or timezone.is_naive(value):
         return value
@@ -95,15 +95,15 @@ def task_result(info: TaskInfo, task: Any, backend: str) -> Any:
     args, kwargs = from_payload(info.payload)
     try:
         # run_at is the enqueue time when no run_after was given (and a retry's time after a failure)
-        run_after = _local(info.run_at) if info.run_at != info.enqueued_at else None
+        run_after = django_time(info.run_at) if info.run_at != info.enqueued_at else None
         task = task.using(priority=info.priority, queue_name=info.queue, run_after=run_after)
     except Exception:  # noqa: BLE001 - e.g. a queue since removed from QUEUES: the task as declared
         pass
     attempts = [a for a in info.attempts if a.outcome != "released"]
     result: TaskResult[Any] = TaskResult(
-        task=task, id=str(info.id), status=STATUSES[info.status], enqueued_at=_local(info.enqueued_at),
-        started_at=_local(info.started_at), finished_at=_local(info.finished_at),
-        last_attempted_at=_local(attempts[-1].claimed_at) if attempts else None,
+        task=task, id=str(info.id), status=STATUSES[info.status], enqueued_at=django_time(info.enqueued_at),
+        started_at=django_time(info.started_at), finished_at=django_time(info.finished_at),
+        last_attempted_at=django_time(attempts[-1].claimed_at) if attempts else None,
         args=args, kwargs=kwargs, backend=backend, errors=_errors(info), worker_ids=[a.worker_id for a in attempts],
     )  # fmt: skip
     if info.status == "succeeded":
