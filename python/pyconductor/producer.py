@@ -80,6 +80,9 @@ __all__ = ["Listener", "Producer"]
 logger = logging.getLogger("pyconductor")
 
 LISTEN_PROBE_AFTER = 30.0  # seconds without a notification before the listener checks its connection
+# how often the listener looks at its halt event between notifications: a stop
+# waits for it, and an idle worker must stop well within half a second
+LISTEN_HALT_CHECK = 0.1
 DUE_SLACK = 0.001  # wake this long after a due time, so the claim's clock has passed it
 CLAIM_FAILED = -1  # what _claim returns after an error (it has backed off already)
 
@@ -352,7 +355,7 @@ class Listener:
         quiet_since = time.monotonic()
         while not self.halt.is_set():
             heard = False
-            for note in conn.notifies(timeout=0.5):
+            for note in conn.notifies(timeout=LISTEN_HALT_CHECK):
                 heard = True
                 self.notify(note.payload)
             now = time.monotonic()

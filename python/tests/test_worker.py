@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -411,6 +412,18 @@ def test_an_infinite_grace_waits_for_every_running_task(app: Conductor, caplog: 
     assert not stopping.is_alive()
     assert worker.abandoned == 0
     assert app.get(task_id).status == "succeeded"
+
+
+def test_an_idle_worker_stops_within_half_a_second(app: Conductor) -> None:
+    @app.task("noop")
+    def noop(payload: Any) -> None:
+        return None
+
+    worker = fast_worker(app, concurrency=4).start()
+    wait_until(lambda: worker.producer.sleeping)  # idle: claimed nothing, waiting for work
+    started = time.perf_counter()
+    worker.stop()
+    assert time.perf_counter() - started < 0.5
 
 
 @pytest.mark.parametrize("grace", [-1.0, float("nan")])
