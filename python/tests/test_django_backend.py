@@ -151,6 +151,44 @@ def test_enqueue_answers_the_enqueue_time_the_row_stores(shop: ModuleType, db_ds
     assert inside.enqueued_at == rows(db_dsn, "id = %s", (int(inside.id),))[0]["enqueued_at"]
 
 
+async def _closing_connections(work: Any) -> Any:
+    """Await work, then close the Django connections of the thread the async API ran
+    its queries in (the test's database is dropped after it)."""
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    try:
+        return await work
+    finally:
+        await sync_to_async(connections.close_all, thread_sensitive=True)()
+
+
+def test_the_async_api_works_in_an_event_loop(shop: ModuleType, db_dsn: str) -> None:
+    import asyncio
+
+    async def view() -> tuple[Any, Any]:
+        result = await shop.fulfil.aenqueue(5)
+        fetched = await shop.fulfil.aget_result(result.id)
+        await result.arefresh()
+        return result, fetched
+
+    result, fetched = asyncio.run(_closing_connections(view()))
+    assert (str(result.status), fetched.id, fetched.args) == ("READY", result.id, [5])
+    assert [str(t["id"]) for t in rows(db_dsn)] == [result.id]
+
+
+def test_an_async_view_enqueues_and_reads_through_the_async_api(shop: ModuleType, db_dsn: str) -> None:
+    import asyncio
+
+    from django.test import AsyncClient
+
+    response = asyncio.run(_closing_connections(AsyncClient().post("/async/orders/", {"item": "tea"})))
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["status"] == "READY" and body["fetched"] == body["task"]
+    assert [str(t["id"]) for t in rows(db_dsn)] == [body["task"]]
+
+
 def test_outside_a_transaction_the_task_is_committed_at_once(shop: ModuleType, db_dsn: str) -> None:
     from django.db import connection
 

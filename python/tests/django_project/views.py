@@ -20,6 +20,16 @@ def create_order(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"order": order.id, "task": result.id, "status": str(result.status)})
 
 
+async def create_order_async(request: HttpRequest) -> JsonResponse:
+    """The same through the async API, in an async view: aenqueue, aget_result, arefresh."""
+    order = await Order.objects.acreate(item=request.POST["item"])
+    result = await fulfil.aenqueue(order.id)
+    fetched = await fulfil.aget_result(result.id)
+    await result.arefresh()
+    return JsonResponse({"order": order.id, "task": result.id, "status": str(result.status),
+                         "fetched": fetched.id})  # fmt: skip
+
+
 def task_status(request: HttpRequest, result_id: str) -> JsonResponse:
     """The fulfilment task's state, through the framework's API."""
     result = fulfil.get_result(result_id)
