@@ -6,48 +6,38 @@ begin;
 select plan(23);
 \ir ../helpers.psql
 
-create function pg_temp.spec(kind text = 'k', payload jsonb = '{}', queue text = 'q', run_at timestamptz = null,
-                             max_attempts integer = null, dedupe_key text = null, concurrency_key text = null,
-                             max_recoveries integer = null, backoff_base interval = null,
-                             backoff_factor double precision = null, backoff_max interval = null,
-                             timeout interval = null)
-  returns conductor._task_spec language sql as $$
-  select row(kind, payload, queue, null, run_at, max_attempts, dedupe_key, concurrency_key, null, max_recoveries,
-             backoff_base, backoff_factor, backoff_max, timeout)::conductor._task_spec
-$$;
-
-select is(conductor._spec_problem(pg_temp.spec()), null, 'A valid spec has no problem.');
-select is(conductor._spec_problem(pg_temp.spec(kind => ' k')), 'kind', 'A padded kind.');
-select is(conductor._spec_problem(pg_temp.spec(payload => '[1]')), 'payload', 'An array payload.');
+select is(conductor._spec_problem(conductor_tests.spec()), null, 'A valid spec has no problem.');
+select is(conductor._spec_problem(conductor_tests.spec(kind => ' k')), 'kind', 'A padded kind.');
+select is(conductor._spec_problem(conductor_tests.spec(payload => '[1]')), 'payload', 'An array payload.');
 update conductor.settings set max_payload_bytes = 64;
-select is(conductor._spec_problem(pg_temp.spec(payload => jsonb_build_object('s', repeat('x', 100)))), 'payload_size',
+select is(conductor._spec_problem(conductor_tests.spec(payload => jsonb_build_object('s', repeat('x', 100)))), 'payload_size',
   'A payload over conductor.settings.max_payload_bytes.');
 update conductor.settings set max_payload_bytes = default;
-select is(conductor._spec_problem(pg_temp.spec(queue => '')), 'queue', 'An empty queue.');
-select is(conductor._spec_problem(pg_temp.spec(run_at => 'infinity')), 'run_at', 'An infinite run_at.');
-select is(conductor._spec_problem(pg_temp.spec(max_attempts => 0)), 'max_attempts', 'max_attempts 0.');
-select is(conductor._spec_problem(pg_temp.spec(max_recoveries => -1)), 'max_recoveries', 'A negative max_recoveries.');
-select is(conductor._spec_problem(pg_temp.spec(backoff_base => '31 days')), 'backoff_base', 'A base over 30 days.');
-select is(conductor._spec_problem(pg_temp.spec(backoff_max => '-1 second')), 'backoff_max', 'A negative max.');
-select is(conductor._spec_problem(pg_temp.spec(backoff_factor => 0.5)), 'backoff_factor', 'A factor below 1.');
-select is(conductor._spec_problem(pg_temp.spec(backoff_factor => 'NaN')), 'backoff_factor', 'A factor NaN.');
-select is(conductor._spec_problem(pg_temp.spec(backoff_base => '1 minute', backoff_max => '1 second')), 'backoff_order',
+select is(conductor._spec_problem(conductor_tests.spec(queue => '')), 'queue', 'An empty queue.');
+select is(conductor._spec_problem(conductor_tests.spec(run_at => 'infinity')), 'run_at', 'An infinite run_at.');
+select is(conductor._spec_problem(conductor_tests.spec(max_attempts => 0)), 'max_attempts', 'max_attempts 0.');
+select is(conductor._spec_problem(conductor_tests.spec(max_recoveries => -1)), 'max_recoveries', 'A negative max_recoveries.');
+select is(conductor._spec_problem(conductor_tests.spec(backoff_base => '31 days')), 'backoff_base', 'A base over 30 days.');
+select is(conductor._spec_problem(conductor_tests.spec(backoff_max => '-1 second')), 'backoff_max', 'A negative max.');
+select is(conductor._spec_problem(conductor_tests.spec(backoff_factor => 0.5)), 'backoff_factor', 'A factor below 1.');
+select is(conductor._spec_problem(conductor_tests.spec(backoff_factor => 'NaN')), 'backoff_factor', 'A factor NaN.');
+select is(conductor._spec_problem(conductor_tests.spec(backoff_base => '1 minute', backoff_max => '1 second')), 'backoff_order',
   'A base over the max.');
-select is(conductor._spec_problem(pg_temp.spec(timeout => '0 seconds')), 'timeout', 'A timeout of 0.');
-select is(conductor._spec_problem(pg_temp.spec(timeout => '30 days 1 second')), 'timeout', 'A timeout over 30 days.');
-select is(conductor._spec_problem(pg_temp.spec(dedupe_key => repeat('d', 1001))), 'dedupe_key', 'A long dedupe key.');
-select is(conductor._spec_problem(pg_temp.spec(concurrency_key => repeat('c', 1001))), 'concurrency_key',
+select is(conductor._spec_problem(conductor_tests.spec(timeout => '0 seconds')), 'timeout', 'A timeout of 0.');
+select is(conductor._spec_problem(conductor_tests.spec(timeout => '30 days 1 second')), 'timeout', 'A timeout over 30 days.');
+select is(conductor._spec_problem(conductor_tests.spec(dedupe_key => repeat('d', 1001))), 'dedupe_key', 'A long dedupe key.');
+select is(conductor._spec_problem(conductor_tests.spec(concurrency_key => repeat('c', 1001))), 'concurrency_key',
   'A long concurrency key.');
-select is(conductor._spec_problem(pg_temp.spec(kind => '', payload => '[]')), 'kind',
+select is(conductor._spec_problem(conductor_tests.spec(kind => '', payload => '[]')), 'kind',
   'With several problems, the first in the order kind, payload, size, queue, run_at, policy, keys is named.');
 
-select throws_ok($$select conductor._raise_spec_problem('payload', pg_temp.spec(payload => '"x"'))$$, 'QC102',
+select throws_ok($$select conductor._raise_spec_problem('payload', conductor_tests.spec(payload => '"x"'))$$, 'QC102',
   'invalid payload for kind ''k'': a payload is a JSON object, got string',
   '_raise_spec_problem raises the code with a message naming the value.');
-select throws_ok($$select conductor._raise_spec_problem('timeout', pg_temp.spec(timeout => '-5 seconds'))$$, 'QC106',
+select throws_ok($$select conductor._raise_spec_problem('timeout', conductor_tests.spec(timeout => '-5 seconds'))$$, 'QC106',
   'invalid timeout -00:00:05 for kind ''k'': it must be more than 0 and at most 30 days',
   'A timeout''s message names the value and the kind.');
-select throws_ok($$select conductor._raise_spec_problem('dedupe_key', pg_temp.spec(dedupe_key => repeat('d', 1001)))$$,
+select throws_ok($$select conductor._raise_spec_problem('dedupe_key', conductor_tests.spec(dedupe_key => repeat('d', 1001)))$$,
   'QC106', 'invalid dedupe_key ''' || repeat('d', 100) || '''…(1001 bytes): at most 1000 bytes',
   'A key''s message names the key, cut.');
 
@@ -62,9 +52,9 @@ exception when others then
   return v_detail;
 end
 $$;
-select is(pg_temp.detail_of('queue', pg_temp.spec(queue => ''), 'task #3 of the batch'), 'task #3 of the batch',
+select is(pg_temp.detail_of('queue', conductor_tests.spec(queue => ''), 'task #3 of the batch'), 'task #3 of the batch',
   'The detail says where the spec came from.');
-select is(pg_temp.detail_of('run_at', pg_temp.spec(run_at => '-infinity'), 'task #2 of the batch'), 'task #2 of the batch',
+select is(pg_temp.detail_of('run_at', conductor_tests.spec(run_at => '-infinity'), 'task #2 of the batch'), 'task #2 of the batch',
   'The detail comes with a run_at error too.');
 
 select * from finish();

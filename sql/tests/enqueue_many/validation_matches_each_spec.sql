@@ -10,43 +10,33 @@ select plan(4);
 
 update conductor.settings set max_payload_bytes = 64;
 
-create function pg_temp.spec(kind text = 'k', payload jsonb = '{}', queue text = 'q', run_at timestamptz = null,
-                             max_attempts integer = null, dedupe_key text = null, concurrency_key text = null,
-                             max_recoveries integer = null, backoff_base interval = null,
-                             backoff_factor double precision = null, backoff_max interval = null,
-                             timeout interval = null)
-  returns conductor._task_spec language sql as $$
-  select row(kind, payload, queue, null, run_at, max_attempts, dedupe_key, concurrency_key, null, max_recoveries,
-             backoff_base, backoff_factor, backoff_max, timeout)::conductor._task_spec
-$$;
-
 create temp table specs as
 select i as n, a.arr[i] as s
   from (select array[
-  pg_temp.spec(payload => '{"n": 1}'),
-  pg_temp.spec(payload => jsonb_build_object('s', repeat('x', 100))),   -- payload_size
-  pg_temp.spec(payload => '{"n": 2}'),
-  pg_temp.spec(payload => '[1]'),                                      -- payload
-  pg_temp.spec(payload => '"text"'),                                   -- payload
-  pg_temp.spec(payload => 'null'),                                     -- payload
-  pg_temp.spec(payload => null),                                       -- payload
-  pg_temp.spec(kind => ' k', payload => '{"n": 3}'),                   -- kind
-  pg_temp.spec(kind => '', payload => '[]'),                           -- kind before payload
-  pg_temp.spec(queue => '', payload => jsonb_build_object('s', repeat('y', 100))),  -- payload_size before queue
-  pg_temp.spec(queue => ''),                                           -- queue
-  pg_temp.spec(run_at => 'infinity'),
-  pg_temp.spec(max_attempts => 0),
-  pg_temp.spec(max_recoveries => -1),
-  pg_temp.spec(backoff_base => '31 days'),
-  pg_temp.spec(backoff_max => '-1 second'),
-  pg_temp.spec(backoff_factor => 'NaN'),
-  pg_temp.spec(backoff_base => '1 minute', backoff_max => '1 second'),
-  pg_temp.spec(timeout => '0 seconds'),
-  pg_temp.spec(dedupe_key => repeat('d', 1001)),
-  pg_temp.spec(concurrency_key => repeat('c', 1001)),
-  pg_temp.spec(payload => '{"n": 4}', dedupe_key => 'a'),
-  pg_temp.spec(payload => '{"n": 5}', dedupe_key => 'a'),
-  pg_temp.spec(payload => '{}')
+  conductor_tests.spec(payload => '{"n": 1}'),
+  conductor_tests.spec(payload => jsonb_build_object('s', repeat('x', 100))),   -- payload_size
+  conductor_tests.spec(payload => '{"n": 2}'),
+  conductor_tests.spec(payload => '[1]'),                                      -- payload
+  conductor_tests.spec(payload => '"text"'),                                   -- payload
+  conductor_tests.spec(payload => 'null'),                                     -- payload
+  conductor_tests.spec(payload => null),                                       -- payload
+  conductor_tests.spec(kind => ' k', payload => '{"n": 3}'),                   -- kind
+  conductor_tests.spec(kind => '', payload => '[]'),                           -- kind before payload
+  conductor_tests.spec(queue => '', payload => jsonb_build_object('s', repeat('y', 100))),  -- payload_size before queue
+  conductor_tests.spec(queue => ''),                                           -- queue
+  conductor_tests.spec(run_at => 'infinity'),
+  conductor_tests.spec(max_attempts => 0),
+  conductor_tests.spec(max_recoveries => -1),
+  conductor_tests.spec(backoff_base => '31 days'),
+  conductor_tests.spec(backoff_max => '-1 second'),
+  conductor_tests.spec(backoff_factor => 'NaN'),
+  conductor_tests.spec(backoff_base => '1 minute', backoff_max => '1 second'),
+  conductor_tests.spec(timeout => '0 seconds'),
+  conductor_tests.spec(dedupe_key => repeat('d', 1001)),
+  conductor_tests.spec(concurrency_key => repeat('c', 1001)),
+  conductor_tests.spec(payload => '{"n": 4}', dedupe_key => 'a'),
+  conductor_tests.spec(payload => '{"n": 5}', dedupe_key => 'a'),
+  conductor_tests.spec(payload => '{}')
   ] as arr) a, generate_subscripts(a.arr, 1) as i;
 
 select is((select count(*) from specs where conductor._spec_problem(s, 64) is not null), 19::bigint,
@@ -61,14 +51,14 @@ select is(
 
 select is(
   (select array_agg(p.ord order by p.ord)
-     from conductor._spec_problems(array_fill(pg_temp.spec(payload => jsonb_build_object('big', repeat('z', 80))), array[3])
-                                   || array_fill(pg_temp.spec(), array[2])) p),
+     from conductor._spec_problems(array_fill(conductor_tests.spec(payload => jsonb_build_object('big', repeat('z', 80))), array[3])
+                                   || array_fill(conductor_tests.spec(), array[2])) p),
   array[1, 2, 3]::bigint[],
   'Specs alike but for an oversized payload are each named; the valid ones after them are not.');
 
 select is(
   (select count(*) from conductor._spec_problems(
-     (select array_agg(pg_temp.spec(payload => jsonb_build_object('n', i))) from generate_series(1, 50) i))),
+     (select array_agg(conductor_tests.spec(payload => jsonb_build_object('n', i))) from generate_series(1, 50) i))),
   0::bigint,
   'Fifty valid specs that differ in their payloads have no problem.');
 
