@@ -366,6 +366,24 @@ def _generate_in_throwaway_cluster() -> tuple[str, list[Function]]:
         return generate(url)
 
 
+def write_or_check(output: Path, page: str, check: bool) -> int:
+    """Write a generated page to output (when it differs), or with check only compare:
+    1 (a diff on stderr) when the checked-in page is stale. Shared by config_reference.py."""
+    current = output.read_text() if output.exists() else ""
+    if current == page:
+        return 0
+    if check:
+        diff = difflib.unified_diff(current.splitlines(), page.splitlines(), "checked in", "generated",
+                                    lineterm="", n=1)  # fmt: skip
+        print("\n".join(list(diff)[:60]), file=sys.stderr)
+        print(f"{output} is out of date: run {REGENERATE}", file=sys.stderr)
+        return 1
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(page)
+    print(f"wrote {output}", file=sys.stderr)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dsn", help="a database migrated to the working tree's plan (default: a throwaway cluster)")
@@ -373,19 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)
     page, functions = generate(args.dsn) if args.dsn else _generate_in_throwaway_cluster()
-    rc = 0
-    current = args.output.read_text() if args.output.exists() else ""
-    if args.check:
-        if current != page:
-            diff = difflib.unified_diff(current.splitlines(), page.splitlines(), "checked in", "generated",
-                                        lineterm="", n=1)  # fmt: skip
-            print("\n".join(list(diff)[:60]), file=sys.stderr)
-            print(f"{args.output} is out of date: run {REGENERATE}", file=sys.stderr)
-            rc = 1
-    elif current != page:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(page)
-        print(f"wrote {args.output}", file=sys.stderr)
+    rc = write_or_check(args.output, page, args.check)
     for problem in problems(functions):
         print(f"error: {problem}", file=sys.stderr)
         rc = 1

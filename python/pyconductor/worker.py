@@ -131,10 +131,11 @@ class Worker:
     claims; each must be registered (ValueError otherwise). ``concurrency``
     (default $CONDUCTOR_WORKER_MAX_INFLIGHT or 32) bounds the tasks running at
     once; ``lease``, ``heartbeat_interval``, ``poll_interval``,
-    ``reap_interval``, ``shutdown_grace`` and ``cancel_grace`` are seconds (or
-    timedeltas). ``dsn`` defaults to the app's. ``report_batch`` caps one
-    complete_many call; ``report_linger`` is how long a result may wait for
-    company (seconds) while other handlers are running. With
+    ``reap_interval``, ``shutdown_grace`` (``float('inf')``: wait for every
+    running task) and ``cancel_grace`` are seconds (or timedeltas). ``dsn``
+    defaults to the app's. ``report_batch`` caps one complete_many call;
+    ``report_linger`` is how long a result may wait for company (seconds)
+    while other handlers are running. With
     ``exit_on_stuck``, the first stuck handler thread (see
     :mod:`pyconductor.executor`) stops the worker: it stops claiming, stops
     gracefully, and ``run()`` returns 3 (what ``--processes`` runs its children with).
