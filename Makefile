@@ -7,8 +7,9 @@
 #   make bench       bench/run.sh
 #   make docs        build the documentation site (mkdocs.yml) into build/site,
 #                    after checking docs/reference/sql.md matches the schema
-#   make docs-reference  regenerate docs/reference/sql.md from the functions' comments
-#                    and docs/reference/configuration.md from the flags and settings
+#   make docs-reference  regenerate docs/reference/sql.md from the functions' comments,
+#                    docs/reference/configuration.md from the flags and settings, and
+#                    sql/schema.dump.sql (the deployed schema) from a fresh deploy
 #   make dist        build the wheel and sdist into dist/ (python -m build)
 #   make devdb       start the development cluster (.devdb) and migrate it
 #   make devdb-stop  stop it
@@ -121,16 +122,19 @@ $(PY_VERSIONS:%=test-%): test-%: deps
 bench: deps
 	bash bench/run.sh
 
-# The SQL reference is generated from a throwaway deploy of the working tree
-# (scripts/sql_reference.py); docs fails, naming docs-reference, when it is stale.
+# The SQL reference and the schema dump are generated from a throwaway deploy of
+# the working tree (scripts/sql_reference.py, scripts/schema_dump.py); docs fails,
+# naming docs-reference, when one is stale.
 docs: deps
 	$(PY) scripts/sql_reference.py --check
 	$(PY) scripts/config_reference.py --check
+	$(PY) scripts/schema_dump.py --check
 	$(PY) -m mkdocs build --strict --site-dir build/site
 
 docs-reference: deps
 	$(PY) scripts/sql_reference.py
 	$(PY) scripts/config_reference.py
+	$(PY) scripts/schema_dump.py
 
 # Needs only the build frontend (hatchling comes in build's isolated env): not
 # the server, pgTAP or Chromium that `deps` installs. The sdist, then the wheel

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
+import importlib.util
+import sys
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 from typing import TypeVar
+
+import pytest
 
 T = TypeVar("T")
 
-__all__ = ["NO_DJANGO", "REPO", "WaitTimeout", "wait_until"]
+__all__ = ["NO_DJANGO", "REPO", "WaitTimeout", "assert_generated", "load_script", "wait_until"]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,3 +56,24 @@ def wait_until(
             what = (message() if callable(message) else message) or getattr(predicate, "__name__", repr(predicate))
             raise WaitTimeout(f"condition not met within {timeout:g}s: {what}") from last_exc
         time.sleep(interval)
+
+
+def load_script(name: str) -> ModuleType:
+    """scripts/<name>.py imported as the module ``name`` (the generators of checked-in files)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+def assert_generated(path: Path, generated: str, source: str) -> None:
+    """Fail, with a diff, when the checked-in ``path`` is not ``generated`` (made from ``source``)."""
+    checked_in = path.read_text() if path.exists() else ""
+    if checked_in != generated:
+        diff = "\n".join(list(difflib.unified_diff(checked_in.splitlines(), generated.splitlines(), "checked in",
+                                                   "generated", lineterm="", n=1))[:80])  # fmt: skip
+        pytest.fail(f"{path.relative_to(REPO)} differs from {source}: run make docs-reference\n{diff}")

@@ -28,7 +28,6 @@ and the older ones are built, not run):
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import signal
@@ -40,7 +39,7 @@ from types import ModuleType
 
 import pytest
 from conftest import Cluster
-from helpers import REPO
+from helpers import REPO, assert_generated, load_script
 
 DOCS = REPO / "docs"
 RUNNABLE = ("index.md", "getting-started.md", "concepts.md", "operations.md", "comparison.md")
@@ -124,40 +123,20 @@ def test_the_site_builds_with_strict(tmp_path: Path) -> None:
 
 
 def _sql_reference() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sql_reference", REPO / "scripts" / "sql_reference.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)  # its dataclasses look their module up
-    spec.loader.exec_module(sys.modules[spec.name])
-    return sys.modules[spec.name]
+    return load_script("sql_reference")
 
 
 def test_the_sql_reference_is_generated_from_the_schema(dsn: str) -> None:
     ref = _sql_reference()
     page, _functions = ref.generate(dsn)
-    checked_in = ref.OUTPUT.read_text() if ref.OUTPUT.exists() else ""
-    if checked_in != page:
-        import difflib
-
-        diff = "\n".join(list(difflib.unified_diff(checked_in.splitlines(), page.splitlines(), "checked in",
-                                                   "generated", lineterm="", n=1))[:80])  # fmt: skip
-        pytest.fail(f"docs/reference/sql.md differs from the deployed schema: run make docs-reference\n{diff}")
+    assert_generated(ref.OUTPUT, page, "the deployed schema")
 
 
 def test_the_configuration_reference_is_generated_from_the_code(dsn: str) -> None:
-    spec = importlib.util.spec_from_file_location("config_reference", REPO / "scripts" / "config_reference.py")
-    assert spec and spec.loader
-    ref = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ref)
+    ref = load_script("config_reference")
     page, problems = ref.generate(dsn)
     assert problems == []
-    checked_in = ref.OUTPUT.read_text() if ref.OUTPUT.exists() else ""
-    if checked_in != page:
-        import difflib
-
-        diff = "\n".join(list(difflib.unified_diff(checked_in.splitlines(), page.splitlines(), "checked in",
-                                                   "generated", lineterm="", n=1))[:80])  # fmt: skip
-        pytest.fail(f"docs/reference/configuration.md differs from the code: run make docs-reference\n{diff}")
+    assert_generated(ref.OUTPUT, page, "the code")
 
 
 def test_every_function_has_its_contract_in_a_comment(dsn: str) -> None:
