@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python enqueue_many, {args.batch} per call:          {done / dt:10.1f} tasks/s  ({done} tasks in {dt:.2f} s)")
 
     # 3. drain, with no other task in the database: a backlog in another queue
-    # would measure the claim's index choice instead (see bench/RESULTS.md)
+    # would measure the claim's index choice instead (see bench/HISTORY.md,
+    # "What costs the rest", finding 3)
     clean(args.dsn, others=args.clean_all)
     for start in range(0, args.tasks, 1000):
         k = min(1000, args.tasks - start)

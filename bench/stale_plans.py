@@ -3,7 +3,7 @@ conductor.tasks was empty (and freshly analysed) pay for that plan once the
 table has grown? It keeps its plans (conductor._enqueue plans once per
 connection) until ANALYZE (or autoanalyze) invalidates them. When this was
 written, that plan joined conductor.tasks by a scan and ran 150-200x slower
-(bench/RESULTS.md); now its lookups are index probes whatever the statistics,
+(bench/HISTORY.md, issue 5's "Section 2 again"); now its lookups are index probes whatever the statistics,
 and (A) after the growth should be no slower than (B).
 
     .venv/bin/python bench/stale_plans.py --dsn URL [--rows 50000]

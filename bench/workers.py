@@ -7,8 +7,8 @@ For each process count: the workers are started on an empty queue and given
 a few seconds to connect and go idle; then --tasks no-op tasks are inserted in
 one set-based statement, then conductor._notify_queue('bench') as enqueue
 does (one commit, one notification), followed at once by
-ANALYZE conductor.tasks (--no-analyze to skip it: see bench/RESULTS.md, the
-idle workers' cached claim plan was made on an empty table), and the drain is
+ANALYZE conductor.tasks (--no-analyze to skip it: see bench/HISTORY.md, issue 5's
+section 6, run A: the idle workers' cached claim plan was made on an empty table), and the drain is
 timed from that commit until no task of the queue is queued or running. Meanwhile
 pg_stat_activity is sampled --sample-hz times a second (wait_event_type /
 wait_event of every active backend other than the sampler; "CPU" when it has

@@ -80,7 +80,7 @@ class Ledger:
         cut-off report connection stops the claiming instead of piling up
         results that a crash would make run again. (Under load a batch is
         being sent while the next one fills: 2 x left the slots idle a fifth
-        of the time, see bench/RESULTS.md.)"""
+        of the time: commit f14ca0b, and bench/HISTORY.md, issue 26's first part.)"""
         with self.lock:
             return self._free()
 
