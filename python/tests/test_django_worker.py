@@ -6,6 +6,7 @@ their results are read back through the framework's API (``get_result``,
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -192,3 +193,22 @@ def test_a_worker_without_tasks_for_its_backend_says_so(db_dsn: str, tmp_path: P
     out = harness.manage(db_dsn, "conductor_worker", "--backend", "nope")
     assert out.returncode == 1
     assert "no tasks backend 'nope'" in out.stderr
+
+
+def test_an_idle_worker_exits_within_half_a_second_of_sigterm(shop: ModuleType, db_dsn: str, start: Start) -> None:
+    """Issue 27: an idle ``manage.py conductor_worker`` took 0.5-0.7 s from SIGTERM to exit (the listener's
+    0.5 s look at the halt, then up to 0.8 s of the interpreter's teardown on a loaded machine)."""
+    worker = start("--no-scheduler")
+
+    def sleeping() -> bool:  # idle: it claimed nothing and waits on its queues (conductor.sleepers)
+        with psycopg.connect(db_dsn, autocommit=True) as conn:
+            row = conn.execute("select count(*) from conductor.sleepers").fetchone()
+            return bool(row and row[0])
+
+    wait_until(sleeping, timeout=120, interval=0.05, message=lambda: worker.output()[-3000:])
+    sent = time.perf_counter()
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(60) == 0, worker.output()[-3000:]
+    took = time.perf_counter() - sent
+    assert took < 0.5, f"{took:.2f} s from SIGTERM to exit:\n{worker.output()[-3000:]}"
+    assert "stopped (0 released)" in worker.output()  # its last log line, flushed before the exit
