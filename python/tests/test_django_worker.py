@@ -15,9 +15,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from helpers import NO_DJANGO, wait_until
+from helpers import django_missing, wait_until
 
-pytest.importorskip("django", reason=NO_DJANGO)
+if (missing := django_missing()) is not None:
+    pytest.skip(missing, allow_module_level=True)
 
 from django_project import harness  # noqa: E402 - after the skip
 from django_project.harness import WORKER_APPNAME, ManagedWorker  # noqa: E402 - after the skip
