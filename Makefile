@@ -1,7 +1,16 @@
 # Conductor: set-up, development database, tests.
 #   make demo        install deps, start the dev database, migrate, run the demo
 #   make test        pgTAP (scripts/pgtap.sh) then pytest (test-base), then the
-#                    other versions (test-versions); fails if any part fails
+#                    other versions (test-versions); fails if any part fails.
+#                    Every tier: each test module is in one of unit (no database),
+#                    integration (one server), topology (servers and networks of
+#                    its own), browser (Chromium), in python/tests/tiers.py;
+#                    pytest -m TIER runs one
+#   make test-quick  what a change to the package needs, in under 2 minutes: the
+#                    unit tier (with ruff and mypy) and the client, the embedded
+#                    worker and the docs (pytest -m quick: 62 s, 73 s with a cold
+#                    mypy cache, on 2 shared cores at load 1.6-2.5); no pgTAP,
+#                    no other versions
 #   make test-versions   the other versions alone (VERSIONS: each one also as
 #                    make test-pg18, test-py312-dj60, test-py312-dj61, test-py313-dj61)
 #   make bench       bench/run.sh
@@ -49,7 +58,7 @@ PY_TESTS := python/tests/unit $(addprefix python/tests/,test_client.py test_work
 	test_migrate.py test_wire.py)
 DJANGO_TESTS := $(sort $(wildcard python/tests/test_django_*.py))
 
-.PHONY: all deps deps-demo devdb migrate demo test test-base pgtap pytest test-versions test-pg18 test-pythons \
+.PHONY: all deps deps-demo devdb migrate demo test test-quick test-base pgtap pytest test-versions test-pg18 test-pythons \
 	$(PY_VERSIONS:%=test-%) bench docs docs-reference dist devdb-stop clean distclean
 
 all: test
@@ -81,6 +90,12 @@ pytest: deps
 test: deps
 	@$(MAKE) --no-print-directory -k test-base $(if $(strip $(VERSIONS)),test-versions) \
 	  || { echo "make test: FAILED" >&2; exit 1; }
+
+# The tests marked quick (python/tests/tiers.py). It installs the deps only when
+# .venv is missing (their pip check alone costs about 13 s of the 2 minutes).
+test-quick:
+	@if [[ ! -x $(PY) ]]; then $(MAKE) --no-print-directory deps; fi
+	$(PY) -m pytest python/tests -m quick $(PYTEST_ARGS)
 
 # .venv's versions: pgTAP, then the whole pytest suite, even when pgTAP failed.
 test-base: deps

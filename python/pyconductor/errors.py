@@ -34,6 +34,7 @@ __all__ = [
     "InvalidStatus",
     "InvalidTimezone",
     "LeaseLost",
+    "NoRetry",
     "NotFound",
     "NotOwner",
     "OperatorSchedule",
@@ -225,6 +226,15 @@ def mapped_errors() -> Iterator[None]:
         if new is exc:
             raise
         raise new from exc
+
+
+class NoRetry(Exception):
+    """Raised by a handler to fail its task now, whatever attempts it has left
+    (``conductor.fail(retryable => false)``): for what no new attempt can change,
+    such as a handler the worker cannot load. ``raise NoRetry(...) from exc``
+    keeps the cause in the stored traceback; ``retry`` (an operator's) still
+    requeues the task once what was wrong is fixed.
+    """
 
 
 class RetryLater(Exception):

@@ -7,15 +7,16 @@ for a short task). Its outcome goes to the reporter:
 
 - a return value: its JSON (one that is not JSON fails the task, clearly);
 - an exception: a failure with the full traceback (``RetryLater`` asks for
-  its retry time);
+  its retry time, ``NoRetry`` fails the task at once, ``retryable => false``);
 - a wait that parked the task (``conductor.suspend`` answered 'waiting') has
   closed the attempt in SQL already: nothing is reported, the slot is free;
 - a step refused because the lease was lost or the task cancelled, or a
   handler whose ``ctx.cancelled`` was set (cancelled, lost, released, timed
   out): its outcome is discarded, with a warning;
 - a kind without a handler is failed with ``unknown_kind => true`` without
-  running. A worker claims only the kinds it has handlers for, so this is a
-  defensive path only.
+  running. A worker claims only the kinds it has handlers for (or, with the
+  registry's fallback, which has one for every kind: ``Registry.handler``), so
+  this is a defensive path only.
 
 Time limits. A task claimed with a ``timeout`` has a deadline: the monotonic
 time its claim was sent plus the timeout, a hair before the database's own
@@ -117,7 +118,7 @@ from typing import TYPE_CHECKING
 
 from pyconductor import tasklog
 from pyconductor.context import _Suspended
-from pyconductor.errors import RetryLater
+from pyconductor.errors import NoRetry, RetryLater
 from pyconductor.ledger import Ledger, Run, task_extra
 from pyconductor.loop import EventLoop
 from pyconductor.reporter import Report
@@ -202,7 +203,7 @@ class Executor:
     def submit(self, ctx: TaskContext, timeout: timedelta | None, claimed_at: float) -> None:
         """Run a claimed task, or buffer it until a slot is free (claimed_at:
         time.monotonic() when its claim was sent)."""
-        task = self.registry.get(ctx.kind)
+        task = self.registry.handler(ctx.kind)
         run = Run(ctx, task, timeout, None if timeout is None else claimed_at + timeout.total_seconds())
         ledger = self.ledger
         with ledger.lock:
@@ -420,7 +421,8 @@ class Executor:
                 report = Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc())
         except BaseException as exc:  # noqa: BLE001 - the handler's failure is the task's (even SystemExit)
             report = Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(),
-                            retry_at=exc.at if isinstance(exc, RetryLater) else None)  # fmt: skip
+                            retry_at=exc.at if isinstance(exc, RetryLater) else None,
+                            retryable=not isinstance(exc, NoRetry))  # fmt: skip
         finally:
             ms = (time.perf_counter() - start) * 1000
             with ledger.lock:
@@ -502,7 +504,8 @@ class Executor:
                 report = Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc())
         except BaseException as exc:  # noqa: BLE001 - CancelledError too: ours set ctx.cancelled first
             report = Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc(),
-                            retry_at=exc.at if isinstance(exc, RetryLater) else None)  # fmt: skip
+                            retry_at=exc.at if isinstance(exc, RetryLater) else None,
+                            retryable=not isinstance(exc, NoRetry))  # fmt: skip
         finally:
             ms = (time.perf_counter() - start) * 1000
             timed_out = ctx.cancel_reason == "timed_out"  # and reported by the watchdog (_expired)

@@ -161,6 +161,10 @@ class Registry:
     def __init__(self) -> None:
         self._tasks: dict[str, Task] = {}
         self._schedules: dict[str, ScheduleSpec] = {}
+        self.fallback: Callable[[str], Task] | None = None
+        """The Task of a kind registered nowhere here, made when a worker claimed one. With
+        one, a Worker claims every kind of its queues (pyconductor.contrib.django's worker:
+        a queue's every task path is its to run, or to fail)."""
 
     def add_schedule(self, spec: ScheduleSpec) -> ScheduleSpec:
         if spec.name in self._schedules and self._schedules[spec.name] != spec:
@@ -180,6 +184,13 @@ class Registry:
 
     def get(self, kind: str) -> Task | None:
         return self._tasks.get(kind)
+
+    def handler(self, kind: str) -> Task | None:
+        """What runs a claimed task of ``kind``: its registered Task, else the fallback's."""
+        task = self._tasks.get(kind)
+        if task is None and self.fallback is not None:
+            return self.fallback(kind)
+        return task
 
     def __contains__(self, kind: object) -> bool:
         return kind in self._tasks

@@ -127,7 +127,8 @@ def _bounded(name: str, fn: Callable[[], object], timeout: float) -> bool:
 class Worker:
     """Runs the handlers registered on ``app`` for tasks of ``queues`` (None: all).
 
-    ``kinds`` (default: every kind registered on ``app``) narrows the kinds it
+    ``kinds`` (default: every kind registered on ``app``; every kind of its
+    queues when the app's registry has a ``fallback``) narrows the kinds it
     claims; each must be registered (ValueError otherwise). ``concurrency``
     (default $CONDUCTOR_WORKER_MAX_INFLIGHT or 32) bounds the tasks running at
     once; ``lease``, ``heartbeat_interval``, ``poll_interval``,
@@ -221,7 +222,7 @@ class Worker:
         if self.prefetch < 0:
             raise ValueError(f"prefetch must be 0 or more, got {self.prefetch}")
         # an app that registers no handler has nothing to claim (its schedules' kinds run elsewhere)
-        self.process_tasks = process_tasks and bool(self.served_kinds)
+        self.process_tasks = process_tasks and (bool(self.served_kinds) or self.claimed_kinds is None)
         self.run_scheduler = run_scheduler
         self.tick_interval = tick_interval
         self.exit_on_stuck = exit_on_stuck
@@ -276,10 +277,10 @@ class Worker:
             "roles": [role for role in self.roles if role != "worker" or self.process_tasks] + self.extra_roles,
             "metadata": dumps_json({"kinds": self.served_kinds}),
             # what it claims; a scheduler-only worker claims nothing, and SQL has no way to say so but NULL
-            "kinds": self.served_kinds if self.process_tasks else None,
+            "kinds": self.claimed_kinds if self.process_tasks else None,
         }  # fmt: skip
         self.producer = Producer(ledger, Link(self.dsn, "claim", wid, pooler=pooler), self.executor, self.runtime,
-                                 queues=self.queues, kinds=self.served_kinds, lease=self.lease,
+                                 queues=self.queues, kinds=self.claimed_kinds, lease=self.lease,
                                  poll_interval=self.poll_interval,
                                  claim_linger=self.claim_linger, registration=registration,
                                  on_claimed=self.reaper.expect, polling=pooler is not None)  # fmt: skip
@@ -302,6 +303,14 @@ class Worker:
     def served_kinds(self) -> list[str]:
         """The kinds this worker claims: ``kinds``, else every registered kind."""
         return list(self.kinds) if self.kinds is not None else self.app.registry.kinds
+
+    @property
+    def claimed_kinds(self) -> list[str] | None:
+        """What the claims ask for: ``served_kinds``, or None (every kind of the
+        queues) when ``kinds`` is not given and the registry has a fallback."""
+        if self.kinds is None and self.app.registry.fallback is not None:
+            return None
+        return self.served_kinds
 
     @property
     def running(self) -> int:
@@ -380,7 +389,8 @@ class Worker:
                            self.worker_id, extra=self._log_extra())  # fmt: skip
         logger.info("worker %s started (roles %s, queues %s, concurrency %d, kinds %s)", self.worker_id,
                     ",".join(self.roles), ",".join(self.queues) if self.queues else "*", self.concurrency,
-                    ",".join(self.served_kinds) or "none", extra=self._log_extra())  # fmt: skip
+                    "*" if self.claimed_kinds is None else ",".join(self.served_kinds) or "none",
+                    extra=self._log_extra())  # fmt: skip
         return self
 
     def _check_database(self) -> None:
@@ -393,7 +403,7 @@ class Worker:
             check_schema(conn)
             if self.process_tasks:
                 conn.execute(queries.CLAIM, {"worker_id": self.worker_id, "queues": self.queues, "max_tasks": 0,
-                                             "lease": self.lease, "kinds": self.served_kinds})  # fmt: skip
+                                             "lease": self.lease, "kinds": self.claimed_kinds})  # fmt: skip
 
     def _declare(self) -> None:
         """Write what the app declares in code to the database, before anything

@@ -37,6 +37,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from helpers import REPO  # noqa: F401 - re-exported for tests
+from tiers import QUICK, tier_of
 from pyconductor.devdb import DevDB, DevDBError, find_bindir, throwaway_cluster
 from pyconductor.migrate import migrate
 
@@ -151,6 +152,28 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         tasks = "django.tasks" if find_spec("django.tasks") else "the django-tasks backport"
         framework = f"Django {django.get_version()}, Tasks from {tasks}"
     return [f"conductor: {server}; {framework}"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with its module's tier (tiers.py), and ``quick`` what make
+    test-quick runs; a module of python/tests the table does not name stops the run."""
+    tests = Path(__file__).resolve().parent
+    untiered: set[str] = set()
+    for item in items:
+        try:
+            module = item.path.resolve().relative_to(tests).as_posix()
+        except ValueError:  # not one of python/tests
+            continue
+        tier = tier_of(module)
+        if tier is None:
+            untiered.add(module)
+            continue
+        item.add_marker(tier)
+        if tier == "unit" or module in QUICK:
+            item.add_marker("quick")
+    if untiered:
+        raise pytest.UsageError(f"no tier for {', '.join(sorted(untiered))}: name each test module in one tier "
+                                "of python/tests/tiers.py")  # fmt: skip
 
 
 _counter = itertools.count(1)

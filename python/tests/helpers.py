@@ -7,6 +7,7 @@ import importlib.util
 import sys
 import time
 from collections.abc import Callable
+from importlib.util import find_spec
 from pathlib import Path
 from types import ModuleType
 from typing import TypeVar
@@ -15,14 +16,40 @@ import pytest
 
 T = TypeVar("T")
 
-__all__ = ["NO_DJANGO", "REPO", "WaitTimeout", "assert_generated", "load_script", "wait_until"]
+__all__ = ["NO_DJANGO", "REPO", "WaitTimeout", "assert_generated", "django_missing", "load_script", "wait_until"]
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-# A Django test module starts with pytest.importorskip("django", reason=NO_DJANGO):
-# in a venv without the django extra it is skipped at collection, saying why.
+# Why a Django test module is skipped at collection (django_missing), in a venv without
+# the django extra.
 NO_DJANGO = "Django is not installed (pip install 'conductor-pg[django]')"
+NO_TASKS = ("Django has no Tasks framework: Django before 6 needs the django-tasks backport "
+            "(pip install 'conductor-pg[django]')")
+
+
+def django_missing() -> str | None:
+    """Why the Django tests cannot run here (NO_DJANGO, NO_TASKS), or None when Django and
+    a Tasks framework (Django 6's django.tasks, or the django-tasks backport) import. A
+    Django test module skips with it, at collection, before it imports anything of Django:
+
+        if (missing := django_missing()) is not None:
+            pytest.skip(missing, allow_module_level=True)
+    """
+    try:
+        import django  # noqa: F401 - whether it imports is the question
+    except ImportError:
+        return NO_DJANGO
+    if not (_importable("django.tasks") or _importable("django_tasks")):
+        return NO_TASKS
+    return None
+
+
+def _importable(name: str) -> bool:
+    try:
+        return find_spec(name) is not None
+    except ImportError:  # a parent package that does not import
+        return False
 
 
 class WaitTimeout(AssertionError):

@@ -19,10 +19,11 @@ from typing import Any
 import psycopg
 import pytest
 
-from helpers import NO_DJANGO
+from helpers import django_missing
 from pyconductor import Conductor, PayloadTooLarge
 
-pytest.importorskip("django", reason=NO_DJANGO)
+if (missing := django_missing()) is not None:
+    pytest.skip(missing, allow_module_level=True)
 
 from django_project import harness  # noqa: E402 - after the skip
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from helpers import NO_DJANGO
+from helpers import django_missing
 from pyconductor import Conductor
 from pyconductor.schema import SCHEMA_VERSION
 
-pytest.importorskip("django", reason=NO_DJANGO)
+if (missing := django_missing()) is not None:
+    pytest.skip(missing, allow_module_level=True)
 
 from django_project.harness import manage  # noqa: E402 - after the skip
 

@@ -11,9 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from helpers import NO_DJANGO, REPO
+from helpers import REPO, django_missing
 
-pytest.importorskip("django", reason=NO_DJANGO)
+if (missing := django_missing()) is not None:
+    pytest.skip(missing, allow_module_level=True)
 
 from django_project import harness  # noqa: E402 - after the skip
 

@@ -6,6 +6,7 @@ their results are read back through the framework's API (``get_result``,
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -14,9 +15,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from helpers import NO_DJANGO, wait_until
+from helpers import django_missing, wait_until
 
-pytest.importorskip("django", reason=NO_DJANGO)
+if (missing := django_missing()) is not None:
+    pytest.skip(missing, allow_module_level=True)
 
 from django_project import harness  # noqa: E402 - after the skip
 from django_project.harness import WORKER_APPNAME, ManagedWorker  # noqa: E402 - after the skip
@@ -192,3 +194,102 @@ def test_a_worker_without_tasks_for_its_backend_says_so(db_dsn: str, tmp_path: P
     out = harness.manage(db_dsn, "conductor_worker", "--backend", "nope")
     assert out.returncode == 1
     assert "no tasks backend 'nope'" in out.stderr
+
+
+def test_an_idle_worker_exits_within_half_a_second_of_sigterm(shop: ModuleType, db_dsn: str, start: Start) -> None:
+    """Issue 27: an idle ``manage.py conductor_worker`` took 0.5-0.7 s from SIGTERM to exit (the listener's
+    0.5 s look at the halt, then up to 0.8 s of the interpreter's teardown on a loaded machine)."""
+    worker = start("--no-scheduler")
+
+    def sleeping() -> bool:  # idle: it claimed nothing and waits on its queues (conductor.sleepers)
+        with psycopg.connect(db_dsn, autocommit=True) as conn:
+            row = conn.execute("select count(*) from conductor.sleepers").fetchone()
+            return bool(row and row[0])
+
+    wait_until(sleeping, timeout=120, interval=0.05, message=lambda: worker.output()[-3000:])
+    sent = time.perf_counter()
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(60) == 0, worker.output()[-3000:]
+    took = time.perf_counter() - sent
+    assert took < 0.5, f"{took:.2f} s from SIGTERM to exit:\n{worker.output()[-3000:]}"
+    assert "stopped (0 released)" in worker.output()  # its last log line, flushed before the exit
+
+
+# A path no module defines, an attribute its module lacks, and one that is no @task.
+MISSING_PATHS = {
+    "django_project.shop.gone.send": "ModuleNotFoundError: No module named 'django_project.shop.gone'",
+    "django_project.shop.tasks.no_such_task": 'does not define a "no_such_task" attribute',
+    "django_project.shop.tasks.OutOfStock": "names a type, not a Django task",
+}
+
+
+def test_a_task_path_that_names_no_task_fails_at_once_naming_it(shop: ModuleType, db_dsn: str,
+                                                                 start: Start) -> None:  # fmt: skip
+    """Issue 27: a task path no worker can import stayed queued (the worker claimed only the paths
+    it discovered); the framework expects it to fail with an error naming the path. A worker
+    serving a queue fails every path of it that names no task, at once, whatever retries its
+    kind has; a queue it does not serve is another deployment's, left alone."""
+    import subprocess
+    import sys
+
+    from pyconductor.contrib.django.compat import TaskResultStatus
+
+    ids: dict[str, int] = {}
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        for path in MISSING_PATHS:  # as a web process of a later deploy enqueued them
+            conn.execute("select conductor.configure_kind(kind => %s, max_attempts => 3, backoff_base => '0', "
+                         "backoff_max => '0')", [path])  # fmt: skip
+            row = conn.execute("select conductor.enqueue(kind => %s, payload => %s::jsonb, queue => 'default')",
+                               [path, '{"args": [1], "kwargs": {}}']).fetchone()  # fmt: skip
+            assert row is not None
+            ids[path] = int(row[0])
+        row = conn.execute("select conductor.enqueue(kind => 'elsewhere.tasks.job', payload => "
+                           "'{\"args\": [], \"kwargs\": {}}'::jsonb, queue => 'other-deploy')").fetchone()  # fmt: skip
+        assert row is not None
+        foreign = int(row[0])
+    # before any worker, get_result shows the task as it is (not TaskResultDoesNotExist)
+    waiting = shop.fulfil.get_backend().get_result(str(ids["django_project.shop.gone.send"]))
+    assert waiting.status == TaskResultStatus.READY and waiting.task.module_path == "django_project.shop.gone.send"
+    assert waiting.args == [1]
+
+    worker = start("--queues", "default,other-deploy-not-this", "--concurrency", "2")
+    backend = shop.fulfil.get_backend()
+    for path, why in MISSING_PATHS.items():
+        result = finished(backend.get_result(str(ids[path])), worker)
+        assert result.status == TaskResultStatus.FAILED, result.errors
+        assert result.attempts == 1, result.errors  # not retried, though its kind allows 3 attempts
+        (error,) = result.errors
+        assert error.exception_class_path == "pyconductor.contrib.django.kinds.TaskPathError"
+        assert issubclass(error.exception_class, ImportError)
+        assert f"task path {path!r}" in error.traceback and why in error.traceback, error.traceback
+        assert "deploy the code that defines it, then retry the task" in error.traceback
+        assert result.task.module_path == path
+        show = subprocess.run([sys.executable, "-m", "pyconductor", "tasks", "show", str(ids[path]), "--dsn", db_dsn],
+                              capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+        assert show.returncode == 0, show.stderr
+        assert show.stdout.startswith(f"task {ids[path]}  failed  kind {path}"), show.stdout
+        assert f"task path {path!r}" in show.stdout and why in show.stdout, show.stdout
+    # the worker's own tasks still run beside them
+    assert finished(shop.fulfil.enqueue(0), worker).errors[0].exception_class_path.endswith("Order.DoesNotExist")
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        row = conn.execute("select status::text from conductor.tasks where id = %s", [foreign]).fetchone()
+    assert row == ("queued",)  # a queue this worker does not serve
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(60) == 0, worker.output()[-3000:]
+
+
+def test_only_a_worker_of_named_queues_claims_every_path_of_them(shop: ModuleType, db_dsn: str) -> None:
+    """The rule of the test above: QUEUES empty and no --queues means every queue, some of which
+    may be another deployment's, so such a worker claims only the paths it discovered."""
+    from pyconductor.contrib.django.backend import ConductorBackend
+    from pyconductor.contrib.django.worker import build_worker
+
+    every = ConductorBackend("default", {"QUEUES": [], "OPTIONS": {}})
+    cases = [(shop.fulfil.get_backend(), None), (every, ["emails"]), (every, None)]
+    claimed = []
+    for backend, queues in cases:
+        worker = build_worker(backend, queues, dsn=db_dsn)
+        claimed.append((worker.queues, worker.claimed_kinds))
+        worker.app.close()
+    found = sorted(t.module_path for t in vars(shop).values() if type(t).__name__ == "Task")
+    assert claimed == [(["default", "emails", "reports"], None), (["emails"], None), (None, found)]

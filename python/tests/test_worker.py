@@ -525,3 +525,28 @@ def test_an_idle_worker_starts_a_delayed_task_at_its_run_at(app: Conductor, db_c
         "  join conductor.attempts a on a.id = t.attempt_id where t.id = any(%s)", ([delayed, retried],)).fetchall())  # fmt: skip
     assert 0 <= lateness[delayed] < 1.0, f"the delayed task started {lateness[delayed]:.3f} s after its run_at"
     assert 0 <= lateness[retried] < 1.0, f"the retry started {lateness[retried]:.3f} s after its run_at"
+
+
+def test_no_retry_fails_the_task_at_once_and_a_fallback_runs_every_other_kind(app: Conductor) -> None:
+    """NoRetry ends a task whatever attempts it has left; a registry's fallback handles the kinds
+    registered nowhere, and the worker then claims every kind of its queues (issue 27: the
+    Django worker's task paths)."""
+    from pyconductor import NoRetry
+    from pyconductor.registry import Task
+
+    @app.task("doomed", max_attempts=3, backoff_base=0)
+    def doomed(payload: Any) -> None:
+        raise NoRetry("cannot succeed")
+
+    def other(payload: Any, ctx: TaskContext) -> str:
+        return f"ran {ctx.kind}"
+
+    app.registry.fallback = lambda kind: Task(app, kind, other, {})
+    first = app.enqueue("doomed", {})
+    stray = app.enqueue("anything.else", {}, queue="q1")
+    with fast_worker(app, queues=["default", "q1"]) as worker:
+        assert worker.claimed_kinds is None
+        wait_until(lambda: status(app, first) == "failed" and status(app, stray) == "succeeded")
+    info = app.get(first)
+    assert [(a.outcome, a.error) for a in info.attempts] == [("failed", "NoRetry: cannot succeed")]
+    assert app.get(stray).result == "ran anything.else"

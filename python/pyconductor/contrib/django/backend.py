@@ -113,8 +113,11 @@ class ConductorBackend(BaseTaskBackend):
     def get_result(self, result_id: str) -> Any:
         """The task's state now, read on Django's connection (so inside a
         transaction it sees what that transaction enqueued).
-        TaskResultDoesNotExist for an id that is no task, or a task that is not
-        a Django task of this project."""
+        TaskResultDoesNotExist for an id that is no task, or a task whose
+        payload is not a Django task's. A task whose path names no task here
+        (removed by a deploy, say) is read with a placeholder task of that path
+        (:func:`.kinds.placeholder`): FAILED, with the error, once a worker of
+        its queue has tried it."""
         try:
             task_id = int(result_id)
         except (TypeError, ValueError):
@@ -130,8 +133,11 @@ class ConductorBackend(BaseTaskBackend):
         info = TaskInfo.from_row(row)
         try:
             task = kinds.resolve(info.kind)
+        except kinds.TaskPathError:  # a path that does not import here: shown as it is (FAILED once a worker tried)
+            task = kinds.placeholder(info.kind, self.alias)
+        try:
             return task_result(info, task, self.alias)
-        except (LookupError, ValueError) as exc:
+        except ValueError as exc:
             raise TaskResultDoesNotExist(f"{result_id}: {exc}") from None
 
     # -- system checks ---------------------------------------------------------------

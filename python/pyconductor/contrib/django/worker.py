@@ -22,6 +22,17 @@ kwargs, the way the framework's own immediate backend does:
 - A coroutine function runs to completion on the handler thread
   (``Task.call``, i.e. ``async_to_sync``).
 
+Which tasks it claims. A worker serving named queues (the backend's QUEUES,
+or ``--queues``) is responsible for every task path in them: it claims every
+kind of those queues (the registry's ``fallback`` handles the kinds no
+discovered task declares), and a path that names no task here (its module
+does not import, has no such attribute, or the attribute is no ``@task``)
+fails at once, not retried (:class:`.kinds.TaskPathError` is a ``NoRetry``),
+with an error naming the path and the import error. A worker serving every
+queue (QUEUES empty and no ``--queues``) claims only the kinds it discovered:
+a queue it was not given may belong to another deployment, whose paths it
+cannot judge.
+
 Everything else (claims, leases, heartbeats, SIGTERM, the reaper) is the
 pyconductor Worker's, unchanged.
 """
@@ -49,6 +60,7 @@ from pyconductor.contrib.django.compat import (
 )
 from pyconductor.contrib.django.payload import from_payload
 from pyconductor.contrib.django.results import task_result
+from pyconductor.registry import Task
 from pyconductor.worker import Worker
 
 __all__ = ["build_worker", "make_handler", "worker_dsn"]
@@ -112,8 +124,9 @@ def make_handler(app: Conductor, alias: str, kind: str) -> Callable[[Any, Any], 
 def build_worker(backend: ConductorBackend, queues: Sequence[str] | None = None, concurrency: int | None = None,
                  *, dsn: str | None = None, **options: Any) -> Worker:  # fmt: skip
     """A Worker for the tasks of ``backend`` on ``queues`` (default: the backend's
-    QUEUES; all when QUEUES is empty). ``options`` go to the Worker.
-    ImproperlyConfigured when no task uses the backend."""
+    QUEUES; all when QUEUES is empty): every task path of named queues, the
+    discovered ones of all queues (see the module doc). ``options`` go to the
+    Worker. ImproperlyConfigured when no task uses the backend."""
     found = kinds.discover(backend.alias, backend.task_modules)
     if not found:
         raise ImproperlyConfigured(
@@ -125,4 +138,6 @@ def build_worker(backend: ConductorBackend, queues: Sequence[str] | None = None,
         app.register(kind, make_handler(app, backend.alias, kind))
     if queues is None:
         queues = sorted(backend.queues) or None
+    if queues is not None:  # its queues' every path is its own (see the module doc)
+        app.registry.fallback = lambda kind: Task(app, kind, make_handler(app, backend.alias, kind), {})
     return Worker(app, queues, concurrency, **options)
