@@ -1275,7 +1275,7 @@ begin
       -- the partial index tasks_running instead, which statistics call small but
       -- which, while a long transaction pins the xmin horizon, holds a dead entry
       -- for every task that ran since (measured: 340 ms per complete_many of 50
-      -- after 3 minutes of pinning, bench/RESULTS.md).
+      -- after 3 minutes of pinning, bench/HISTORY.md, "Figures at 40636cf").
       -- A result over the limit is not stored: its task fails instead
       -- (rejected), under the same fence, in the same statement.
       with given as materialized (
