@@ -40,8 +40,8 @@ def start(db_dsn: str, tmp_path: Path) -> Iterator[Start]:
     """start(*args) runs a worker on the test's database; all are killed at the end."""
     started: list[ManagedWorker] = []
 
-    def run(*args: str) -> ManagedWorker:
-        worker = ManagedWorker(db_dsn, tmp_path / f"worker{len(started)}.log", *args)
+    def run(*args: str, env: dict[str, str] | None = None) -> ManagedWorker:
+        worker = ManagedWorker(db_dsn, tmp_path / f"worker{len(started)}.log", *args, env=env)
         started.append(worker)
         return worker
 
@@ -276,6 +276,61 @@ def test_a_task_path_that_names_no_task_fails_at_once_naming_it(shop: ModuleType
     assert row == ("queued",)  # a queue this worker does not serve
     worker.signal(signal.SIGTERM)
     assert worker.wait(60) == 0, worker.output()[-3000:]
+
+
+LATE_TASKS = """
+try:  # Django 6
+    from django.tasks import task
+except ImportError:  # Django 5.2: the backport
+    from django_tasks import task
+
+
+@task()
+def ship(n):
+    return {"shipped": n}
+"""
+
+
+def test_a_path_enqueued_after_the_worker_started_waits_for_the_release_that_has_it(
+        shop: ModuleType, db_dsn: str, start: Start, tmp_path: Path) -> None:  # fmt: skip
+    """A rolling deploy: the web processes of a new release enqueue a task whose path only that
+    release defines while workers of the older one still run. An older worker must not fail it:
+    the task sleeps durably (no attempt counted) and a worker of the new release, claiming it
+    next, runs it. A worker started after the enqueue, without the path, fails it (above)."""
+    old = start("--queues", "default", "--concurrency", "2")
+
+    def registered() -> bool:
+        with psycopg.connect(db_dsn, autocommit=True) as conn:
+            row = conn.execute("select count(*) from conductor.workers").fetchone()
+        return bool(row and row[0])
+
+    wait_until(registered, timeout=60, message=lambda: old.output()[-3000:])
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        row = conn.execute("select conductor.enqueue(kind => 'latetasks.ship', payload => %s::jsonb, "
+                           "queue => 'default')", ['{"args": [7], "kwargs": {}}']).fetchone()  # fmt: skip
+        assert row is not None
+        task_id = int(row[0])
+
+        def state() -> tuple[Any, ...] | None:
+            return conn.execute("select status::text, wait_for, attempt, error from conductor.tasks where id = %s",
+                                [task_id]).fetchone()  # fmt: skip
+
+        wait_until(lambda: state() == ("waiting", "sleep", 0, None), timeout=60,
+                   message=lambda: f"{state()}; worker log:\n{old.output()[-3000:]}")  # fmt: skip
+        assert "names no task in this worker, which started before it was enqueued" in old.output()
+        old.signal(signal.SIGTERM)
+        assert old.wait(60) == 0, old.output()[-3000:]
+
+        (tmp_path / "latetasks.py").write_text(LATE_TASKS)
+        new = start("--queues", "default", "--concurrency", "2", env={"PYTHONPATH": str(tmp_path)})
+        # its sleep ends now rather than in 30 s: the reaper wakes it
+        conn.execute("update conductor.tasks set wait_until = conductor.now() where id = %s", [task_id])
+        conn.execute("select conductor.reap()")
+        result = finished(shop.fulfil.get_backend().get_result(str(task_id)), new)
+    assert str(result.status) == "SUCCESSFUL", result.errors
+    assert result.return_value == {"shipped": 7}
+    new.signal(signal.SIGTERM)
+    assert new.wait(60) == 0, new.output()[-3000:]
 
 
 def test_only_a_worker_of_named_queues_claims_every_path_of_them(shop: ModuleType, db_dsn: str) -> None:

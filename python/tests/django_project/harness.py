@@ -63,11 +63,11 @@ def manage(dsn: str, *args: str, timeout: float = 180) -> subprocess.CompletedPr
 class ManagedWorker:
     """``manage.py conductor_worker <args>``, its output in ``log``."""
 
-    def __init__(self, dsn: str, log: Path, *args: str) -> None:
+    def __init__(self, dsn: str, log: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.log = log
         self._out: IO[bytes] = log.open("wb")
         self.proc = subprocess.Popen([sys.executable, str(PROJECT / "manage.py"), "conductor_worker", *args],
-                                     env=manage_env(dsn, WORKER_APPNAME), stdout=self._out,
+                                     env={**manage_env(dsn, WORKER_APPNAME), **(env or {})}, stdout=self._out,
                                      stderr=subprocess.STDOUT)  # fmt: skip
 
     def output(self) -> str:

@@ -25,13 +25,23 @@ kwargs, the way the framework's own immediate backend does:
 Which tasks it claims. A worker serving named queues (the backend's QUEUES,
 or ``--queues``) is responsible for every task path in them: it claims every
 kind of those queues (the registry's ``fallback`` handles the kinds no
-discovered task declares), and a path that names no task here (its module
-does not import, has no such attribute, or the attribute is no ``@task``)
-fails at once, not retried (:class:`.kinds.TaskPathError` is a ``NoRetry``),
-with an error naming the path and the import error. A worker serving every
-queue (QUEUES empty and no ``--queues``) claims only the kinds it discovered:
-a queue it was not given may belong to another deployment, whose paths it
-cannot judge.
+discovered task declares). A path that names no task here (its module does
+not import, has no such attribute, or the attribute is no ``@task``) is
+judged by when its task was enqueued:
+
+- before this worker started, or more than PATH_GRACE (10 minutes) ago: the
+  code is gone, and the task fails at once, not retried
+  (:class:`.kinds.TaskPathError` is a ``NoRetry``), with an error naming the
+  path and the import error;
+- since this worker started: a web process of a newer release may have
+  enqueued it while a rolling deploy still runs this worker's older code, so
+  the task sleeps durably for PATH_RECHECK (30 s, no attempt counted, no slot
+  held) and whichever worker claims it next judges it again: one of the new
+  release runs it.
+
+A worker serving every queue (QUEUES empty and no ``--queues``) claims only
+the kinds it discovered: a queue it was not given may belong to another
+deployment, whose paths it cannot judge.
 
 Everything else (claims, leases, heartbeats, SIGTERM, the reaper) is the
 pyconductor Worker's, unchanged.
@@ -39,8 +49,10 @@ pyconductor Worker's, unchanged.
 
 from __future__ import annotations
 
+import logging
 import traceback
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django import db
@@ -63,7 +75,9 @@ from pyconductor.contrib.django.results import task_result
 from pyconductor.registry import Task
 from pyconductor.worker import Worker
 
-__all__ = ["build_worker", "make_handler", "worker_dsn"]
+__all__ = ["PATH_GRACE", "PATH_RECHECK", "build_worker", "make_fallback_handler", "make_handler", "worker_dsn"]
+
+logger = logging.getLogger("pyconductor")
 
 
 def worker_dsn(backend: ConductorBackend) -> str:
@@ -121,6 +135,36 @@ def make_handler(app: Conductor, alias: str, kind: str) -> Callable[[Any, Any], 
     return handler
 
 
+# How long a task path no worker here can load may still be another release's (see the
+# module doc), and how often a worker of the older release looks again meanwhile.
+PATH_GRACE = timedelta(minutes=10)
+PATH_RECHECK = timedelta(seconds=30)
+
+
+def make_fallback_handler(app: Conductor, alias: str, kind: str, started: datetime) -> Callable[[Any, Any], Any]:
+    """The handler of a ``kind`` no discovered task declares, on a worker that started at
+    ``started``: it runs the task if the path names one now, else judges it (module doc)."""
+
+    def handler(payload: Any, ctx: Any) -> Any:
+        # a replay passes the sleeps it already slept at once, judging again after each
+        while True:
+            try:
+                kinds.resolve(kind)
+            except kinds.TaskPathError:
+                enqueued_at = app.get(ctx.task_id).enqueued_at
+                if enqueued_at <= started or datetime.now(UTC) - enqueued_at > PATH_GRACE:
+                    raise
+                logger.warning("task %s: task path %r names no task in this worker, which started before "
+                               "it was enqueued (a newer release's?): looking again in %s", ctx.task_id, kind,
+                               PATH_RECHECK)  # fmt: skip
+                ctx.sleep(PATH_RECHECK)
+            else:
+                return run_task(app, alias, kind, payload, ctx)
+
+    handler.__name__ = handler.__qualname__ = f"django_task[{kind}]"
+    return handler
+
+
 def build_worker(backend: ConductorBackend, queues: Sequence[str] | None = None, concurrency: int | None = None,
                  *, dsn: str | None = None, **options: Any) -> Worker:  # fmt: skip
     """A Worker for the tasks of ``backend`` on ``queues`` (default: the backend's
@@ -139,5 +183,7 @@ def build_worker(backend: ConductorBackend, queues: Sequence[str] | None = None,
     if queues is None:
         queues = sorted(backend.queues) or None
     if queues is not None:  # its queues' every path is its own (see the module doc)
-        app.registry.fallback = lambda kind: Task(app, kind, make_handler(app, backend.alias, kind), {})
+        started = datetime.now(UTC)
+        app.registry.fallback = lambda kind: Task(app, kind, make_fallback_handler(app, backend.alias, kind,
+                                                                                   started), {})  # fmt: skip
     return Worker(app, queues, concurrency, **options)
