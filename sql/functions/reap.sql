@@ -324,6 +324,11 @@ begin
                                                          coalesce(t.backoff_max, k.backoff_max))
                          else t.run_at end,
            lease_expires_at = null,
+           -- back in its queue it names no worker (the attempt row keeps who ran it); a
+           -- task that ends (dead, failed) keeps the last one
+           claimed_by = case when (e.timed_out and t.attempt < t.max_attempts)
+                               or (not e.timed_out and t.recoveries + 1 < t.max_recoveries)
+                             then null else t.claimed_by end,
            error = case when e.timed_out then conductor._timed_out_error(t.timeout)
                         when t.recoveries + 1 >= t.max_recoveries
                         then pg_catalog.format('worker lost %s times', t.recoveries + 1)
