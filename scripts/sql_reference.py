@@ -60,7 +60,7 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Reading", "Task state and queue health, for dashboards, alerts and other languages.",
      ("get_task", "list_tasks", "stats", "unrunnable")),
     ("Cancelling and retrying", "", ("cancel", "retry")),
-    ("Maintenance", "Taking back lost work and deleting old history.", ("reap", "apply_retention", "prune")),
+    ("Maintenance", "Taking back lost work and deleting old history.", ("reap", "reap_report", "apply_retention", "prune")),
     ("Queue controls", "Operators' controls, enforced by every worker's claim.",
      ("pause_queue", "resume_queue", "set_rate_limit")),
     ("Schedules and cron lines", "See also [Schedules](../schedules.md) and [Cron lines](../cron.md).",

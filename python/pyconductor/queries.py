@@ -73,10 +73,9 @@ WAKE = "select conductor.wake(worker_id => %(worker_id)s)"
 # seconds until the earliest future run_at of a queued task on the worker's queues (NULL: none),
 # so an idle worker sleeps until then rather than until its poll
 WAKE_IN_DUE = "select extract(epoch from conductor.next_due(queues => %(queues)s, kinds => %(kinds)s) - conductor.now())::float8 as due_in"
-# reap, then how long until reap next has something to do (seconds; NULL: nothing waits or runs)
-REAP_NEXT = (
-    "select conductor.reap() as reap, extract(epoch from conductor.next_wake() - conductor.now())::float8 as wake_in"
-)
+# reap, what it did by kind (leases_lost: the reclaims), then how long until reap next has
+# something to do (seconds; NULL: nothing waits or runs)
+REAP_NEXT = "select r.*, extract(epoch from conductor.next_wake() - conductor.now())::float8 as wake_in from conductor.reap_report() r"
 
 # -- durable runs (TaskContext) ------------------------------------------------------
 SAVE_STEP = (
