@@ -51,6 +51,7 @@ once with code 130.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import secrets
 import socket
@@ -305,7 +306,8 @@ class Node:
         logger.info("stopped roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
 
     def _stop_singleton(self, runner: SingletonRunner, grace: float) -> None:
-        if not runner.stop(timeout=grace):
+        # an infinite grace (--shutdown-grace inf) waits as long as it takes: join(inf) overflows
+        if not runner.stop(timeout=None if math.isinf(grace) else grace):
             logger.warning("singleton %s did not return within %.0fs of its stop; left running until exit",
                            runner.name, grace, extra={"worker_id": self.worker_id})  # fmt: skip
 
