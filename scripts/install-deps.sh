@@ -5,7 +5,8 @@
 #                                  (and python3-venv when ensurepip is missing),
 #                                  then pip install -e '.[dashboard]' (the
 #                                  worker's own deps, and the dashboard, so that
-#                                  `pyconductor serve` shows the demo's runs)
+#                                  `pyconductor dashboard` and `serve` show the
+#                                  demo's runs)
 #   scripts/install-deps.sh [all]  what the tests need as well: pgTAP and
 #                                  plpgsql_check for that server version
 #                                  (sql/tests/schema/plpgsql_check_clean.sql),

@@ -5,8 +5,8 @@ every parent of its data dir; a clone under a mode-700 directory (``/root``,
 ``mktemp -d``) is out of its reach. ``make demo`` must still do all the
 set-up: the cluster goes to ``/var/tmp/conductor-devdb-<hash>``, ``.devdb``
 links to it, and ``make clean`` removes both. The clone is of the last commit
-(``git clone``), as CI's is. After it, ``pyconductor serve --role web`` shows
-the dashboard (issue 27: the demo's ``.venv`` has the ``dashboard`` extra).
+(``git clone``), as CI's is. After it, ``pyconductor dashboard`` shows the
+demo's runs (issue 27: the demo's ``.venv`` has the ``dashboard`` extra).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import urllib.request
 from pathlib import Path
@@ -24,6 +25,12 @@ from helpers import wait_until
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="only root runs the server as another OS user")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def test_make_demo_in_a_private_checkout(tmp_path: Path) -> None:
@@ -45,11 +52,11 @@ def test_make_demo_in_a_private_checkout(tmp_path: Path) -> None:
         # what a newcomer does next (docs/getting-started.md): the dashboard on the demo's runs
         log = tmp_path / "serve.log"
         with log.open("wb") as out:
-            serve = subprocess.Popen([str(clone / ".venv/bin/pyconductor"), "serve", "--role", "web", "--http-port", "0"],
-                                     cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+            argv = [str(clone / ".venv/bin/pyconductor"), "dashboard", "--port", str(free_port())]
+            serve = subprocess.Popen(argv, cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
             def url() -> str | None:
-                assert serve.poll() is None, f"serve exited {serve.returncode}:\n{log.read_text()[-3000:]}"
+                assert serve.poll() is None, f"the dashboard exited {serve.returncode}:\n{log.read_text()[-3000:]}"
                 m = re.search(r"dashboard on (http://\S+?)/?\s", log.read_text())
                 return m.group(1) if m else None
 
