@@ -16,6 +16,7 @@ import re
 import signal
 import socket
 import subprocess
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -61,9 +62,17 @@ def test_make_demo_in_a_private_checkout(tmp_path: Path) -> None:
                 return m.group(1) if m else None
 
             base = wait_until(url, timeout=60, interval=0.1, message=lambda: log.read_text()[-3000:])
-            with urllib.request.urlopen(base + "/runs?kind=demo.send_email", timeout=10) as resp:
-                page = resp.read().decode()
-            assert resp.status == 200 and "demo.send_email" in page, page[-2000:]
+
+            def runs() -> str | None:  # the line comes as the server starts: it may not answer yet
+                assert serve.poll() is None, f"the dashboard exited {serve.returncode}:\n{log.read_text()[-3000:]}"
+                try:
+                    with urllib.request.urlopen(base + "/runs?kind=demo.send_email", timeout=10) as resp:
+                        return str(resp.read().decode()) if resp.status == 200 else None
+                except urllib.error.URLError:
+                    return None
+
+            page = wait_until(runs, timeout=60, interval=0.2, message=lambda: log.read_text()[-3000:])
+            assert "demo.send_email" in page, page[-2000:]
         finally:
             if serve.poll() is None:
                 serve.send_signal(signal.SIGINT)
