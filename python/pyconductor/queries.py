@@ -56,9 +56,10 @@ REGISTER_WORKER = "select conductor.register_worker(worker_id => %(worker_id)s, 
 # a kind's whole row, every one of registry.KIND_OPTIONS named (Task.configuration() gives them)
 CONFIGURE_KIND = "select conductor.configure_kind(kind => %(kind)s, queue => %(queue)s, priority => %(priority)s, concurrency_key => %(concurrency_key)s, max_attempts => %(max_attempts)s, max_recoveries => %(max_recoveries)s, backoff_base => %(backoff_base)s::interval, backoff_factor => %(backoff_factor)s, backoff_max => %(backoff_max)s::interval, timeout => %(timeout)s::interval, retain_succeeded => %(retain_succeeded)s::interval, retain_failed => %(retain_failed)s::interval)"
 DEREGISTER_WORKER = "select conductor.deregister_worker(worker_id => %(worker_id)s)"
-# the columns the worker reads (run_at and enqueued_at would be two timestamps to parse per
-# task for nothing); kinds: only these (NULL: every kind); timeout: the attempt's limit
-CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s, durable => false)"
+# the columns the worker reads (enqueued_at would be a timestamp to parse per task for
+# nothing; run_at tells a claim after a poll whether a notification was missed: see
+# pyconductor.producer); kinds: only these (NULL: every kind); timeout: the attempt's limit
+CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout, run_at from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s, durable => false)"
 HEARTBEAT = "select * from conductor.heartbeat(worker_id => %(worker_id)s, attempt_ids => %(attempt_ids)s::bigint[], lease => %(lease)s)"
 COMPLETE_MANY = (
     "select * from conductor.complete_many(attempt_ids => %(attempt_ids)s::bigint[], results => %(results)s::jsonb[])"

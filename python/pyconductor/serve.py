@@ -232,6 +232,11 @@ class Node:
     def stuck(self) -> int:
         return self.worker.stuck if self.worker is not None else 0
 
+    def missed_notifications(self) -> dict[str, Any]:
+        if self.worker is not None:
+            return self.worker.missed_notifications()
+        return {"total": 0, "in_a_row": 0, "warning": None}
+
     @property
     def leader_locks(self) -> dict[str, bool]:
         """Every leader lease this process contends for, and whether it holds it now."""
@@ -253,7 +258,8 @@ class Node:
             state = self.worker.health()
         else:
             state = {"status": "ok", "stuck": 0, "in_flight": 0, "held": 0, "worker_id": self.worker_id,
-                     "queues": None, "kinds": [], "concurrency": 0, "stats": {}}  # fmt: skip
+                     "queues": None, "kinds": [], "concurrency": 0, "stats": {},
+                     "missed_notifications": {"total": 0, "in_a_row": 0, "warning": None}}  # fmt: skip
         state["roles"] = list(self.roles)
         if self.web is not None:
             state["web"] = self.web.url

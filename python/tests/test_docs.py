@@ -195,7 +195,8 @@ def _metric_names() -> set[str]:
     names = set(re.findall(r'"(conductor_[a-z_]+)"', source))
     names |= {f"conductor_queue_{key}" for key in endpoints.QUEUE_GAUGES}
     names |= {f"conductor_queue_{outcome}" for outcome in ("succeeded", "failed")}
-    counters = {"conductor_worker_tasks", "conductor_handler_runs", "conductor_retention_deleted"}
+    counters = {"conductor_worker_tasks", "conductor_handler_runs", "conductor_retention_deleted",
+                "conductor_worker_missed_notifications"}
     names |= {f"{name}_total" for name in counters}
     names |= {f"conductor_handler_duration_seconds_{part}" for part in ("bucket", "sum", "count")}
     return names
