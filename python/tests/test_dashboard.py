@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -401,6 +402,17 @@ def test_cli_takes_the_token_from_a_file_or_the_environment(db_dsn: str, tmp_pat
         assert from_env not in command_line(proc)
         assert httpx.get(url + "/runs", headers={"Authorization": f"Bearer {from_env}"}).status_code == 200
         assert httpx.get(url + "/runs", headers={"Authorization": "Bearer nope"}).status_code == 401
+
+
+def test_cli_ctrl_c_stops_the_dashboard_with_exit_0(db_dsn: str, tmp_path: Path) -> None:
+    """What docs/getting-started.md says after make demo: Ctrl-C stops it (uvicorn
+    raises the signal again after its clean shutdown: no traceback, exit 0)."""
+    with dashboard_process(tmp_path, "--dsn", db_dsn) as (proc, url):
+        assert httpx.get(url + "/runs").status_code == 200
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+    logs = "".join(p.read_text() for p in tmp_path.glob("dashboard-*.log"))
+    assert "Traceback" not in logs and "KeyboardInterrupt" not in logs, logs[-3000:]
 
 
 def test_cli_token_file_problems_fail_clearly(db_dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
