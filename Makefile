@@ -63,8 +63,8 @@ DJANGO_TESTS := $(sort $(wildcard python/tests/test_django_*.py))
 
 all: test
 
-# deps: everything the tests need; deps-demo: only what make demo needs (no pgTAP,
-# sqitch or Chromium, no test extras)
+# deps: everything the tests need; deps-demo: only what make demo needs, with the
+# dashboard extra for `pyconductor dashboard` and `serve` (no pgTAP, sqitch or Chromium, no test extras)
 deps:
 	scripts/install-deps.sh all
 

@@ -3,7 +3,10 @@
 #
 #   scripts/install-deps.sh demo   what `make demo` needs: the PostgreSQL server
 #                                  (and python3-venv when ensurepip is missing),
-#                                  then pip install -e . (the worker's own deps)
+#                                  then pip install -e '.[dashboard]' (the
+#                                  worker's own deps, and the dashboard, so that
+#                                  `pyconductor dashboard` and `serve` show the
+#                                  demo's runs)
 #   scripts/install-deps.sh [all]  what the tests need as well: pgTAP and
 #                                  plpgsql_check for that server version
 #                                  (sql/tests/schema/plpgsql_check_clean.sql),
@@ -122,11 +125,11 @@ if [[ $mode == all ]]; then
   extras=test,dashboard,metrics,django,docs
   imports='import pyconductor, pytest, starlette, uvicorn, prometheus_client, django, django_tasks, mkdocs'
 else
-  extras=
-  imports='import pyconductor'
+  extras=dashboard
+  imports='import pyconductor, starlette, uvicorn'
 fi
 have=$(cat "$stamp" 2>/dev/null || true)
-# the stamp says "<hash> <extras>"; what `all` installed serves `demo` too
+# the stamp says "<hash> <extras>"; what `all` installed serves `demo` too (it holds dashboard)
 if [[ ${have%% *} != "$hash" || ( $mode == all && $have != "$hash $extras" ) ]] ||
    ! .venv/bin/python -c "$imports" 2>/dev/null; then
   log "pip install -e '.${extras:+[$extras]}'"

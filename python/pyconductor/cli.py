@@ -816,6 +816,9 @@ def _run_dashboard(args: argparse.Namespace) -> int:
               session_max_age=int(args.session_max_age.total_seconds()), secure_cookies=args.behind_tls)  # fmt: skip
     except OSError as exc:
         return fail(f"cannot listen on {args.host}:{args.port}: {exc}")
+    except KeyboardInterrupt:
+        # Ctrl-C: uvicorn shut down cleanly, then raised the signal again it had caught
+        return 0
     return 0
 
 

@@ -401,7 +401,7 @@ def _logs_section(attempts: Sequence[Mapping[str, Any]], logs: Mapping[int, Mapp
         log = logs[a["id"]]
         lines = log["lines"] if isinstance(log["lines"], list) else []
         dropped = int(log["dropped"] or 0)
-        out.append(f"<div class=log data-attempt=\"{a['id']}\"><h3>attempt {a['attempt']} "
+        out.append(f"<div class=log data-attempt=\"{a['id']}\"><h3>attempt #{a['number']} "
                    f"<small>({len(lines)} lines{f', {dropped} dropped' if dropped else ''})</small></h3>"
                    "<table class=log>")  # fmt: skip
         for line in lines:
@@ -421,13 +421,14 @@ def _logs_section(attempts: Sequence[Mapping[str, Any]], logs: Mapping[int, Mapp
 def _attempts_table(attempts: Sequence[Mapping[str, Any]]) -> str:
     if not attempts:
         return "<p>No attempts yet.</p>"
-    out = [("<table class=attempts><tr><th>#<th>attempt<th>worker<th>host/pid<th>claimed<th>finished"
+    # #: the attempt's number, 1..n in claim order (conductor.list_attempts); id: its attempt id
+    out = [("<table class=attempts><tr><th>#<th>id<th>worker<th>host/pid<th>claimed<th>finished"
             "<th>took<th>outcome<th>error</tr>")]  # fmt: skip
     for a in attempts:
         tb = (f"<details><summary>traceback</summary><pre class=traceback>{h(a['traceback'])}</pre></details>"
               if a.get("traceback") else "")  # fmt: skip
         out.append(
-            f'<tr data-attempt="{a["id"]}"><td class=n>{a["id"]}<td class=n>{a["attempt"]}<td>{_name(a["worker_id"])}'
+            f'<tr data-attempt="{a["id"]}"><td class=n>{a["number"]}<td class=n>{a["id"]}<td>{_name(a["worker_id"])}'
             f"<td>{_name(a.get('host') or '-')}/{h(a.get('pid') or '-')}<td>{_ts(a['claimed_at'])}"
             f"<td>{_ts(a['finished_at'])}<td class=n>{_duration(a['claimed_at'], a['finished_at'])}"
             f"<td>{_status(a['outcome'] or 'running')}<td class=err>{h(a['error'])}{tb}</tr>"
@@ -837,7 +838,7 @@ def create_app(
         if not rows:
             out.append("<p id=empty>No tasks match.</p>")
         else:
-            out.append("<table id=runs><tr><th>id<th>kind<th>queue<th>status<th>attempt<th>enqueued"
+            out.append("<table id=runs><tr><th>id<th>kind<th>queue<th>status<th>tries used<th>enqueued"
                        "<th>finished<th>error</tr>")  # fmt: skip
             for t in rows:
                 err = (t["error"] or "")[:120]
@@ -894,7 +895,7 @@ def create_app(
         out.append(
             "<table id=task>"
             f"<tr><th>queue<td>{h(task['queue'])}<tr><th>status<td id=task-status>{h(task['status'])}"
-            f"<tr><th>attempt<td>{task['attempt']} of {task['max_attempts']} (recoveries {task['recoveries']}"
+            f"<tr><th>tries used<td>{task['attempt']} of {task['max_attempts']} (recoveries {task['recoveries']}"
             f" of {task['max_recoveries']})<tr><th>priority<td>{task['priority']}"
             f"<tr><th>enqueued<td>{_ts(task['enqueued_at'])}<tr><th>run at<td>{_ts(task['run_at'])}"
             f"<tr><th>started<td>{_ts(task['started_at'])}<tr><th>finished<td>{_ts(task['finished_at'])}"
@@ -924,7 +925,7 @@ def create_app(
             parts = [
                 (
                     f'<li{current} data-id="{tid}"><span class=line><a href="/runs/{tid}">{tid}</a> '
-                    f"{_name(t['kind'])} {_status(t['status'])} attempt {t['attempt']}/{t['max_attempts']}</span>"
+                    f"{_name(t['kind'])} {_status(t['status'])} tries used {t['attempt']}/{t['max_attempts']}</span>"
                 )
             ]
             if attempts.get(tid) or steps.get(tid):

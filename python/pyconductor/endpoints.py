@@ -38,6 +38,7 @@ The body is the worker's ``health()`` with the database's view::
 
     {"status": "ok"|"degraded"|"unavailable", "stuck", "in_flight", "held", "worker_id", "roles",
      "queues", "kinds", "concurrency", "stats": {...}, "leader_locks": ["scheduler"],
+     "missed_notifications": {"total", "in_a_row", "warning"},
      "database": {"reachable", "error", "latency_ms"},
      "unrunnable": [{"queue", "kind", "tasks", "dead_letter_at"}, ...],
      "lock_holders": [{"pid", "usename", "application_name", "key_space", "label", "locks",
@@ -86,6 +87,12 @@ restarts a healthy process for a problem elsewhere.
   schedules_enabled                enabled schedules
   schedules_overdue                enabled schedules overdue by more than the grace
   worker_stuck                     handler threads stuck past a timeout or a cancel's grace
+  worker_missed_notifications_total  claims after a wait the poll ended that found
+                                   work due well before it (a notification should
+                                   have woken the worker: see pyconductor.producer)
+  worker_missed_notifications_in_a_row  the latest such claims in a row; 3 or more:
+                                   /health's ``missed_notifications.warning`` says
+                                   to check the pooler
   database_up                      1 when ``select 1`` worked during this scrape
   queue_ready, queue_scheduled, queue_running, queue_waiting{queue}
   queue_backlog_age_seconds{queue} age of the oldest ready task
@@ -338,6 +345,12 @@ class WorkerMetrics:
         yield GaugeMetricFamily("conductor_worker_concurrency", "Handler slots.", value=w.concurrency)
         yield GaugeMetricFamily("conductor_worker_stuck", "Handler threads past their time limit or cancel grace "
                                 "(their slots are free; a thread cannot be killed).", value=w.stuck)  # fmt: skip
+        missed = w.missed_notifications()
+        yield CounterMetricFamily("conductor_worker_missed_notifications", "Claims after a wait the poll ended "
+                                  "that found work due well before: a notification should have woken the worker "
+                                  "(check the pooler).", value=missed["total"])  # fmt: skip
+        yield GaugeMetricFamily("conductor_worker_missed_notifications_in_a_row", "Such claims in a row (3 or more: "
+                                "/health warns).", value=missed["in_a_row"])  # fmt: skip
         leader = GaugeMetricFamily("conductor_worker_leader", "1 while this worker holds the leader lease.",
                                    labels=["lock"])  # fmt: skip
         for name, held in w.leader_locks.items():

@@ -7,7 +7,7 @@
   as the executor's watchdog would; 'finished' means a report of this worker
   crossed the beat, and is left to the reporter. A stuck handler thread never
   delays it: nothing here waits for a handler.
-- :class:`Reaper` runs ``conductor.reap()`` every ``interval``, or sooner
+- :class:`Reaper` runs ``conductor.reap_report()`` every ``interval``, or sooner
   when ``conductor.next_wake()`` says a wait's deadline or a lease's expiry
   comes first (durable sleeps and timeouts wake on time). It looks again at
   once when a handler parks a wait (:meth:`Reaper.nudge`), or when a claim's
@@ -135,9 +135,7 @@ class Reaper:
             try:
                 row = self.link.rows(queries.REAP_NEXT, {}, self.halt)[0]
                 self.passes += 1
-                if row["reap"]:
-                    logger.info("reaped %d task(s) (expired leases, waits past their deadline)", row["reap"],
-                                extra=self._extra)  # fmt: skip
+                self._log(row)
                 wake_in = row["wake_in"]
                 if wake_in is not None:
                     # due already: reap again soon, but do not spin on a deadline reap skipped (row locked)
@@ -154,6 +152,25 @@ class Reaper:
                 self._due = min(self._due, time.monotonic() + delay)
             if self._wait_until_due():
                 return
+
+    def _log(self, row: dict[str, Any]) -> None:
+        """What a reap did: reclaims (a lost worker's lease), time limits, failed runs and
+        dead-lettered kinds at WARNING; waits that ended at their deadline at INFO."""
+        parts = []
+        if row["leases_lost"]:
+            dead = f", {row['leases_dead']} of them dead" if row["leases_dead"] else ""
+            parts.append(f"took back {row['leases_lost']} task(s) whose worker was lost (lease expired{dead})")
+        if row["leases_timed_out"]:
+            parts.append(f"failed {row['leases_timed_out']} attempt(s) past their time limit")
+        if row["runs_failed"]:
+            parts.append(f"failed {row['runs_failed']} run(s) at their recovery limit")
+        if row["kinds_swept"]:
+            parts.append(f"dead-lettered {row['kinds_swept']} task(s) of a kind no live worker serves")
+        if parts:
+            logger.warning("reaper %s", "; ".join(parts), extra=self._extra)
+        if row["waits_ended"]:
+            logger.info("reaper ended %d wait(s) (a deadline passed, or an event's waiter was woken)",
+                        row["waits_ended"], extra=self._extra)  # fmt: skip
 
     def _wait_until_due(self) -> bool:
         """Sleep until the due time, which expect and nudge may move; whether halted."""

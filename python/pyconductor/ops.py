@@ -298,7 +298,8 @@ run_prune = _command(_prune)
 
 # -- tasks -----------------------------------------------------------------------------
 
-TASK_COLUMNS = ("id", "status", "queue", "kind", "attempt", "enqueued_at", "finished_at", "error")
+# tries used: the retry budget (tasks.attempt of max_attempts), not an attempt's number (#n)
+TASK_COLUMNS = ("id", "status", "queue", "kind", "tries used", "enqueued_at", "finished_at", "error")
 SHOWN_CHILDREN = 20  # `tasks show` lists this many of a task's children
 
 
@@ -322,7 +323,7 @@ def _tasks(args: argparse.Namespace, conn: Any) -> int:
     if not rows:
         print("no tasks")
         return 0
-    shown = [dict(r, error=_short(r["error"]), attempt=f"{r['attempt']}/{r['max_attempts']}") for r in rows]
+    shown = [dict(r, error=_short(r["error"]), **{"tries used": f"{r['attempt']}/{r['max_attempts']}"}) for r in rows]
     print(render_table(shown, TASK_COLUMNS))
     return 0
 
@@ -339,7 +340,7 @@ def _task_show(args: argparse.Namespace, conn: Any) -> int:
     out = [f"task {task['id']}  {task['status']}  kind {task['kind']}  queue {task['queue']}"]
     fields = [
         ("priority", task["priority"]),
-        ("attempt", f"{task['attempt']}/{task['max_attempts']}"),
+        ("tries used", f"{task['attempt']} of {task['max_attempts']}"),
         ("recoveries", f"{task['recoveries']}/{task['max_recoveries']}"),
         ("run", task["root_id"] if task["root_id"] != task["id"] else "(root)"),
         ("parent", task["parent_id"]),
@@ -362,7 +363,7 @@ def _task_show(args: argparse.Namespace, conn: Any) -> int:
         claimed = _parse_ts(a.get("claimed_at"))
         finished = _parse_ts(a.get("finished_at"))
         took = format_duration(finished - claimed) if claimed and finished else "running"
-        out.append(f"  #{a['attempt']} attempt {a['id']}  {a.get('outcome') or 'running'}  worker {a['worker_id']}  "
+        out.append(f"  #{a['number']} attempt {a['id']}  {a.get('outcome') or 'running'}  worker {a['worker_id']}  "
                    f"claimed {_cell(claimed)}  took {took}")  # fmt: skip
         if a.get("error"):
             out.append(f"    error: {a['error']}")

@@ -45,6 +45,20 @@ so an idle worker costs a query per change, not per wake.
 
 A task claimed while the worker stops is handed back (released) unrun.
 
+Missed notifications ("if work keeps starting about 10 seconds late, check
+the pooler"): a LISTEN through a transaction-mode pooler, or a listener
+otherwise cut off, hears nothing, and the work waits for the poll. The sign:
+a long wait that ran the whole poll interval while the worker was marked
+asleep and settled (every enqueue onto its queues, immediate or delayed, and
+every retry, release, recovery or wake-up should have notified it), then a
+claim that finds a task that had been due for over ``missed_slack`` seconds
+(a quarter of the poll interval, 1 s at most) before the claim. A delayed
+task the worker knew of, or its own due-time wake, never ends a wait by the
+poll. Each such claim counts (``missed_notifications``); MISSED_IN_A_ROW of
+them in a row, with no claim woken by a notification finding work between,
+is the symptom: the worker logs one WARNING naming the pooler, and
+``/health`` says so until a notification wakes it to work again.
+
 Polling (``polling=True``: a worker behind a transaction-mode pooler, which
 cannot LISTEN): no listener, so no marks either (an enqueue would notify
 nobody, and a notifying commit costs the whole database a lock). An idle
@@ -85,6 +99,13 @@ LISTEN_PROBE_AFTER = 30.0  # seconds without a notification before the listener 
 LISTEN_HALT_CHECK = 0.1
 DUE_SLACK = 0.001  # wake this long after a due time, so the claim's clock has passed it
 CLAIM_FAILED = -1  # what _claim returns after an error (it has backed off already)
+MISSED_IN_A_ROW = 3  # claims in a row that found work the poll, not a notification, woke it for
+MISSED_SLACK_MAX = 1.0  # seconds a task may have been due at a claim after a poll before it counts as missed
+POOLER_WARNING = (
+    "work keeps being found by the poll, not by a notification ({n} claims in a row found a task due "
+    "{late:.1f}s or more before): notifications do not reach this worker; check the pooler (LISTEN needs a "
+    "session-mode or direct connection: docs/operations.md, Poolers) or run it with --pooler transaction"
+)
 
 
 class Producer:
@@ -118,6 +139,14 @@ class Producer:
         self._marked = False  # conductor.sleep marked this worker asleep (enqueues notify it)
         self._settled = False  # the last sleep() said no enqueue that could miss the mark is in flight
         self._recheck_in = defaults.RECHECK_FIRST  # the next wait of an unsettled idle worker
+        # missed notifications (see the module doc): counted, and the last ones in a row
+        self.missed_slack = min(MISSED_SLACK_MAX, poll_interval / 4)
+        self.missed_notifications = 0
+        self.missed_in_a_row = 0
+        self.missed_late = 0.0  # seconds the latest missed task had been due at its claim
+        self._by_poll = False  # the last long wait ran the poll interval out while marked and settled
+        self._heard = False  # a notification came since the last long wait began
+        self._warned = False
         self._extra = {"worker_id": self.worker_id}
         self.thread = threading.Thread(target=self._loop, name="pyconductor-claim", daemon=True)
 
@@ -133,6 +162,7 @@ class Producer:
         """The listener heard of ``queue`` (or reconnected: queue ''): claim, then look at due times again."""
         if not queue or self.queues is None or queue in self.queues:
             self._due_stale = True
+            self._heard = bool(queue)
             self.ledger.wake.set()
 
     def _register(self) -> None:
@@ -214,9 +244,12 @@ class Producer:
 
     def _long_wait(self, wait: float) -> None:
         """Wait for a notification, a free slot, the due time or the poll interval."""
+        watched = self._marked and self._settled and not self.polling  # every enqueue should notify it
+        self._heard = False
         self.sleeping = True
         woken = self.ledger.wake.wait(wait)
         self.sleeping = False
+        self._by_poll = watched and not woken and wait >= self.poll_interval
         if not woken and wait >= self.poll_interval:
             self._settled = False  # reap may have dropped the worker's row and its marks: mark again
         if not woken and self.polling:
@@ -308,6 +341,7 @@ class Producer:
             for row in rows:
                 executor.hand_back(TaskContext.from_claim(row, self.worker_id))
             return None
+        self._count_missed(rows)
         lease = self.lease
         for row in rows:
             timeout = row.get("timeout")
@@ -317,6 +351,50 @@ class Producer:
         if rows:
             self.on_claimed(claimed_at + lease.total_seconds())  # the reaper looks when the first lease ends
         return len(rows)
+
+    def _count_missed(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """After a claim: count it when the poll woke the worker for work a notification
+        should have (see the module doc); a notification that woke it to work ends a streak."""
+        by_poll, heard = self._by_poll, self._heard
+        self._by_poll = self._heard = False
+        if not rows:
+            return
+        if heard:
+            if self.missed_in_a_row >= MISSED_IN_A_ROW:
+                logger.info("notifications reach this worker again", extra=self._extra)
+            self.missed_in_a_row = 0
+            self._warned = False
+            return
+        if not by_poll:
+            return
+        late = max(_due_for(row, self.lease) for row in rows)
+        if late <= self.missed_slack:
+            return
+        self.missed_notifications += 1
+        self.missed_in_a_row += 1
+        self.missed_late = late
+        if self.missed_in_a_row >= MISSED_IN_A_ROW and not self._warned:
+            self._warned = True
+            logger.warning(POOLER_WARNING.format(n=self.missed_in_a_row, late=self.missed_slack), extra=self._extra)
+
+    @property
+    def pooler_warning(self) -> str | None:
+        """What /health says while the last MISSED_IN_A_ROW claims were woken by the poll for missed work."""
+        if self.missed_in_a_row < MISSED_IN_A_ROW:
+            return None
+        return POOLER_WARNING.format(n=self.missed_in_a_row, late=self.missed_slack)
+
+
+def _due_for(row: Mapping[str, Any], lease: timedelta) -> float:
+    """Seconds a claimed task had been due at its claim (the database's clock: the claim
+    leased it until now + lease, or its time limit when shorter)."""
+    run_at = row.get("run_at")
+    expires = row.get("lease_expires_at")
+    if run_at is None or expires is None:
+        return 0.0
+    timeout = row.get("timeout")
+    held = timeout if timeout is not None and timeout < lease else lease
+    return float((expires - held - run_at).total_seconds())
 
 
 class Listener:

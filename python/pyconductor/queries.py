@@ -56,9 +56,10 @@ REGISTER_WORKER = "select conductor.register_worker(worker_id => %(worker_id)s, 
 # a kind's whole row, every one of registry.KIND_OPTIONS named (Task.configuration() gives them)
 CONFIGURE_KIND = "select conductor.configure_kind(kind => %(kind)s, queue => %(queue)s, priority => %(priority)s, concurrency_key => %(concurrency_key)s, max_attempts => %(max_attempts)s, max_recoveries => %(max_recoveries)s, backoff_base => %(backoff_base)s::interval, backoff_factor => %(backoff_factor)s, backoff_max => %(backoff_max)s::interval, timeout => %(timeout)s::interval, retain_succeeded => %(retain_succeeded)s::interval, retain_failed => %(retain_failed)s::interval)"
 DEREGISTER_WORKER = "select conductor.deregister_worker(worker_id => %(worker_id)s)"
-# the columns the worker reads (run_at and enqueued_at would be two timestamps to parse per
-# task for nothing); kinds: only these (NULL: every kind); timeout: the attempt's limit
-CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s, durable => false)"
+# the columns the worker reads (enqueued_at would be a timestamp to parse per task for
+# nothing; run_at tells a claim after a poll whether a notification was missed: see
+# pyconductor.producer); kinds: only these (NULL: every kind); timeout: the attempt's limit
+CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout, run_at from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s, durable => false)"
 HEARTBEAT = "select * from conductor.heartbeat(worker_id => %(worker_id)s, attempt_ids => %(attempt_ids)s::bigint[], lease => %(lease)s)"
 COMPLETE_MANY = (
     "select * from conductor.complete_many(attempt_ids => %(attempt_ids)s::bigint[], results => %(results)s::jsonb[])"
@@ -73,10 +74,9 @@ WAKE = "select conductor.wake(worker_id => %(worker_id)s)"
 # seconds until the earliest future run_at of a queued task on the worker's queues (NULL: none),
 # so an idle worker sleeps until then rather than until its poll
 WAKE_IN_DUE = "select extract(epoch from conductor.next_due(queues => %(queues)s, kinds => %(kinds)s) - conductor.now())::float8 as due_in"
-# reap, then how long until reap next has something to do (seconds; NULL: nothing waits or runs)
-REAP_NEXT = (
-    "select conductor.reap() as reap, extract(epoch from conductor.next_wake() - conductor.now())::float8 as wake_in"
-)
+# reap, what it did by kind (leases_lost: the reclaims), then how long until reap next has
+# something to do (seconds; NULL: nothing waits or runs)
+REAP_NEXT = "select r.*, extract(epoch from conductor.next_wake() - conductor.now())::float8 as wake_in from conductor.reap_report() r"
 
 # -- durable runs (TaskContext) ------------------------------------------------------
 SAVE_STEP = (
@@ -110,7 +110,8 @@ LIST_SCHEDULES = "select * from conductor.list_schedules()"
 DASHBOARD_STATS = "select * from conductor.stats()"
 DASHBOARD_LIST_TASKS = 'select * from conductor.list_tasks(status => %(status)s, queue => %(queue)s, kind => %(kind)s, before_id => %(before_id)s, "limit" => %(limit)s)'
 DASHBOARD_RUN_TASKS = "select id, parent_id, root_id, queue, kind, status, attempt, max_attempts, error, result, enqueued_at, started_at, finished_at from conductor.tasks where root_id = %(root_id)s and parent_id is not null order by id limit %(limit)s"
-DASHBOARD_ATTEMPTS = "select * from conductor.attempts where task_id = any(%(task_ids)s::bigint[]) order by id"
+# numbered 1..n in claim order per task (number: what a person reads as the attempt's #)
+DASHBOARD_ATTEMPTS = "select * from conductor.list_attempts(task_ids => %(task_ids)s::bigint[])"
 DASHBOARD_HAS_STEPS = "select to_regclass('conductor.steps') is not null as has_steps"
 DASHBOARD_STEPS = "select task_id, name, result, attempt_id, saved_at from conductor.steps where task_id = any(%(task_ids)s::bigint[]) order by task_id, saved_at limit %(limit)s"
 DASHBOARD_WORKERS = "select id, host, pid, queues, concurrency, roles, version, started_at, last_seen_at from conductor.workers order by id limit 200"

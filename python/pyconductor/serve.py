@@ -51,6 +51,7 @@ once with code 130.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import secrets
 import socket
@@ -231,6 +232,11 @@ class Node:
     def stuck(self) -> int:
         return self.worker.stuck if self.worker is not None else 0
 
+    def missed_notifications(self) -> dict[str, Any]:
+        if self.worker is not None:
+            return self.worker.missed_notifications()
+        return {"total": 0, "in_a_row": 0, "warning": None}
+
     @property
     def leader_locks(self) -> dict[str, bool]:
         """Every leader lease this process contends for, and whether it holds it now."""
@@ -252,7 +258,8 @@ class Node:
             state = self.worker.health()
         else:
             state = {"status": "ok", "stuck": 0, "in_flight": 0, "held": 0, "worker_id": self.worker_id,
-                     "queues": None, "kinds": [], "concurrency": 0, "stats": {}}  # fmt: skip
+                     "queues": None, "kinds": [], "concurrency": 0, "stats": {},
+                     "missed_notifications": {"total": 0, "in_a_row": 0, "warning": None}}  # fmt: skip
         state["roles"] = list(self.roles)
         if self.web is not None:
             state["web"] = self.web.url
@@ -305,7 +312,8 @@ class Node:
         logger.info("stopped roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
 
     def _stop_singleton(self, runner: SingletonRunner, grace: float) -> None:
-        if not runner.stop(timeout=grace):
+        # an infinite grace (--shutdown-grace inf) waits as long as it takes: join(inf) overflows
+        if not runner.stop(timeout=None if math.isinf(grace) else grace):
             logger.warning("singleton %s did not return within %.0fs of its stop; left running until exit",
                            runner.name, grace, extra={"worker_id": self.worker_id})  # fmt: skip
 

@@ -343,7 +343,15 @@ class Worker:
             "status": "degraded" if stuck else "ok", "stuck": stuck, "in_flight": self.running,
             "held": len(self.held), "worker_id": self.worker_id, "roles": list(self.roles), "queues": self.queues,
             "kinds": self.served_kinds, "concurrency": self.concurrency, "stats": dict(self.stats),
+            "missed_notifications": self.missed_notifications(),
         }  # fmt: skip
+
+    def missed_notifications(self) -> dict[str, Any]:
+        """Claims the poll woke this worker for, for work a notification should have
+        (see pyconductor.producer): total, the latest in a row, and the warning while
+        they keep happening (None otherwise)."""
+        p = self.producer
+        return {"total": p.missed_notifications, "in_a_row": p.missed_in_a_row, "warning": p.pooler_warning}
 
     def heartbeat(self) -> list[dict[str, Any]]:
         """One heartbeat now (the heartbeat thread sends one every heartbeat_interval):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -403,6 +404,17 @@ def test_cli_takes_the_token_from_a_file_or_the_environment(db_dsn: str, tmp_pat
         assert httpx.get(url + "/runs", headers={"Authorization": "Bearer nope"}).status_code == 401
 
 
+def test_cli_ctrl_c_stops_the_dashboard_with_exit_0(db_dsn: str, tmp_path: Path) -> None:
+    """What docs/getting-started.md says after make demo: Ctrl-C stops it (uvicorn
+    raises the signal again after its clean shutdown: no traceback, exit 0)."""
+    with dashboard_process(tmp_path, "--dsn", db_dsn) as (proc, url):
+        assert httpx.get(url + "/runs").status_code == 200
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+    logs = "".join(p.read_text() for p in tmp_path.glob("dashboard-*.log"))
+    assert "Traceback" not in logs and "KeyboardInterrupt" not in logs, logs[-3000:]
+
+
 def test_cli_token_file_problems_fail_clearly(db_dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["dashboard", "--dsn", db_dsn, "--token-file", str(tmp_path / "missing")]) == 1
     assert "cannot read the token file" in capsys.readouterr().err
@@ -795,3 +807,21 @@ def test_names_stored_before_the_kind_rule_are_shown_escaped(app: Conductor, db_
         assert shown in page and "\u202e" not in page and "\n<b>" not in page
     home = client.get("/").text
     assert "w\\u202e1" in home and "host\\u2066x" in home and "\u202e" not in home and "\u2066" not in home
+
+
+def test_the_run_page_numbers_each_attempt_in_claim_order(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+    """Issue 27: a lost attempt and the one that finished read #1 and #2 (the budget counter
+    each claim stored reads 1 twice), and the budget reads 'tries used 1 of 1' apart."""
+    task = app.enqueue("scrape.page", {}, queue="numbers")
+    claim_one(db_conn, "numbers")
+    db_conn.execute("update conductor.tasks set lease_expires_at = now() - interval '1 second' where id = %s", (task,))
+    db_conn.execute("select conductor.reap()")
+    _, second = claim_one(db_conn, "numbers")
+    db_conn.execute("select conductor.complete(%s, '{}')", (second,))
+    page = client.get(f"/runs/{task}").text
+    rows = re.findall(r'<tr data-attempt="(\d+)"><td class=n>(\d+)<td class=n>(\d+)<td>', page)
+    assert [int(n) for _, n, _ in rows] == [1, 2] and int(rows[1][2]) == second, rows
+    assert re.search(r"<tr><th>tries used<td>1 of 1 \(recoveries 1", page), page[:3000]
+    assert "lost" in page and "succeeded" in page
+    runs = client.get("/runs?queue=numbers").text
+    assert "<th>tries used" in runs and "<td class=n>1/1" in runs

@@ -21,7 +21,13 @@ and the older ones are built, not run):
   it (that test must exist); ``<!-- background -->`` starts an ``sh`` block
   and leaves it running (a worker the reader starts in another terminal),
   then stops it with SIGINT (Ctrl-C) when the page ends: it must exit 0;
-  ``<!-- expect error: QC201 -->`` a ``sql`` block must fail with that SQLSTATE.
+  ``<!-- expect error: QC201 -->`` a ``sql`` block must fail with that SQLSTATE;
+  ``<!-- until: REGEX -->`` an ``sh`` block that looks at something still
+  happening (a worker in the background) runs again, for 60 s at most, until it
+  exits 0 and its output matches REGEX (what the page says it shows).
+- The web role's dashboard (``pyconductor serve``) listens on a free port of
+  the test's in ``CONDUCTOR_DASHBOARD_PORT``; the page reads it with its
+  default, ``${CONDUCTOR_DASHBOARD_PORT:-8765}``.
 - Blocks in ``ini``, ``text`` or ``yaml`` are shown, never run; any other tag
   fails the page (so a typo cannot skip a block).
 """
@@ -31,8 +37,10 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -46,7 +54,7 @@ RUNNABLE = ("index.md", "getting-started.md", "concepts.md", "operations.md", "c
 RUN = ("sh", "python", "sql")
 SHOWN = ("ini", "text", "yaml")
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<lang>[\w-]*)[ \t]*$")
-MARK = re.compile(r"^<!--\s*(?P<what>not run|covered by|background|expect error)\s*(?::\s*(?P<arg>.*?))?\s*-->$")
+MARK = re.compile(r"^<!--\s*(?P<what>not run|covered by|background|expect error|until)\s*(?::\s*(?P<arg>.*?))?\s*-->$")
 EMPTY_DATABASE = "<!-- docs-test: empty database -->"
 VENV_BIN = Path(sys.executable).parent
 
@@ -57,7 +65,7 @@ class Block:
     line: int  # of the opening fence, 1-based
     lang: str
     text: str
-    mark: str | None  # not run, covered by, background, expect error
+    mark: str | None  # not run, covered by, background, expect error, until
     arg: str | None
 
     def where(self) -> str:
@@ -109,6 +117,8 @@ def test_every_block_of_the_runnable_pages_is_run_or_says_why() -> None:
                     problems.append(f"{b.where()}: covered by {b.arg!r}, which does not exist")
             if b.mark == "background" and b.lang != "sh":
                 problems.append(f"{b.where()}: only sh blocks run in the background")
+            if b.mark == "until" and (b.lang != "sh" or not (b.arg or "").strip()):
+                problems.append(f"{b.where()}: 'until' needs an sh block and a pattern")
             if b.mark == "expect error" and (b.lang != "sql" or not re.fullmatch(r"[0-9A-Z]{5}", b.arg or "")):
                 problems.append(f"{b.where()}: 'expect error' takes a SQLSTATE and applies to sql blocks")
     assert not problems, "\n".join(problems)
@@ -164,7 +174,8 @@ def _metric_names() -> set[str]:
     names = set(re.findall(r'"(conductor_[a-z_]+)"', source))
     names |= {f"conductor_queue_{key}" for key in endpoints.QUEUE_GAUGES}
     names |= {f"conductor_queue_{outcome}" for outcome in ("succeeded", "failed")}
-    counters = {"conductor_worker_tasks", "conductor_handler_runs", "conductor_retention_deleted"}
+    counters = {"conductor_worker_tasks", "conductor_handler_runs", "conductor_retention_deleted",
+                "conductor_worker_missed_notifications"}
     names |= {f"{name}_total" for name in counters}
     names |= {f"conductor_handler_duration_seconds_{part}" for part in ("bucket", "sum", "count")}
     return names
@@ -212,6 +223,15 @@ def _run(block: Block, cwd: Path, env: dict[str, str], url: str, psql: Path, bac
         return
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False)
     out = done.stdout + done.stderr
+    if block.mark == "until":
+        deadline = time.monotonic() + 60
+        while not (done.returncode == 0 and re.search(block.arg or "", done.stdout)):
+            if time.monotonic() > deadline:
+                _fail(block, f"never printed {block.arg!r} within 60 s (exit {done.returncode})", out, backgrounds)
+            time.sleep(0.2)
+            done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False)
+            out = done.stdout + done.stderr
+        return
     if block.mark == "expect error":
         if done.returncode == 0 or f"ERROR:  {block.arg}:" not in done.stderr:
             _fail(block, f"should fail with {block.arg}", out, backgrounds)
@@ -235,6 +255,12 @@ def _stop(backgrounds: list[Background]) -> list[str]:
     return problems
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def _drop_roles(cluster: Cluster, roles: list[str]) -> None:
     from psycopg import sql
 
@@ -248,7 +274,8 @@ def test_the_blocks_of_the_page_run(page: str, cluster: Cluster, tmp_path: Path,
     text = (DOCS / page).read_text()
     url = request.getfixturevalue("empty_dsn" if EMPTY_DATABASE in text else "db_dsn")
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CONDUCTOR_APP", "VIRTUAL_ENV")}
-    env.update(CONDUCTOR_DSN=url, PATH=f"{VENV_BIN}:{os.environ['PATH']}", PYTHONUNBUFFERED="1")
+    env.update(CONDUCTOR_DSN=url, PATH=f"{VENV_BIN}:{os.environ['PATH']}", PYTHONUNBUFFERED="1",
+               CONDUCTOR_DASHBOARD_PORT=str(_free_port()))  # fmt: skip
     # roles are the cluster's, not the database's: the ones a page creates go before and after it
     roles = sorted({r for b in blocks(page) if b.lang == "sql" for r in re.findall(r"create role (\w+)", b.text)})
     _drop_roles(cluster, roles)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -327,3 +328,42 @@ def test_tasks_into_a_closed_pipe_ends_quietly(db_dsn: str, db_conn: Conn) -> No
         capture_output=True, text=True, env=ENV, cwd=REPO, timeout=60, check=False)  # fmt: skip
     assert run.returncode == 0 and len(run.stdout.splitlines()) == 1
     assert "Traceback" not in run.stderr and "BrokenPipe" not in run.stderr, run.stderr
+
+
+def lose_and_reclaim(conn: Conn, queue: str) -> int:
+    """Enqueue a task, claim it, let its lease expire, reap, claim it again and complete it."""
+    task = enqueue(conn, queue)
+    claim(conn, queue)
+    conn.execute("update conductor.tasks set lease_expires_at = now() - interval '1 second' where id = %s", (task,))
+    conn.execute("select conductor.reap()")
+    conn.execute("select conductor.complete(%s, '{}')", (claim(conn, queue),))
+    return task
+
+
+def resumed_twice(conn: Conn, queue: str) -> int:
+    """Enqueue a durable run that waits for an event, resumes, and waits for another: waiting."""
+    task = enqueue(conn, queue)
+    conn.execute("select conductor.suspend(%s, 'a', 'event', event => 'ev-a')", (claim(conn, queue),))
+    conn.execute("select conductor.emit_event('ev-a')")
+    conn.execute("select conductor.suspend(%s, 'b', 'event', event => 'ev-b')", (claim(conn, queue),))
+    return task
+
+
+def test_tasks_number_each_attempt_and_show_the_retry_budget_apart(db_dsn: str, db_conn: Conn) -> None:
+    """Issue 27: each attempt reads #1..#n in claim order (not the budget counter, which a
+    lost attempt and a wait give back: it read '#1 lost' then '#1 succeeded', and 'attempt
+    0/1' for a run that ran twice); the budget reads 'tries used N of M'."""
+    lost = lose_and_reclaim(db_conn, "numbers")
+    text = cli(db_dsn, "tasks", "show", str(lost)).stdout
+    assert re.search(r"^  #1 attempt \d+  lost  worker w-test", text, re.M), text
+    assert re.search(r"^  #2 attempt \d+  succeeded  worker w-test", text, re.M), text
+    assert "  tries used:      1 of 1" in text, text
+
+    waiting = resumed_twice(db_conn, "numbers")
+    text = cli(db_dsn, "tasks", "show", str(waiting)).stdout
+    assert re.search(r"^  #1 attempt \d+  suspended .*\n(.*\n)*  #2 attempt \d+  suspended ", text, re.M), text
+    assert "  tries used:      0 of 1" in text and "attempts (2):" in text, text
+
+    listed = cli(db_dsn, "tasks", "--queue", "numbers").stdout.splitlines()
+    assert listed[0].split()[:6] == ["ID", "STATUS", "QUEUE", "KIND", "TRIES", "USED"], listed
+    assert listed[1].split()[:5] == [str(waiting), "waiting", "numbers", "k", "0/1"], listed

@@ -285,6 +285,11 @@ def test_a_stopped_worker_is_reaped_and_its_late_result_refused(side: str, spawn
         attempts = q(dsn, "select worker_id, outcome::text from conductor.attempts where task_id = %s order by id",
                      (task_id,))  # fmt: skip
         assert attempts == [("holder", "lost"), ("rescuer", "succeeded")], attempts
+        # the reclaim is a WARNING in the log of the reaper that made it (issue 27), not INFO
+        reclaim = "reaper took back 1 task(s) whose worker was lost (lease expired)"
+        line = wait_until(lambda: next((x for x in rescuer.output().splitlines() if reclaim in x), None),
+                          timeout=10, message="the rescuer logs its reclaim")  # fmt: skip
+        assert " WARNING " in line, line
 
         q(dsn, "insert into gates values (%s, 0)", (task_id,))  # the zombie's handler may now return
     finally:

@@ -8,6 +8,7 @@ test_runs_processes.py.)
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -391,7 +392,9 @@ def test_event_wait_times_out_on_time(app: Conductor, db_conn: Conn) -> None:
     assert app.emit_event("ev.never") == 0, "a timed-out wait is over"
 
 
-def test_durable_sleep_wakes_on_time(app: Conductor) -> None:
+def test_durable_sleep_wakes_on_time(app: Conductor, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="pyconductor")
+
     @app.task("sleepy")
     def sleepy(payload: dict[str, Any], ctx: TaskContext) -> int:
         ctx.sleep(0.8)
@@ -406,6 +409,10 @@ def test_durable_sleep_wakes_on_time(app: Conductor) -> None:
     elapsed = time.monotonic() - start
     assert info.status == "succeeded"
     assert 1.1 < elapsed < 3.5, f"two sleeps of 1.2 s in all took {elapsed:.2f}s"
+    # a sleep that ends is the reaper's routine, logged at INFO; only reclaims warn (issue 27)
+    reaper = [r for r in caplog.records if r.getMessage().startswith("reaper ")]
+    assert [r.levelname for r in reaper if "wait(s)" in r.getMessage()][:2] == ["INFO", "INFO"], reaper
+    assert not [r for r in reaper if r.levelno >= logging.WARNING], reaper
 
 
 def test_emit_racing_the_wait_never_loses_a_wake_up(db_dsn: str, db_conn: Conn) -> None:

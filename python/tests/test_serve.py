@@ -164,6 +164,22 @@ def test_every_role_in_one_process(db_dsn: str, db_conn: Conn, serve: Any) -> No
     assert one(db_conn, "select count(*) from conductor.workers") == 0
 
 
+def test_an_infinite_shutdown_grace_stops_every_role_cleanly(db_conn: Conn, serve: Any) -> None:
+    """--shutdown-grace inf (issue 27): the singleton is waited for as long as it takes
+    (not an OverflowError), and the log says 'unlimited', never 'infs'."""
+    proc = serve("--role", "worker,maintenance", "--shutdown-grace", "inf")
+    wait_until(lambda: one(db_conn, "select to_regclass('beacon_runs') is not null")
+               and one(db_conn, "select pid from beacon_runs") == proc.pid, timeout=30)  # fmt: skip
+    proc.signal(signal.SIGTERM)
+    assert proc.wait(60) == 0, proc.output()[-3000:]
+    out = proc.output()
+    assert "grace unlimited" in out, out[-3000:]
+    assert "infs" not in out and "grace inf" not in out, out[-3000:]
+    assert "did not stop cleanly" not in out and "Traceback" not in out, out[-3000:]
+    assert "stopped roles worker,maintenance" in out
+    assert one(db_conn, "select count(*) from conductor.leaders(array['singleton:beacon'])") == 0
+
+
 def test_retention_deletes_finished_runs_and_says_so(db_dsn: str, db_conn: Conn, serve: Any) -> None:
     db_conn.execute("update conductor.settings set retain_succeeded = interval '0'")
     proc = serve("--role", "worker,maintenance", "--retention-interval", "0.2s", "--retention-batch", "2")

@@ -12,10 +12,12 @@ never be the waker and checks every task starts within BOUND of its enqueue.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import statistics
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -27,6 +29,7 @@ from psycopg.types.json import Jsonb
 
 from pyconductor import Conductor, Worker, queries
 from pyconductor.aio import AsyncConductor
+from pyconductor.endpoints import EndpointServer
 
 Conn = psycopg.Connection[Any]
 
@@ -406,3 +409,55 @@ def test_result_honours_its_timeout_while_another_session_holds_the_task_row(
         waiter.join(30)
     assert outcome[1].status == "cancelled"
     assert waiters(db_conn, task_id) == 0
+
+
+# -- missed notifications: "if work keeps starting about 10 seconds late, check the pooler" --
+
+
+@pytest.mark.parametrize("listener", ["cut off", "working"])
+def test_work_the_poll_finds_instead_of_a_notification_is_counted_and_named(
+    app: Conductor, listener: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27. Cut off: the listener LISTENs where nobody notifies (as a LISTEN through a
+    transaction-mode pooler hears nothing), so each task enqueued while the worker sleeps
+    waits for the poll (1 s): each such claim counts, the third in a row logs one WARNING
+    naming the pooler, and /health and /metrics say so. Working: every task starts on its
+    notification, and nothing counts."""
+    if listener == "cut off":
+        monkeypatch.setattr(queries, "LISTEN", "listen conductor_nobody_notifies")
+
+    @app.task("late.or.not")
+    def late_or_not(payload: Any) -> int:
+        return int(payload["i"])
+
+    caplog.set_level("INFO", logger="pyconductor")
+    worker = idle_worker(app, queues=["missed"], poll_interval=1.0)
+    started: list[float] = []
+    with EndpointServer(worker, "127.0.0.1", 0) as server, worker:
+        producer = worker.producer
+        for i in range(4):
+            # asleep, marked and settled: an enqueue now must notify it
+            wait_until(lambda: producer.sleeping and producer._settled, timeout=10, interval=0.01)
+            at = time.monotonic()
+            task_id = app.enqueue("late.or.not", {"i": i}, queue="missed")
+            assert app.result(task_id, timeout=10).result == i
+            started.append(time.monotonic() - at)
+        missed = worker.health()["missed_notifications"]
+        with urllib.request.urlopen(server.url + "/health", timeout=10) as resp:
+            body = json.loads(resp.read())
+        with urllib.request.urlopen(server.url + "/metrics", timeout=10) as resp:
+            metrics = resp.read().decode()
+    warnings = [r for r in caplog.records if "check the pooler" in r.getMessage()]
+    if listener == "cut off":
+        assert min(started) > 0.5, started  # each waited for the poll
+        assert missed["total"] == 4 and missed["in_a_row"] == 4 and "check the pooler" in missed["warning"], missed
+        assert body["missed_notifications"] == missed and body["status"] == "ok", body
+        assert [r.levelname for r in warnings] == ["WARNING"], warnings  # once, not per claim
+        assert "LISTEN needs a session-mode or direct connection" in warnings[0].getMessage()
+    else:
+        assert max(started) < BOUND, started
+        assert missed == {"total": 0, "in_a_row": 0, "warning": None}, missed
+        assert body["missed_notifications"] == missed
+        assert warnings == []
+    assert f"conductor_worker_missed_notifications_total {float(missed['total'])}" in metrics
+    assert f"conductor_worker_missed_notifications_in_a_row {float(missed['in_a_row'])}" in metrics

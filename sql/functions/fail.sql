@@ -74,6 +74,9 @@ begin
          error = v_error,
          run_at = coalesce(v_run_at, t.run_at),
          lease_expires_at = null,
+         -- queued again: it names no worker (the attempt row keeps who ran it); a finished
+         -- task keeps the last one
+         claimed_by = case when v_status = 'queued' then null else t.claimed_by end,
          finished_at = case when v_status = 'queued' then null else v_now end
    where t.id = v_task.id;
 

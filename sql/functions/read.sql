@@ -1,14 +1,46 @@
 -- Deploy conductor:functions/read to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/read@v0.2.0.sql)
 --
 -- Reading tasks through the API (the tables are readable too):
+--   conductor.list_attempts(task_ids)           the attempts of tasks, numbered
 --   conductor.get_task(task_id)                 one task with all its attempts
 --   conductor.list_tasks(status, queue, kind, ...) newest first, keyset-paginated
+--
+-- What a person reads (issue 27), the one rule every reader shows: a task's attempts are
+-- numbered 1..n in claim order (number: one per claim, whatever became of it: lost,
+-- released, suspended, i.e. the run waited and the next attempt resumes it, failed,
+-- cancelled, succeeded). attempts.attempt is not that number: it is tasks.attempt at the
+-- claim, the retry budget used counting that claim, which a lost or released attempt and
+-- a wait give back (so two resumes of a durable run both read 1); the budget is read from
+-- the task instead, as "tries used: tasks.attempt of tasks.max_attempts".
 
 begin;
 set local role conductor_owner;
 
--- get_task gains the timeout column: its return type changes, so it is dropped and created again.
-drop function conductor.get_task(bigint);
+create or replace function conductor.list_attempts(task_ids bigint[])
+  returns table (
+    number integer, id bigint, task_id bigint, attempt integer, worker_id text, host text, pid integer,
+    claimed_at timestamptz, finished_at timestamptz, outcome text, error text, traceback text)
+  language sql stable
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+  select (pg_catalog.row_number() over (partition by a.task_id order by a.id))::integer,
+         a.id, a.task_id, a.attempt, a.worker_id, a.host, a.pid, a.claimed_at, a.finished_at,
+         a.outcome, a.error, a.traceback
+    from conductor.attempts a
+   where a.task_id = any (list_attempts.task_ids)
+   order by a.task_id, a.id
+$$;
+
+comment on function conductor.list_attempts(bigint[]) is
+$$The attempts of the tasks task_ids (one row per claim), by task then claim order, each
+with number: 1..n in claim order within its task, the attempt number a person reads (the
+CLI's and the dashboard's #n), whatever its outcome (NULL while it runs; lost, released,
+suspended: the run waited and the next attempt resumes it; failed, cancelled, succeeded).
+attempt is the retry budget the task had used at that claim, counting it (tasks.attempt
+then), which lost and released attempts and waits give back: not a number to show as the
+attempt's. Reads only; any number of callers.$$;
 
 create or replace function conductor.get_task(task_id bigint)
   returns table (
@@ -28,8 +60,8 @@ begin
          t.run_at, t.attempt, t.max_attempts, t.recoveries, t.max_recoveries,
          t.parent_id, t.root_id, t.dedupe_key, t.concurrency_key,
          t.enqueued_at, t.started_at, t.finished_at,
-         coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.id)
-                     from conductor.attempts a where a.task_id = t.id), '[]'),
+         coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.number)
+                     from conductor.list_attempts(array[t.id]) a), '[]'),
          t.timeout
     from conductor.tasks t
    where t.id = get_task.task_id;
@@ -40,9 +72,11 @@ end
 $$;
 
 comment on function conductor.get_task(bigint) is
-$$One task: status, payload, result, last error, counts, attempts (a JSON array,
-oldest first, each with worker, times, outcome, error and traceback) and timeout (how long
-one attempt may run; NULL: no limit).
+$$One task: status, payload, result, last error, counts (attempt of max_attempts: the
+retry budget used, which lost and released attempts and waits do not use), attempts (a
+JSON array, oldest first, each as conductor.list_attempts answers it: number 1..n in
+claim order, worker, times, outcome, error and traceback) and timeout (how long one
+attempt may run; NULL: no limit).
 Raises QC203 when the task does not exist.$$;
 
 create or replace function conductor.list_tasks(
@@ -88,6 +122,8 @@ $$Tasks newest first, filtered by status, queue and kind (NULL: any); pass the l
 seen as before_id for the next page. Raises QC105 for an unknown status, QC106 for a
 limit outside 0..10000.$$;
 
+revoke execute on function conductor.list_attempts(bigint[]) from public;
+grant execute on function conductor.list_attempts(bigint[]) to conductor_client, conductor_worker, conductor_admin;
 revoke execute on function conductor.get_task(bigint) from public;
 revoke execute on function conductor.list_tasks(text, text, text, bigint, integer) from public;
 grant execute on function conductor.get_task(bigint) to conductor_client, conductor_worker, conductor_admin;

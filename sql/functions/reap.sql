@@ -52,6 +52,11 @@
 --        claim positions unused for stale_workers_after, and run_recoveries
 --        rows whose root is gone, or finished without the limit failing it.
 --
+--   conductor.reap_report(stale_workers_after) does it, answering one row of
+--        counts: leases_lost (the reclaims), leases_dead, leases_timed_out,
+--        runs_failed, waits_ended, kinds_swept; conductor.reap() answers their
+--        sum (a reclaim warrants a warning in a worker's log, a wait that ended
+--        on time does not: a worker reads the report)
 --   conductor._fail_run(root_id, recoveries, max)   fails a run at the limit
 --   conductor._lock_tree(task_id)   a task and its unfinished descendants,
 --        locked NOWAIT (55P03 when another transaction holds one)
@@ -237,15 +242,20 @@ next time). Called by reap() only.$$;
 revoke execute on function conductor._lock_tree(bigint) from public;
 revoke execute on function conductor._fail_run(bigint, integer, integer) from public;
 
-create or replace function conductor.reap(stale_workers_after interval default interval '15 minutes')
-  returns integer
+create or replace function conductor.reap_report(stale_workers_after interval default interval '15 minutes')
+  returns table (leases_lost integer, leases_dead integer, leases_timed_out integer, runs_failed integer,
+                 waits_ended integer, kinds_swept integer)
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
-  v_reaped integer;
+  v_lost_n integer;
+  v_dead_n integer;
+  v_timed_out_n integer;
+  v_runs_failed integer := 0;
+  v_waits integer := 0;
   v_timed_out bigint[];
   v_lost bigint[];
   v_roots bigint[];
@@ -324,6 +334,11 @@ begin
                                                          coalesce(t.backoff_max, k.backoff_max))
                          else t.run_at end,
            lease_expires_at = null,
+           -- back in its queue it names no worker (the attempt row keeps who ran it); a
+           -- task that ends (dead, failed) keeps the last one
+           claimed_by = case when (e.timed_out and t.attempt < t.max_attempts)
+                               or (not e.timed_out and t.recoveries + 1 < t.max_recoveries)
+                             then null else t.claimed_by end,
            error = case when e.timed_out then conductor._timed_out_error(t.timeout)
                         when t.recoveries + 1 >= t.max_recoveries
                         then pg_catalog.format('worker lost %s times', t.recoveries + 1)
@@ -344,12 +359,14 @@ begin
       from reaped r
      where a.id = r.attempt_id
   )
-  select pg_catalog.count(*)::integer,
+  select pg_catalog.count(*) filter (where not r.timed_out)::integer,
+         pg_catalog.count(*) filter (where not r.timed_out and r.status = 'dead')::integer,
+         pg_catalog.count(*) filter (where r.timed_out)::integer,
          -- a task back in its queue, due now or later (a retry after its backoff):
          -- a sleeping worker recomputes its wake-up, as after conductor.fail
          pg_catalog.array_agg(distinct r.queue) filter (where r.status = 'queued'),
          pg_catalog.array_agg(r.id)
-    into v_reaped, v_queues, v_reaped_ids
+    into v_lost_n, v_dead_n, v_timed_out_n, v_queues, v_reaped_ids
     from reaped r;
 
   foreach v_queue in array coalesce(v_queues, '{}') loop
@@ -372,7 +389,7 @@ begin
        order by r.root_id desc
     loop
       if conductor._fail_run(v_run.root_id, v_run.recoveries, v_max_run) then
-        v_reaped := v_reaped + 1;
+        v_runs_failed := v_runs_failed + 1;
       end if;
     end loop;
   end if;
@@ -387,7 +404,7 @@ begin
     perform conductor._wake(v_task.id,
       case when v_task.wait_for = 'event'
            then pg_catalog.jsonb_build_object('event', v_task.wait_event, 'timed_out', true) end);
-    v_reaped := v_reaped + 1;
+    v_waits := v_waits + 1;
   end loop;
 
   -- pending events: wake the waiters an emit may have missed (a suspend of the event
@@ -403,7 +420,7 @@ begin
      order by e.name
        for no key update of e skip locked
   loop
-    v_reaped := v_reaped + conductor._wake_event_waiters(v_event.name);
+    v_waits := v_waits + conductor._wake_event_waiters(v_event.name);
   end loop;
   if exists (select from conductor.events e where e.pending) then
     with snap as (
@@ -454,7 +471,7 @@ begin
      where t.id = v_task.id and t.status = 'waiting' and t.wait_until <= v_now;
     if found then
       perform conductor._notify_done(array[v_task.id]);
-      v_reaped := v_reaped + 1;
+      v_waits := v_waits + 1;
     end if;
   end loop;
 
@@ -491,21 +508,21 @@ begin
       )
       select pg_catalog.array_agg(w.id) into v_swept from swept w;
       perform conductor._notify_done(v_swept);
-      v_reaped := v_reaped + coalesce(pg_catalog.cardinality(v_swept), 0);
+      v_swept := coalesce(v_swept, '{}');
     end if;
   end if;
 
   -- 4. forget workers (kept while the sweep may still read them) and served kinds
   delete from conductor.workers w
-   where w.last_seen_at < v_now - greatest(reap.stale_workers_after, v_unknown_after);
+   where w.last_seen_at < v_now - greatest(reap_report.stale_workers_after, v_unknown_after);
   delete from conductor.served_kinds s
-   where s.last_served_at < v_now - coalesce(v_unknown_after, reap.stale_workers_after);
+   where s.last_served_at < v_now - coalesce(v_unknown_after, reap_report.stale_workers_after);
   -- claim positions unused for stale_workers_after: a worker that died or stopped while its
   -- scans were slow (a live claimer replaces or deletes its row at each full scan); their
   -- until is epoch seconds of the real clock, as claim writes it
   if exists (select from conductor.claim_positions) then
     delete from conductor.claim_positions p
-     where p.until < extract(epoch from pg_catalog.clock_timestamp() - reap.stale_workers_after);
+     where p.until < extract(epoch from pg_catalog.clock_timestamp() - reap_report.stale_workers_after);
   end if;
   -- run counts no longer needed: the root is gone, or finished without the limit failing
   -- the run (a failed one keeps its row, stopped, until its root is retried or deleted)
@@ -526,11 +543,34 @@ begin
     delete from conductor.subscriptions s
      where not exists (select from pg_catalog.pg_stat_activity a where a.pid = s.pid);
   end if;
-  return v_reaped;
+  leases_lost := v_lost_n;
+  leases_dead := v_dead_n;
+  leases_timed_out := v_timed_out_n;
+  runs_failed := v_runs_failed;
+  waits_ended := v_waits;
+  kinds_swept := coalesce(pg_catalog.cardinality(v_swept), 0);
+  return next;
 end
 $$;
 
+-- The total, for callers that only log a count (v0.2.0's shape; the Node worker)
+create or replace function conductor.reap(stale_workers_after interval default interval '15 minutes')
+  returns integer
+  language sql volatile
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+  select r.leases_lost + r.leases_timed_out + r.runs_failed + r.waits_ended + r.kinds_swept
+    from conductor.reap_report(reap.stale_workers_after) r
+$$;
+
 comment on function conductor.reap(interval) is
+$$conductor.reap_report(stale_workers_after), answering the sum of its counts but
+leases_dead (those are among leases_lost): how many tasks it took back, woke, ended or
+dead-lettered. A caller that logs what it took back reads reap_report, to tell a lost
+worker's lease (a reclaim, worth a warning) from a wait that ended on time.$$;
+
+comment on function conductor.reap_report(interval) is
 $$Takes back every running task whose lease expired. An attempt that reached its time limit
 (claimed_at + the task's timeout) failed: attempt outcome 'failed', error 'timed out after
 N s'; the task is queued again after the backoff while attempts remain (max_attempts),
@@ -563,8 +603,12 @@ Deletes workers rows not seen for greatest(stale_workers_after (15 min),
 unknown_kind_after) with their sleepers rows, served_kinds rows older than
 unknown_kind_after, result_waiters and subscriptions rows of sessions that ended,
 claim_positions rows unused for stale_workers_after (a worker that stopped while its
-scans were slow), and run_recoveries rows no longer needed. Returns how many tasks it took
-back, failed, woke or dead-lettered, and runs it failed. Compare-and-set with SKIP LOCKED
+scans were slow), and run_recoveries rows no longer needed. Returns one row of counts:
+leases_lost (expired leases of lost workers: the reclaims, queued again or dead),
+leases_dead (of those, the ones marked dead), leases_timed_out (attempts past their time
+limit, failed), runs_failed (runs failed at max_run_recoveries), waits_ended (sleeps and
+event waits woken at their deadline, waiters of pending events woken, waits for children
+ended timed_out) and kinds_swept (tasks dead-lettered for an unknown kind). Compare-and-set with SKIP LOCKED
 (NOWAIT for a whole tree): safe to run from every worker at once; a late reaper never
 touches a task that finished or was reclaimed; it never waits for a lock a client's open
 transaction or a session outside the engine can hold.$$;
@@ -747,5 +791,7 @@ revoke execute on function conductor.next_wake() from public;
 grant execute on function conductor.next_wake() to conductor_worker, conductor_admin;
 revoke execute on function conductor.reap(interval) from public;
 grant execute on function conductor.reap(interval) to conductor_worker, conductor_admin;
+revoke execute on function conductor.reap_report(interval) from public;
+grant execute on function conductor.reap_report(interval) to conductor_worker, conductor_admin;
 
 commit;

@@ -32,7 +32,8 @@ begin
   update conductor.tasks t
      set status = 'queued',
          attempt = t.attempt - 1,
-         lease_expires_at = null
+         lease_expires_at = null,
+         claimed_by = null  -- a queued task names no worker (the attempt row keeps who ran it)
     from conductor.attempts a
    where a.id = release.attempt_id
      and t.id = a.task_id
@@ -53,7 +54,8 @@ $$;
 
 comment on function conductor.release(bigint) is
 $$Hands the task held by attempt_id back to its queue at once, counting neither an
-attempt nor a recovery (a clean shutdown). Raises QC201 lease lost, QC202 cancelled,
+attempt nor a recovery (a clean shutdown); the queued task names no worker (claimed_by
+NULL; the attempt row, closed 'released', keeps its worker_id). Raises QC201 lease lost, QC202 cancelled,
 QC203 no such attempt; then nothing changes. Waits at most 500 ms for the task's row when
 another transaction holds it, then raises 55P03 (nothing changed; send it again later).
 Raises QC208 when another login registered the attempt's worker (an admin may release any).$$;

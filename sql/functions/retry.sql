@@ -54,7 +54,7 @@ begin
   begin
     update conductor.tasks t
        set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-           error = null, result = null, finished_at = null, lease_expires_at = null,
+           error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
      where t.id = retry.task_id;
   exception when unique_violation then
@@ -70,7 +70,7 @@ begin
         with requeued as (
           update conductor.tasks t
              set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-                 error = null, result = null, finished_at = null, lease_expires_at = null,
+                 error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
                  wait_for = null, wait_event = null, wait_until = null, wait_step = null
            where t.id = any (v_stopped) and t.status = 'cancelled'
           returning t.queue

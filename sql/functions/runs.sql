@@ -138,7 +138,7 @@ begin
        for no key update
   ), woken as (
     update conductor.tasks t
-       set status = 'queued', run_at = v_now,
+       set status = 'queued', run_at = v_now, claimed_by = null,
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
       from target
      where t.id = target.id
@@ -436,6 +436,7 @@ begin
      set status = 'waiting',
          attempt = t.attempt - 1,
          lease_expires_at = null,
+         claimed_by = null,  -- no worker holds a waiting task (the attempt row keeps who ran it)
          wait_for = suspend.wait_for,
          wait_event = suspend.event,
          wait_until = v_until,

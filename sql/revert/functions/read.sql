@@ -1,16 +1,14 @@
--- Revert conductor:functions/read from pg: back to its v0.1.0 body
---
--- The v0.1.0 deploy script (functions/read@v0.1.0.sql), with create or replace, and
--- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
--- bodies does not reopen the pg_temp escalation (issue 14).
+-- Revert conductor:functions/read from pg: back to its v0.2.0 bodies (the v0.2.0 deploy
+-- script, functions/read@v0.2.0.sql), then drops list_attempts, which the rework added
 --
 -- Reading tasks through the API (the tables are readable too):
 --   conductor.get_task(task_id)                 one task with all its attempts
 --   conductor.list_tasks(status, queue, kind, ...) newest first, keyset-paginated
 
 begin;
+set local role conductor_owner;
 
--- 0.2.0's get_task returns one more column (timeout): it goes before v0.1.0's comes back.
+-- get_task gains the timeout column: its return type changes, so it is dropped and created again.
 drop function conductor.get_task(bigint);
 
 create or replace function conductor.get_task(task_id bigint)
@@ -20,7 +18,7 @@ create or replace function conductor.get_task(task_id bigint)
     max_attempts integer, recoveries integer, max_recoveries integer,
     parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text,
     enqueued_at timestamptz, started_at timestamptz, finished_at timestamptz,
-    attempts jsonb)
+    attempts jsonb, timeout interval)
   language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
@@ -32,7 +30,8 @@ begin
          t.parent_id, t.root_id, t.dedupe_key, t.concurrency_key,
          t.enqueued_at, t.started_at, t.finished_at,
          coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.id)
-                     from conductor.attempts a where a.task_id = t.id), '[]')
+                     from conductor.attempts a where a.task_id = t.id), '[]'),
+         t.timeout
     from conductor.tasks t
    where t.id = get_task.task_id;
   if not found then
@@ -42,8 +41,9 @@ end
 $$;
 
 comment on function conductor.get_task(bigint) is
-$$One task: status, payload, result, last error, counts, and attempts (a JSON array,
-oldest first, each with worker, times, outcome, error and traceback).
+$$One task: status, payload, result, last error, counts, attempts (a JSON array,
+oldest first, each with worker, times, outcome, error and traceback) and timeout (how long
+one attempt may run; NULL: no limit).
 Raises QC203 when the task does not exist.$$;
 
 create or replace function conductor.list_tasks(
@@ -93,5 +93,8 @@ revoke execute on function conductor.get_task(bigint) from public;
 revoke execute on function conductor.list_tasks(text, text, text, bigint, integer) from public;
 grant execute on function conductor.get_task(bigint) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.list_tasks(text, text, text, bigint, integer) to conductor_client, conductor_worker, conductor_admin;
+
+
+drop function conductor.list_attempts(bigint[]);
 
 commit;

@@ -498,6 +498,7 @@ revoke execute on function conductor.reap(interval) from public;
 grant execute on function conductor.reap(interval) to conductor_worker, conductor_admin;
 
 -- what the rework added (the bodies above no longer call them)
+drop function conductor.reap_report(interval);
 drop function conductor._fail_run(bigint, integer, integer);
 drop function conductor._lock_tree(bigint);
 

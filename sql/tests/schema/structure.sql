@@ -2,7 +2,7 @@
 -- indexes of the hot path, every public function with its signature, SECURITY DEFINER with an
 -- empty search_path, and who may execute what.
 begin;
-select plan(155);
+select plan(167);
 
 select has_table('conductor', 'tasks', 'conductor.tasks exists.');
 select has_table('conductor', 'attempts', 'conductor.attempts exists.');
@@ -65,11 +65,13 @@ select has_function('conductor', 'complete_many', ARRAY['bigint[]', 'jsonb[]']::
 select has_function('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean']::name[], 'conductor.fail(bigint, text, timestamp with time zone, text, boolean, boolean) exists.');
 select has_function('conductor', 'release', ARRAY['bigint']::name[], 'conductor.release(bigint) exists.');
 select has_function('conductor', 'reap', ARRAY['interval']::name[], 'conductor.reap(interval) exists.');
+select has_function('conductor', 'reap_report', ARRAY['interval']::name[], 'conductor.reap_report(interval) exists.');
 select has_function('conductor', 'cancel', ARRAY['bigint']::name[], 'conductor.cancel(bigint) exists.');
 select has_function('conductor', 'retry', ARRAY['bigint', 'boolean']::name[], 'conductor.retry(bigint, boolean) exists.');
 select has_function('conductor', 'register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'integer', 'text[]', 'text', 'jsonb', 'text[]']::name[], 'conductor.register_worker(text, text, integer, text[], integer, text[], text, jsonb, text[]) exists.');
 select has_function('conductor', 'deregister_worker', ARRAY['text']::name[], 'conductor.deregister_worker(text) exists.');
 select has_function('conductor', 'get_task', ARRAY['bigint']::name[], 'conductor.get_task(bigint) exists.');
+select has_function('conductor', 'list_attempts', ARRAY['bigint[]']::name[], 'conductor.list_attempts(bigint[]) exists.');
 select has_function('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor.list_tasks(text, text, text, bigint, integer) exists.');
 select has_function('conductor', 'now', ARRAY[]::name[], 'conductor.now() exists.');
 
@@ -83,11 +85,13 @@ select is_definer('conductor', 'complete_many', ARRAY['bigint[]', 'jsonb[]']::na
 select is_definer('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean']::name[], 'conductor.fail is SECURITY DEFINER.');
 select is_definer('conductor', 'release', ARRAY['bigint']::name[], 'conductor.release is SECURITY DEFINER.');
 select is_definer('conductor', 'reap', ARRAY['interval']::name[], 'conductor.reap is SECURITY DEFINER.');
+select is_definer('conductor', 'reap_report', ARRAY['interval']::name[], 'conductor.reap_report is SECURITY DEFINER.');
 select is_definer('conductor', 'cancel', ARRAY['bigint']::name[], 'conductor.cancel is SECURITY DEFINER.');
 select is_definer('conductor', 'retry', ARRAY['bigint', 'boolean']::name[], 'conductor.retry is SECURITY DEFINER.');
 select is_definer('conductor', 'register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'integer', 'text[]', 'text', 'jsonb', 'text[]']::name[], 'conductor.register_worker is SECURITY DEFINER.');
 select is_definer('conductor', 'deregister_worker', ARRAY['text']::name[], 'conductor.deregister_worker is SECURITY DEFINER.');
 select is_definer('conductor', 'get_task', ARRAY['bigint']::name[], 'conductor.get_task is SECURITY DEFINER.');
+select is_definer('conductor', 'list_attempts', ARRAY['bigint[]']::name[], 'conductor.list_attempts is SECURITY DEFINER.');
 select is_definer('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor.list_tasks is SECURITY DEFINER.');
 select is_empty($$
   select p.oid::regprocedure from pg_proc p
@@ -133,6 +137,10 @@ select function_privs_are('conductor', 'reap', ARRAY['interval']::name[], 'condu
 select function_privs_are('conductor', 'reap', ARRAY['interval']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.reap.');
 select function_privs_are('conductor', 'reap', ARRAY['interval']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.reap.');
 select ok(not has_function_privilege('public', 'conductor.reap(interval)', 'execute'), 'PUBLIC may not execute conductor.reap.');
+select function_privs_are('conductor', 'reap_report', ARRAY['interval']::name[], 'conductor_client', ARRAY[]::text[], 'conductor_client may not execute conductor.reap_report.');
+select function_privs_are('conductor', 'reap_report', ARRAY['interval']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.reap_report.');
+select function_privs_are('conductor', 'reap_report', ARRAY['interval']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.reap_report.');
+select ok(not has_function_privilege('public', 'conductor.reap_report(interval)', 'execute'), 'PUBLIC may not execute conductor.reap_report.');
 select function_privs_are('conductor', 'cancel', ARRAY['bigint']::name[], 'conductor_client', ARRAY['EXECUTE'], 'conductor_client may execute conductor.cancel.');
 select function_privs_are('conductor', 'cancel', ARRAY['bigint']::name[], 'conductor_worker', ARRAY[]::text[], 'conductor_worker may not execute conductor.cancel.');
 select function_privs_are('conductor', 'cancel', ARRAY['bigint']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.cancel.');
@@ -153,6 +161,10 @@ select function_privs_are('conductor', 'get_task', ARRAY['bigint']::name[], 'con
 select function_privs_are('conductor', 'get_task', ARRAY['bigint']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.get_task.');
 select function_privs_are('conductor', 'get_task', ARRAY['bigint']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.get_task.');
 select ok(not has_function_privilege('public', 'conductor.get_task(bigint)', 'execute'), 'PUBLIC may not execute conductor.get_task.');
+select function_privs_are('conductor', 'list_attempts', ARRAY['bigint[]']::name[], 'conductor_client', ARRAY['EXECUTE'], 'conductor_client may execute conductor.list_attempts.');
+select function_privs_are('conductor', 'list_attempts', ARRAY['bigint[]']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.list_attempts.');
+select function_privs_are('conductor', 'list_attempts', ARRAY['bigint[]']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.list_attempts.');
+select ok(not has_function_privilege('public', 'conductor.list_attempts(bigint[])', 'execute'), 'PUBLIC may not execute conductor.list_attempts.');
 select function_privs_are('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor_client', ARRAY['EXECUTE'], 'conductor_client may execute conductor.list_tasks.');
 select function_privs_are('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.list_tasks.');
 select function_privs_are('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.list_tasks.');

@@ -11,5 +11,7 @@ select 1 / (count(*) = 1)::int
   from conductor.tasks where queue = 'verify-reap' and status = 'queued' and recoveries = 1;
 select 1 / (conductor.next_due(array['verify-reap']) is null)::int;
 select 1 / pg_catalog.has_function_privilege('conductor_worker', 'conductor.next_due(text[], text[])', 'execute')::int;
+select 1 / pg_catalog.has_function_privilege('conductor_worker', 'conductor.reap_report(interval)', 'execute')::int;
+select 1 / (not pg_catalog.has_function_privilege('conductor_client', 'conductor.reap_report(interval)', 'execute'))::int;
 
 rollback;

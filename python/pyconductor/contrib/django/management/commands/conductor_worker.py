@@ -50,7 +50,8 @@ class Command(BaseCommand):
                             help="libpq DSN for the worker's own connections (default: the backend's "
                                  "OPTIONS['WORKER_DSN'], else its Django database)")  # fmt: skip
         parser.add_argument("--shutdown-grace", type=float, default=None,
-                            help="seconds running tasks get to finish at a stop (default: 30)")  # fmt: skip
+                            help="seconds running tasks get to finish at a stop, inf to wait for every one "
+                                 "(default: 30)")  # fmt: skip
         parser.add_argument("--worker-id", default=None, help="this worker's id (default: host-pid-random)")
         parser.add_argument("--no-scheduler", action="store_true",
                             help="do not fire Conductor's cron schedules from this process")  # fmt: skip
