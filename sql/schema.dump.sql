@@ -3680,7 +3680,7 @@ begin
        for no key update
   ), woken as (
     update conductor.tasks t
-       set status = 'queued', run_at = v_now,
+       set status = 'queued', run_at = v_now, claimed_by = null,
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
       from target
      where t.id = target.id
@@ -5143,6 +5143,9 @@ begin
          error = v_error,
          run_at = coalesce(v_run_at, t.run_at),
          lease_expires_at = null,
+         -- queued again: it names no worker (the attempt row keeps who ran it); a finished
+         -- task keeps the last one
+         claimed_by = case when v_status = 'queued' then null else t.claimed_by end,
          finished_at = case when v_status = 'queued' then null else v_now end
    where t.id = v_task.id;
 
@@ -5356,8 +5359,8 @@ begin
          t.run_at, t.attempt, t.max_attempts, t.recoveries, t.max_recoveries,
          t.parent_id, t.root_id, t.dedupe_key, t.concurrency_key,
          t.enqueued_at, t.started_at, t.finished_at,
-         coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.id)
-                     from conductor.attempts a where a.task_id = t.id), '[]'),
+         coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.number)
+                     from conductor.list_attempts(array[t.id]) a), '[]'),
          t.timeout
     from conductor.tasks t
    where t.id = get_task.task_id;
@@ -5374,9 +5377,11 @@ ALTER FUNCTION conductor.get_task(task_id bigint) OWNER TO conductor_owner;
 -- Name: FUNCTION get_task(task_id bigint); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.get_task(task_id bigint) IS 'One task: status, payload, result, last error, counts, attempts (a JSON array,
-oldest first, each with worker, times, outcome, error and traceback) and timeout (how long
-one attempt may run; NULL: no limit).
+COMMENT ON FUNCTION conductor.get_task(task_id bigint) IS 'One task: status, payload, result, last error, counts (attempt of max_attempts: the
+retry budget used, which lost and released attempts and waits do not use), attempts (a
+JSON array, oldest first, each as conductor.list_attempts answers it: number 1..n in
+claim order, worker, times, outcome, error and traceback) and timeout (how long one
+attempt may run; NULL: no limit).
 Raises QC203 when the task does not exist.';
 
 
@@ -5567,6 +5572,38 @@ backend lives), and pid and application_name of the backend that last took or re
 (through a pooler: the server session). A name nobody holds, or whose lease expired, has no
 row. The engine''s own names: scheduler, retention; an app''s singleton is ''singleton:'' ||
 its name.';
+
+
+--
+-- Name: list_attempts(bigint[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.list_attempts(task_ids bigint[]) RETURNS TABLE(number integer, id bigint, task_id bigint, attempt integer, worker_id text, host text, pid integer, claimed_at timestamp with time zone, finished_at timestamp with time zone, outcome text, error text, traceback text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  select (pg_catalog.row_number() over (partition by a.task_id order by a.id))::integer,
+         a.id, a.task_id, a.attempt, a.worker_id, a.host, a.pid, a.claimed_at, a.finished_at,
+         a.outcome, a.error, a.traceback
+    from conductor.attempts a
+   where a.task_id = any (list_attempts.task_ids)
+   order by a.task_id, a.id
+$$;
+
+
+ALTER FUNCTION conductor.list_attempts(task_ids bigint[]) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION list_attempts(task_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.list_attempts(task_ids bigint[]) IS 'The attempts of the tasks task_ids (one row per claim), by task then claim order, each
+with number: 1..n in claim order within its task, the attempt number a person reads (the
+CLI''s and the dashboard''s #n), whatever its outcome (NULL while it runs; lost, released,
+suspended: the run waited and the next attempt resumes it; failed, cancelled, succeeded).
+attempt is the retry budget the task had used at that claim, counting it (tasks.attempt
+then), which lost and released attempts and waits give back: not a number to show as the
+attempt''s. Reads only; any number of callers.';
 
 
 --
@@ -6067,12 +6104,41 @@ when the message is over 7999 bytes (whether or not anyone subscribes).';
 --
 
 CREATE FUNCTION conductor.reap(stale_workers_after interval DEFAULT '00:15:00'::interval) RETURNS integer
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  select r.leases_lost + r.leases_timed_out + r.runs_failed + r.waits_ended + r.kinds_swept
+    from conductor.reap_report(reap.stale_workers_after) r
+$$;
+
+
+ALTER FUNCTION conductor.reap(stale_workers_after interval) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION reap(stale_workers_after interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.reap(stale_workers_after interval) IS 'conductor.reap_report(stale_workers_after), answering the sum of its counts but
+leases_dead (those are among leases_lost): how many tasks it took back, woke, ended or
+dead-lettered. A caller that logs what it took back reads reap_report, to tell a lost
+worker''s lease (a reclaim, worth a warning) from a wait that ended on time.';
+
+
+--
+-- Name: reap_report(interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.reap_report(stale_workers_after interval DEFAULT '00:15:00'::interval) RETURNS TABLE(leases_lost integer, leases_dead integer, leases_timed_out integer, runs_failed integer, waits_ended integer, kinds_swept integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
   v_now timestamptz := conductor.now();
-  v_reaped integer;
+  v_lost_n integer;
+  v_dead_n integer;
+  v_timed_out_n integer;
+  v_runs_failed integer := 0;
+  v_waits integer := 0;
   v_timed_out bigint[];
   v_lost bigint[];
   v_roots bigint[];
@@ -6151,6 +6217,11 @@ begin
                                                          coalesce(t.backoff_max, k.backoff_max))
                          else t.run_at end,
            lease_expires_at = null,
+           -- back in its queue it names no worker (the attempt row keeps who ran it); a
+           -- task that ends (dead, failed) keeps the last one
+           claimed_by = case when (e.timed_out and t.attempt < t.max_attempts)
+                               or (not e.timed_out and t.recoveries + 1 < t.max_recoveries)
+                             then null else t.claimed_by end,
            error = case when e.timed_out then conductor._timed_out_error(t.timeout)
                         when t.recoveries + 1 >= t.max_recoveries
                         then pg_catalog.format('worker lost %s times', t.recoveries + 1)
@@ -6171,12 +6242,14 @@ begin
       from reaped r
      where a.id = r.attempt_id
   )
-  select pg_catalog.count(*)::integer,
+  select pg_catalog.count(*) filter (where not r.timed_out)::integer,
+         pg_catalog.count(*) filter (where not r.timed_out and r.status = 'dead')::integer,
+         pg_catalog.count(*) filter (where r.timed_out)::integer,
          -- a task back in its queue, due now or later (a retry after its backoff):
          -- a sleeping worker recomputes its wake-up, as after conductor.fail
          pg_catalog.array_agg(distinct r.queue) filter (where r.status = 'queued'),
          pg_catalog.array_agg(r.id)
-    into v_reaped, v_queues, v_reaped_ids
+    into v_lost_n, v_dead_n, v_timed_out_n, v_queues, v_reaped_ids
     from reaped r;
 
   foreach v_queue in array coalesce(v_queues, '{}') loop
@@ -6199,7 +6272,7 @@ begin
        order by r.root_id desc
     loop
       if conductor._fail_run(v_run.root_id, v_run.recoveries, v_max_run) then
-        v_reaped := v_reaped + 1;
+        v_runs_failed := v_runs_failed + 1;
       end if;
     end loop;
   end if;
@@ -6214,7 +6287,7 @@ begin
     perform conductor._wake(v_task.id,
       case when v_task.wait_for = 'event'
            then pg_catalog.jsonb_build_object('event', v_task.wait_event, 'timed_out', true) end);
-    v_reaped := v_reaped + 1;
+    v_waits := v_waits + 1;
   end loop;
 
   -- pending events: wake the waiters an emit may have missed (a suspend of the event
@@ -6230,7 +6303,7 @@ begin
      order by e.name
        for no key update of e skip locked
   loop
-    v_reaped := v_reaped + conductor._wake_event_waiters(v_event.name);
+    v_waits := v_waits + conductor._wake_event_waiters(v_event.name);
   end loop;
   if exists (select from conductor.events e where e.pending) then
     with snap as (
@@ -6281,7 +6354,7 @@ begin
      where t.id = v_task.id and t.status = 'waiting' and t.wait_until <= v_now;
     if found then
       perform conductor._notify_done(array[v_task.id]);
-      v_reaped := v_reaped + 1;
+      v_waits := v_waits + 1;
     end if;
   end loop;
 
@@ -6318,21 +6391,21 @@ begin
       )
       select pg_catalog.array_agg(w.id) into v_swept from swept w;
       perform conductor._notify_done(v_swept);
-      v_reaped := v_reaped + coalesce(pg_catalog.cardinality(v_swept), 0);
+      v_swept := coalesce(v_swept, '{}');
     end if;
   end if;
 
   -- 4. forget workers (kept while the sweep may still read them) and served kinds
   delete from conductor.workers w
-   where w.last_seen_at < v_now - greatest(reap.stale_workers_after, v_unknown_after);
+   where w.last_seen_at < v_now - greatest(reap_report.stale_workers_after, v_unknown_after);
   delete from conductor.served_kinds s
-   where s.last_served_at < v_now - coalesce(v_unknown_after, reap.stale_workers_after);
+   where s.last_served_at < v_now - coalesce(v_unknown_after, reap_report.stale_workers_after);
   -- claim positions unused for stale_workers_after: a worker that died or stopped while its
   -- scans were slow (a live claimer replaces or deletes its row at each full scan); their
   -- until is epoch seconds of the real clock, as claim writes it
   if exists (select from conductor.claim_positions) then
     delete from conductor.claim_positions p
-     where p.until < extract(epoch from pg_catalog.clock_timestamp() - reap.stale_workers_after);
+     where p.until < extract(epoch from pg_catalog.clock_timestamp() - reap_report.stale_workers_after);
   end if;
   -- run counts no longer needed: the root is gone, or finished without the limit failing
   -- the run (a failed one keeps its row, stopped, until its root is retried or deleted)
@@ -6353,18 +6426,24 @@ begin
     delete from conductor.subscriptions s
      where not exists (select from pg_catalog.pg_stat_activity a where a.pid = s.pid);
   end if;
-  return v_reaped;
+  leases_lost := v_lost_n;
+  leases_dead := v_dead_n;
+  leases_timed_out := v_timed_out_n;
+  runs_failed := v_runs_failed;
+  waits_ended := v_waits;
+  kinds_swept := coalesce(pg_catalog.cardinality(v_swept), 0);
+  return next;
 end
 $$;
 
 
-ALTER FUNCTION conductor.reap(stale_workers_after interval) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.reap_report(stale_workers_after interval) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION reap(stale_workers_after interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION reap_report(stale_workers_after interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.reap(stale_workers_after interval) IS 'Takes back every running task whose lease expired. An attempt that reached its time limit
+COMMENT ON FUNCTION conductor.reap_report(stale_workers_after interval) IS 'Takes back every running task whose lease expired. An attempt that reached its time limit
 (claimed_at + the task''s timeout) failed: attempt outcome ''failed'', error ''timed out after
 N s''; the task is queued again after the backoff while attempts remain (max_attempts),
 else ''failed'', as conductor.fail does; recoveries untouched. Otherwise the worker is
@@ -6396,8 +6475,12 @@ Deletes workers rows not seen for greatest(stale_workers_after (15 min),
 unknown_kind_after) with their sleepers rows, served_kinds rows older than
 unknown_kind_after, result_waiters and subscriptions rows of sessions that ended,
 claim_positions rows unused for stale_workers_after (a worker that stopped while its
-scans were slow), and run_recoveries rows no longer needed. Returns how many tasks it took
-back, failed, woke or dead-lettered, and runs it failed. Compare-and-set with SKIP LOCKED
+scans were slow), and run_recoveries rows no longer needed. Returns one row of counts:
+leases_lost (expired leases of lost workers: the reclaims, queued again or dead),
+leases_dead (of those, the ones marked dead), leases_timed_out (attempts past their time
+limit, failed), runs_failed (runs failed at max_run_recoveries), waits_ended (sleeps and
+event waits woken at their deadline, waiters of pending events woken, waits for children
+ended timed_out) and kinds_swept (tasks dead-lettered for an unknown kind). Compare-and-set with SKIP LOCKED
 (NOWAIT for a whole tree): safe to run from every worker at once; a late reaper never
 touches a task that finished or was reclaimed; it never waits for a lock a client''s open
 transaction or a session outside the engine can hold.';
@@ -6498,7 +6581,8 @@ begin
   update conductor.tasks t
      set status = 'queued',
          attempt = t.attempt - 1,
-         lease_expires_at = null
+         lease_expires_at = null,
+         claimed_by = null  -- a queued task names no worker (the attempt row keeps who ran it)
     from conductor.attempts a
    where a.id = release.attempt_id
      and t.id = a.task_id
@@ -6525,7 +6609,8 @@ ALTER FUNCTION conductor.release(attempt_id bigint) OWNER TO conductor_owner;
 --
 
 COMMENT ON FUNCTION conductor.release(attempt_id bigint) IS 'Hands the task held by attempt_id back to its queue at once, counting neither an
-attempt nor a recovery (a clean shutdown). Raises QC201 lease lost, QC202 cancelled,
+attempt nor a recovery (a clean shutdown); the queued task names no worker (claimed_by
+NULL; the attempt row, closed ''released'', keeps its worker_id). Raises QC201 lease lost, QC202 cancelled,
 QC203 no such attempt; then nothing changes. Waits at most 500 ms for the task''s row when
 another transaction holds it, then raises 55P03 (nothing changed; send it again later).
 Raises QC208 when another login registered the attempt''s worker (an admin may release any).';
@@ -6658,7 +6743,7 @@ begin
   begin
     update conductor.tasks t
        set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-           error = null, result = null, finished_at = null, lease_expires_at = null,
+           error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
      where t.id = retry.task_id;
   exception when unique_violation then
@@ -6674,7 +6759,7 @@ begin
         with requeued as (
           update conductor.tasks t
              set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-                 error = null, result = null, finished_at = null, lease_expires_at = null,
+                 error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
                  wait_for = null, wait_event = null, wait_until = null, wait_step = null
            where t.id = any (v_stopped) and t.status = 'cancelled'
           returning t.queue
@@ -7353,6 +7438,7 @@ begin
      set status = 'waiting',
          attempt = t.attempt - 1,
          lease_expires_at = null,
+         claimed_by = null,  -- no worker holds a waiting task (the attempt row keeps who ran it)
          wait_for = suspend.wait_for,
          wait_event = suspend.event,
          wait_until = v_until,
@@ -9722,6 +9808,16 @@ GRANT ALL ON FUNCTION conductor.leaders(names text[]) TO conductor_admin;
 
 
 --
+-- Name: FUNCTION list_attempts(task_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.list_attempts(task_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.list_attempts(task_ids bigint[]) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.list_attempts(task_ids bigint[]) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.list_attempts(task_ids bigint[]) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION list_schedules(); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9812,6 +9908,15 @@ GRANT ALL ON FUNCTION conductor.publish(topic text, payload jsonb, origin text) 
 REVOKE ALL ON FUNCTION conductor.reap(stale_workers_after interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.reap(stale_workers_after interval) TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.reap(stale_workers_after interval) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION reap_report(stale_workers_after interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.reap_report(stale_workers_after interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.reap_report(stale_workers_after interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.reap_report(stale_workers_after interval) TO conductor_admin;
 
 
 --
