@@ -16,7 +16,7 @@
 #                                  npm ci in workers/node), chromium for the
 #                                  browser tests (only as root; optional), and the
 #                                  extras the tests cover
-#                                  (pip install -e '.[test,dashboard,metrics,django,docs]')
+#                                  (pip install -e '.[test,dashboard,metrics,django,docs,otel]')
 #
 # pip runs only when pyproject.toml changed or the extras asked for are not
 # installed yet (stamp .venv/.conductor-deps: its sha256 and the extras).
@@ -122,8 +122,8 @@ fi
 stamp=.venv/.conductor-deps
 hash=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [[ $mode == all ]]; then
-  extras=test,dashboard,metrics,django,docs
-  imports='import pyconductor, pytest, starlette, uvicorn, prometheus_client, django, django_tasks, mkdocs'
+  extras=test,dashboard,metrics,django,docs,otel
+  imports='import pyconductor, pytest, starlette, uvicorn, prometheus_client, django, django_tasks, mkdocs, opentelemetry.sdk'
 else
   extras=dashboard
   imports='import pyconductor, starlette, uvicorn'
@@ -137,7 +137,8 @@ if [[ ${have%% *} != "$hash" || ( $mode == all && $have != "$hash $extras" ) ]] 
   .venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"
   printf '%s %s\n' "$hash" "$extras" >"$stamp"
 fi
-# The Node.js worker's one dependency (pg), pinned by its package-lock.json.
+# The Node.js worker's dependency (pg) and its test's (@opentelemetry/api and
+# sdk-trace-base, dev dependencies), pinned by its package-lock.json.
 if [[ $mode == all && -f workers/node/package-lock.json &&
       ( ! -d workers/node/node_modules || workers/node/package-lock.json -nt workers/node/node_modules ) ]]; then
   log "npm ci (workers/node)"

@@ -141,6 +141,7 @@ class AsyncConductor:
         backoff_factor: float | None = None,
         backoff_max: timedelta | float | str | None = None,
         timeout: timedelta | float | str | None = None,
+        traceparent: str | None = None,
         conn: CallerConn | None = None,
     ) -> int:
         """Write one task and return its id; options left None take the kind's
@@ -150,7 +151,7 @@ class AsyncConductor:
             "queue": queue, "priority": priority, "run_at": run_at, "max_attempts": max_attempts,
             "dedupe_key": dedupe_key, "concurrency_key": concurrency_key, "parent_id": parent_id,
             "max_recoveries": max_recoveries, "backoff_base": backoff_base, "backoff_factor": backoff_factor,
-            "backoff_max": backoff_max, "timeout": timeout,
+            "backoff_max": backoff_max, "timeout": timeout, "traceparent": traceparent,
         }  # fmt: skip
         return await self._run(calls.enqueue(self.registry, kind, payload, options), conn)
 

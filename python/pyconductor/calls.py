@@ -24,7 +24,7 @@ from typing import Any, Generic, TypeVar
 import psycopg
 from psycopg.rows import dict_row
 
-from pyconductor import queries
+from pyconductor import queries, tracing
 from pyconductor.errors import InvalidArgument
 from pyconductor.registry import INTERVAL_OPTIONS, KIND_OPTIONS, Registry
 from pyconductor.wire import dumps_json, interval_text, load_infinite_times, timestamp_text
@@ -38,7 +38,7 @@ T = TypeVar("T")
 Rows = list[dict[str, Any]]
 
 # Keys of one task spec, as conductor.enqueue_many reads them.
-SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS)
+SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS, "traceparent")
 
 
 def _parse_ts(value: Any) -> datetime | None:
@@ -133,7 +133,9 @@ def task_spec(registry: Registry, kind: str, payload: Any = None, **options: Any
     """The JSON object ``conductor.enqueue_many`` reads for one task: the
     registered options of ``kind`` updated by ``options``; keys left None are
     left out, so the database applies the kind's configuration, else its own
-    defaults. Durations become interval text, run_at ISO 8601 text."""
+    defaults. Durations become interval text, run_at ISO 8601 text. Without a
+    ``traceparent`` the current span's is stored (pyconductor.tracing; none
+    without opentelemetry or outside a span)."""
     unknown = set(options) - set(SPEC_KEYS)
     if unknown:
         raise TypeError(f"unknown enqueue option(s): {', '.join(sorted(unknown))}")
@@ -148,6 +150,10 @@ def task_spec(registry: Registry, kind: str, payload: Any = None, **options: Any
         elif key == "run_at":
             value = timestamp_text(value)
         spec[key] = value
+    if "traceparent" not in spec:
+        traceparent = tracing.current_traceparent()
+        if traceparent is not None:
+            spec["traceparent"] = traceparent
     return spec
 
 

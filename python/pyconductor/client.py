@@ -235,6 +235,7 @@ class Conductor:
         backoff_factor: float | None = None,
         backoff_max: timedelta | float | str | None = None,
         timeout: timedelta | float | str | None = None,
+        traceparent: str | None = None,
         conn: CallerConn | None = None,
     ) -> int:
         """Write one task and return its id.
@@ -246,6 +247,9 @@ class Conductor:
         due now, max_attempts 1, no timeout, ...). ``timeout`` limits each
         attempt (seconds or a timedelta; more than 0, at most 30 days).
         A ``dedupe_key`` held by an unfinished task returns that task's id.
+        ``traceparent``: the W3C trace context the worker's span continues;
+        None: the current span's when opentelemetry is installed
+        (:mod:`pyconductor.tracing`), else none.
 
         ``conn``: a psycopg Connection or Cursor of the caller's transaction.
         The statement runs there and nothing is committed, opened or closed:
@@ -262,7 +266,7 @@ class Conductor:
             "queue": queue, "priority": priority, "run_at": run_at, "max_attempts": max_attempts,
             "dedupe_key": dedupe_key, "concurrency_key": concurrency_key, "parent_id": parent_id,
             "max_recoveries": max_recoveries, "backoff_base": backoff_base, "backoff_factor": backoff_factor,
-            "backoff_max": backoff_max, "timeout": timeout,
+            "backoff_max": backoff_max, "timeout": timeout, "traceparent": traceparent,
         }  # fmt: skip
         return self._run(calls.enqueue(self.registry, kind, payload, options), conn)
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from pyconductor import queries
+from pyconductor import queries, tracing
 from pyconductor.errors import LeaseLost, NotFound, TaskCancelled
 from pyconductor.wire import dumps_json, interval_text, timestamp_text
 
@@ -111,6 +111,8 @@ class TaskContext:
     lease_expires_at: datetime | None = None
     worker_id: str | None = None
     steps: dict[str, Any] = field(default_factory=dict)
+    # the W3C trace context its enqueuer stored (pyconductor.tracing); None: none
+    traceparent: str | None = None
     # Set by cancel(); the Event exists only once a handler waits on it
     # (wait_cancelled): making one per claimed task was 14 % of a busy
     # worker's CPU (py-spy). _CANCEL_LOCK orders its creation against cancel().
@@ -134,7 +136,8 @@ class TaskContext:
             priority=row.get("priority", 0), max_attempts=row.get("max_attempts", 1),
             recoveries=row.get("recoveries", 0), parent_id=row.get("parent_id"),
             root_id=row.get("root_id"), lease_expires_at=row.get("lease_expires_at"),
-            worker_id=worker_id, steps=dict(row.get("steps") or {}), _runtime=runtime,
+            worker_id=worker_id, steps=dict(row.get("steps") or {}), traceparent=row.get("traceparent"),
+            _runtime=runtime,
         )  # fmt: skip
 
     # -- cancellation ------------------------------------------------------------
@@ -223,6 +226,10 @@ class TaskContext:
         if self._suspended:
             raise _Suspended(f"task {self.task_id} is waiting")
         self.raise_if_cancelled()
+        # a step that runs is a span of its own (pyconductor.tracing; nothing without opentelemetry)
+        return tracing.step(self, key, lambda: self._run_step(key, fn))
+
+    def _run_step(self, key: str, fn: Callable[[], T]) -> T:
         value = fn()
         try:
             body = dumps_json(value)
@@ -241,7 +248,8 @@ class TaskContext:
         its id; a replay gets the same child, never a second one (step
         'spawn:<kind>', numbered). ``options``: queue, priority, run_at,
         max_attempts, dedupe_key, concurrency_key, max_recoveries; those left
-        out take the kind's registered defaults, else the database's."""
+        out take the kind's registered defaults, else the database's.
+        ``traceparent`` (W3C) defaults to the current span's (pyconductor.tracing)."""
         unknown = set(options) - set(queries.SPAWN_OPTIONS)
         if unknown:
             raise TypeError(f"unknown spawn option(s): {', '.join(sorted(unknown))}")
@@ -251,6 +259,8 @@ class TaskContext:
             return int(done["task_id"])
         merged = dict(self._runtime.spawn_defaults(kind)) if self._runtime is not None else {}
         merged.update({k: v for k, v in options.items() if v is not None})
+        if merged.get("traceparent") is None:  # the child continues the span that spawns it
+            merged["traceparent"] = tracing.current_traceparent()
         if merged.get("run_at") is not None:
             merged["run_at"] = timestamp_text(merged["run_at"])
         try:

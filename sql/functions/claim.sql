@@ -174,8 +174,8 @@ set local role conductor_owner;
 -- naming only those five would match both.
 drop function if exists conductor.claim(text, text[], integer, interval, text[]);
 
--- conductor.claimed_task, what claim returns, is created by functions/claim@v0.1.0
--- and unchanged since.
+-- conductor.claimed_task, what claim returns, is created by functions/claim@v0.1.0;
+-- schema/fleet added timeout, schema/traceparent the enqueuer's trace context.
 
 create or replace function conductor._claim_slow_scan() returns interval
   language plpgsql stable
@@ -897,7 +897,7 @@ begin
               then coalesce((select pg_catalog.jsonb_object_agg(s.name, s.result)
                                from conductor.steps s where s.task_id = c.id), '{}')
               else '{}' end,
-         c.timeout
+         c.timeout, c.traceparent
     from claimed c
    order by c.priority desc, c.run_at, c.id;
 end
@@ -1110,6 +1110,7 @@ means every kind, else only tasks of those kinds are claimed (the kinds the work
 handlers for): the others stay queued and untouched, for a worker that serves them.
 Each row's attempt_id is the fencing token for heartbeat, complete, fail and release.
 steps: the task's checkpoints so far ({name: result}), so a resumed run skips them.
+traceparent: the W3C trace context its enqueuer stored (NULL: none), for the worker's span.
 The lease (default 60 s, at most conductor.settings.max_lease, 1 hour unless an admin
 changed it) must be extended by heartbeat before it expires, or reap() takes the task back.
 A task with a timeout is leased until now + least(lease, timeout) at most: its attempt's

@@ -77,7 +77,11 @@ set local role conductor_owner;
 -- messages now take a detail, so schedules and configure_kind can say where.
 -- timeout is new (the last parameter), and queue and priority default to NULL
 -- (the kind's, else the engine's): v0.1.0's thirteen-parameter enqueue goes, or
--- a call naming only those thirteen would match both.
+-- a call naming only those thirteen would match both. traceparent is new after
+-- v0.2.0 (the last parameter, issue 27): v0.2.0's fourteen-parameter enqueue goes
+-- for the same reason.
+drop function if exists conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint,
+                                          integer, interval, double precision, interval, interval);
 
 -- The characters a name may not hold because they are not seen, or change how
 -- the text around them is shown: Unicode's control characters (Cc: C0, DEL,
@@ -118,6 +122,11 @@ begin
            when s.timeout <= interval '0' or s.timeout > interval '30 days' then 'timeout'
            when pg_catalog.octet_length(s.dedupe_key) > 1000 then 'dedupe_key'
            when pg_catalog.octet_length(s.concurrency_key) > 1000 then 'concurrency_key'
+           -- W3C Trace Context, version 00's shape; NULL (no trace) costs nothing
+           when s.traceparent !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+                or pg_catalog.left(s.traceparent, 2) = 'ff'
+                or pg_catalog.substr(s.traceparent, 4, 32) = '00000000000000000000000000000000'
+                or pg_catalog.substr(s.traceparent, 37, 16) = '0000000000000000' then 'traceparent'
          end;
 end
 $$;
@@ -125,13 +134,14 @@ $$;
 comment on function conductor._spec_problem(conductor._task_spec, integer) is
 $$The rules of a task, in one place: the first field of s that breaks one (kind, payload,
 payload_size, queue, run_at, max_attempts, max_recoveries, backoff_base, backoff_max,
-backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key), or NULL when s is
-valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
+backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent), or NULL
+when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
 characters without surrounding spaces, control characters (C0, DEL, C1), format characters
 (Unicode Cf: bidi controls such as U+202E, zero widths, U+FEFF, tags), U+2028, U+2029 or
 markup (< > & " ' `); a queue is 1-100 of A-Z a-z 0-9 _ . : / -, starting with a letter or
 digit. A timeout is more than 0 and at most 30 days; payload_size compares with
-max_payload_bytes.
+max_payload_bytes. A traceparent is W3C Trace Context's: version-traceid-parentid-flags,
+lowercase hex of 2, 32, 16 and 2 digits, the version not ff, neither id all zeros.
 conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
 payload_size, QC104 queue, QC106 the rest.$$;
 
@@ -174,7 +184,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout)::conductor._task_spec as spec
+               s.timeout, s.traceparent)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -257,6 +267,11 @@ begin
   when 'concurrency_key' then
     v_message := pg_catalog.format('invalid concurrency_key %s: at most 1000 bytes', conductor._echo(s.concurrency_key));
     v_hint := 'Use a short identifier; hash a longer one.';
+  when 'traceparent' then
+    v_message := pg_catalog.format('invalid traceparent %s: a W3C traceparent is version-traceid-parentid-flags in '
+                                   'lowercase hex (2, 32, 16 and 2 digits), the version not ff, neither id all zeros',
+                                   conductor._echo(s.traceparent));
+    v_hint := 'For example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, as OpenTelemetry''s W3C propagator writes it; NULL: no trace.';
   end case;
   if _raise_spec_problem.detail is null then
     raise exception using errcode = v_code, message = v_message, hint = v_hint;
@@ -290,7 +305,8 @@ begin
   foreach v_queue in array _check_queue_names.queues loop
     v_ord := v_ord + 1;
     continue when v_queue is null;  -- the list's own rule (conductor._check_scope) says NULL
-    v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
+    v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null,
+                  null)::conductor._task_spec;
     if conductor._spec_problem(v_spec, 2147483647) = 'queue' then
       perform conductor._raise_spec_problem('queue', v_spec, pg_catalog.format('queue #%s of the list', v_ord));
     end if;
@@ -336,7 +352,7 @@ begin
                s.run_at, coalesce(s.max_attempts, k.max_attempts, 1), s.dedupe_key,
                coalesce(s.concurrency_key, k.concurrency_key), s.parent_id,
                coalesce(s.max_recoveries, k.max_recoveries, 3), s.backoff_base, s.backoff_factor,
-               s.backoff_max, coalesce(s.timeout, k.timeout))::conductor._task_spec
+               s.backoff_max, coalesce(s.timeout, k.timeout), s.traceparent)::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -363,10 +379,10 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout
+           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
       from spec
      where spec.root_id is not null  -- null: the parent does not exist
        and spec.dedupe_key is null
@@ -375,10 +391,10 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout
+           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
@@ -453,7 +469,8 @@ create or replace function conductor.enqueue(
   backoff_base    interval default null,
   backoff_factor  double precision default null,
   backoff_max     interval default null,
-  timeout         interval default null
+  timeout         interval default null,
+  traceparent     text default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -481,7 +498,8 @@ begin
     coalesce(enqueue.max_attempts, v_kind.max_attempts, 1), enqueue.dedupe_key,
     coalesce(enqueue.concurrency_key, v_kind.concurrency_key), enqueue.parent_id,
     coalesce(enqueue.max_recoveries, v_kind.max_recoveries, 3), enqueue.backoff_base,
-    enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout))::conductor._task_spec;
+    enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout),
+    enqueue.traceparent)::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -500,11 +518,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
-            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout);
+            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent);
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -512,11 +530,11 @@ begin
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-    parent_id, root_id, enqueued_at, timeout)
+    parent_id, root_id, enqueued_at, timeout, traceparent)
   values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
-          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout)
+          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent)
   on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
   do nothing;
   if found then
@@ -538,7 +556,7 @@ begin
 end
 $$;
 
-comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval) is
+comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text) is
 $$Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
@@ -549,12 +567,15 @@ opt-in), max_recoveries 3 (the third lost worker ends the task). backoff_*: NULL
 doubling to at most 1 h, less up to 20 % jitter. run_at: NULL is now.
 dedupe_key: when an unfinished task holds it, returns that task's id and writes nothing.
 parent_id: the spawning task; the new task joins its run (root_id).
+traceparent: the W3C traceparent of the caller's trace context (NULL: none), stored
+with the task and returned by claim, so the worker's span continues that trace.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
 0-30 days (base not over max), backoff_factor 1-10; timeout more than 0 and at most
-30 days; dedupe_key and concurrency_key at most 1000 bytes.
+30 days; dedupe_key and concurrency_key at most 1000 bytes; traceparent W3C's
+version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout or key, QC203 parent not found. Any number of callers
+QC106 run_at, retry policy, timeout, key or traceparent, QC203 parent not found. Any number of callers
 at once.$$;
 
 create or replace function conductor.enqueue_many(tasks jsonb) returns setof bigint
@@ -599,7 +620,8 @@ begin
                (t->>'backoff_base')::interval,
                (t->>'backoff_factor')::double precision,
                (t->>'backoff_max')::interval,
-               (t->>'timeout')::interval
+               (t->>'timeout')::interval,
+               t->>'traceparent'
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -645,16 +667,16 @@ comment on function conductor.enqueue_many(jsonb) is
 $$Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
-backoff_base, backoff_factor, backoff_max, timeout); a missing key is resolved per task
+backoff_base, backoff_factor, backoff_max, timeout, traceparent); a missing key is resolved per task
 as enqueue resolves a NULL argument: the task's kind's value (configure_kind), else the
 engine's default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
 batch) and writes none. Raises QC106 when tasks is not an array of objects, or a key holds
 a value that does not convert to its type (naming the key, the task and the value).$$;
 
-revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval) from public;
+revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text) from public;
 revoke execute on function conductor.enqueue_many(jsonb) from public;
-grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval)
+grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text)
   to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.enqueue_many(jsonb) to conductor_client, conductor_worker, conductor_admin;
 

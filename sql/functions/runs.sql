@@ -56,6 +56,10 @@
 begin;
 set local role conductor_owner;
 
+-- traceparent is new after v0.2.0 (the last parameter, issue 27): v0.2.0's
+-- eleven-parameter spawn goes, or a call naming only those eleven would match both.
+drop function if exists conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer);
+
 create or replace function conductor._check_step_name(name text) returns void
   language plpgsql immutable
   set search_path = pg_catalog, pg_temp
@@ -290,7 +294,8 @@ create or replace function conductor.spawn(
   max_attempts    integer default null,
   dedupe_key      text default null,
   concurrency_key text default null,
-  max_recoveries  integer default null
+  max_recoveries  integer default null,
+  traceparent     text default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -315,7 +320,8 @@ begin
 
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
-                spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null
+                spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
+                spawn.traceparent
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -324,13 +330,14 @@ begin
 end
 $$;
 
-comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer) is
+comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text) is
 $$Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
 priority, max_attempts, concurrency_key, max_recoveries) is the child's kind's
 (configure_kind), else enqueue's default; the child's timeout is its kind's. Nothing is
-taken from the parent. Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+taken from the parent. traceparent: the child's trace context, as enqueue's (a worker
+passes the span that spawns it). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
 such attempt, QC106 for a bad step name.$$;
 
 create or replace function conductor.suspend(
@@ -608,13 +615,13 @@ create or replace trigger tasks_child_finished
 
 revoke execute on function conductor._child_finished() from public;
 revoke execute on function conductor.save_step(bigint, text, jsonb) from public;
-revoke execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer) from public;
+revoke execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text) from public;
 revoke execute on function conductor.suspend(bigint, text, text, text, interval, interval) from public;
 revoke execute on function conductor._insert_event(text, jsonb, timestamptz) from public;
 revoke execute on function conductor.emit_event(text, jsonb) from public;
 revoke execute on function conductor.children(bigint) from public;
 grant execute on function conductor.save_step(bigint, text, jsonb) to conductor_worker, conductor_admin;
-grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer) to conductor_worker, conductor_admin;
+grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text) to conductor_worker, conductor_admin;
 grant execute on function conductor.suspend(bigint, text, text, text, interval, interval) to conductor_worker, conductor_admin;
 grant execute on function conductor.emit_event(text, jsonb) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.children(bigint) to conductor_client, conductor_worker, conductor_admin;

@@ -17,6 +17,7 @@
 // its handler runs from the top, finding the wait's outcome in `steps`.
 
 const sql = require('./sql');
+const tracing = require('./tracing');
 const { TaskCancelled, refusal } = require('./errors');
 
 /** Thrown by a wait that parked the task; the handler must let it through. */
@@ -52,6 +53,7 @@ class TaskContext {
     this.parentId = row.parent_id;
     this.rootId = row.root_id;
     this.timeout = row.timeout; // seconds, or null
+    this.traceparent = row.traceparent || null; // the enqueuer's W3C trace context (tracing.js)
     this.steps = { ...(row.steps || {}) }; // {checkpoint name: result}
     this.workerId = worker.workerId;
     this._worker = worker;
@@ -115,11 +117,13 @@ class TaskContext {
     const key = this._nextName(name);
     if (has(this.steps, key)) return this.steps[key];
     this._checkRunning();
-    const value = await fn();
-    const body = JSON.stringify(value === undefined ? null : value);
-    const rows = await this._call(sql.SAVE_STEP, [this.attemptId, key, body]);
-    this.steps[key] = rows[0].result;
-    return rows[0].result;
+    return tracing.runStep(this, key, async () => { // a span of its own, with @opentelemetry/api
+      const value = await fn();
+      const body = JSON.stringify(value === undefined ? null : value);
+      const rows = await this._call(sql.SAVE_STEP, [this.attemptId, key, body]);
+      this.steps[key] = rows[0].result;
+      return rows[0].result;
+    });
   }
 
   /**
@@ -127,6 +131,7 @@ class TaskContext {
    * string); a replay gets the same child, never a second one. options: queue,
    * priority, run_at, max_attempts, dedupe_key, concurrency_key, max_recoveries;
    * those not given take the child kind's configuration, else the database's.
+   * traceparent (W3C) defaults to the span that spawns it (tracing.js).
    */
   async spawn(kind, payload = {}, options = {}) {
     const unknown = Object.keys(options).filter((name) => !has(sql.SPAWN_OPTIONS, name));
@@ -135,6 +140,10 @@ class TaskContext {
     const done = this.steps[key];
     if (done && typeof done === 'object' && has(done, 'task_id')) return String(done.task_id);
     this._checkRunning();
+    if (options.traceparent == null) {
+      const traceparent = tracing.childTraceparent(this);
+      if (traceparent) options = { ...options, traceparent };
+    }
     const given = Object.keys(options).filter((name) => options[name] !== undefined && options[name] !== null);
     const values = given.map((name) => (options[name] instanceof Date ? options[name].toISOString() : options[name]));
     const rows = await this._call(sql.spawn(given), [this.attemptId, key, kind, JSON.stringify(payload ?? {}), ...values]);

@@ -12,7 +12,7 @@ const BOUNDED = "from (select pg_catalog.set_config('lock_timeout', '500ms', tru
 // so the others take spawn's defaults (the child kind's configuration)
 const SPAWN_OPTIONS = {
   queue: 'text', priority: 'integer', run_at: 'timestamptz', max_attempts: 'integer',
-  dedupe_key: 'text', concurrency_key: 'text', max_recoveries: 'integer',
+  dedupe_key: 'text', concurrency_key: 'text', max_recoveries: 'integer', traceparent: 'text',
 };
 
 /** conductor.spawn naming `options` (keys of SPAWN_OPTIONS) after its four parameters. */
@@ -27,10 +27,11 @@ module.exports = {
   REGISTER_WORKER:
     'select conductor.register_worker(worker_id => $1, host => $2, pid => $3, queues => $4::text[], ' +
     'concurrency => $5, version => $6, metadata => $7::jsonb, kinds => $8::text[])',
-  // the columns a handler needs; timeout in seconds (NULL: no time limit)
+  // the columns a handler needs; timeout in seconds (NULL: no time limit); traceparent:
+  // the enqueuer's W3C trace context (tracing.js)
   CLAIM:
     'select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, ' +
-    'parent_id, root_id, steps, extract(epoch from timeout)::float8 as timeout ' +
+    'parent_id, root_id, steps, extract(epoch from timeout)::float8 as timeout, traceparent ' +
     `from conductor.claim(worker_id => $1, queues => $2::text[], max_tasks => $3, lease => ${interval(4)}, ` +
     'kinds => $5::text[], durable => false)',
   HEARTBEAT:

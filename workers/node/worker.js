@@ -26,6 +26,7 @@ const os = require('node:os');
 const crypto = require('node:crypto');
 const pg = require('pg');
 const sql = require('./sql');
+const tracing = require('./tracing');
 const { pgOptions } = require('./dsn');
 const { TaskContext } = require('./context');
 const { RESULT_TOO_LARGE, locked, refusal, transient } = require('./errors');
@@ -316,12 +317,14 @@ class Worker {
     const handler = this.handlers[ctx.kind];
     let outcome;
     try {
+      // in the attempt's span, with @opentelemetry/api (tracing.js)
       outcome = handler
-        ? { result: await handler(ctx.payload, ctx) }
+        ? { result: await tracing.runAttempt(ctx, () => handler(ctx.payload, ctx)) }
         : { error: new Error(`no handler for kind '${ctx.kind}'`), unknownKind: true };
     } catch (err) {
       outcome = { error: err };
     }
+    tracing.endAttempt(ctx, outcome.error);
     if (ctx.suspended) { // parked by a wait: the attempt is over, with nothing to report
       this.log('info', `task ${ctx.taskId} (${ctx.kind}) waiting`);
       this._forget(ctx);

@@ -6,4 +6,5 @@ urlpatterns = [
     path("orders/", views.create_order),
     path("tasks/<str:result_id>/", views.task_status),
     path("async/orders/", views.create_order_async),
+    path("traced/", views.traced_hop),
 ]

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.http import HttpRequest, JsonResponse
 
 from django_project.shop.models import Order
-from django_project.shop.tasks import fulfil
+from django_project.shop.tasks import fulfil, trace_hop
 
 
 def create_order(request: HttpRequest) -> JsonResponse:
@@ -37,3 +37,9 @@ def task_status(request: HttpRequest, result_id: str) -> JsonResponse:
     if result.is_finished and str(result.status) == "SUCCESSFUL":
         body["return_value"] = result.return_value
     return JsonResponse(body)
+
+
+def traced_hop(request: HttpRequest) -> JsonResponse:
+    """POST label=...: enqueue the trace test's first hop (python/tests/test_tracing.py)."""
+    result = trace_hop.enqueue(request.POST["label"])
+    return JsonResponse({"task": result.id})

@@ -35,6 +35,9 @@
 begin;
 set local role conductor_owner;
 
+-- added after v0.2.0: spawn's traceparent (issue 27); v0.2.0's spawn comes back below
+drop function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text);
+
 create or replace function conductor._check_step_name(name text) returns void
   language plpgsql immutable
   set search_path = pg_catalog, pg_temp

@@ -3,7 +3,7 @@
 -- _raise_spec_problem raises it with its SQLSTATE, a message naming the value, and the detail
 -- it is given.
 begin;
-select plan(23);
+select plan(24);
 \ir ../helpers.psql
 
 select is(conductor._spec_problem(conductor_tests.spec()), null, 'A valid spec has no problem.');
@@ -28,6 +28,8 @@ select is(conductor._spec_problem(conductor_tests.spec(timeout => '30 days 1 sec
 select is(conductor._spec_problem(conductor_tests.spec(dedupe_key => repeat('d', 1001))), 'dedupe_key', 'A long dedupe key.');
 select is(conductor._spec_problem(conductor_tests.spec(concurrency_key => repeat('c', 1001))), 'concurrency_key',
   'A long concurrency key.');
+select is(conductor._spec_problem(conductor_tests.spec(traceparent => 'ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01')),
+  'traceparent', 'A traceparent of version ff.');
 select is(conductor._spec_problem(conductor_tests.spec(kind => '', payload => '[]')), 'kind',
   'With several problems, the first in the order kind, payload, size, queue, run_at, policy, keys is named.');
 

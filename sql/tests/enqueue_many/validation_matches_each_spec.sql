@@ -34,13 +34,15 @@ select i as n, a.arr[i] as s
   conductor_tests.spec(timeout => '0 seconds'),
   conductor_tests.spec(dedupe_key => repeat('d', 1001)),
   conductor_tests.spec(concurrency_key => repeat('c', 1001)),
+  conductor_tests.spec(traceparent => '00-0af7651916cd43dd8448eb211c80319c-B7AD6B7169203331-01'),
+  conductor_tests.spec(traceparent => '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'),  -- valid
   conductor_tests.spec(payload => '{"n": 4}', dedupe_key => 'a'),
   conductor_tests.spec(payload => '{"n": 5}', dedupe_key => 'a'),
   conductor_tests.spec(payload => '{}')
   ] as arr) a, generate_subscripts(a.arr, 1) as i;
 
-select is((select count(*) from specs where conductor._spec_problem(s, 64) is not null), 19::bigint,
-  'The staged specs break 19 rules between them (the rest are valid).');
+select is((select count(*) from specs where conductor._spec_problem(s, 64) is not null), 20::bigint,
+  'The staged specs break 20 rules between them (the rest are valid).');
 
 select is(
   (select array_agg(p.ord || ':' || p.problem order by p.ord)

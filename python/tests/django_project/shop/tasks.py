@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 import time
 from typing import Any
 
@@ -67,3 +68,14 @@ def nap(seconds: float) -> str:
     """Runs for ``seconds``: a task a stopping worker has to hand back."""
     time.sleep(seconds)
     return "rested"
+
+
+@task()
+def trace_hop(label: str) -> int:
+    """The trace test's first hop (python/tests/test_tracing.py): enqueues the
+    pyconductor task otel.b (python/tests/apps/otel_app.py) on the queue only its
+    worker serves, from inside this handler's span."""
+    from pyconductor import Conductor
+
+    with Conductor(os.environ["CONDUCTOR_DJANGO_DSN"]) as app:
+        return app.enqueue("otel.b", {"label": label}, queue="otel-b")
