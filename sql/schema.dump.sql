@@ -53,7 +53,8 @@ CREATE TYPE conductor._task_spec AS (
 	backoff_base interval,
 	backoff_factor double precision,
 	backoff_max interval,
-	timeout interval
+	timeout interval,
+	traceparent text
 );
 
 
@@ -86,7 +87,8 @@ CREATE TYPE conductor.claimed_task AS (
 	enqueued_at timestamp with time zone,
 	lease_expires_at timestamp with time zone,
 	steps jsonb,
-	timeout interval
+	timeout interval,
+	traceparent text
 );
 
 
@@ -347,7 +349,7 @@ declare
   v_spec conductor._task_spec := row(
     case when _check_control_target.scope = 'kind' then _check_control_target.name else 'k' end, '{}',
     case when _check_control_target.scope = 'queue' then _check_control_target.name else 'default' end,
-    null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec, 2147483647);
 begin
   if v_problem in ('kind', 'queue') then
@@ -420,7 +422,8 @@ begin
   foreach v_queue in array _check_queue_names.queues loop
     v_ord := v_ord + 1;
     continue when v_queue is null;  -- the list's own rule (conductor._check_scope) says NULL
-    v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
+    v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null,
+                  null)::conductor._task_spec;
     if conductor._spec_problem(v_spec, 2147483647) = 'queue' then
       perform conductor._raise_spec_problem('queue', v_spec, pg_catalog.format('queue #%s of the list', v_ord));
     end if;
@@ -535,7 +538,7 @@ CREATE FUNCTION conductor._check_schedule(s conductor.schedules) RETURNS void
 declare
   v_spec conductor._task_spec := row(
     s.kind, s.payload, s.queue, s.priority, null, s.max_attempts, s.dedupe_key, s.concurrency_key,
-    null, null, null, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null)::conductor._task_spec;
   v_problem text;
 begin
   if s.name is null or s.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -2110,7 +2113,7 @@ begin
                s.run_at, coalesce(s.max_attempts, k.max_attempts, 1), s.dedupe_key,
                coalesce(s.concurrency_key, k.concurrency_key), s.parent_id,
                coalesce(s.max_recoveries, k.max_recoveries, 3), s.backoff_base, s.backoff_factor,
-               s.backoff_max, coalesce(s.timeout, k.timeout))::conductor._task_spec
+               s.backoff_max, coalesce(s.timeout, k.timeout), s.traceparent)::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -2137,10 +2140,10 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout
+           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
       from spec
      where spec.root_id is not null  -- null: the parent does not exist
        and spec.dedupe_key is null
@@ -2149,10 +2152,10 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout
+           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
@@ -2377,6 +2380,7 @@ CREATE TABLE conductor.tasks (
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
     timeout interval,
+    traceparent text,
     CONSTRAINT tasks_finished_when_terminal CHECK (((status = ANY (ARRAY['queued'::conductor.task_status, 'running'::conductor.task_status, 'waiting'::conductor.task_status])) = (finished_at IS NULL))),
     CONSTRAINT tasks_running_has_lease CHECK ((((status = 'running'::conductor.task_status) = (lease_expires_at IS NOT NULL)) AND ((status <> 'running'::conductor.task_status) OR (attempt_id IS NOT NULL))))
 )
@@ -2411,6 +2415,13 @@ COMMENT ON COLUMN conductor.tasks.attempt_id IS 'The fencing token of the curren
 --
 
 COMMENT ON COLUMN conductor.tasks.timeout IS 'How long one attempt may run (NULL: no limit): the lease never passes claimed_at + timeout, and an attempt that reaches it fails as timed out (retried per max_attempts).';
+
+
+--
+-- Name: COLUMN tasks.traceparent; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.tasks.traceparent IS 'The W3C traceparent of the context that enqueued the task (NULL: none); claim returns it, so a worker''s span for each attempt continues that trace.';
 
 
 --
@@ -2580,7 +2591,7 @@ begin
               then coalesce((select pg_catalog.jsonb_object_agg(s.name, s.result)
                                from conductor.steps s where s.task_id = c.id), '{}')
               else '{}' end,
-         c.timeout
+         c.timeout, c.traceparent
     from claimed c
    order by c.priority desc, c.run_at, c.id;
 end
@@ -3114,6 +3125,11 @@ begin
   when 'concurrency_key' then
     v_message := pg_catalog.format('invalid concurrency_key %s: at most 1000 bytes', conductor._echo(s.concurrency_key));
     v_hint := 'Use a short identifier; hash a longer one.';
+  when 'traceparent' then
+    v_message := pg_catalog.format('invalid traceparent %s: a W3C traceparent is version-traceid-parentid-flags in '
+                                   'lowercase hex (2, 32, 16 and 2 digits), the version not ff, neither id all zeros',
+                                   conductor._echo(s.traceparent));
+    v_hint := 'For example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, as OpenTelemetry''s W3C propagator writes it; NULL: no trace.';
   end case;
   if _raise_spec_problem.detail is null then
     raise exception using errcode = v_code, message = v_message, hint = v_hint;
@@ -3311,6 +3327,11 @@ begin
            when s.timeout <= interval '0' or s.timeout > interval '30 days' then 'timeout'
            when pg_catalog.octet_length(s.dedupe_key) > 1000 then 'dedupe_key'
            when pg_catalog.octet_length(s.concurrency_key) > 1000 then 'concurrency_key'
+           -- W3C Trace Context, version 00's shape; NULL (no trace) costs nothing
+           when s.traceparent !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+                or pg_catalog.left(s.traceparent, 2) = 'ff'
+                or pg_catalog.substr(s.traceparent, 4, 32) = '00000000000000000000000000000000'
+                or pg_catalog.substr(s.traceparent, 37, 16) = '0000000000000000' then 'traceparent'
          end;
 end
 $_$;
@@ -3324,13 +3345,14 @@ ALTER FUNCTION conductor._spec_problem(s conductor._task_spec, max_payload_bytes
 
 COMMENT ON FUNCTION conductor._spec_problem(s conductor._task_spec, max_payload_bytes integer) IS 'The rules of a task, in one place: the first field of s that breaks one (kind, payload,
 payload_size, queue, run_at, max_attempts, max_recoveries, backoff_base, backoff_max,
-backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key), or NULL when s is
-valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
+backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent), or NULL
+when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
 characters without surrounding spaces, control characters (C0, DEL, C1), format characters
 (Unicode Cf: bidi controls such as U+202E, zero widths, U+FEFF, tags), U+2028, U+2029 or
 markup (< > & " '' `); a queue is 1-100 of A-Z a-z 0-9 _ . : / -, starting with a letter or
 digit. A timeout is more than 0 and at most 30 days; payload_size compares with
-max_payload_bytes.
+max_payload_bytes. A traceparent is W3C Trace Context''s: version-traceid-parentid-flags,
+lowercase hex of 2, 32, 16 and 2 digits, the version not ff, neither id all zeros.
 conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
 payload_size, QC104 queue, QC106 the rest.';
 
@@ -3356,7 +3378,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout)::conductor._task_spec as spec
+               s.timeout, s.traceparent)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -4166,6 +4188,7 @@ means every kind, else only tasks of those kinds are claimed (the kinds the work
 handlers for): the others stay queued and untouched, for a worker that serves them.
 Each row''s attempt_id is the fencing token for heartbeat, complete, fail and release.
 steps: the task''s checkpoints so far ({name: result}), so a resumed run skips them.
+traceparent: the W3C trace context its enqueuer stored (NULL: none), for the worker''s span.
 The lease (default 60 s, at most conductor.settings.max_lease, 1 hour unless an admin
 changed it) must be extended by heartbeat before it expires, or reap() takes the task back.
 A task with a timeout is leased until now + least(lease, timeout) at most: its attempt''s
@@ -4341,7 +4364,7 @@ declare
     configure_kind.kind, '{}', coalesce(configure_kind.queue, 'default'), configure_kind.priority, null,
     configure_kind.max_attempts, null, configure_kind.concurrency_key, null, configure_kind.max_recoveries,
     configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
-    configure_kind.timeout)::conductor._task_spec;
+    configure_kind.timeout, null)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec);
   v_old    conductor.kinds;
   v_floor  interval;
@@ -4835,10 +4858,10 @@ due times passed while it was off are not fired. Raises QC203 when it does not e
 
 
 --
--- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval) RETURNS bigint
+CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval, traceparent text DEFAULT NULL::text) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -4864,7 +4887,8 @@ begin
     coalesce(enqueue.max_attempts, v_kind.max_attempts, 1), enqueue.dedupe_key,
     coalesce(enqueue.concurrency_key, v_kind.concurrency_key), enqueue.parent_id,
     coalesce(enqueue.max_recoveries, v_kind.max_recoveries, 3), enqueue.backoff_base,
-    enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout))::conductor._task_spec;
+    enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout),
+    enqueue.traceparent)::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -4883,11 +4907,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
-            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout);
+            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent);
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -4895,11 +4919,11 @@ begin
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-    parent_id, root_id, enqueued_at, timeout)
+    parent_id, root_id, enqueued_at, timeout, traceparent)
   values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
-          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout)
+          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent)
   on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
   do nothing;
   if found then
@@ -4922,13 +4946,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval) IS 'Writes one task and returns its id.
+COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) IS 'Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
 queue, priority (higher first), concurrency_key (at most one running task per key),
@@ -4938,12 +4962,15 @@ opt-in), max_recoveries 3 (the third lost worker ends the task). backoff_*: NULL
 doubling to at most 1 h, less up to 20 % jitter. run_at: NULL is now.
 dedupe_key: when an unfinished task holds it, returns that task''s id and writes nothing.
 parent_id: the spawning task; the new task joins its run (root_id).
+traceparent: the W3C traceparent of the caller''s trace context (NULL: none), stored
+with the task and returned by claim, so the worker''s span continues that trace.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
 0-30 days (base not over max), backoff_factor 1-10; timeout more than 0 and at most
-30 days; dedupe_key and concurrency_key at most 1000 bytes.
+30 days; dedupe_key and concurrency_key at most 1000 bytes; traceparent W3C''s
+version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout or key, QC203 parent not found. Any number of callers
+QC106 run_at, retry policy, timeout, key or traceparent, QC203 parent not found. Any number of callers
 at once.';
 
 
@@ -4992,7 +5019,8 @@ begin
                (t->>'backoff_base')::interval,
                (t->>'backoff_factor')::double precision,
                (t->>'backoff_max')::interval,
-               (t->>'timeout')::interval
+               (t->>'timeout')::interval,
+               t->>'traceparent'
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -5044,7 +5072,7 @@ ALTER FUNCTION conductor.enqueue_many(tasks jsonb) OWNER TO conductor_owner;
 COMMENT ON FUNCTION conductor.enqueue_many(tasks jsonb) IS 'Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
-backoff_base, backoff_factor, backoff_max, timeout); a missing key is resolved per task
+backoff_base, backoff_factor, backoff_max, timeout, traceparent); a missing key is resolved per task
 as enqueue resolves a NULL argument: the task''s kind''s value (configure_kind), else the
 engine''s default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
@@ -5208,7 +5236,7 @@ begin
   -- the task tick would enqueue
   v_task := (conductor._enqueue(array[row(
                v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null
+               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null
              )::conductor._task_spec]))[1];
   insert into conductor.schedule_fires (schedule_name, due_at, task_id, fired_at, manual)
   values (v_s.name, v_now, v_task, v_now, true);
@@ -7152,10 +7180,10 @@ for an unregistered id is the caller''s.';
 
 
 --
--- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer) RETURNS bigint
+CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -7178,7 +7206,8 @@ begin
 
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
-                spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null
+                spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
+                spawn.traceparent
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -7188,18 +7217,19 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
+COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
 priority, max_attempts, concurrency_key, max_recoveries) is the child''s kind''s
 (configure_kind), else enqueue''s default; the child''s timeout is its kind''s. Nothing is
-taken from the parent. Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+taken from the parent. traceparent: the child''s trace context, as enqueue''s (a worker
+passes the span that spawns it). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
 such attempt, QC106 for a bad step name.';
 
 
@@ -7537,7 +7567,7 @@ begin
         if found then
           v_task := (conductor._enqueue(array[row(
                        v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null
+                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null
                      )::conductor._task_spec]))[1];
           update conductor.schedule_fires f set task_id = v_task
            where f.schedule_name = v_s.name and f.due_at = v_due and not f.manual;
@@ -9713,13 +9743,13 @@ GRANT ALL ON FUNCTION conductor.enable_schedule(name text, enabled boolean) TO c
 
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval) TO conductor_client;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) TO conductor_admin;
 
 
 --
@@ -10009,12 +10039,12 @@ GRANT ALL ON FUNCTION conductor.sleep(worker_id text, queues text[]) TO conducto
 
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) TO conductor_admin;
 
 
 --
