@@ -884,7 +884,8 @@ def _run_serve(args: argparse.Namespace) -> int:
         fail(f"--role: {exc}")
         return SERVE_USAGE
     if not args.app:
-        return fail("no app given: pass --app module:attr (or set CONDUCTOR_APP)")
+        return fail("no app given: pass --app module:attr (or set CONDUCTOR_APP); "
+                    "`pyconductor dashboard` serves the dashboard alone")  # fmt: skip
     web = None
     if "web" in roles:
         try:

@@ -118,6 +118,18 @@ def test_an_unknown_role_exits_2_naming_the_valid_ones(how: str) -> None:
     assert "web, worker, scheduler, maintenance" in out.stderr
 
 
+def test_serve_without_an_app_fails_pointing_at_the_dashboard_alone() -> None:
+    """Issue 27: right after make demo a newcomer runs `pyconductor serve` to see something; it
+    serves an app's tasks, so it needs one, and says where the dashboard alone is."""
+    env = {k: v for k, v in os.environ.items() if k != "CONDUCTOR_APP"}
+    env.update(CONDUCTOR_DSN="postgresql://nobody@127.0.0.1:1/none", PYTHONPATH=str(REPO / "python"))
+    out = subprocess.run([sys.executable, "-m", "pyconductor", "serve"], cwd=TESTS, env=env,
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert out.returncode == 1, out.stderr  # as `pyconductor worker` without one
+    assert "no app given: pass --app module:attr" in out.stderr
+    assert "`pyconductor dashboard` serves the dashboard alone" in out.stderr
+
+
 # -- one process, every role --------------------------------------------------------
 
 
