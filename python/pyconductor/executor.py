@@ -231,8 +231,9 @@ class Executor:
                 if run.start_by < self._watch_at:
                     self._watch.notify()
         if ctx.attempt > 1 or ctx.recoveries:
-            logger.warning("task %d (%s) claimed again: attempt %d, recoveries %d", ctx.task_id, ctx.kind,
-                           ctx.attempt, ctx.recoveries, extra=task_extra(ctx))  # fmt: skip
+            # tries used, as tasks show and the dashboard say it (docs/concepts.md, "Numbering attempts")
+            logger.warning("task %d (%s) claimed again: tries used %d of %d, recoveries %d", ctx.task_id, ctx.kind,
+                           ctx.attempt, ctx.max_attempts, ctx.recoveries, extra=task_extra(ctx))  # fmt: skip
         if task is None:
             self.report(Report("unknown", ctx, error=f"this worker has handlers for: "
                                                      f"{', '.join(self.registry.kinds) or 'none'}"))  # fmt: skip
