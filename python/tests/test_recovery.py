@@ -290,6 +290,9 @@ def test_a_stopped_worker_is_reaped_and_its_late_result_refused(side: str, spawn
         line = wait_until(lambda: next((x for x in rescuer.output().splitlines() if reclaim in x), None),
                           timeout=10, message="the rescuer logs its reclaim")  # fmt: skip
         assert " WARNING " in line, line
+        # the claim that took it over counts the retry budget as tasks show does (issue 27)
+        again = f"task {task_id} (gate) claimed again: tries used 1 of 1, recoveries 1"
+        assert again in rescuer.output(), rescuer.output()[-3000:]
 
         q(dsn, "insert into gates values (%s, 0)", (task_id,))  # the zombie's handler may now return
     finally:
