@@ -56,8 +56,8 @@ module.exports = {
   NEXT_DUE:
     'select extract(epoch from conductor.next_due(queues => $1::text[], kinds => $2::text[]) - conductor.now())::float8 ' +
     'as due_in',
-  // reap, then seconds until reap next has something to do (NULL: nothing waits or runs)
-  REAP: 'select conductor.reap() as reaped, extract(epoch from conductor.next_wake() - conductor.now())::float8 as wake_in',
+  // reap (what it did, by kind), then seconds until reap next has something to do (NULL: nothing waits or runs)
+  REAP: 'select r.*, extract(epoch from conductor.next_wake() - conductor.now())::float8 as wake_in from conductor.reap_report() r',
   DEREGISTER_WORKER: 'select conductor.deregister_worker(worker_id => $1)',
   LISTEN: 'listen conductor',
 };

@@ -455,13 +455,30 @@ class Worker {
     while (!this.halted) {
       let delay = this.reapEvery;
       try {
-        const [{ reaped, wake_in: wakeIn }] = await this.query(sql.REAP, []);
-        if (reaped) this.log('info', `reaped ${reaped} task(s) (expired leases, waits past their deadline)`);
-        if (wakeIn !== null) delay = Math.min(delay, Math.max(wakeIn, REAP_MIN_WAIT));
+        const [row] = await this.query(sql.REAP, []);
+        this._logReap(row);
+        if (row.wake_in !== null) delay = Math.min(delay, Math.max(row.wake_in, REAP_MIN_WAIT));
       } catch (err) {
         this.log('error', `reap failed: ${err.message}`);
       }
       await this.reapNudge.wait(delay);
+    }
+  }
+
+  /** What a reap did, as the Python worker says it: reclaims (a lost worker's lease), time limits,
+   * failed runs and dead-lettered kinds at warn; waits that ended at their deadline at info. */
+  _logReap(row) {
+    const parts = [];
+    if (row.leases_lost) {
+      const dead = row.leases_dead ? `, ${row.leases_dead} of them dead` : '';
+      parts.push(`took back ${row.leases_lost} task(s) whose worker was lost (lease expired${dead})`);
+    }
+    if (row.leases_timed_out) parts.push(`failed ${row.leases_timed_out} attempt(s) past their time limit`);
+    if (row.runs_failed) parts.push(`failed ${row.runs_failed} run(s) at their recovery limit`);
+    if (row.kinds_swept) parts.push(`dead-lettered ${row.kinds_swept} task(s) of a kind no live worker serves`);
+    if (parts.length) this.log('warn', `reaper ${parts.join('; ')}`);
+    if (row.waits_ended) {
+      this.log('info', `reaper ended ${row.waits_ended} wait(s) (a deadline passed, or an event's waiter was woken)`);
     }
   }
 

@@ -176,6 +176,13 @@ class _Db:
                          (task_id, event))  # fmt: skip
 
 
+def reclaim_warned(output: str) -> bool:
+    """Whether a worker's log holds its reaper's reclaim of a lost worker's task, at WARNING
+    (Python's " WARNING ", Node's " WARN ")."""
+    return any("reaper took back" in line and (" WARNING " in line or " WARN " in line)
+               for line in output.splitlines())  # fmt: skip
+
+
 def run_scenario(start_worker: StartWorker, dsn: str, *, label: str = "", timeout: float = 60.0,
                  scenario: dict[str, Any] = SCENARIO) -> Counts:  # fmt: skip
     """Run ``scenario`` with workers from ``start_worker``, statements on ``dsn``;
@@ -233,6 +240,9 @@ def run_scenario(start_worker: StartWorker, dsn: str, *, label: str = "", timeou
         b = start("b")
         wait_until(lambda: db.status(did) in TERMINAL, timeout=timeout,
                    message=lambda: f"{durable['name']} finished after the kill (status {db.status(did)})")  # fmt: skip
+        # the reaper's reclaim of the killed worker's lease is a warning (issue 27), in either language
+        wait_until(lambda: reclaim_warned(b.output()), timeout=timeout,
+                   message="worker b logs its reaper's reclaim of a's task at WARNING")  # fmt: skip
 
         # shutdown: SIGTERM while a handler runs hands its task back and deregisters
         shutdown = scenario["shutdown"]
