@@ -51,11 +51,12 @@ PG18_TESTS := $(addprefix python/tests/,test_client.py test_worker.py test_worke
 	test_watch_isolation.py test_foreign_locks.py test_claim_durability.py)
 # On Python 3.12 and 3.13 (test-py*): the package's own tests, what depends on
 # the interpreter (unit tests, the client, the embedded worker and its asyncio
-# handlers, the async client, durable runs, logging, migrate), and every Django
-# test. Not the topology, browser, wheel or benchmark ones.
+# handlers, the async client, durable runs, logging, migrate, traces with and
+# without OpenTelemetry), and every Django test. Not the topology, browser,
+# wheel or benchmark ones.
 PY_TESTS := python/tests/unit $(addprefix python/tests/,test_client.py test_worker.py \
 	test_async_handlers.py test_aio.py test_enqueue_in_transaction.py test_runs.py test_logging.py \
-	test_migrate.py test_wire.py)
+	test_migrate.py test_wire.py test_tracing.py test_tracing_optional.py)
 DJANGO_TESTS := $(sort $(wildcard python/tests/test_django_*.py))
 
 .PHONY: all deps deps-demo devdb migrate demo test test-quick test-base pgtap pytest test-versions test-pg18 test-pythons \
