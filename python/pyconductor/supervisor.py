@@ -249,6 +249,7 @@ class Fleet:
         self.worker_id = f"{self.host}-{os.getpid()}-supervisor"
         self.outcome_listeners: list[Callable[[Any, str, float | None], None]] = []
         self._retired: dict[str, int] = {}  # counters of the children that exited
+        self._retired_missed = 0  # missed notifications of the children that exited
 
     def _reports(self) -> list[dict[str, Any]]:
         return [c.report for c in self._sup.children if c.alive and c.report]
@@ -303,10 +304,22 @@ class Fleet:
                 total[key] = total.get(key, 0) + int(n)
         return total
 
+    def missed_notifications(self) -> dict[str, Any]:
+        """The children's (Worker.missed_notifications): the total since start, exited
+        children's included; the longest run in a row; a child's warning while one keeps
+        missing them (None otherwise)."""
+        missed = [rep.get("missed_notifications") or {} for rep in self._reports()]
+        return {
+            "total": self._retired_missed + sum(int(m.get("total") or 0) for m in missed),
+            "in_a_row": max((int(m.get("in_a_row") or 0) for m in missed), default=0),
+            "warning": next((m["warning"] for m in missed if m.get("warning")), None),
+        }
+
     def retire(self, report: Mapping[str, Any] | None) -> None:
         """Keep the counters of a child that exited."""
         for key, n in ((report or {}).get("stats") or {}).items():
             self._retired[key] = self._retired.get(key, 0) + int(n)
+        self._retired_missed += int(((report or {}).get("missed_notifications") or {}).get("total") or 0)
 
     def observe(self, report: Mapping[str, Any]) -> None:
         """Hand a report's handler outcomes to the outcome listeners (the metrics)."""
@@ -347,6 +360,7 @@ class Fleet:
             "worker_id": self.worker_id, "roles": self.roles, "queues": self.queues, "kinds": self.kinds,
             "concurrency": self.concurrency, "stats": self.stats, "processes": len(children),
             "running_processes": states.count("running"), "children": children,
+            "missed_notifications": self.missed_notifications(),
         }  # fmt: skip
 
 

@@ -224,6 +224,9 @@ def test_one_health_and_metrics_for_all_children(side_table: Conn, spawn: Spawn,
     assert sample(metrics, "conductor_worker_concurrency") == 6
     assert sample(metrics, "conductor_handler_duration_seconds_count", kind="record") == 20
     assert sample(metrics, "conductor_worker_tasks_total", event="succeeded") == 20
+    # the children's missed notifications, summed (issue 27): none, their notifications arrive
+    assert sample(metrics, "conductor_worker_missed_notifications_total") == 0
+    assert health()["missed_notifications"] == {"total": 0, "in_a_row": 0, "warning": None}
 
     victim = sorted(kids)[0]
     os.kill(victim, signal.SIGKILL)
