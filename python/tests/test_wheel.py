@@ -236,7 +236,8 @@ def test_no_install_hint_names_the_other_projects_distribution() -> None:
 
 def test_the_readme_documents_every_extra() -> None:
     readme = (REPO / "README.md").read_text()
-    rows = set(re.findall(r"^\| `([a-z-]+)` \| [^|]+ \| [^|]+ \|$", readme, re.M))
+    table = readme[readme.index("| extra | adds | for |"):].split("\n\n", 1)[0]  # the table ends at a blank line
+    rows = set(re.findall(r"^\| `([a-z-]+)` \| [^|]+ \| [^|]+ \|$", table, re.M))
     assert rows == set(PYPROJECT["project"]["optional-dependencies"]), "README's extras table"
     assert "pip install conductor-pg " in readme and f"pip install '{DIST_NAME}[dashboard,metrics]'" in readme
 
