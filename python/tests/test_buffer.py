@@ -112,8 +112,15 @@ def test_a_task_buffered_too_long_goes_back_without_counting_an_attempt(
     with worker:
         blocker = blocked.fill(app, worker, db_conn)
         ids = app.enqueue_many([("quick", {"n": n}) for n in (1, 2)])
-        wait_until(lambda: outcomes(db_conn, ids) == ["released"] * 2, message=lambda: str(outcomes(db_conn, ids)))
-        assert statuses(db_conn, ids) == ["queued"] * 2
+        # each handed back, uncounted; a claim already in flight at the hand-back may take one
+        # again (on a loaded machine), so it comes back a second time: every outcome is a release
+        def handed_back() -> bool:
+            released = outcomes(db_conn, ids)
+            return statuses(db_conn, ids) == ["queued"] * 2 and len(released) >= 2 and set(released) == {"released"}
+
+        wait_until(handed_back, message=lambda: f"{outcomes(db_conn, ids)}, {statuses(db_conn, ids)}")
+        assert {r[0] for r in db_conn.execute("select task_id from conductor.attempts where task_id = any(%s)",
+                                              (ids,)).fetchall()} == set(ids)  # fmt: skip
         attempts = db_conn.execute("select attempt from conductor.tasks where id = any(%s)", (ids,)).fetchall()
         assert attempts == [(0,), (0,)], "a hand-back is not an attempt"
         # the mean is now taken to be the wait: the buffer does not claim them again at once
