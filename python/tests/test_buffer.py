@@ -144,7 +144,8 @@ def test_stop_hands_the_buffer_back_at_once(app: Conductor, db_conn: Conn) -> No
         # back in the queue while the running task still has its grace
         wait_until(lambda: statuses(db_conn, ids) == ["queued"] * 2)
         assert statuses(db_conn, [blocker]) == ["running"]
-        assert outcomes(db_conn, ids) == ["released"] * 2
+        released = outcomes(db_conn, ids)  # a claim that crossed the stop goes back too (its own test below)
+        assert len(released) >= 2 and set(released) == {"released"}, released
     finally:
         blocked.gate.set()
     stopping.join(15)
