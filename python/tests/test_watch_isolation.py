@@ -112,7 +112,9 @@ def test_a_client_holding_cancel_open_stalls_none_of_the_other_reports(
                                    f"{worker.output()[-2000:]}")  # fmt: skip
         wait_until(lambda: side_table.execute("select count(*) from executions").fetchone()[0] == 4)
         assert status(side_table, held) == "running", "the held task is as committed: running, its result unstored"
-        assert "sending it again later" in worker.output(), worker.output()[-2000:]
+        # the held task's report met the open cancel's lock: the worker says it will send it again
+        wait_until(lambda: "sending it again later" in worker.output(), timeout=FEW,
+                   message=lambda: worker.output()[-2000:])  # fmt: skip
         # the client rolls back: the worker's result, kept, is stored at its next try
         client.rollback()
         wait_until(lambda: status(side_table, held) == "succeeded", timeout=FEW,
