@@ -561,6 +561,8 @@ def test_the_order_pipeline_example_ships_an_order(db_dsn: str, db_conn: Conn, c
     assert info.result["status"] == "shipped" and info.result["approved_by"] == "bob"
     assert [r["sku"] for r in info.result["reserved"]] == ["SKU-1001", "SKU-2002", "SKU-3003"]
     out = capsys.readouterr().out
-    assert out.count("handler runs") == 3, out  # started, woken by the children, woken by the approval
+    # started, woken by the children (unless they had finished when it waited: then it went on), woken
+    # by the approval; however many runs, each step ran once
+    assert out.count("handler runs") in (2, 3), out
     assert out.count("charging") == 1 and out.count("shipping") == 1, out
     assert db_conn.execute("select count(*) from conductor.tasks where parent_id = %s", (info.id,)).fetchone() == (3,)
