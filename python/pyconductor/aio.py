@@ -269,12 +269,12 @@ class AsyncConductor:
                 raise InvalidArgument("exclusive() on an autocommit connection needs a transaction: "
                                       "use it inside `async with conn.transaction():`")  # fmt: skip
             with mapped_errors():
-                await conn.execute(bus.EXCLUSIVE, {"name": name})
+                await conn.execute(queries.EXCLUSIVE, {"name": name})
             yield conn
             return
         async with (await self.pool()).connection() as pooled, pooled.transaction():
             with mapped_errors():
-                await pooled.execute(bus.EXCLUSIVE, {"name": name})
+                await pooled.execute(queries.EXCLUSIVE, {"name": name})
             yield pooled
 
 

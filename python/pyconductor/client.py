@@ -438,12 +438,12 @@ class Conductor:
                 raise InvalidArgument("exclusive() on an autocommit connection needs a transaction: "
                                       "use it inside `with conn.transaction():`")  # fmt: skip
             with mapped_errors():
-                conn.execute(bus.EXCLUSIVE, {"name": name})
+                conn.execute(queries.EXCLUSIVE, {"name": name})
             yield conn
             return
         with self.pool.connection() as pooled, pooled.transaction():
             with mapped_errors():
-                pooled.execute(bus.EXCLUSIVE, {"name": name})
+                pooled.execute(queries.EXCLUSIVE, {"name": name})
             yield pooled
 
     def singleton(self, name: str, *, failover: float = 2.0) -> Callable[[F], F]:

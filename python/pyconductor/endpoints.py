@@ -151,17 +151,13 @@ WINDOWS = ("1m", "5m", "15m")
 # what /metrics answers (501) when prometheus_client is not installed
 METRICS_MISSING = "/metrics needs prometheus_client: pip install 'conductor-pg[metrics]'"
 SCHEDULE_GRACE = 60.0  # seconds a schedule may be overdue before /health says so (serve's --schedule-grace)
-# the fleet's schedules: how many are enabled, and whether any process holds the scheduler lease
-SCHEDULE_FLEET = "select (select count(*) from conductor.schedules where enabled)::integer as enabled, exists (select from conductor.leaders(names => array['scheduler'])) as scheduler_leader"  # noqa: E501 - one statement a line, as in queries.py
-# enabled schedules whose next due time is more than grace in the past (0.2.0)
-OVERDUE_SCHEDULES = "select name, next_due_at, overdue from conductor.overdue_schedules(grace => %(grace)s::interval)"
 # how long foreign_lock_holders looks again at a holder inside a transaction (a sleep()
 # holds the enqueue keys exclusively for an instant)
 LOCK_HOLD = timedelta(seconds=1)
 _LOCK_HOLDER_KEYS = ("pid", "usename", "application_name", "key_space", "label", "locks", "mode", "idle", "reason")
 # the probe's optional reads: a schema without the function (or a login it is not granted to) reads as None
-READS = {"stats": queries.STATS, "unrunnable": queries.UNRUNNABLE, "schedules": SCHEDULE_FLEET,
-         "overdue": OVERDUE_SCHEDULES, "lock_holders": queries.FOREIGN_LOCK_HOLDERS}  # fmt: skip
+READS = {"stats": queries.STATS, "unrunnable": queries.UNRUNNABLE, "schedules": queries.SCHEDULE_FLEET,
+         "overdue": queries.OVERDUE_SCHEDULES, "lock_holders": queries.FOREIGN_LOCK_HOLDERS}  # fmt: skip
 
 
 def parse_hostport(text: str) -> tuple[str, int]:
@@ -219,7 +215,7 @@ class DatabaseProbe:
         if not self.pooler:
             return conn.execute(query, params).fetchall()
         with conn.transaction():
-            conn.execute(f"set local statement_timeout = {self._timeout_ms}")
+            conn.execute(queries.STATEMENT_TIMEOUT_LOCAL, {"ms": str(self._timeout_ms)})
             return conn.execute(query, params).fetchall()
 
     def __call__(self, *reads: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
