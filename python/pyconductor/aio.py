@@ -43,7 +43,7 @@ from pyconductor import bus, calls, queries
 from pyconductor.calls import Call, TaskInfo
 from pyconductor.dsn import tcp_options
 from pyconductor.errors import InvalidArgument, mapped_errors
-from pyconductor.link import connect_options, pooler_mode
+from pyconductor.profile import ConnectionProfile, profile_from
 from pyconductor.registry import Registry
 from pyconductor.wire import load_infinite_times
 
@@ -67,13 +67,13 @@ class AsyncConductor:
     registered there apply their defaults here too) or an empty one. ``origin``
     labels its bus messages: ``app``'s (so its subscriptions skip them too), else
     a random id. ``pooler``: as :class:`~pyconductor.client.Conductor`'s (default:
-    ``app``'s, else ``$CONDUCTOR_POOLER``): behind a transaction-mode pooler the
+    ``app``'s profile, else ``$CONDUCTOR_POOLER``): behind a transaction-mode pooler the
     pool prepares no statement and :meth:`result` polls."""
 
     def __init__(self, dsn: str, app: Conductor | None = None, *, pool_min: int = 1, pool_max: int = 10,
                  pooler: str | None = None) -> None:  # fmt: skip
         self.dsn = dsn
-        self.pooler = pooler_mode(pooler) if pooler is not None or app is None else app.pooler
+        self.profile: ConnectionProfile = app.profile if pooler is None and app is not None else profile_from(pooler)
         self.pool_min = pool_min
         self.pool_max = pool_max
         self.registry: Registry = app.registry if app is not None else Registry()
@@ -84,6 +84,11 @@ class AsyncConductor:
     def __repr__(self) -> str:
         return f"<AsyncConductor kinds={self.registry.kinds!r}>"
 
+    @property
+    def pooler(self) -> str | None:
+        """'transaction' behind a transaction-mode pooler, else None (``profile``'s)."""
+        return self.profile.pooler
+
     async def pool(self) -> AsyncConnectionPool:
         """The client pool, opened on first use."""
         if self._lock is None:
@@ -92,7 +97,7 @@ class AsyncConductor:
             if self._pool is None:
                 pool = AsyncConnectionPool(
                     self.dsn, min_size=self.pool_min, max_size=self.pool_max,
-                    kwargs={"autocommit": True, **connect_options(self.dsn, self.pooler)}, open=False,
+                    kwargs={"autocommit": True, **self.profile.connect_options(self.dsn)}, open=False,
                     name="pyconductor-aio",
                     configure=_configure,
                 )  # fmt: skip
@@ -188,7 +193,7 @@ class AsyncConductor:
         no limit), NotFound for an unknown task."""
         limit = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
         deadline = None if limit is None else time.monotonic() + limit
-        if self.pooler:
+        if not self.profile.listens:
             return await self._poll_result(task_id, limit, deadline)
         watch = calls.watch(task_id)
         conn: psycopg.AsyncConnection[Any] | None = None
@@ -269,12 +274,12 @@ class AsyncConductor:
                 raise InvalidArgument("exclusive() on an autocommit connection needs a transaction: "
                                       "use it inside `async with conn.transaction():`")  # fmt: skip
             with mapped_errors():
-                await conn.execute(bus.EXCLUSIVE, {"name": name})
+                await conn.execute(queries.EXCLUSIVE, {"name": name})
             yield conn
             return
         async with (await self.pool()).connection() as pooled, pooled.transaction():
             with mapped_errors():
-                await pooled.execute(bus.EXCLUSIVE, {"name": name})
+                await pooled.execute(queries.EXCLUSIVE, {"name": name})
             yield pooled
 
 

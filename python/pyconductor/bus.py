@@ -39,21 +39,17 @@ from typing import Any, Self
 
 import psycopg
 
+from pyconductor import queries
 from pyconductor.calls import Call
 from pyconductor.errors import InvalidArgument, mapped_errors
 from pyconductor.link import CONNECTION_ERRORS, Aborted, connect, retry
 from pyconductor.wire import dumps_json
 
-__all__ = ["CHANNEL", "EXCLUSIVE", "Message", "Missed", "Subscription", "publish", "topic_list"]
+__all__ = ["CHANNEL", "Message", "Missed", "Subscription", "publish", "topic_list"]
 
 logger = logging.getLogger("pyconductor")
 
 CHANNEL = "conductor_bus"
-PUBLISH = "select conductor.publish(topic => %(topic)s, payload => %(payload)s::jsonb, origin => %(origin)s) as sent"
-SUBSCRIBE = "select conductor.subscribe(topics => %(topics)s::text[])"
-UNSUBSCRIBE = "select conductor.unsubscribe()"
-LISTEN = "listen conductor_bus"
-EXCLUSIVE = "select conductor.exclusive(name => %(name)s)"
 
 # close() from another thread is noticed within this long by a waiting get()
 _WAIT_SLICE = 0.5
@@ -82,7 +78,7 @@ def publish(topic: str, payload: Any, origin: str | None) -> Call[bool]:
     except (TypeError, ValueError) as exc:
         raise InvalidArgument(f"the payload of topic {topic!r} is not JSON-serialisable: {exc}") from exc
     params = {"topic": topic, "payload": body, "origin": origin}
-    return Call(PUBLISH, params, lambda rows: bool(rows[0]["sent"]))
+    return Call(queries.PUBLISH, params, lambda rows: bool(rows[0]["sent"]))
 
 
 def topic_list(topics: str | Iterable[str]) -> list[str]:
@@ -125,9 +121,9 @@ class Subscription:
     def _connect(self) -> psycopg.Connection[Any]:
         conn = connect(self.dsn, "bus", self.origin or "-")
         try:
-            conn.execute(LISTEN)  # listening first: nothing published after subscribe() is lost
+            conn.execute(queries.LISTEN_BUS)  # listening first: nothing published after subscribe() is lost
             with mapped_errors():
-                conn.execute(SUBSCRIBE, {"topics": self.topics})
+                conn.execute(queries.SUBSCRIBE, {"topics": self.topics})
         except BaseException:
             conn.close()
             raise
@@ -207,7 +203,7 @@ class Subscription:
         conn = self._conn
         if conn is not None and not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
             with contextlib.suppress(Exception):  # closing anyway
-                conn.execute(UNSUBSCRIBE)  # else reap() forgets the rows of the ended session
+                conn.execute(queries.UNSUBSCRIBE)  # else reap() forgets the rows of the ended session
         self._drop()
 
     def __enter__(self) -> Self:

@@ -433,7 +433,7 @@ def child_env(args: argparse.Namespace, environ: dict[str, str] | None = None) -
 
 
 def _run_supervisor(args: argparse.Namespace) -> int:
-    from pyconductor.link import pooler_mode
+    from pyconductor.profile import profile_from
     from pyconductor.supervisor import Supervisor
 
     try:
@@ -456,7 +456,7 @@ def _run_supervisor(args: argparse.Namespace) -> int:
                 return fail(f"cannot load app {args.app!r}: {exc}")
     supervisor = Supervisor(args.processes, lambda slot, start: child_argv(args, slot, start), env=child_env(args),
                             queues=_csv(args.queues), concurrency=args.concurrency, dsn=dsn,
-                            outcomes=http_addr is not None, pooler=pooler_mode(args.pooler))  # fmt: skip
+                            outcomes=http_addr is not None, profile=profile_from(args.pooler))  # fmt: skip
     server = None
     if http_addr is not None:
         from pyconductor.endpoints import EndpointServer

@@ -38,7 +38,8 @@ from pyconductor import bus, calls, queries
 from pyconductor.bus import Subscription
 from pyconductor.calls import AttemptInfo, Call, TaskInfo
 from pyconductor.errors import InvalidArgument, mapped_errors
-from pyconductor.link import DirectConnectionNeeded, connect_options, pooler_mode
+from pyconductor.link import DirectConnectionNeeded
+from pyconductor.profile import ConnectionProfile, profile_from
 from pyconductor.registry import Registry, Task, default_kind
 from pyconductor.scheduler import ScheduleSpec
 from pyconductor.singleton import SingletonRunner
@@ -65,15 +66,16 @@ class Conductor:
     bus messages this application publishes, so its subscriptions can skip
     them. ``singletons`` holds the functions declared with :meth:`singleton`.
     ``pooler``: 'transaction' when ``dsn`` goes through a transaction-mode
-    pooler (default: ``$CONDUCTOR_POOLER``): the pool prepares no statement,
+    pooler (default: ``$CONDUCTOR_POOLER``), read once into ``profile``
+    (:class:`~pyconductor.profile.ConnectionProfile`): the pool prepares no statement,
     :meth:`result` polls instead of listening, :meth:`subscribe` refuses, and
-    a :class:`~pyconductor.Worker` of this app defaults to the same mode.
+    a :class:`~pyconductor.Worker` of this app defaults to the same profile.
     Thread-safe.
     """
 
     def __init__(self, dsn: str, *, pool_min: int = 1, pool_max: int = 10, pooler: str | None = None) -> None:
         self.dsn = dsn
-        self.pooler = pooler_mode(pooler)
+        self.profile: ConnectionProfile = profile_from(pooler)
         self.pool_min = pool_min
         self.pool_max = pool_max
         self.registry = Registry()
@@ -85,6 +87,11 @@ class Conductor:
     def __repr__(self) -> str:
         return f"<Conductor kinds={self.registry.kinds!r}>"
 
+    @property
+    def pooler(self) -> str | None:
+        """'transaction' behind a transaction-mode pooler, else None (``profile``'s)."""
+        return self.profile.pooler
+
     # -- connections ---------------------------------------------------------------
 
     @property
@@ -94,7 +101,7 @@ class Conductor:
             if self._pool is None:
                 self._pool = ConnectionPool(
                     self.dsn, min_size=self.pool_min, max_size=self.pool_max,
-                    kwargs={"autocommit": True, **connect_options(self.dsn, self.pooler)}, open=True,
+                    kwargs={"autocommit": True, **self.profile.connect_options(self.dsn)}, open=True,
                     name="pyconductor", configure=load_infinite_times,
                 )  # fmt: skip
             return self._pool
@@ -329,7 +336,7 @@ class Conductor:
         for an unknown task."""
         limit = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
         deadline = None if limit is None else time.monotonic() + limit
-        if self.pooler:
+        if not self.profile.listens:
             return self._poll_result(task_id, limit, deadline)
         watch = calls.watch(task_id)
         conn: psycopg.Connection[Any] | None = None
@@ -340,7 +347,7 @@ class Conductor:
                 try:
                     if conn is None or conn.closed:
                         conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10,
-                                               **connect_options(self.dsn))  # fmt: skip
+                                               **self.profile.connect_options(self.dsn))  # fmt: skip
                         conn.execute(queries.LISTEN_DONE)
                     # listening first, then watching: a finish after the read is heard. The
                     # first call commits the mark; only a read after that commit may decide
@@ -415,7 +422,7 @@ class Conductor:
         Messages from transactions that commit after this returns arrive;
         read the state they describe after subscribing. Raises
         DirectConnectionNeeded behind a transaction-mode pooler."""
-        if self.pooler:
+        if not self.profile.listens:
             raise DirectConnectionNeeded("the event bus (subscribe)", "it LISTENs on a session of its own")
         return Subscription(self.dsn, topics, origin=self.origin, skip_own=skip_own)
 
@@ -438,12 +445,12 @@ class Conductor:
                 raise InvalidArgument("exclusive() on an autocommit connection needs a transaction: "
                                       "use it inside `with conn.transaction():`")  # fmt: skip
             with mapped_errors():
-                conn.execute(bus.EXCLUSIVE, {"name": name})
+                conn.execute(queries.EXCLUSIVE, {"name": name})
             yield conn
             return
         with self.pool.connection() as pooled, pooled.transaction():
             with mapped_errors():
-                pooled.execute(bus.EXCLUSIVE, {"name": name})
+                pooled.execute(queries.EXCLUSIVE, {"name": name})
             yield pooled
 
     def singleton(self, name: str, *, failover: float = 2.0) -> Callable[[F], F]:

@@ -132,7 +132,7 @@ from psycopg.rows import dict_row
 from pyconductor import queries
 from pyconductor.access import HostCheck, bearer_matches
 from pyconductor.dsn import redact_dsn
-from pyconductor.link import connect_options
+from pyconductor.profile import DIRECT, ConnectionProfile
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
@@ -151,17 +151,13 @@ WINDOWS = ("1m", "5m", "15m")
 # what /metrics answers (501) when prometheus_client is not installed
 METRICS_MISSING = "/metrics needs prometheus_client: pip install 'conductor-pg[metrics]'"
 SCHEDULE_GRACE = 60.0  # seconds a schedule may be overdue before /health says so (serve's --schedule-grace)
-# the fleet's schedules: how many are enabled, and whether any process holds the scheduler lease
-SCHEDULE_FLEET = "select (select count(*) from conductor.schedules where enabled)::integer as enabled, exists (select from conductor.leaders(names => array['scheduler'])) as scheduler_leader"  # noqa: E501 - one statement a line, as in queries.py
-# enabled schedules whose next due time is more than grace in the past (0.2.0)
-OVERDUE_SCHEDULES = "select name, next_due_at, overdue from conductor.overdue_schedules(grace => %(grace)s::interval)"
 # how long foreign_lock_holders looks again at a holder inside a transaction (a sleep()
 # holds the enqueue keys exclusively for an instant)
 LOCK_HOLD = timedelta(seconds=1)
 _LOCK_HOLDER_KEYS = ("pid", "usename", "application_name", "key_space", "label", "locks", "mode", "idle", "reason")
 # the probe's optional reads: a schema without the function (or a login it is not granted to) reads as None
-READS = {"stats": queries.STATS, "unrunnable": queries.UNRUNNABLE, "schedules": SCHEDULE_FLEET,
-         "overdue": OVERDUE_SCHEDULES, "lock_holders": queries.FOREIGN_LOCK_HOLDERS}  # fmt: skip
+READS = {"stats": queries.STATS, "unrunnable": queries.UNRUNNABLE, "schedules": queries.SCHEDULE_FLEET,
+         "overdue": queries.OVERDUE_SCHEDULES, "lock_holders": queries.FOREIGN_LOCK_HOLDERS}  # fmt: skip
 
 
 def parse_hostport(text: str) -> tuple[str, int]:
@@ -189,12 +185,12 @@ class DatabaseProbe:
     scrape. Probes run one at a time; one that waits more than ``timeout``
     for the one before answers unreachable."""
 
-    def __init__(self, dsn: str, timeout: float = PROBE_TIMEOUT, *, pooler: str | None = None) -> None:
+    def __init__(self, dsn: str, timeout: float = PROBE_TIMEOUT, *, profile: ConnectionProfile = DIRECT) -> None:
         self.dsn = dsn
         self.timeout = timeout
         # behind a transaction-mode pooler the timeout is set per transaction: PgBouncer
         # refuses the `options` startup parameter, and a session setting would leak
-        self.pooler = pooler
+        self.profile = profile
         self._conn: psycopg.Connection[dict[str, Any]] | None = None
         self._lock = threading.Lock()
 
@@ -202,10 +198,12 @@ class DatabaseProbe:
         """The kept connection, and whether it is a new one."""
         if self._conn is not None and not self._conn.closed:
             return self._conn, False
-        session: dict[str, Any] = {} if self.pooler else {"options": f"-c statement_timeout={self._timeout_ms}"}
+        session: dict[str, Any] = (
+            {"options": f"-c statement_timeout={self._timeout_ms}"} if self.profile.keeps_session else {}
+        )
         self._conn = psycopg.connect(
             self.dsn, autocommit=True, connect_timeout=max(1, round(self.timeout)), row_factory=dict_row,
-            application_name="pyconductor endpoints", **session, **connect_options(self.dsn, self.pooler),
+            application_name="pyconductor endpoints", **session, **self.profile.connect_options(self.dsn),
         )  # fmt: skip
         return self._conn, True
 
@@ -216,10 +214,10 @@ class DatabaseProbe:
     def _execute(self, conn: psycopg.Connection[dict[str, Any]], query: str,
                  params: dict[str, Any] | None = None) -> list[dict[str, Any]]:  # fmt: skip
         """The rows of one statement, under the probe's statement timeout."""
-        if not self.pooler:
+        if self.profile.keeps_session:
             return conn.execute(query, params).fetchall()
         with conn.transaction():
-            conn.execute(f"set local statement_timeout = {self._timeout_ms}")
+            conn.execute(queries.STATEMENT_TIMEOUT_LOCAL, {"ms": str(self._timeout_ms)})
             return conn.execute(query, params).fetchall()
 
     def __call__(self, *reads: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -303,7 +301,7 @@ class WorkerMetrics:
             raise ImportError(METRICS_MISSING) from exc
         self.worker = worker
         self.schedule_grace = schedule_grace
-        self.probe = probe or DatabaseProbe(dsn or worker.dsn, probe_timeout, pooler=worker.pooler)
+        self.probe = probe or DatabaseProbe(dsn or worker.dsn, probe_timeout, profile=worker.profile)
         self.registry = CollectorRegistry(auto_describe=False)
         self.handler_runs = Counter(
             "conductor_handler_runs", "Handler outcomes by kind and queue (succeeded, retried, failed, refused).",
@@ -586,7 +584,7 @@ class EndpointServer:
         self.dsn = dsn or worker.dsn
         self.host_check = HostCheck(host, allowed_hosts)
         self.token = token or None
-        self.probe = DatabaseProbe(self.dsn, probe_timeout, pooler=worker.pooler)
+        self.probe = DatabaseProbe(self.dsn, probe_timeout, profile=worker.profile)
         self.metrics: WorkerMetrics | None
         try:
             grace = SCHEDULE_GRACE if schedule_grace is None else schedule_grace

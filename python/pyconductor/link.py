@@ -12,17 +12,12 @@ WARNING while the trouble may pass by itself (the server is down or
 restarting), ERROR when it cannot (see :func:`pyconductor.dsn.permanent_problem`),
 since a password rotation or a restore may be under way.
 
-Poolers. ``pooler="transaction"`` (or ``$CONDUCTOR_POOLER``, see
-:func:`pooler_mode`) says the DSN points at a transaction-mode pooler
-(pgbouncer ``pool_mode = transaction``), where each transaction may run on
-another server session and a server session serves other clients in turn.
-Such a connection keeps no session state: psycopg never prepares a
-statement (``prepare_threshold=None``: pgbouncer before 1.21 has no
-protocol-level prepared statements), and what needs a session (LISTEN) is
-not used; what cannot do without one (the dashboard's live updates, the event
-bus) refuses with :class:`DirectConnectionNeeded`. Leadership needs no
-session: a leader lease (:mod:`pyconductor.leadership`) is one autocommit
-statement at a time.
+Poolers. Each connection follows the process's
+:class:`~pyconductor.profile.ConnectionProfile`: through a transaction-mode
+pooler it prepares no statement and keeps no session state, and what cannot
+do without a session (the dashboard's live updates, the event bus) refuses
+with :class:`DirectConnectionNeeded`. Leadership needs no session: a leader
+lease (:mod:`pyconductor.leadership`) is one autocommit statement at a time.
 ``application_name`` is a startup parameter, which pgbouncer passes on per
 client; nothing else is set per session.
 """
@@ -31,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -41,18 +35,16 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pyconductor import defaults
-from pyconductor.dsn import permanent_problem, redact_dsn, tcp_options
+from pyconductor.dsn import permanent_problem, redact_dsn
+from pyconductor.profile import DIRECT, ConnectionProfile
 from pyconductor.wire import use_fast_loads
 
 __all__ = [
     "CONNECTION_ERRORS",
-    "POOLERS",
     "Aborted",
     "DirectConnectionNeeded",
     "Link",
     "connect",
-    "connect_options",
-    "pooler_mode",
     "retry",
 ]
 
@@ -62,10 +54,6 @@ T = TypeVar("T")
 
 # What a lost or unusable connection raises: reconnect and try again.
 CONNECTION_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError)
-
-
-POOLERS = ("transaction",)
-"""The pooler modes a connection can be told about (a session-mode pooler needs none)."""
 
 
 class Aborted(Exception):
@@ -87,36 +75,14 @@ class DirectConnectionNeeded(RuntimeError):
         self.feature = feature
 
 
-def pooler_mode(value: str | None = None) -> str | None:
-    """The pooler mode asked for: ``value``, else ``$CONDUCTOR_POOLER``.
-    'transaction' -> 'transaction'; None, '', 'none', 'session' or 'direct'
-    -> None (nothing to avoid). ValueError for anything else."""
-    if value is None:
-        value = os.environ.get("CONDUCTOR_POOLER")
-    mode = (value or "").strip().lower()
-    if mode in ("", "none", "session", "direct"):
-        return None
-    if mode not in POOLERS:
-        raise ValueError(f"unknown pooler mode {value!r}: 'transaction' (a transaction-mode pooler such as "
-                         "pgbouncer pool_mode=transaction), or none")  # fmt: skip
-    return mode
-
-
-def connect_options(dsn: str, pooler: str | None = None) -> dict[str, Any]:
-    """psycopg.connect keyword arguments for a connection to ``dsn`` through
-    ``pooler``: the TCP keepalives and user timeout the DSN does not set
-    (:func:`pyconductor.dsn.tcp_options`: a dead connection fails within
-    about 30 s), and no prepared statements behind a transaction-mode pooler."""
-    return {**tcp_options(dsn), **({"prepare_threshold": None} if pooler else {})}
-
-
-def connect(dsn: str, name: str, worker_id: str, *, pooler: str | None = None) -> psycopg.Connection[Any]:
+def connect(dsn: str, name: str, worker_id: str, *,
+            profile: ConnectionProfile = DIRECT) -> psycopg.Connection[Any]:  # fmt: skip
     """An autocommit connection named ``pyconductor <name> <worker_id>`` in
-    pg_stat_activity, decoding json with the shared decoder; through a
-    transaction-mode ``pooler``, one that prepares no statement."""
+    pg_stat_activity, decoding json with the shared decoder, made as
+    ``profile`` says (through a transaction-mode pooler, one that prepares no statement)."""
     conn = psycopg.connect(dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
                            application_name=f"pyconductor {name} {worker_id}"[:63],
-                           **connect_options(dsn, pooler))  # fmt: skip
+                           **profile.connect_options(dsn))  # fmt: skip
     use_fast_loads(conn)
     return conn
 
@@ -169,18 +135,18 @@ class Link:
     Used by one thread at a time (its service's); :meth:`close` from another
     thread only once that one has ended."""
 
-    def __init__(self, dsn: str, name: str, worker_id: str, *, pooler: str | None = None) -> None:
+    def __init__(self, dsn: str, name: str, worker_id: str, *, profile: ConnectionProfile = DIRECT) -> None:
         self.dsn = dsn
         self.name = name
         self.worker_id = worker_id
-        self.pooler = pooler
+        self.profile = profile
         self.conn: psycopg.Connection[Any] | None = None
         self._extra = {"worker_id": worker_id}
 
     def get(self) -> psycopg.Connection[Any]:
         """The open connection, connecting first when there is none (or it broke)."""
         if self.conn is None or self.conn.closed:
-            self.conn = connect(self.dsn, self.name, self.worker_id, pooler=self.pooler)
+            self.conn = connect(self.dsn, self.name, self.worker_id, profile=self.profile)
         return self.conn
 
     def close(self) -> None:

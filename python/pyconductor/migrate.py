@@ -57,6 +57,8 @@ from pathlib import Path
 import psycopg
 from psycopg.rows import dict_row
 
+from pyconductor import queries
+
 __all__ = [
     "LOCK_WAIT",
     "Change",
@@ -75,7 +77,6 @@ __all__ = [
     "strip_transaction",
 ]
 
-REGISTRY_SCHEMA = "conductor_registry"
 # Where sqitch.conf files the scripts of a reworked change's released instances.
 RELEASED = "released/"
 
@@ -83,28 +84,6 @@ RELEASED = "released/"
 LOCK_KEY = int.from_bytes(hashlib.sha256(b"conductor.migrate").digest()[:8], "big", signed=True)
 LOCK_WAIT = 60.0
 """Seconds ``migrate`` tries for the migration lock before it gives up (LockBusy)."""
-# who holds the migration lock: pg_locks and pg_stat_activity, readable by any login
-LOCK_HOLDER = """select l.pid, a.usename::text as usename, a.application_name, a.backend_start, a.state
-  from pg_catalog.pg_locks l left join pg_catalog.pg_stat_activity a on a.pid = l.pid
- where l.locktype = 'advisory' and l.granted and l.objsubid = 1
-   and l.database = (select d.oid from pg_catalog.pg_database d where d.datname = pg_catalog.current_database())
-   and l.classid::bigint = ((%(key)s::bigint >> 32) & 4294967295) and l.objid::bigint = (%(key)s::bigint & 4294967295)
-   and l.pid <> pg_catalog.pg_backend_pid()"""
-
-REGISTRY_DDL = f"""
-create schema if not exists {REGISTRY_SCHEMA};
-comment on schema {REGISTRY_SCHEMA} is
-  'Changes deployed by pyconductor migrate (the sqitch-free deployer); see pyconductor/migrate.py';
-create table if not exists {REGISTRY_SCHEMA}.changes (
-  project       text        not null,
-  change        text        not null,
-  occurrence    integer     not null default 1,
-  script_sha256 text        not null,
-  applied_at    timestamptz not null default clock_timestamp(),
-  applied_by    text        not null default current_user,
-  primary key (project, change, occurrence)
-);
-"""
 
 
 class MigrateError(RuntimeError):
@@ -341,20 +320,17 @@ def _script(change: Change, sql_dir: Path) -> tuple[str, str]:
 
 def _ensure_registry(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     with conn.transaction():
-        conn.execute(REGISTRY_DDL)
+        conn.execute(queries.REGISTRY_DDL)
 
 
 def applied_changes(
     conn: psycopg.Connection[tuple[object, ...]], project: str = "conductor"
 ) -> dict[tuple[str, int], str]:
     """``{(change, occurrence): script_sha256}`` recorded in this database."""
-    exists = conn.execute("select to_regclass(%s) is not null", [f"{REGISTRY_SCHEMA}.changes"]).fetchone()
+    exists = conn.execute(queries.REGISTRY_EXISTS).fetchone()
     if not exists or not exists[0]:
         return {}
-    rows = conn.execute(
-        f"select change, occurrence, script_sha256 from {REGISTRY_SCHEMA}.changes where project = %s",
-        [project],
-    ).fetchall()
+    rows = conn.execute(queries.APPLIED_CHANGES, {"project": project}).fetchall()
     return {(str(c), int(str(o))): str(h) for c, o, h in rows}
 
 
@@ -416,12 +392,11 @@ def migrate(
                 try:
                     with conn.transaction():
                         conn.execute(strip_transaction(script).encode())
-                        conn.execute("reset role")
-                        conn.execute(
-                            f"insert into {REGISTRY_SCHEMA}.changes"
-                            " (project, change, occurrence, script_sha256) values (%s, %s, %s, %s)",
-                            [plan.project, change.name, change.occurrence, digest],
-                        )
+                        conn.execute(queries.RESET_ROLE)
+                        conn.execute(queries.RECORD_CHANGE, {
+                            "project": plan.project, "change": change.name,
+                            "occurrence": change.occurrence, "script_sha256": digest,
+                        })  # fmt: skip
                 except psycopg.Error as exc:
                     raise MigrateError(
                         f"change {change.key} failed ({sql_dir / change.script()}): "
@@ -430,7 +405,7 @@ def migrate(
                 applied.append(change)
         finally:
             if not conn.closed and not conn.broken:
-                conn.execute("select pg_advisory_unlock(%s)", [LOCK_KEY])
+                conn.execute(queries.MIGRATION_UNLOCK, {"key": LOCK_KEY})
     say(f"{len(applied)} change(s) applied, {len(wanted) - len(applied)} already deployed")
     return applied
 
@@ -442,13 +417,13 @@ def _take_lock(conn: psycopg.Connection[tuple[object, ...]], wait: float, say: C
     delay = 0.05
     told = False
     while True:
-        row = conn.execute("select pg_try_advisory_lock(%s)", [LOCK_KEY]).fetchone()
+        row = conn.execute(queries.TRY_MIGRATION_LOCK, {"key": LOCK_KEY}).fetchone()
         if row and row[0]:
             return
         left = deadline - time.monotonic()
         if left <= 0:
             with conn.cursor(row_factory=dict_row) as cur:
-                holders = cur.execute(LOCK_HOLDER, {"key": LOCK_KEY}).fetchall()
+                holders = cur.execute(queries.MIGRATION_LOCK_HOLDER, {"key": LOCK_KEY}).fetchall()
             raise LockBusy(wait, holders)
         if not told:
             say(f"  waiting for the migration lock (another session holds it; at most {wait:g}s)")

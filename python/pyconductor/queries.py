@@ -1,9 +1,15 @@
-"""Every SQL statement pyconductor sends, one line each (``enqueue`` builds its
-call from the parameters given, so the database's defaults apply to the rest).
+"""Every SQL statement pyconductor sends, one line each but migrate's registry
+and lock holder (``enqueue`` builds its call from the parameters given, so the
+database's defaults apply to the rest).
 
 Each is a call of one function of the ``conductor`` schema in named notation,
 with named placeholders; no query logic lives anywhere else in the package.
 The functions' contracts are their ``COMMENT ON FUNCTION`` (``\\df+ conductor.*``).
+The few that are not such a call are the driver's own: the schema release
+check, a probe's transaction-local setting, and ``pyconductor migrate``'s
+registry, lock and role reset (the changes it applies are the files
+``sqitch.plan`` names). python/tests/unit/test_queries_home.py fails for a
+statement written in any other module.
 """
 
 from __future__ import annotations
@@ -94,6 +100,18 @@ SPAWN_OPTIONS = {
 }  # fmt: skip
 LISTEN = "listen conductor"
 PROBE = "select 1"
+# the handler log lines one attempt captured (pyconductor.tasklog; the reporter sends them)
+SAVE_LOG = "select conductor.save_log(attempt_id => %(attempt_id)s::bigint, lines => %(lines)s::jsonb, dropped => %(dropped)s::integer)"
+
+# -- event bus (pyconductor.bus) ------------------------------------------------------
+# sent at the publisher's commit, when anyone subscribes to the topic (sent: whether so)
+PUBLISH = "select conductor.publish(topic => %(topic)s, payload => %(payload)s::jsonb, origin => %(origin)s) as sent"
+# a subscription listens first, then records its topics, so nothing published after subscribe() is lost
+LISTEN_BUS = "listen conductor_bus"
+SUBSCRIBE = "select conductor.subscribe(topics => %(topics)s::text[])"
+UNSUBSCRIBE = "select conductor.unsubscribe()"
+# a transaction-scoped lock on a name, held until its transaction ends (Conductor.exclusive)
+EXCLUSIVE = "select conductor.exclusive(name => %(name)s)"
 
 # -- leader leases (pyconductor.leadership: the scheduler, retention, singletons) ----
 TRY_LEAD = "select conductor.try_lead(name => %(name)s, holder => %(holder)s, lease => %(lease)s::interval) as leading"
@@ -151,3 +169,59 @@ LEADERS = "select * from conductor.leaders()"
 # again for up to hold when a holder inside a transaction might be one
 FOREIGN_LOCK_HOLDERS = "select pid, usename, application_name, key_space, label, locks, mode, idle, reason from conductor.foreign_lock_holders(hold => %(hold)s::interval)"
 LIVE_WORKERS = "select w.*, conductor.now() - w.last_seen_at as last_seen_ago from conductor.workers w where w.last_seen_at > conductor.now() - %(seen_within)s::interval order by w.id"
+# the fleet's schedules (/health, /metrics): how many are enabled, and whether any process holds the scheduler lease
+SCHEDULE_FLEET = "select (select count(*) from conductor.schedules where enabled)::integer as enabled, exists (select from conductor.leaders(names => array['scheduler'])) as scheduler_leader"
+# the enabled schedules no tick fired within grace of their due time (/health, conductor_health)
+OVERDUE_SCHEDULES = "select name, next_due_at, overdue from conductor.overdue_schedules(grace => %(grace)s::interval)"
+# the probe's statement timeout behind a transaction-mode pooler, for its transaction only
+# (milliseconds, as text: a session setting would leak to whoever gets the server session next)
+STATEMENT_TIMEOUT_LOCAL = "select pg_catalog.set_config('statement_timeout', %(ms)s, true)"
+
+# -- schema release (pyconductor.schema) ----------------------------------------------
+# whether a conductor schema is deployed, and whether it has conductor.version() (0.1.0 had none)
+SCHEMA_PRESENT = "select to_regnamespace('conductor') is not null as has_schema, to_regprocedure('conductor.version()') is not null as has_version"
+DEPLOYED_VERSION = "select conductor.version() as version"
+
+# -- migrate (pyconductor.migrate: the sqitch-free deployer) ------------------------
+# Its own registry and lock; the changes it applies are the files sqitch.plan names.
+REGISTRY_SCHEMA = "conductor_registry"
+REGISTRY_DDL = f"""
+create schema if not exists {REGISTRY_SCHEMA};
+comment on schema {REGISTRY_SCHEMA} is
+  'Changes deployed by pyconductor migrate (the sqitch-free deployer); see pyconductor/migrate.py';
+create table if not exists {REGISTRY_SCHEMA}.changes (
+  project       text        not null,
+  change        text        not null,
+  occurrence    integer     not null default 1,
+  script_sha256 text        not null,
+  applied_at    timestamptz not null default clock_timestamp(),
+  applied_by    text        not null default current_user,
+  primary key (project, change, occurrence)
+);
+"""
+REGISTRY_EXISTS = f"select to_regclass('{REGISTRY_SCHEMA}.changes') is not null as exists"
+APPLIED_CHANGES = f"select change, occurrence, script_sha256 from {REGISTRY_SCHEMA}.changes where project = %(project)s"
+# after a change's script (which may have set a role), in its transaction
+RESET_ROLE = "reset role"
+RECORD_CHANGE = f"insert into {REGISTRY_SCHEMA}.changes (project, change, occurrence, script_sha256) values (%(project)s, %(change)s, %(occurrence)s, %(script_sha256)s)"
+# the migration lock, a session-level advisory lock (key: pyconductor.migrate.LOCK_KEY)
+TRY_MIGRATION_LOCK = "select pg_catalog.pg_try_advisory_lock(%(key)s) as locked"
+MIGRATION_UNLOCK = "select pg_catalog.pg_advisory_unlock(%(key)s)"
+# who holds the migration lock: pg_locks and pg_stat_activity, readable by any login
+MIGRATION_LOCK_HOLDER = """select l.pid, a.usename::text as usename, a.application_name, a.backend_start, a.state
+  from pg_catalog.pg_locks l left join pg_catalog.pg_stat_activity a on a.pid = l.pid
+ where l.locktype = 'advisory' and l.granted and l.objsubid = 1
+   and l.database = (select d.oid from pg_catalog.pg_database d where d.datname = pg_catalog.current_database())
+   and l.classid::bigint = ((%(key)s::bigint >> 32) & 4294967295) and l.objid::bigint = (%(key)s::bigint & 4294967295)
+   and l.pid <> pg_catalog.pg_backend_pid()"""
+
+# -- Django (pyconductor.contrib.django) ----------------------------------------------
+# conductor.get_task with its json columns as text: Django's cursor decodes json
+# differently per driver and per settings, text decodes one way everywhere
+GET_TASK_TEXT = "select id, queue, kind, status::text as status, payload::text as payload, result::text as result, error, priority, run_at, attempt, max_attempts, recoveries, max_recoveries, parent_id, root_id, dedupe_key, concurrency_key, enqueued_at, started_at, finished_at, attempts::text as attempts, timeout from conductor.get_task(task_id => %(task_id)s)"
+
+
+def with_enqueued_at(enqueue: str) -> str:
+    """An enqueue statement answering the time the row stores as well: enqueue
+    writes its transaction's conductor.now(), the same in this statement."""
+    return f"select e.id, conductor.now() as enqueued_at from ({enqueue}) e"

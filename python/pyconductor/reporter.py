@@ -65,7 +65,7 @@ from pyconductor.wire import bigint_array, dumps_json, storable_text, text_array
 
 __all__ = ["LOCKED_RETRY_FIRST", "LOCKED_RETRY_MAX", "LOCK_TIMEOUT", "OutcomeListener", "Report", "Reporter"]
 
-# every captured attempt of a batch in one statement (tasklog.SAVE_LOG is the one-attempt form)
+# every captured attempt of a batch in one statement (queries.SAVE_LOG is the one-attempt form)
 SAVE_LOGS = ("select count(conductor.save_log(attempt_id => u.attempt_id, lines => u.lines, dropped => u.dropped)) "
              "from unnest(%(attempt_ids)s::bigint[], %(lines)s::jsonb[], %(dropped)s::integer[]) "
              "as u(attempt_id, lines, dropped)")  # fmt: skip
@@ -251,7 +251,7 @@ class Reporter:
                 pass  # one the database refuses never costs the others their lines: one by one
         for r, lines in taken:
             try:
-                self.link.rows(tasklog.SAVE_LOG, tasklog.save_params(r.ctx.attempt_id, lines), self._abort)
+                self.link.rows(queries.SAVE_LOG, tasklog.save_params(r.ctx.attempt_id, lines), self._abort)
             except Aborted:
                 raise
             except Exception as exc:  # noqa: BLE001 - the lines are informational: never lose an outcome for them

@@ -39,7 +39,8 @@ from psycopg.rows import dict_row
 
 from pyconductor import defaults
 from pyconductor.leadership import Lease
-from pyconductor.link import Aborted, connect_options, pooler_mode, retry
+from pyconductor.link import Aborted, retry
+from pyconductor.profile import ConnectionProfile, profile_from
 
 __all__ = ["BATCH", "INTERVAL", "LEADER_LOCK", "MIN_LEASE", "WHATS", "Retention"]
 
@@ -62,7 +63,8 @@ class Retention:
     impatient: not while the thread runs (they would share a connection).
     """
 
-    def __init__(self, dsn: str, *, interval: float = INTERVAL, batch: int = BATCH, pooler: str | None = None) -> None:
+    def __init__(self, dsn: str, *, interval: float = INTERVAL, batch: int = BATCH,
+                 pooler: ConnectionProfile | str | None = None) -> None:  # fmt: skip
         if interval <= 0:
             raise ValueError(f"the retention interval must be positive, got {interval}")
         if batch < 1:
@@ -70,7 +72,7 @@ class Retention:
         self.dsn = dsn
         self.interval = float(interval)
         self.batch = batch
-        self.pooler = pooler_mode(pooler)
+        self.profile = profile_from(pooler)
         self.application_name = f"pyconductor-retention-{os.getpid()}"
         self.deleted: dict[str, int] = dict.fromkeys(WHATS, 0)
         """Rows deleted since start, per what (other whats the database answers are added)."""
@@ -135,7 +137,7 @@ class Retention:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(self.dsn, autocommit=True, application_name=self.application_name,
                                          row_factory=dict_row, connect_timeout=defaults.CONNECT_TIMEOUT,
-                                         **connect_options(self.dsn, self.pooler))  # fmt: skip
+                                         **self.profile.connect_options(self.dsn))  # fmt: skip
         return self._conn
 
     def _round(self) -> dict[str, int]:

@@ -50,7 +50,8 @@ from psycopg.rows import dict_row
 from pyconductor import defaults, queries
 from pyconductor.errors import mapped_errors
 from pyconductor.leadership import Lease
-from pyconductor.link import Aborted, connect_options, pooler_mode, retry
+from pyconductor.link import Aborted, retry
+from pyconductor.profile import ConnectionProfile, profile_from
 from pyconductor.wire import dumps_json
 
 __all__ = ["LEADER_LOCK", "ScheduleSpec", "Scheduler"]
@@ -102,12 +103,12 @@ class Scheduler:
         tick_interval: float = 5.0,
         use_leader_lock: bool | None = None,
         grace: float | timedelta = 60.0,
-        pooler: str | None = None,
+        pooler: ConnectionProfile | str | None = None,
         lease: float | None = None,
     ) -> None:
         if tick_interval <= 0:
             raise ValueError("tick_interval must be positive")
-        self.pooler = pooler_mode(pooler)
+        self.profile = profile_from(pooler)
         self.dsn = dsn
         self.tick_interval = float(tick_interval)
         self.use_leader_lock = True if use_leader_lock is None else use_leader_lock
@@ -173,7 +174,7 @@ class Scheduler:
                 application_name=self.application_name,
                 row_factory=dict_row,
                 connect_timeout=defaults.CONNECT_TIMEOUT,
-                **connect_options(self.dsn, self.pooler),
+                **self.profile.connect_options(self.dsn),
             ) as conn,
             conn.transaction(),
         ):
@@ -216,7 +217,7 @@ class Scheduler:
                 application_name=self.application_name,
                 row_factory=dict_row,
                 connect_timeout=defaults.CONNECT_TIMEOUT,
-                **connect_options(self.dsn, self.pooler),
+                **self.profile.connect_options(self.dsn),
             )
         return self._conn
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import psycopg
 
+from pyconductor import queries
 from pyconductor.errors import SchemaMismatch
 
 __all__ = ["SCHEMA_VERSION", "check_schema", "schema_version"]
@@ -29,16 +30,14 @@ _FIX = "run `pyconductor migrate --dsn ...` (or `sqitch deploy`) with this relea
 def schema_version(conn: psycopg.Connection[Any]) -> str | None:
     """The release ``conductor.version()`` reports; ``"0.1.0"`` for a schema
     from before the function existed; None when no conductor schema is deployed."""
-    row = conn.execute(
-        "select to_regnamespace('conductor') is not null, to_regprocedure('conductor.version()') is not null"
-    ).fetchone()
+    row = conn.execute(queries.SCHEMA_PRESENT).fetchone()
     assert row is not None
     has_schema, has_version = row
     if not has_schema:
         return None
     if not has_version:
         return "0.1.0"
-    found = conn.execute("select conductor.version()").fetchone()
+    found = conn.execute(queries.DEPLOYED_VERSION).fetchone()
     assert found is not None
     return str(found[0])
 

@@ -62,8 +62,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Self
 
 from pyconductor import defaults
-from pyconductor.link import DirectConnectionNeeded, Link, pooler_mode
+from pyconductor.link import DirectConnectionNeeded, Link
 from pyconductor.maintenance import Reaper
+from pyconductor.profile import ConnectionProfile, profile_from
 from pyconductor.retention import BATCH as RETENTION_BATCH
 from pyconductor.retention import INTERVAL as RETENTION_INTERVAL
 from pyconductor.retention import Retention
@@ -153,9 +154,9 @@ class Node:
         self.roles = parse_roles(roles)
         self.dsn = dsn or app.dsn
         options = dict(worker_options or {})
-        self.pooler = pooler_mode(options.get("pooler"))
-        options["pooler"] = self.pooler
-        if self.pooler:
+        self.profile = profile_from(options.get("pooler"))
+        options["pooler"] = self.profile
+        if not self.profile.keeps_session:
             for role in self.roles:
                 if role not in POOLER_ROLES:
                     raise DirectConnectionNeeded(
@@ -183,11 +184,11 @@ class Node:
         if "maintenance" in self.roles:
             if self.worker is None or not self.worker.process_tasks:
                 # a worker reaps already (its own durable waits wake on time); without one, this does
-                self.reaper = Reaper(Link(self.dsn, "reap", self.worker_id, pooler=self.pooler), self._halt,
+                self.reaper = Reaper(Link(self.dsn, "reap", self.worker_id, profile=self.profile), self._halt,
                                      interval=float(options.get("reap_interval", defaults.REAP_INTERVAL)))  # fmt: skip
             self.retention = Retention(self.dsn, interval=retention_interval, batch=retention_batch,
-                                       pooler=self.pooler)  # fmt: skip
-            self.singletons = _singleton_runners(app, self.dsn, self.pooler)
+                                       pooler=self.profile)  # fmt: skip
+            self.singletons = _singleton_runners(app, self.dsn, self.profile)
         self.web_options = web
         self.web: DashboardServer | None = None
         if "web" in self.roles:
@@ -365,10 +366,10 @@ class Node:
         self.stop()
 
 
-def _singleton_runners(app: Conductor, dsn: str, pooler: str | None = None) -> list[SingletonRunner]:
+def _singleton_runners(app: Conductor, dsn: str, profile: ConnectionProfile) -> list[SingletonRunner]:
     """A :class:`~pyconductor.singleton.SingletonRunner` (not started) for each
     singleton the app declares (``app.singletons``: name -> (fn, failover))."""
     from pyconductor.singleton import SingletonRunner
 
-    return [SingletonRunner(dsn, name, fn, failover=failover, pooler=pooler)
+    return [SingletonRunner(dsn, name, fn, failover=failover, pooler=profile)
             for name, (fn, failover) in app.singletons.items()]  # fmt: skip

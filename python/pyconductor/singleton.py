@@ -48,7 +48,8 @@ from typing import Any
 import psycopg
 
 from pyconductor.leadership import Lease
-from pyconductor.link import CONNECTION_ERRORS, connect, pooler_mode
+from pyconductor.link import CONNECTION_ERRORS, connect
+from pyconductor.profile import ConnectionProfile, profile_from
 
 __all__ = ["SingletonRunner"]
 
@@ -61,7 +62,7 @@ class SingletonRunner:
     told through its event and awaited)."""
 
     def __init__(self, dsn: str, name: str, fn: Callable[[threading.Event], Any], failover: float = 2.0, *,
-                 pooler: str | None = None) -> None:  # fmt: skip
+                 pooler: ConnectionProfile | str | None = None) -> None:  # fmt: skip
         if not name:
             raise ValueError("a singleton needs a name")
         if failover <= 0:
@@ -70,7 +71,7 @@ class SingletonRunner:
         self.name = name
         self.fn = fn
         self.failover = failover
-        self.pooler = pooler_mode(pooler)
+        self.profile = profile_from(pooler)
         self.lease = Lease(f"singleton:{name}", min(3600.0, failover), margin=min(3600.0, failover) / 2,
                            renew_every=min(3600.0, failover) / 4)  # fmt: skip
         """The lease this runner takes and renews; fn runs while it is held."""
@@ -109,7 +110,7 @@ class SingletonRunner:
         lease left to run out."""
         try:
             if self._conn is None or self._conn.closed:
-                self._conn = connect(self.dsn, "singleton", f"{self.name} {os.getpid()}", pooler=self.pooler)
+                self._conn = connect(self.dsn, "singleton", f"{self.name} {os.getpid()}", profile=self.profile)
             return self.lease.keep(self._conn)
         except CONNECTION_ERRORS as exc:
             logger.warning("singleton %s: connection lost (%s); trying again", self.name, _first_line(exc),

@@ -24,7 +24,8 @@ from psycopg_pool import ConnectionPool
 from pyconductor import defaults
 from pyconductor.errors import mapped_errors
 from pyconductor.ledger import task_extra
-from pyconductor.link import Aborted, connect_options, retry
+from pyconductor.link import Aborted, retry
+from pyconductor.profile import DIRECT, ConnectionProfile
 from pyconductor.wire import use_fast_loads
 
 if TYPE_CHECKING:
@@ -40,9 +41,9 @@ class StepRuntime:
     """ctx_rows / spawn_defaults / waiting for the contexts of one worker."""
 
     def __init__(self, dsn: str, worker_id: str, size: int, registry: Registry, on_wait: Callable[[], None], *,
-                 retry_for: float = RETRY_FOR, pooler: str | None = None) -> None:  # fmt: skip
+                 retry_for: float = RETRY_FOR, profile: ConnectionProfile = DIRECT) -> None:  # fmt: skip
         self.dsn = dsn
-        self.pooler = pooler  # 'transaction': the pool prepares no statement (the pooler moves sessions)
+        self.profile = profile  # through a transaction-mode pooler the pool prepares no statement
         self.worker_id = worker_id
         self.size = size
         self.registry = registry
@@ -60,7 +61,7 @@ class StepRuntime:
                     configure=use_fast_loads,
                     kwargs={"autocommit": True, "connect_timeout": defaults.CONNECT_TIMEOUT,
                             "application_name": f"pyconductor ctx {self.worker_id}"[:63],
-                            **connect_options(self.dsn, self.pooler)},
+                            **self.profile.connect_options(self.dsn)},
                 )  # fmt: skip
             return self._pool
 

@@ -61,6 +61,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyconductor.profile import DIRECT, ConnectionProfile
+
 __all__ = [
     "REPORT_INTERVAL",
     "RESTART_DELAY_MAX",
@@ -241,10 +243,10 @@ class Fleet:
     children's last reports (counters include the children that exited, so
     they never go down), and :meth:`health`."""
 
-    def __init__(self, supervisor: Supervisor, dsn: str | None, pooler: str | None = None) -> None:
+    def __init__(self, supervisor: Supervisor, dsn: str | None, profile: ConnectionProfile = DIRECT) -> None:
         self._sup = supervisor
         self.dsn = dsn
-        self.pooler = pooler  # the children's --pooler: /health reads through the same pooler
+        self.profile = profile  # the children's --pooler: /health reads through the same pooler
         self.host = socket.gethostname()
         self.worker_id = f"{self.host}-{os.getpid()}-supervisor"
         self.outcome_listeners: list[Callable[[Any, str, float | None], None]] = []
@@ -373,7 +375,8 @@ class Supervisor:
 
     def __init__(self, processes: int, child_args: Callable[[int, int], Sequence[str]], *,
                  env: Mapping[str, str] | None = None, queues: list[str] | None = None, concurrency: int = 1,
-                 dsn: str | None = None, outcomes: bool = False, pooler: str | None = None) -> None:  # fmt: skip
+                 dsn: str | None = None, outcomes: bool = False,
+                 profile: ConnectionProfile = DIRECT) -> None:  # fmt: skip
         if processes < 1:
             raise ValueError(f"processes must be 1 or more, got {processes}")
         self.children = [_Child(slot) for slot in range(1, processes + 1)]
@@ -382,7 +385,7 @@ class Supervisor:
         self.queues = queues
         self.concurrency = concurrency
         self.outcomes = outcomes
-        self.fleet = Fleet(self, dsn, pooler)
+        self.fleet = Fleet(self, dsn, profile)
         self.stopping = False
         self._ever_started = False
         self._signals: list[int] = []

@@ -64,7 +64,6 @@ from pyconductor.wire import dumps_json, storable_text
 __all__ = [
     "MAX_LINES",
     "MAX_MESSAGE",
-    "SAVE_LOG",
     "AttemptLog",
     "attach",
     "current",
@@ -79,11 +78,6 @@ MAX_LINES = 200
 
 MAX_MESSAGE = 2000
 """The characters kept of one line's message (its traceback included), marker included."""
-
-SAVE_LOG = (
-    "select conductor.save_log(attempt_id => %(attempt_id)s::bigint, lines => %(lines)s::jsonb, "
-    "dropped => %(dropped)s::integer)"
-)
 
 OWN_LOGGER = "pyconductor"
 
@@ -233,6 +227,6 @@ def current() -> AttemptLog | None:
 
 
 def save_params(attempt_id: int, taken: tuple[list[dict[str, str]], int]) -> dict[str, Any]:
-    """The parameters of :data:`SAVE_LOG` for what :meth:`AttemptLog.take` returned."""
+    """The parameters of :data:`pyconductor.queries.SAVE_LOG` for what :meth:`AttemptLog.take` returned."""
     lines, dropped = taken
     return {"attempt_id": attempt_id, "lines": dumps_json(lines), "dropped": dropped}

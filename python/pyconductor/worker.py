@@ -42,7 +42,7 @@ the leases and the reaper; a thread stuck on a connection that stopped
 answering is a daemon and is left behind.
 
 Behind a transaction-mode pooler (``pooler="transaction"``, or
-``$CONDUCTOR_POOLER=transaction``; see :mod:`pyconductor.link`) the worker
+``$CONDUCTOR_POOLER=transaction``; see :mod:`pyconductor.profile`) the worker
 keeps no session state: no listener (it polls, every second or every
 ``poll_interval`` when shorter, and wakes at due times: ``next_due``), no marks, no prepared statements; its
 scheduler leads under its lease as it does directly (one statement at a
@@ -74,9 +74,10 @@ from pyconductor.dsn import check_connect, redact_dsn
 from pyconductor.errors import NotOwner, mapped_errors
 from pyconductor.executor import Executor
 from pyconductor.ledger import Ledger
-from pyconductor.link import Aborted, Link, connect_options, pooler_mode
+from pyconductor.link import Aborted, Link
 from pyconductor.maintenance import Heartbeat, Reaper
 from pyconductor.producer import Listener, Producer
+from pyconductor.profile import ConnectionProfile, profile_from
 from pyconductor.reporter import OutcomeListener, Reporter
 from pyconductor.scheduler import Scheduler
 from pyconductor.schema import check_schema
@@ -146,7 +147,7 @@ class Worker:
     emits at ``capture_level`` (default INFO) or above with its attempt
     (``conductor.save_log``; see :mod:`pyconductor.tasklog`).
     ``pooler``: 'transaction' when ``dsn`` goes through a transaction-mode
-    pooler (default: ``$CONDUCTOR_POOLER``; see the module doc); the poll
+    pooler (default: ``app``'s ``profile``; see the module doc); the poll
     interval is then at most 1 s (``POOLER_POLL_INTERVAL``).
     ``prefetch`` (default: ``concurrency``; 0: none) bounds the claimed tasks
     that wait in a local buffer for a slot, so a freed slot starts the next
@@ -185,12 +186,12 @@ class Worker:
         extra_roles: Sequence[str] = (),
         capture_logs: bool = True,
         capture_level: int = logging.INFO,
-        pooler: str | None = None,
+        pooler: ConnectionProfile | str | None = None,
         prefetch: int | None = None,
     ) -> None:
         self.app = app
-        self.pooler = pooler_mode(pooler) if pooler is not None else app.pooler
-        """'transaction' behind a transaction-mode pooler (no session state), else None."""
+        self.profile: ConnectionProfile = profile_from(pooler) if pooler is not None else app.profile
+        """What its connections can do (:mod:`pyconductor.profile`), handed to every service."""
         self.queues: list[str] | None = _names(queues)
         self.kinds: list[str] | None = _names(kinds)
         if self.kinds is not None:
@@ -205,7 +206,7 @@ class Worker:
         self.lease = timedelta(seconds=_seconds(lease))
         self.heartbeat_interval = _seconds(heartbeat_interval)
         self.poll_interval = _seconds(poll_interval)
-        if self.pooler:  # no notifications: polling is how new tasks are found
+        if not self.profile.listens:  # no notifications: polling is how new tasks are found
             self.poll_interval = min(self.poll_interval, defaults.POOLER_POLL_INTERVAL)
         self.reap_interval = _seconds(reap_interval)
         self.shutdown_grace = _grace(shutdown_grace)
@@ -256,16 +257,16 @@ class Worker:
 
     def _build(self) -> None:
         """The services, handed what each needs; nothing runs yet."""
-        ledger, wid, pooler = self.ledger, self.worker_id, self.pooler
-        self.reaper = Reaper(Link(self.dsn, "reap", wid, pooler=pooler), self._halt, interval=self.reap_interval)
-        self.reporter = Reporter(ledger, Link(self.dsn, "report", wid, pooler=pooler), self.outcome_listeners,
+        ledger, wid, profile = self.ledger, self.worker_id, self.profile
+        self.reaper = Reaper(Link(self.dsn, "reap", wid, profile=profile), self._halt, interval=self.reap_interval)
+        self.reporter = Reporter(ledger, Link(self.dsn, "report", wid, profile=profile), self.outcome_listeners,
                                  batch=self.report_batch, linger=self.report_linger)  # fmt: skip
         self.executor: Executor | None = None
         self.runtime: StepRuntime | None = None
         self.listener: Listener | None = None
         if self.process_tasks:
             self.runtime = StepRuntime(
-                self.dsn, wid, self.concurrency, self.app.registry, self.reaper.nudge, pooler=pooler
+                self.dsn, wid, self.concurrency, self.app.registry, self.reaper.nudge, profile=profile
             )
             self.executor = Executor(ledger, self.app.registry, self.reporter.put, concurrency=self.concurrency,
                                      worker_id=wid, cancel_grace=self.cancel_grace, on_stuck=self._on_stuck,
@@ -279,16 +280,16 @@ class Worker:
             # what it claims; a scheduler-only worker claims nothing, and SQL has no way to say so but NULL
             "kinds": self.claimed_kinds if self.process_tasks else None,
         }  # fmt: skip
-        self.producer = Producer(ledger, Link(self.dsn, "claim", wid, pooler=pooler), self.executor, self.runtime,
+        self.producer = Producer(ledger, Link(self.dsn, "claim", wid, profile=profile), self.executor, self.runtime,
                                  queues=self.queues, kinds=self.claimed_kinds, lease=self.lease,
                                  poll_interval=self.poll_interval,
                                  claim_linger=self.claim_linger, registration=registration,
-                                 on_claimed=self.reaper.expect, polling=pooler is not None)  # fmt: skip
-        if self.process_tasks and pooler is None:  # behind a transaction-mode pooler it polls instead
+                                 on_claimed=self.reaper.expect, polling=not profile.listens)  # fmt: skip
+        if self.process_tasks and profile.listens:  # behind a transaction-mode pooler it polls instead
             self.listener = Listener(Link(self.dsn, "listen", wid), self.producer.notified, self._halt)
         executor = self.executor
         self.heartbeat_service = Heartbeat(
-            ledger, Link(self.dsn, "heartbeat", wid, pooler=pooler), self._halt, lease=self.lease,
+            ledger, Link(self.dsn, "heartbeat", wid, profile=profile), self._halt, lease=self.lease,
             interval=self.heartbeat_interval,
             on_lost=executor.cancel if executor is not None else lambda ctx, state: ctx.cancel(state),
             on_timed_out=executor.time_out if executor is not None else lambda attempt_id: None,
@@ -298,6 +299,11 @@ class Worker:
         return f"<Worker {self.worker_id} queues={self.queues} concurrency={self.concurrency}>"
 
     # -- state ---------------------------------------------------------------------
+
+    @property
+    def pooler(self) -> str | None:
+        """'transaction' behind a transaction-mode pooler (no session state), else None (``profile``'s)."""
+        return self.profile.pooler
 
     @property
     def served_kinds(self) -> list[str]:
@@ -382,7 +388,7 @@ class Worker:
             self._register()
         self._started = True
         if self.run_scheduler:
-            self._scheduler = Scheduler(self.dsn, tick_interval=self.tick_interval, pooler=self.pooler).start()
+            self._scheduler = Scheduler(self.dsn, tick_interval=self.tick_interval, pooler=self.profile).start()
         # consumers before producers: whatever is claimed finds its way out
         self.reporter.start()
         if self.executor is not None:
@@ -407,7 +413,7 @@ class Worker:
         (a lease over conductor.settings.max_lease: InvalidArgument). A claim
         of no task checks the options as every claim will."""
         with mapped_errors(), psycopg.connect(self.dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
-                                              **connect_options(self.dsn, self.pooler)) as conn:  # fmt: skip
+                                              **self.profile.connect_options(self.dsn)) as conn:  # fmt: skip
             check_schema(conn)
             if self.process_tasks:
                 conn.execute(queries.CLAIM, {"worker_id": self.worker_id, "queues": self.queues, "max_tasks": 0,
@@ -428,7 +434,7 @@ class Worker:
         configurations = self.app.registry.configurations()
         if configurations:
             with mapped_errors(), psycopg.connect(self.dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
-                                                  **connect_options(self.dsn, self.pooler)) as conn, \
+                                                  **self.profile.connect_options(self.dsn)) as conn, \
                     conn.transaction():  # fmt: skip
                 for params in configurations:
                     try:
@@ -441,7 +447,7 @@ class Worker:
                                        "in code (%s)", params["kind"], exc.diag.message_primary,
                                        extra=self._log_extra())  # fmt: skip
         if self.run_scheduler and self.app.registry.schedules:
-            Scheduler(self.dsn, pooler=self.pooler).sync_schedules(self.app.registry.schedules)
+            Scheduler(self.dsn, pooler=self.profile).sync_schedules(self.app.registry.schedules)
 
     def _register(self) -> None:
         """Register the worker once its declarations are written (a registered
@@ -450,7 +456,7 @@ class Worker:
         and report under it. The producer registers again as it starts (and
         when the database was unreachable here)."""
         with mapped_errors(), psycopg.connect(self.dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
-                                              **connect_options(self.dsn, self.pooler)) as conn:  # fmt: skip
+                                              **self.profile.connect_options(self.dsn)) as conn:  # fmt: skip
             conn.execute(queries.REGISTER_WORKER, self.producer.registration)
 
     def stop(self, grace: float | timedelta | None = None) -> None:
@@ -510,7 +516,9 @@ class Worker:
         """Delete this worker's row (``timeout`` seconds at most; informational:
         reap() forgets stale rows anyway)."""
         link = (
-            Link(self.dsn, "deregister", self.worker_id, pooler=self.pooler) if report_link_busy else self.reporter.link
+            Link(self.dsn, "deregister", self.worker_id, profile=self.profile)
+            if report_link_busy
+            else self.reporter.link
         )
         give_up = threading.Event()
 

@@ -40,9 +40,9 @@ from django.core import checks
 from django.db import connections
 from django.utils import timezone
 
-from pyconductor import calls
+from pyconductor import calls, queries
 from pyconductor.calls import TaskInfo
-from pyconductor.contrib.django import database, kinds, queries
+from pyconductor.contrib.django import database, kinds
 from pyconductor.contrib.django.compat import (
     BaseTaskBackend,
     TaskResult,

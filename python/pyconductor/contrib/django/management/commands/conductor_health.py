@@ -11,7 +11,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from psycopg.rows import dict_row
 
 from pyconductor import queries
-from pyconductor.contrib.django import queries as django_queries
 from pyconductor.contrib.django.commands import add_target_arguments, backend, duration, target_dsn
 from pyconductor.dsn import redact_dsn
 from pyconductor.migrate import applied_changes, status
@@ -89,7 +88,7 @@ class Command(BaseCommand):
                 good.append(f"{len(serving)} live worker(s){where}")
             else:
                 problems.append(f"no live worker{where} (none seen within {format_duration(seen_within)})")
-            overdue = cur.execute(django_queries.OVERDUE_SCHEDULES, {"grace": grace}).fetchall()
+            overdue = cur.execute(queries.OVERDUE_SCHEDULES, {"grace": grace}).fetchall()
             if overdue:
                 names = ", ".join(f"{s['name']} ({format_duration(s['overdue'])} late)" for s in overdue[:5])
                 problems.append(f"{len(overdue)} schedule(s) overdue: {names}")
