@@ -1047,7 +1047,7 @@ def create_app(
         if not name:
             return PlainTextResponse("400 bad request: no schedule name", status_code=400)
         if what == "run":
-            row, notice = await operate(queries.DASHBOARD_FIRE_SCHEDULE, {"name": name}, f"run schedule {name}")
+            row, notice = await operate(queries.FIRE_SCHEDULE, {"name": name}, f"run schedule {name}")
             if not notice:  # it fired: the row is its task's
                 assert row is not None
                 notice = f"Schedule {name} fired: task {row['task_id']}."
@@ -1064,7 +1064,7 @@ def create_app(
         if isinstance(checked, Response):
             return checked
         what, queue = request.path_params["action"], checked.get("queue", "")
-        query = {"pause": queries.DASHBOARD_PAUSE_QUEUE, "resume": queries.DASHBOARD_RESUME_QUEUE}.get(what)
+        query = {"pause": queries.PAUSE_QUEUE, "resume": queries.RESUME_QUEUE}.get(what)
         if query is None:
             return PlainTextResponse("404 not found", status_code=404)
         if not queue:

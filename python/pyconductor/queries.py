@@ -121,13 +121,9 @@ DASHBOARD_LEADERS = "select * from conductor.leaders()"
 # due, by schedule_fires_by_schedule (schedule_name, due_at): a manual fire's due_at is when it was asked
 DASHBOARD_SCHEDULES = "select s.name, s.cron, s.timezone, s.kind, s.queue, s.enabled, s.next_due_at, s.last_error, s.last_error_at, f.fired_at as last_fired_at, f.task_id as last_fire_task_id, f.manual as last_fire_manual from conductor.list_schedules() s left join lateral (select f.fired_at, f.task_id, f.manual from conductor.schedule_fires f where f.schedule_name = s.name order by f.due_at desc limit 1) f on true order by s.name limit %(limit)s"
 DASHBOARD_ENABLE_SCHEDULE = "select (conductor.enable_schedule(name => %(name)s, enabled => %(enabled)s)).name"
-DASHBOARD_FIRE_SCHEDULE = "select conductor.fire_schedule(name => %(name)s) as task_id"
-# queue controls: true when the call changed the queue's state
 DASHBOARD_PAUSED_QUEUES = (
     "select queue, paused_at, paused_by from conductor.paused_queues order by queue limit %(limit)s"
 )
-DASHBOARD_PAUSE_QUEUE = "select conductor.pause_queue(queue => %(queue)s) as changed"
-DASHBOARD_RESUME_QUEUE = "select conductor.resume_queue(queue => %(queue)s) as changed"
 # the handler log lines of some attempts (each at most settings.max_log_bytes)
 DASHBOARD_ATTEMPT_LOGS = "select attempt_id, lines, dropped from conductor.attempt_logs where attempt_id = any(%(attempt_ids)s::bigint[]) order by attempt_id"
 # live updates (/events): one session of the dashboard listens on the event bus for topic 'tasks'
@@ -136,7 +132,7 @@ DASHBOARD_LISTEN_BUS = "listen conductor_bus"
 DASHBOARD_SUBSCRIBE = "select conductor.subscribe(topics => %(topics)s::text[])"
 DASHBOARD_UNSUBSCRIBE = "select conductor.unsubscribe(topics => %(topics)s::text[])"
 
-# -- operations (pyconductor.ops: stats, health, prune, tasks, status) --------------
+# -- operations (pyconductor.commands.ops: stats, health, prune, tasks, status) -----
 # stats(): one row per queue; its last column, unrunnable, counts the queue's queued
 # tasks that no live worker can run (none serves both the queue and the kind)
 STATS = "select * from conductor.stats()"
@@ -151,3 +147,19 @@ LEADERS = "select * from conductor.leaders()"
 # again for up to hold when a holder inside a transaction might be one
 FOREIGN_LOCK_HOLDERS = "select pid, usename, application_name, key_space, label, locks, mode, idle, reason from conductor.foreign_lock_holders(hold => %(hold)s::interval)"
 LIVE_WORKERS = "select w.*, conductor.now() - w.last_seen_at as last_seen_ago from conductor.workers w where w.last_seen_at > conductor.now() - %(seen_within)s::interval order by w.id"
+
+# -- operations commands (pyconductor.commands.controls, .schedules; the dashboard) ----
+# admin calls; the database validates (QC104 a bad queue name, QC101 a bad kind, QC106 a bad limit).
+# pause and resume: true when the call changed the queue's state
+PAUSE_QUEUE = "select conductor.pause_queue(queue => %(queue)s) as changed"
+RESUME_QUEUE = "select conductor.resume_queue(queue => %(queue)s) as changed"
+# per_second NULL: no limit; burst NULL: max(1, per_second)
+SET_RATE_LIMIT = "select conductor.set_rate_limit(queue => %(queue)s::text, kind => %(kind)s::text, per_second => %(per_second)s::float8, burst => %(burst)s::float8)"
+# one task now, counted as a fire; the schedule's next due time is unchanged
+FIRE_SCHEDULE = "select conductor.fire_schedule(name => %(name)s) as task_id"
+
+# -- dev tools (pyconductor.dev.demo: the demo's progress and its summary) ---------
+# what the demo's queues hold: finished, failed for good, and retries taken so far
+DEMO_PROGRESS = "select count(*) filter (where status not in ('queued', 'running', 'waiting')) as finished, count(*) filter (where status in ('failed', 'dead')) as failed, coalesce(sum(greatest(attempt - 1, 0)), 0) as retries from conductor.tasks where queue = any(%(queues)s)"
+# every task of the demo's queues, with its attempts counted (times as epoch seconds)
+DEMO_TASKS = "select t.id, t.kind, t.status::text, t.attempt, extract(epoch from t.enqueued_at)::float8, extract(epoch from t.finished_at)::float8, (select count(*) from conductor.attempts a where a.task_id = t.id) from conductor.tasks t where t.queue = any(%(queues)s)"
