@@ -108,15 +108,12 @@ LIST_SCHEDULES = "select * from conductor.list_schedules()"
 # -- dashboard and worker endpoints --------------------------------------------------
 # Every page query is index-backed and bounded: list_tasks is keyset on the primary
 # key; a run's tasks come by tasks_run (root_id), their attempts by attempts_task.
-DASHBOARD_STATS = "select * from conductor.stats()"
-DASHBOARD_LIST_TASKS = 'select * from conductor.list_tasks(status => %(status)s, queue => %(queue)s, kind => %(kind)s, before_id => %(before_id)s, "limit" => %(limit)s)'
 DASHBOARD_RUN_TASKS = "select id, parent_id, root_id, queue, kind, status, attempt, max_attempts, error, result, enqueued_at, started_at, finished_at from conductor.tasks where root_id = %(root_id)s and parent_id is not null order by id limit %(limit)s"
 # numbered 1..n in claim order per task (number: what a person reads as the attempt's #)
 DASHBOARD_ATTEMPTS = "select * from conductor.list_attempts(task_ids => %(task_ids)s::bigint[])"
 DASHBOARD_HAS_STEPS = "select to_regclass('conductor.steps') is not null as has_steps"
 DASHBOARD_STEPS = "select task_id, name, result, attempt_id, saved_at from conductor.steps where task_id = any(%(task_ids)s::bigint[]) order by task_id, saved_at limit %(limit)s"
 DASHBOARD_WORKERS = "select id, host, pid, queues, concurrency, roles, version, started_at, last_seen_at from conductor.workers order by id limit 200"
-DASHBOARD_LEADERS = "select * from conductor.leaders()"
 # schedules page: every schedule (list_schedules) with its latest fire, manual ("Run now") or
 # due, by schedule_fires_by_schedule (schedule_name, due_at): a manual fire's due_at is when it was asked
 DASHBOARD_SCHEDULES = "select s.name, s.cron, s.timezone, s.kind, s.queue, s.enabled, s.next_due_at, s.last_error, s.last_error_at, f.fired_at as last_fired_at, f.task_id as last_fire_task_id, f.manual as last_fire_manual from conductor.list_schedules() s left join lateral (select f.fired_at, f.task_id, f.manual from conductor.schedule_fires f where f.schedule_name = s.name order by f.due_at desc limit 1) f on true order by s.name limit %(limit)s"

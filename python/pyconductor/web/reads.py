@@ -110,15 +110,15 @@ class DashboardData:
 
     def queues(self) -> QueuesView:
         return QueuesView(
-            stats=self._rows(queries.DASHBOARD_STATS),
+            stats=self._rows(queries.STATS),
             paused={r["queue"]: r for r in self._rows(queries.DASHBOARD_PAUSED_QUEUES, {"limit": SCHEDULES_LIMIT})},
             workers=self._rows(queries.DASHBOARD_WORKERS),
-            leaders=self._rows(queries.DASHBOARD_LEADERS),
+            leaders=self._rows(queries.LEADERS),
         )
 
     def runs(self, status: str | None, queue: str | None, kind: str | None, before: int | None,
              limit: int) -> RunsView:  # fmt: skip
-        rows = self._rows(queries.DASHBOARD_LIST_TASKS, {
+        rows = self._rows(queries.LIST_TASKS, {
             "status": status, "queue": queue, "kind": kind, "before_id": before, "limit": limit + 1,
         })  # fmt: skip
         return RunsView(rows[:limit], more=len(rows) > limit)
