@@ -29,7 +29,7 @@ DURATION=${BENCH_DURATION:-10}
 ROUNDS=${BENCH_ROUNDS:-2}
 CLIENTS=${BENCH_CLIENTS:-2}
 [[ -x $PY ]] || { echo "keys: no $PY; run scripts/install-deps.sh (make deps)" >&2; exit 1; }
-BINDIR=$($PY -c 'from pyconductor.devdb import find_bindir; print(find_bindir())')
+BINDIR=$($PY -c 'from pyconductor.dev.devdb import find_bindir; print(find_bindir())')
 
 work=$(mktemp -d /tmp/conductor-keys.XXXXXX)
 chmod 755 "$work"

@@ -17,7 +17,7 @@ TAG=${BENCH_TAG:-@v0.1.0}
 DURATION=${BENCH_DURATION:-6}
 ROUNDS=${BENCH_ROUNDS:-3}
 [[ -x $PY ]] || { echo "releases: no $PY; run scripts/install-deps.sh (make deps)" >&2; exit 1; }
-BINDIR=$($PY -c 'from pyconductor.devdb import find_bindir; print(find_bindir())')
+BINDIR=$($PY -c 'from pyconductor.dev.devdb import find_bindir; print(find_bindir())')
 
 work=$(mktemp -d /tmp/conductor-releases.XXXXXX)
 chmod 755 "$work"

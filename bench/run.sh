@@ -51,7 +51,7 @@ SINGLE_FILL=${BENCH_SINGLE_FILL:-$(( 8000 * DURATION ))}
 BATCH_FILL=${BENCH_BATCH_FILL:-$(( 40000 * DURATION ))}
 
 [[ -x $PY ]] || { echo "bench: no $PY; run scripts/install-deps.sh (make deps)" >&2; exit 1; }
-BINDIR=$($PY -c 'from pyconductor.devdb import find_bindir; print(find_bindir())')
+BINDIR=$($PY -c 'from pyconductor.dev.devdb import find_bindir; print(find_bindir())')
 PSQL=("$BINDIR/psql" -X -q -v ON_ERROR_STOP=1)
 PGBENCH=$BINDIR/pgbench
 

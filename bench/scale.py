@@ -32,7 +32,7 @@ from pathlib import Path
 import psycopg
 
 from pyconductor import Conductor, Worker
-from pyconductor.devdb import find_bindir
+from pyconductor.dev.devdb import find_bindir
 
 ROOT = Path(__file__).resolve().parent.parent
 QUEUE = "bench"

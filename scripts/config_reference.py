@@ -175,7 +175,7 @@ def generate(dsn: str) -> tuple[str, list[str]]:
 
 def _generate_in_throwaway_cluster() -> tuple[str, list[str]]:
     sys.path.insert(0, str(REPO / "python"))
-    from pyconductor.devdb import throwaway_cluster
+    from pyconductor.dev.devdb import throwaway_cluster
     from pyconductor.migrate import migrate
 
     with throwaway_cluster(dbname="configuration") as db:

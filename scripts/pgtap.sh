@@ -5,7 +5,7 @@
 # non-zero on any failure.
 #
 # Server: a throwaway cluster (pyconductor devdb, temp dir, stopped on exit)
-# of the binaries pyconductor.devdb.find_bindir() picks ($CONDUCTOR_PG_BINDIR
+# of the binaries pyconductor.dev.devdb.find_bindir() picks ($CONDUCTOR_PG_BINDIR
 # first: make test-pg18 sets it), or the server at $CONDUCTOR_TEST_DSN (a URL
 # whose user may create databases). The log names the server's version.
 # Needs scripts/install-deps.sh to have run (.venv, sqitch, pg_prove, pgTAP).
@@ -67,7 +67,7 @@ user = info.get("user") or ""
 password = info.get("password") or ""
 socket_host = host
 if not external:
-    from pyconductor.devdb import DevDB
+    from pyconductor.dev.devdb import DevDB
     socket_host = DevDB(datadir).conninfo()["host"]
 userinfo = quote(user, safe="") + (":" + quote(password, safe="") if password else "")
 tcp_host = host if not host.startswith("/") else ""

@@ -12,7 +12,7 @@ reviewer sees every schema change as a diff of one file, and a test
     .venv/bin/python scripts/schema_dump.py --check    # exit 1 when the file is stale
     ... --dsn postgresql://...                         # read this migrated database
 
-Without ``--dsn`` it starts a throwaway cluster (pyconductor.devdb), deploys
+Without ``--dsn`` it starts a throwaway cluster (pyconductor.dev.devdb), deploys
 into it, and removes it on exit. The file is PostgreSQL 15's dump (the oldest
 version supported, the one make test's main run uses): another major version
 prints the same schema differently, so on another server ``--check`` only
@@ -71,7 +71,7 @@ def _python_path() -> None:
 
 def _generate_in_throwaway_cluster() -> tuple[str, int]:
     _python_path()
-    from pyconductor.devdb import throwaway_cluster
+    from pyconductor.dev.devdb import throwaway_cluster
     from pyconductor.migrate import migrate
 
     with throwaway_cluster(dbname="dump") as db:
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.dsn:
         _python_path()
-        from pyconductor.devdb import find_bindir
+        from pyconductor.dev.devdb import find_bindir
 
         dump, major = generate(args.dsn, find_bindir() / "pg_dump"), server_major(args.dsn)
     else:

@@ -20,7 +20,7 @@ without one fails the checks.
     .venv/bin/python scripts/sql_reference.py --check    # exit 1 when the file is stale
     ... --dsn postgresql://...                           # read this migrated database
 
-Without ``--dsn`` it starts a throwaway cluster (pyconductor.devdb), deploys
+Without ``--dsn`` it starts a throwaway cluster (pyconductor.dev.devdb), deploys
 the working tree's sqitch.plan into it, and removes it on exit. Exit 1 also
 when a check fails: a function (public or internal) without a comment, a
 public function missing from GROUPS below, an internal helper granted to a
@@ -357,7 +357,7 @@ def generate(dsn: str) -> tuple[str, list[Function]]:
 
 def _generate_in_throwaway_cluster() -> tuple[str, list[Function]]:
     sys.path.insert(0, str(REPO / "python"))
-    from pyconductor.devdb import throwaway_cluster
+    from pyconductor.dev.devdb import throwaway_cluster
     from pyconductor.migrate import migrate
 
     with throwaway_cluster(dbname="reference") as db:

@@ -2,8 +2,9 @@
 
 Each subcommand is one function decorated with ``@subcommand``: it receives
 the subparsers object, adds its parser, and sets ``func`` (the function that
-runs it, taking the parsed namespace and returning an exit code). Adding a
-subcommand is writing one such function.
+runs it, taking the parsed namespace and returning an exit code). This module
+only parses: the runners live in :mod:`pyconductor.commands`, one module per
+area. Adding a subcommand is writing one such function and its runner.
 
 Every flag can also be set by an environment variable, declared with
 ``env_arg`` and shown in ``--help`` as ``[env CONDUCTOR_...]``.
@@ -16,15 +17,20 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from pyconductor import defaults
-from pyconductor.cliutil import default_dsn, fail, resolve_dsn
+from pyconductor.commands import ops
+from pyconductor.commands.controls import run_pause, run_rate_limit, run_resume
+from pyconductor.commands.dev import parse_setting, run_demo, run_devdb
+from pyconductor.commands.enqueue import run_enqueue
+from pyconductor.commands.migrate import MIGRATE_DRIFTED, MIGRATE_PENDING, run_migrate
+from pyconductor.commands.schedules import run_scheduler, run_schedules
+from pyconductor.commands.serve import run_serve
+from pyconductor.commands.web import run_dashboard
+from pyconductor.commands.worker import run_worker
+from pyconductor.durations import parse_duration
 from pyconductor.version import __version__
-
-if TYPE_CHECKING:
-    from pyconductor.client import Conductor
-    from pyconductor.worker import Worker
 
 Handler = Callable[[argparse.Namespace], int]
 ParserFactory = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
@@ -72,69 +78,12 @@ def _allowed_hosts_arg(p: argparse.ArgumentParser, server: str) -> None:
     )  # fmt: skip
 
 
-def _allowed_hosts(args: argparse.Namespace) -> list[str]:
-    """--allowed-host values and $CONDUCTOR_ALLOWED_HOSTS together."""
-    from pyconductor.access import parse_hosts
-
-    return parse_hosts([os.environ.get("CONDUCTOR_ALLOWED_HOSTS"), *(args.allowed_hosts or [])])
-
-
-def _token(token: str | None, token_file: Path | None, flag: str) -> str | None:
-    """The token given by ``flag`` (or its environment variable) or read from
-    ``flag``-file; ValueError when both are given or the file is no good."""
-    from pyconductor.access import read_token_file
-
-    if token and token_file:
-        raise ValueError(f"give one of {flag} and {flag}-file, not both")
-    return read_token_file(token_file) if token_file else (token or None)
-
-
 # -- devdb -----------------------------------------------------------------------
-
-
-def _setting(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected name=value, got {text!r}")
-    return name.strip(), value.strip()
-
-
-def _run_devdb(args: argparse.Namespace) -> int:
-    from pyconductor.devdb import DevDB, DevDBError
-
-    env_settings = [_setting(s) for s in os.environ.get("CONDUCTOR_DEVDB_SETTINGS", "").split(",") if s.strip()]
-    db = DevDB(args.datadir, settings=dict(env_settings + (args.settings or [])))
-    try:
-        if args.action == "start":
-            was_running = db.running
-            url = db.start(args.dbname)
-            if not was_running:
-                print(f"started PostgreSQL in {db.datadir} (log {db.logfile})", file=sys.stderr)
-            print(url)
-        elif args.action == "stop":
-            print("stopped" if db.stop() else f"not running: {db.datadir}", file=sys.stderr)
-        elif args.action == "status":
-            print(db.status())
-            return 0 if db.running else 3
-        elif args.action == "url":
-            if not db.initialized:
-                return fail(f"no development cluster in {db.datadir}; run `pyconductor devdb start`")
-            print(db.url(args.dbname))
-        elif args.action == "env":
-            if not db.running:
-                return fail(f"development cluster in {db.datadir} is not running")
-            info = db.conninfo(args.dbname)
-            for key, var in (("host", "PGHOST"), ("port", "PGPORT"), ("user", "PGUSER"), ("dbname", "PGDATABASE")):
-                print(f"export {var}={info[key]}")
-            print(f"export CONDUCTOR_DEVDB_URL={db.url(args.dbname)}")
-    except DevDBError as exc:
-        return fail(str(exc))
-    return 0
 
 
 @subcommand
 def add_devdb_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor.devdb import DEFAULT_DBNAME
+    from pyconductor.dev.devdb import DEFAULT_DBNAME
 
     p = subparsers.add_parser(
         "devdb",
@@ -153,66 +102,14 @@ def add_devdb_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     env_arg(p, "--dbname", env="CONDUCTOR_DEVDB_NAME", default=DEFAULT_DBNAME,
             help="database to create on start and to name in the URL (default: %(default)s)")  # fmt: skip
     p.add_argument(
-        "-c", "--set", dest="settings", action="append", type=_setting, metavar="NAME=VALUE",
+        "-c", "--set", dest="settings", action="append", type=parse_setting, metavar="NAME=VALUE",
         help="extra server setting, repeatable, kept for later starts "
         "[env CONDUCTOR_DEVDB_SETTINGS, comma-separated]",
     )  # fmt: skip
-    p.set_defaults(func=_run_devdb)
+    p.set_defaults(func=run_devdb)
 
 
 # -- migrate ---------------------------------------------------------------------
-
-
-# Exit codes of `pyconductor migrate --check`, beside 0 (up to date) and 1 (could not check).
-MIGRATE_PENDING = 3
-MIGRATE_DRIFTED = 4
-
-
-def _run_migrate(args: argparse.Namespace) -> int:
-    from pyconductor.devdb import DevDBError
-    from pyconductor.dsn import redact_dsn
-    from pyconductor.migrate import DriftError, MigrateError, migrate, status
-
-    dsn = args.dsn
-    if not dsn:
-        try:
-            dsn = default_dsn()
-        except DevDBError:
-            dsn = None
-        if not dsn:
-            return fail(
-                "no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL), "
-                "or start the development cluster with `pyconductor devdb start`"
-            )
-    try:
-        if args.check:
-            state = status(dsn, plan_path=args.plan, sql_dir=args.sql_dir, to=args.to)
-            for change in state.drifted:
-                print(f"  ! {change.key}: deployed script differs from the plan's")
-            for change in state.pending:
-                print(f"  + {change.key}: pending")
-            if state.drifted:
-                print(f"drifted: {len(state.drifted)} change(s); `pyconductor migrate` will refuse")
-                return MIGRATE_DRIFTED
-            if state.pending:
-                print(f"pending: {len(state.pending)} change(s); run `pyconductor migrate`")
-                return MIGRATE_PENDING
-            print("up to date")
-            return 0
-        migrate(dsn, plan_path=args.plan, sql_dir=args.sql_dir, to=args.to, lock_wait=args.lock_wait,
-                progress=lambda line: print(line, flush=True))  # fmt: skip
-    except DriftError as exc:
-        for change in exc.drifted:
-            print(f"  ! {change.key}: deployed script differs from the plan's", file=sys.stderr)
-        fail(str(exc))
-        return MIGRATE_DRIFTED
-    except MigrateError as exc:
-        return fail(redact_dsn(str(exc)))
-    except Exception as exc:  # connection errors and the like: one clear line, no password
-        if exc.__class__.__module__.startswith("psycopg"):
-            return fail(redact_dsn(f"cannot migrate {dsn}: {' '.join(str(exc).split())}"))
-        raise
-    return 0
 
 
 @subcommand
@@ -239,71 +136,10 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     p.add_argument("--check", action="store_true",
                    help=f"change nothing; exit 0 when up to date, {MIGRATE_PENDING} when changes are "
                    f"pending, {MIGRATE_DRIFTED} when deployed scripts drifted, 1 when it cannot tell")  # fmt: skip
-    p.set_defaults(func=_run_migrate)
+    p.set_defaults(func=run_migrate)
 
 
 # -- worker and enqueue ----------------------------------------------------------------
-
-
-def load_app(spec: str) -> Any:
-    """Import ``module:attr`` (``module`` alone means ``module:app``), with the
-    current directory on sys.path so ``examples.x:app`` works from the repo."""
-    import importlib
-
-    module_name, _, attr = spec.partition(":")
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    module = importlib.import_module(module_name)
-    obj: Any = module
-    for part in (attr or "app").split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _exit(code: int, *, abandoned: int) -> int:
-    """``code``, or, when handlers were abandoned at stop, leave the process at
-    once with it: they still run in threads the interpreter would wait for at
-    exit, and their tasks are back in the queue."""
-    if abandoned:
-        import logging
-
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
-
-
-def _app_and_endpoints(args: argparse.Namespace) -> tuple[Conductor, tuple[str, int] | None, str | None] | str:
-    """What `worker` and `serve` both read: the app (--app), the /health and
-    /metrics address (--http) and its token; or the message of what is wrong."""
-    from pyconductor.client import Conductor
-
-    http_addr = None
-    if args.http:
-        from pyconductor.endpoints import parse_hostport
-
-        try:
-            http_addr = parse_hostport(args.http)
-        except ValueError as exc:
-            return f"--http: {exc}"
-    try:
-        metrics_token = _token(args.metrics_token, args.metrics_token_file, "--metrics-token")
-    except ValueError as exc:
-        return str(exc)
-    try:
-        app = load_app(args.app)
-    except (ImportError, AttributeError) as exc:
-        return f"cannot load app {args.app!r}: {exc}"
-    if not isinstance(app, Conductor):
-        return f"{args.app} is a {type(app).__name__}, not a pyconductor.Conductor"
-    return app, http_addr, metrics_token
-
-
-def _setup_logging(level: str, log_format: str = "text") -> None:
-    from pyconductor.logs import setup_logging
-
-    setup_logging(level, log_format)
 
 
 def _log_format_arg(p: argparse.ArgumentParser) -> None:
@@ -319,159 +155,6 @@ def _env_flag(value: str) -> bool:
     if lowered in ("0", "false", "no", "off", ""):
         return False
     raise argparse.ArgumentTypeError(f"expected a boolean, got {value!r}")
-
-
-def _csv(text: str | None) -> list[str] | None:
-    """``a, b,,c`` -> ``["a", "b", "c"]``; None when nothing is named."""
-    return [part.strip() for part in (text or "").split(",") if part.strip()] or None
-
-
-def _run_worker(args: argparse.Namespace) -> int:
-    _setup_logging(args.log_level, args.log_format)
-    if not args.app:
-        return fail("no app given: pass --app module:attr (or set CONDUCTOR_APP)")
-    if args.no_workers and args.no_scheduler:
-        return fail("--no-workers and --no-scheduler together leave nothing to run")
-    if args.processes < 1:
-        return fail(f"--processes must be 1 or more, got {args.processes}")
-    if args.processes > 1:
-        if args.no_workers:
-            return fail("--processes starts task workers; with --no-workers there is nothing for them to do")
-        return _run_supervisor(args)
-    return _run_single_worker(args)
-
-
-def _run_single_worker(args: argparse.Namespace) -> int:
-    from pyconductor.dsn import redact_dsn
-    from pyconductor.errors import ConductorError
-    from pyconductor.link import DirectConnectionNeeded
-    from pyconductor.worker import Worker
-
-    found = _app_and_endpoints(args)
-    if isinstance(found, str):
-        return fail(found)
-    app, http_addr, metrics_token = found
-    dsn = args.dsn or app.dsn
-    supervised = args.supervisor_fd is not None
-    try:
-        worker = Worker(
-            app, _csv(args.queues), args.concurrency, kinds=_csv(args.kinds), dsn=dsn, lease=args.lease,
-            heartbeat_interval=args.heartbeat, poll_interval=args.poll, reap_interval=args.reap,
-            shutdown_grace=args.shutdown_grace, cancel_grace=args.cancel_grace, worker_id=args.worker_id,
-            process_tasks=not args.no_workers, run_scheduler=not args.no_scheduler, tick_interval=args.tick_interval,
-            exit_on_stuck=supervised,  # a child with a stuck handler thread exits 3: its supervisor replaces it
-            pooler=args.pooler, prefetch=args.prefetch,
-        )  # fmt: skip
-    except (ValueError, DirectConnectionNeeded) as exc:  # kinds the app does not register, and the like
-        return fail(str(exc))
-    server = None
-    if http_addr is not None:
-        from pyconductor.endpoints import EndpointServer
-
-        try:
-            server = EndpointServer(worker, *http_addr, allowed_hosts=_allowed_hosts(args),
-                                    token=metrics_token).start()  # fmt: skip
-        except OSError as exc:
-            return fail(f"--http {args.http}: cannot listen: {exc}")
-    reporter = None
-    if supervised:
-        from pyconductor.supervisor import ChildReporter
-
-        reporter = ChildReporter(worker, args.supervisor_fd, outcomes=args.supervisor_outcomes).start()
-    try:
-        code = worker.run()
-    except ConductorError as exc:  # DatabaseUnusable, SchemaMismatch, options the database refuses
-        return fail(redact_dsn(str(exc)))
-    finally:
-        if server is not None:
-            server.stop()
-        if reporter is not None:
-            reporter.stop()
-    return _exit(code, abandoned=worker.abandoned)
-
-
-# The worker flags a --processes child is given as its supervisor got them; the
-# others are the supervisor's own (a test checks that each flag is in one set).
-CHILD_FLAGS = {
-    "app": "--app", "queues": "--queues", "kinds": "--kinds", "concurrency": "--concurrency",
-    "lease": "--lease", "heartbeat": "--heartbeat", "poll": "--poll", "reap": "--reap",
-    "shutdown_grace": "--shutdown-grace", "cancel_grace": "--cancel-grace", "log_level": "--log-level",
-    "log_format": "--log-format",
-    "tick_interval": "--tick-interval", "no_scheduler": "--no-scheduler", "no_workers": "--no-workers",
-    "pooler": "--pooler", "prefetch": "--prefetch",
-}  # fmt: skip
-SUPERVISOR_FLAGS = {"processes", "http", "metrics_token", "metrics_token_file", "allowed_hosts", "dsn", "worker_id",
-                    "supervisor_fd", "supervisor_outcomes"}  # fmt: skip
-# What a child must not read from the supervisor's environment: it would start
-# supervisors, or a second server on the supervisor's port.
-SUPERVISOR_ENV = ("CONDUCTOR_PROCESSES", "CONDUCTOR_WORKER_HTTP", "CONDUCTOR_METRICS_TOKEN",
-                  "CONDUCTOR_METRICS_TOKEN_FILE", "CONDUCTOR_ALLOWED_HOSTS")  # fmt: skip
-
-
-def child_argv(args: argparse.Namespace, slot: int, start: int) -> list[str]:
-    """The ``pyconductor worker`` arguments of a --processes child. The DSN goes
-    through the environment (``child_env``), never the command line (ps shows it);
-    ``--worker-id W`` becomes ``W-<slot>.<start>``."""
-    argv: list[str] = []
-    for dest, flag in CHILD_FLAGS.items():
-        value = getattr(args, dest)
-        if isinstance(value, bool):
-            argv += [flag, "1" if value else "0"]
-        elif value is not None:
-            argv += [flag, str(value)]
-    if args.worker_id:
-        argv += ["--worker-id", f"{args.worker_id}-{slot}.{start}"]
-    return argv
-
-
-def child_env(args: argparse.Namespace, environ: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in (os.environ if environ is None else environ).items() if k not in SUPERVISOR_ENV}
-    if args.dsn:
-        env["CONDUCTOR_DSN"] = str(args.dsn)
-        env.pop("DATABASE_URL", None)
-    return env
-
-
-def _run_supervisor(args: argparse.Namespace) -> int:
-    from pyconductor.profile import profile_from
-    from pyconductor.supervisor import Supervisor
-
-    try:
-        metrics_token = _token(args.metrics_token, args.metrics_token_file, "--metrics-token")
-    except ValueError as exc:
-        return fail(str(exc))
-    http_addr = None
-    dsn = args.dsn
-    if args.http:
-        from pyconductor.endpoints import parse_hostport
-
-        try:
-            http_addr = parse_hostport(args.http)
-        except ValueError as exc:
-            return fail(f"--http: {exc}")
-        if not dsn:  # /health probes the database: the app's DSN, as the children use it
-            try:
-                dsn = load_app(args.app).dsn
-            except (ImportError, AttributeError) as exc:
-                return fail(f"cannot load app {args.app!r}: {exc}")
-    supervisor = Supervisor(args.processes, lambda slot, start: child_argv(args, slot, start), env=child_env(args),
-                            queues=_csv(args.queues), concurrency=args.concurrency, dsn=dsn,
-                            outcomes=http_addr is not None, profile=profile_from(args.pooler))  # fmt: skip
-    server = None
-    if http_addr is not None:
-        from pyconductor.endpoints import EndpointServer
-
-        try:
-            # the fleet offers the Worker attributes the server reads (duck-typed)
-            server = EndpointServer(cast("Worker", supervisor.fleet), *http_addr, dsn=dsn,
-                                    allowed_hosts=_allowed_hosts(args), token=metrics_token).start()  # fmt: skip
-        except OSError as exc:
-            return fail(f"--http {args.http}: cannot listen: {exc}")
-    try:
-        return supervisor.run()
-    finally:
-        if server is not None:
-            server.stop()
 
 
 def _worker_args(p: argparse.ArgumentParser, worker_id_help: str = "") -> None:
@@ -567,50 +250,7 @@ def add_worker_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     # A --processes child's end of the pipe to its supervisor (pyconductor.supervisor).
     p.add_argument("--supervisor-fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--supervisor-outcomes", action="store_true", help=argparse.SUPPRESS)
-    p.set_defaults(func=_run_worker)
-
-
-def _run_enqueue(args: argparse.Namespace) -> int:
-    import json
-
-    from pyconductor.client import Conductor
-    from pyconductor.dsn import redact_dsn
-    from pyconductor.errors import ConductorError
-
-    app: Conductor | None = None
-    if args.app:
-        try:
-            loaded = load_app(args.app)
-        except (ImportError, AttributeError) as exc:
-            return fail(f"cannot load app {args.app!r}: {exc}")
-        if isinstance(loaded, Conductor):
-            app = loaded
-    dsn = args.dsn or (app.dsn if app else None) or resolve_dsn(args)
-    if not dsn:
-        return fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
-    try:
-        payload = json.loads(args.payload)
-    except json.JSONDecodeError as exc:
-        return fail(f"--payload is not JSON: {exc}")
-    client = Conductor(dsn, pool_min=1, pool_max=1)
-    if app is not None:
-        client.registry = app.registry  # the kind's registered defaults apply
-    try:
-        with client:
-            task_id = client.enqueue(
-                args.kind, payload, queue=args.queue, priority=args.priority, run_at=args.run_at,
-                max_attempts=args.max_attempts, dedupe_key=args.dedupe_key, concurrency_key=args.concurrency_key,
-                parent_id=args.parent, timeout=args.timeout, max_recoveries=args.max_recoveries,
-                backoff_base=args.backoff_base, backoff_factor=args.backoff_factor, backoff_max=args.backoff_max,
-            )  # fmt: skip
-    except ConductorError as exc:
-        return fail(f"{exc} [{exc.sqlstate}]")
-    except Exception as exc:
-        if exc.__class__.__module__.startswith("psycopg"):
-            return fail(f"cannot enqueue: {redact_dsn(str(exc))}")
-        raise
-    print(task_id)
-    return 0
+    p.set_defaults(func=run_worker)
 
 
 @subcommand
@@ -657,39 +297,10 @@ def add_enqueue_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
             help="each retry's delay is the last one's times this, 1-10 (default: the kind's, else 2)")  # fmt: skip
     env_arg(p, "--backoff-max", env="CONDUCTOR_BACKOFF_MAX",
             help="the longest retry delay: seconds or an interval (default: the kind's, else 1 hour)")  # fmt: skip
-    p.set_defaults(func=_run_enqueue)
+    p.set_defaults(func=run_enqueue)
 
 
 # -- scheduler and schedules -------------------------------------------------------
-
-
-def _run_scheduler(args: argparse.Namespace) -> int:
-    import signal
-    import threading
-
-    from pyconductor.scheduler import Scheduler
-
-    _setup_logging(args.log_level, args.log_format)
-    dsn = resolve_dsn(args)
-    if not dsn:
-        return fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
-    if args.tick_interval <= 0:
-        return fail("--tick-interval must be positive")
-    done = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: done.set())
-    from pyconductor.link import DirectConnectionNeeded
-
-    try:
-        scheduler = Scheduler(dsn, tick_interval=args.tick_interval,
-                              use_leader_lock=False if args.no_leader_lock else None, pooler=args.pooler)  # fmt: skip
-    except (ValueError, DirectConnectionNeeded) as exc:
-        return fail(str(exc))
-    scheduler.start()
-    while not done.wait(0.5):
-        pass
-    scheduler.stop()
-    return 0
 
 
 @subcommand
@@ -714,56 +325,7 @@ def add_scheduler_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
             choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
             help="log level (default: %(default)s)")  # fmt: skip
     _log_format_arg(p)
-    p.set_defaults(func=_run_scheduler)
-
-
-SCHEDULE_COLUMNS = ("name", "cron", "timezone", "kind", "queue", "enabled", "next_due_at", "last_due_at",
-                    "declared_by", "last_error")  # fmt: skip
-
-
-def _cell(value: object, width: int = 60) -> str:
-    text = "-" if value is None else " ".join(str(value).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _run_schedules(args: argparse.Namespace) -> int:
-    import json
-
-    import psycopg
-    from psycopg.rows import dict_row
-
-    from pyconductor import queries
-    from pyconductor.dsn import redact_dsn
-
-    if args.action:
-        return _run_schedules_action(args)
-    dsn = resolve_dsn(args)
-    if not dsn:
-        return fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
-    try:
-        with psycopg.connect(dsn, autocommit=True, row_factory=dict_row) as conn:
-            rows = conn.execute(queries.LIST_SCHEDULES).fetchall()
-    except psycopg.Error as exc:
-        return fail(f"cannot list schedules: {redact_dsn(str(exc))}")
-    if args.json:
-        print(json.dumps(rows, default=str, indent=2))
-        return 0
-    table = [[_cell(r[c]) for c in SCHEDULE_COLUMNS] for r in rows]
-    header = [c.upper() for c in SCHEDULE_COLUMNS]
-    widths = [max(len(x) for x in col) for col in zip(header, *table, strict=True)]
-    for line in [header, *table]:
-        print("  ".join(x.ljust(w) for x, w in zip(line, widths, strict=True)).rstrip())
-    return 0
-
-
-def _run_schedules_action(args: argparse.Namespace) -> int:
-    """``schedules run NAME``: one task now (conductor.fire_schedule; admin)."""
-    from pyconductor.ops import _command
-
-    if len(args.action) != 2 or args.action[0] != "run":
-        return fail(f"expected `schedules` or `schedules run NAME`, got `schedules {' '.join(args.action)}`")
-    args.name = args.action[1]
-    return _command(_fire_schedule)(args)
+    p.set_defaults(func=run_scheduler)
 
 
 @subcommand
@@ -779,47 +341,10 @@ def add_schedules_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
             help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the rows as JSON, every column")
     p.add_argument("action", nargs="*", metavar="run NAME", help="fire the schedule NAME now")
-    p.set_defaults(func=_run_schedules)
+    p.set_defaults(func=run_schedules)
 
 
 # -- dashboard -----------------------------------------------------------------------
-
-
-# The modules of the 'dashboard' extra (pyproject.toml): a plain install has none of them.
-DASHBOARD_MODULES = ("starlette", "uvicorn")
-
-
-def _run_dashboard(args: argparse.Namespace) -> int:
-    try:
-        from pyconductor.dashboard import DashboardConfigError, check_bind, serve
-    except ImportError as exc:
-        if not _dashboard_missing(exc):
-            raise
-        fail(f"the dashboard needs the 'dashboard' extra ({exc.name} is not installed): "
-             "pip install 'conductor-pg[dashboard]'")  # fmt: skip
-        return 2
-
-    _setup_logging(args.log_level)
-    try:
-        token = _token(args.token, args.token_file, "--token")
-        check_bind(args.host, token)
-    except (ValueError, DashboardConfigError) as exc:
-        return fail(str(exc))
-    dsn = resolve_dsn(args)
-    if not dsn:
-        return fail("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
-    shown = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"pyconductor dashboard on http://{shown}:{args.port}/" + (" (token required)" if token else ""),
-          file=sys.stderr, flush=True)  # fmt: skip
-    try:
-        serve(dsn, args.host, args.port, token, allowed_hosts=_allowed_hosts(args),
-              session_max_age=int(args.session_max_age.total_seconds()), secure_cookies=args.behind_tls)  # fmt: skip
-    except OSError as exc:
-        return fail(f"cannot listen on {args.host}:{args.port}: {exc}")
-    except KeyboardInterrupt:
-        # Ctrl-C: uvicorn shut down cleanly, then raised the signal again it had caught
-        return 0
-    return 0
 
 
 @subcommand
@@ -843,7 +368,7 @@ def add_dashboard_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
     env_arg(p, "--log-level", env="CONDUCTOR_LOG_LEVEL", default="INFO",
             choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
             help="log level (default: %(default)s)")  # fmt: skip
-    p.set_defaults(func=_run_dashboard)
+    p.set_defaults(func=run_dashboard)
 
 
 def _dashboard_access_args(p: argparse.ArgumentParser) -> None:
@@ -853,96 +378,15 @@ def _dashboard_access_args(p: argparse.ArgumentParser) -> None:
             "line it shows in ps: prefer the environment variable or --token-file")  # fmt: skip
     env_arg(p, "--token-file", env="CONDUCTOR_DASHBOARD_TOKEN_FILE", type=Path, metavar="PATH",
             help="read the token from this file (surrounding white space removed)")  # fmt: skip
-    env_arg(p, "--session-max-age", env="CONDUCTOR_DASHBOARD_SESSION_MAX_AGE", type=_duration,
-            default=_duration("12h"), metavar="DURATION",
+    env_arg(p, "--session-max-age", env="CONDUCTOR_DASHBOARD_SESSION_MAX_AGE", type=parse_duration,
+            default=parse_duration("12h"), metavar="DURATION",
             help="how long a login lasts, e.g. 12h or 30m (default: 12h)")  # fmt: skip
     env_arg(p, "--behind-tls", env="CONDUCTOR_DASHBOARD_BEHIND_TLS", type=_env_flag, default=False, nargs="?",
             const=True, metavar="0|1", help="mark cookies Secure: a TLS proxy serves the dashboard (they are "
             "Secure anyway when the request came over TLS)")  # fmt: skip
 
 
-def _dashboard_missing(exc: ImportError) -> bool:
-    """Whether ``exc`` says a module of the 'dashboard' extra is not installed."""
-    return (exc.name or "").partition(".")[0] in DASHBOARD_MODULES
-
-
 # -- serve ---------------------------------------------------------------------------
-
-# `serve`'s exit code for a role set it cannot run (an unknown role, the web role without its extra)
-SERVE_USAGE = 2
-
-
-def _run_serve(args: argparse.Namespace) -> int:
-    from pyconductor.dsn import redact_dsn
-    from pyconductor.errors import ConductorError
-    from pyconductor.serve import Node, WebOptions, parse_roles
-
-    _setup_logging(args.log_level, args.log_format)
-    try:
-        roles = parse_roles(args.role)
-    except ValueError as exc:
-        fail(f"--role: {exc}")
-        return SERVE_USAGE
-    if not args.app:
-        return fail("no app given: pass --app module:attr (or set CONDUCTOR_APP); "
-                    "`pyconductor dashboard` serves the dashboard alone")  # fmt: skip
-    web = None
-    if "web" in roles:
-        try:
-            from pyconductor.dashboard import DashboardConfigError, check_bind
-        except ImportError as exc:
-            if not _dashboard_missing(exc):
-                raise
-            fail(f"the web role needs the 'dashboard' extra ({exc.name} is not installed): pip install "
-                 "'conductor-pg[dashboard]', or leave the role out: "
-                 f"--role {','.join(r for r in roles if r != 'web')}")  # fmt: skip
-            return SERVE_USAGE
-        try:
-            token = _token(args.token, args.token_file, "--token")
-            check_bind(args.http_host, token)
-        except (ValueError, DashboardConfigError) as exc:
-            return fail(str(exc))
-        web = WebOptions(args.http_host, args.http_port, token, allowed_hosts=_allowed_hosts(args),
-                         session_max_age=int(args.session_max_age.total_seconds()),
-                         secure_cookies=args.behind_tls)  # fmt: skip
-    found = _app_and_endpoints(args)
-    if isinstance(found, str):
-        return fail(found)
-    app, http_addr, metrics_token = found
-    dsn = args.dsn or app.dsn
-    worker_options = {
-        "queues": _csv(args.queues), "concurrency": args.concurrency, "kinds": _csv(args.kinds), "lease": args.lease,
-        "heartbeat_interval": args.heartbeat, "poll_interval": args.poll, "reap_interval": args.reap,
-        "shutdown_grace": args.shutdown_grace, "cancel_grace": args.cancel_grace, "worker_id": args.worker_id,
-        "tick_interval": args.tick_interval, "pooler": args.pooler,
-    }  # fmt: skip
-    try:
-        node = Node(app, roles, dsn=dsn, worker_options=worker_options, web=web,
-                    retention_interval=args.retention_interval.total_seconds(),
-                    retention_batch=args.retention_batch)  # fmt: skip
-    except (ValueError, RuntimeError) as exc:  # unknown kinds, a bad interval, a role that needs a session
-        return fail(str(exc))
-    server = None
-    if http_addr is not None:
-        from pyconductor.endpoints import EndpointServer
-
-        try:
-            # the node offers the Worker attributes the server reads (duck-typed)
-            server = EndpointServer(cast("Worker", node), *http_addr, dsn=dsn, allowed_hosts=_allowed_hosts(args),
-                                    token=metrics_token,
-                                    schedule_grace=args.schedule_grace.total_seconds()).start()  # fmt: skip
-        except OSError as exc:
-            return fail(f"--http {args.http}: cannot listen: {exc}")
-    try:
-        code = node.run()
-    except ConductorError as exc:  # DatabaseUnusable, SchemaMismatch, options the database refuses
-        return fail(redact_dsn(str(exc)))
-    except RuntimeError as exc:  # the dashboard could not listen
-        return fail(str(exc))
-    finally:
-        if server is not None:
-            server.stop()
-    return _exit(code, abandoned=node.abandoned)
 
 
 @subcommand
@@ -973,37 +417,19 @@ def add_serve_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     _dashboard_access_args(p)
     _endpoint_args(p, ", whatever the roles")
     _allowed_hosts_arg(p, "dashboard and the /health and /metrics server")
-    env_arg(p, "--schedule-grace", env="CONDUCTOR_SCHEDULE_GRACE", type=_duration, default=_duration("1m"),
+    env_arg(p, "--schedule-grace", env="CONDUCTOR_SCHEDULE_GRACE", type=parse_duration, default=parse_duration("1m"),
             metavar="DURATION", help="/health is 503 when an enabled schedule is overdue by more than this, "
             "e.g. 1m (default: 1m)")  # fmt: skip
-    env_arg(p, "--retention-interval", env="CONDUCTOR_RETENTION_INTERVAL", type=_duration,
-            default=_duration(f"{INTERVAL:g}s"), metavar="DURATION",
+    env_arg(p, "--retention-interval", env="CONDUCTOR_RETENTION_INTERVAL", type=parse_duration,
+            default=parse_duration(f"{INTERVAL:g}s"), metavar="DURATION",
             help=f"the maintenance role applies retention this often (default: {INTERVAL:g}s)")  # fmt: skip
     env_arg(p, "--retention-batch", env="CONDUCTOR_RETENTION_BATCH", type=int, default=BATCH,
             help="rows one apply_retention call deletes at most (default: %(default)s)")  # fmt: skip
-    p.set_defaults(func=_run_serve)
+    p.set_defaults(func=run_serve)
 
 
 # -- queue controls: pause, resume, rate-limit --------------------------------------------
-# admin calls; the database validates (QC104 a bad queue name, QC101 a bad kind, QC106 a bad limit)
-
-PAUSE_QUEUE = "select conductor.pause_queue(queue => %(queue)s) as changed"
-RESUME_QUEUE = "select conductor.resume_queue(queue => %(queue)s) as changed"
-SET_RATE_LIMIT = "select conductor.set_rate_limit(queue => %(queue)s::text, kind => %(kind)s::text, per_second => %(per_second)s::float8, burst => %(burst)s::float8)"  # noqa: E501 - one statement a line, as in queries.py
-FIRE_SCHEDULE = "select conductor.fire_schedule(name => %(name)s) as task_id"
-
-
-def _pause(args: argparse.Namespace, conn: Any) -> int:
-    paused = conn.execute(PAUSE_QUEUE, {"queue": args.queue}).fetchone()["changed"]
-    print(f"queue {args.queue} paused: nothing is claimed from it, its tasks stay queued (`pyconductor resume "
-          f"{args.queue}` resumes it)" if paused else f"queue {args.queue} was paused already")  # fmt: skip
-    return 0
-
-
-def _resume(args: argparse.Namespace, conn: Any) -> int:
-    resumed = conn.execute(RESUME_QUEUE, {"queue": args.queue}).fetchone()["changed"]
-    print(f"queue {args.queue} resumed" if resumed else f"queue {args.queue} was not paused")
-    return 0
+# admin calls (pyconductor.commands.controls); the database validates what they are given
 
 
 def _rate(text: str) -> float | None:
@@ -1019,29 +445,8 @@ def _rate(text: str) -> float | None:
     return value  # its range is the database's to judge (QC106)
 
 
-def _rate_limit(args: argparse.Namespace, conn: Any) -> int:
-    conn.execute(SET_RATE_LIMIT, {"queue": args.queue, "kind": args.kind, "per_second": args.per_second,
-                                  "burst": args.burst})  # fmt: skip
-    what = f"queue {args.queue}" if args.queue is not None else f"kind {args.kind}"
-    if args.per_second is None:
-        print(f"{what}: no rate limit")
-    else:
-        burst = f", bursts of up to {args.burst:g}" if args.burst is not None else ""
-        print(f"{what}: at most {args.per_second:g} task starts per second across the fleet{burst}")
-    return 0
-
-
-def _fire_schedule(args: argparse.Namespace, conn: Any) -> int:
-    task_id = conn.execute(FIRE_SCHEDULE, {"name": args.name}).fetchone()["task_id"]
-    print(f"schedule {args.name} fired now as task {task_id} (its next due time is unchanged)", file=sys.stderr)
-    print(task_id)
-    return 0
-
-
 @subcommand
 def add_pause_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor.ops import _command
-
     p = subparsers.add_parser(
         "pause", help="pause a queue: nothing is claimed from it, its tasks stay queued (admin)",
         description="conductor.pause_queue(QUEUE): no worker claims from the queue until it is resumed; its "
@@ -1049,25 +454,21 @@ def add_pause_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     )  # fmt: skip
     p.add_argument("queue", metavar="QUEUE")
     _dsn_arg(p)
-    p.set_defaults(func=_command(_pause))
+    p.set_defaults(func=run_pause)
 
 
 @subcommand
 def add_resume_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor.ops import _command
-
     p = subparsers.add_parser("resume", help="resume a paused queue (admin)",
                               description="conductor.resume_queue(QUEUE): workers claim from the queue "
                                           "again.")  # fmt: skip
     p.add_argument("queue", metavar="QUEUE")
     _dsn_arg(p)
-    p.set_defaults(func=_command(_resume))
+    p.set_defaults(func=run_resume)
 
 
 @subcommand
 def add_rate_limit_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor.ops import _command
-
     p = subparsers.add_parser(
         "rate-limit", help="limit the task starts per second of a queue or a kind, across the fleet",
         description="conductor.set_rate_limit: at most PER_SECOND tasks of the queue (or the kind) start per "
@@ -1082,11 +483,11 @@ def add_rate_limit_parser(subparsers: argparse._SubParsersAction[argparse.Argume
         "--burst", type=float, help="starts allowed at once after a quiet spell (default: max(1, PER_SECOND))"
     )
     _dsn_arg(p)
-    p.set_defaults(func=_command(_rate_limit))
+    p.set_defaults(func=run_rate_limit)
 
 
 # -- operations: stats, health, prune, tasks, cancel, retry, status ----------------------
-# The runners and the formatting live in pyconductor.ops.
+# The runners and the formatting live in pyconductor.commands.ops.
 
 
 def _dsn_arg(p: argparse.ArgumentParser) -> None:
@@ -1094,16 +495,8 @@ def _dsn_arg(p: argparse.ArgumentParser) -> None:
             help="libpq connection string or URL (default: the running devdb)")  # fmt: skip
 
 
-def _duration(text: str) -> Any:
-    from pyconductor.ops import parse_duration
-
-    return parse_duration(text)
-
-
 @subcommand
 def add_stats_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor import ops
-
     p = subparsers.add_parser(
         "stats", help="per-queue depth, backlog age, throughput and failure rate",
         description="One row per queue from conductor.stats(): ready (depth), scheduled, running, "
@@ -1119,8 +512,6 @@ def add_stats_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 @subcommand
 def add_health_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor import ops
-
     p = subparsers.add_parser(
         "health", help="check the queues against thresholds (exit 0 ok, 1 unhealthy, 2 unreachable)",
         description="For cron jobs and container probes: print one line and exit 0 when every "
@@ -1130,7 +521,7 @@ def add_health_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     _dsn_arg(p)
     env_arg(p, "--max-depth", env="CONDUCTOR_HEALTH_MAX_DEPTH", type=int,
             help="most ready tasks a queue may hold (default: no limit)")  # fmt: skip
-    env_arg(p, "--max-age", env="CONDUCTOR_HEALTH_MAX_AGE", type=_duration,
+    env_arg(p, "--max-age", env="CONDUCTOR_HEALTH_MAX_AGE", type=parse_duration,
             help="oldest a ready task may be, e.g. 5m (default: no limit)")  # fmt: skip
     env_arg(p, "--max-failure-rate", env="CONDUCTOR_HEALTH_MAX_FAILURE_RATE", type=float,
             help="highest failure rate over 15 minutes, 0..1 (default: no limit)")  # fmt: skip
@@ -1140,8 +531,6 @@ def add_health_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 
 @subcommand
 def add_prune_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor import ops
-
     p = subparsers.add_parser(
         "prune", help="delete old finished tasks with their attempts and steps (admin)",
         description="Call conductor.prune() until it returns less than a batch: each call deletes up "
@@ -1150,7 +539,7 @@ def add_prune_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         "in its own short transaction. Runs with an unfinished task are kept. Progress on stderr.",
     )  # fmt: skip
     _dsn_arg(p)
-    env_arg(p, "--older-than", env="CONDUCTOR_PRUNE_OLDER_THAN", type=_duration, required=True,
+    env_arg(p, "--older-than", env="CONDUCTOR_PRUNE_OLDER_THAN", type=parse_duration, required=True,
             help="delete tasks finished more than this long ago, e.g. 7d")  # fmt: skip
     env_arg(p, "--include-failed", env="CONDUCTOR_PRUNE_INCLUDE_FAILED", type=_env_flag, default=False,
             nargs="?", const=True, metavar="0|1", help="delete failed, dead and timed out tasks too")  # fmt: skip
@@ -1161,8 +550,6 @@ def add_prune_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 @subcommand
 def add_tasks_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor import ops
-
     p = subparsers.add_parser(
         "tasks", help="list tasks, newest first; `tasks show ID` for one with its attempts, steps and children",
         description="List tasks newest first (conductor.list_tasks), filtered by status, queue and "
@@ -1182,8 +569,6 @@ def add_tasks_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 @subcommand
 def add_cancel_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor import ops
-
     p = subparsers.add_parser("cancel", help="cancel a task and its descendants",
                               description="conductor.cancel(ID): running descendants learn it at their "
                                           "next heartbeat.")  # fmt: skip
@@ -1194,8 +579,6 @@ def add_cancel_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 
 @subcommand
 def add_emit_event_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor import ops
-
     p = subparsers.add_parser(
         "emit-event", help="emit an event: the tasks waiting for it wake (approve a waiting run)",
         description="conductor.emit_event(NAME, PAYLOAD): every task waiting for the event wakes with the "
@@ -1210,8 +593,6 @@ def add_emit_event_parser(subparsers: argparse._SubParsersAction[argparse.Argume
 
 @subcommand
 def add_retry_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor import ops
-
     p = subparsers.add_parser("retry", help="requeue a failed, dead, timed-out or cancelled task",
                               description="conductor.retry(ID): the task is due now again, with fresh "
                                           "counts.")  # fmt: skip
@@ -1222,8 +603,6 @@ def add_retry_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 @subcommand
 def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyconductor import ops
-
     p = subparsers.add_parser(
         "status", help="live workers (roles, queues, kinds, last seen), the leader leases held, and sessions "
         "outside the engine holding its locks",
@@ -1232,7 +611,7 @@ def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "of its advisory keys (conductor.foreign_lock_holders(), for a worker or admin login).",
     )  # fmt: skip
     _dsn_arg(p)
-    env_arg(p, "--seen-within", env="CONDUCTOR_STATUS_SEEN_WITHIN", type=_duration, default=_duration("30s"),
+    env_arg(p, "--seen-within", env="CONDUCTOR_STATUS_SEEN_WITHIN", type=parse_duration, default=parse_duration("30s"),
             help="a worker counts as live when seen this recently (default: 30s, three heartbeats at the "
                  "default interval); the others reap() has not forgotten are listed apart as silent")  # fmt: skip
     p.add_argument(
@@ -1246,30 +625,6 @@ def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 
 
 # -- demo ----------------------------------------------------------------------------
-
-
-def _run_demo(args: argparse.Namespace) -> int:
-    from pyconductor.demo import run_demo
-    from pyconductor.dsn import redact_dsn
-    from pyconductor.errors import DatabaseUnusable
-
-    dsn = resolve_dsn(args)
-    if not dsn:
-        return fail(
-            "no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL), "
-            "or start the development cluster with `make devdb`"
-        )
-    try:
-        summary = run_demo(dsn, args.tasks, concurrency=args.concurrency, rate=args.rate, seed=args.seed)
-    except (RuntimeError, DatabaseUnusable) as exc:
-        return fail(redact_dsn(str(exc)))
-    except Exception as exc:
-        if exc.__class__.__module__.startswith("psycopg"):
-            return fail(f"demo failed on {redact_dsn(dsn)}: {redact_dsn(str(exc))} "
-                         "(is the database migrated? `pyconductor migrate`)")  # fmt: skip
-        raise
-    print(summary.render())
-    return 0 if summary.consistent else 1
 
 
 @subcommand
@@ -1288,7 +643,7 @@ def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     p.add_argument("--concurrency", type=int, default=16, help="worker concurrency (default: %(default)s)")
     p.add_argument("--rate", type=float, default=600.0, help="tasks enqueued per second (default: %(default)s)")
     p.add_argument("--seed", type=int, default=None, help="seed of the failure plan (default: random)")
-    p.set_defaults(func=_run_demo)
+    p.set_defaults(func=run_demo)
 
 
 # -- entry point -----------------------------------------------------------------

@@ -1,6 +1,6 @@
 """What the command line's modules share: the error line and where the DSN
-comes from. :mod:`pyconductor.cli` (the parsers) and :mod:`pyconductor.ops`
-(the operator's commands) both import it, and it imports neither.
+comes from. :mod:`pyconductor.cli` (the parsers) and :mod:`pyconductor.commands`
+(what each command does) both import it, and it imports neither.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def fail(message: str) -> int:
 
 def default_dsn() -> str | None:
     """The URL of the running development cluster, or None."""
-    from pyconductor.devdb import DevDB
+    from pyconductor.dev.devdb import DevDB
 
     db = DevDB()
     return db.url() if db.running else None
@@ -30,7 +30,7 @@ def resolve_dsn(args: argparse.Namespace) -> str | None:
     if args.dsn:
         return str(args.dsn)
     try:
-        from pyconductor.devdb import DevDBError
+        from pyconductor.dev.devdb import DevDBError
 
         try:
             return default_dsn()

@@ -126,26 +126,19 @@ LIST_SCHEDULES = "select * from conductor.list_schedules()"
 # -- dashboard and worker endpoints --------------------------------------------------
 # Every page query is index-backed and bounded: list_tasks is keyset on the primary
 # key; a run's tasks come by tasks_run (root_id), their attempts by attempts_task.
-DASHBOARD_STATS = "select * from conductor.stats()"
-DASHBOARD_LIST_TASKS = 'select * from conductor.list_tasks(status => %(status)s, queue => %(queue)s, kind => %(kind)s, before_id => %(before_id)s, "limit" => %(limit)s)'
 DASHBOARD_RUN_TASKS = "select id, parent_id, root_id, queue, kind, status, attempt, max_attempts, error, result, enqueued_at, started_at, finished_at from conductor.tasks where root_id = %(root_id)s and parent_id is not null order by id limit %(limit)s"
 # numbered 1..n in claim order per task (number: what a person reads as the attempt's #)
 DASHBOARD_ATTEMPTS = "select * from conductor.list_attempts(task_ids => %(task_ids)s::bigint[])"
 DASHBOARD_HAS_STEPS = "select to_regclass('conductor.steps') is not null as has_steps"
 DASHBOARD_STEPS = "select task_id, name, result, attempt_id, saved_at from conductor.steps where task_id = any(%(task_ids)s::bigint[]) order by task_id, saved_at limit %(limit)s"
 DASHBOARD_WORKERS = "select id, host, pid, queues, concurrency, roles, version, started_at, last_seen_at from conductor.workers order by id limit 200"
-DASHBOARD_LEADERS = "select * from conductor.leaders()"
 # schedules page: every schedule (list_schedules) with its latest fire, manual ("Run now") or
 # due, by schedule_fires_by_schedule (schedule_name, due_at): a manual fire's due_at is when it was asked
 DASHBOARD_SCHEDULES = "select s.name, s.cron, s.timezone, s.kind, s.queue, s.enabled, s.next_due_at, s.last_error, s.last_error_at, f.fired_at as last_fired_at, f.task_id as last_fire_task_id, f.manual as last_fire_manual from conductor.list_schedules() s left join lateral (select f.fired_at, f.task_id, f.manual from conductor.schedule_fires f where f.schedule_name = s.name order by f.due_at desc limit 1) f on true order by s.name limit %(limit)s"
 DASHBOARD_ENABLE_SCHEDULE = "select (conductor.enable_schedule(name => %(name)s, enabled => %(enabled)s)).name"
-DASHBOARD_FIRE_SCHEDULE = "select conductor.fire_schedule(name => %(name)s) as task_id"
-# queue controls: true when the call changed the queue's state
 DASHBOARD_PAUSED_QUEUES = (
     "select queue, paused_at, paused_by from conductor.paused_queues order by queue limit %(limit)s"
 )
-DASHBOARD_PAUSE_QUEUE = "select conductor.pause_queue(queue => %(queue)s) as changed"
-DASHBOARD_RESUME_QUEUE = "select conductor.resume_queue(queue => %(queue)s) as changed"
 # the handler log lines of some attempts (each at most settings.max_log_bytes)
 DASHBOARD_ATTEMPT_LOGS = "select attempt_id, lines, dropped from conductor.attempt_logs where attempt_id = any(%(attempt_ids)s::bigint[]) order by attempt_id"
 # live updates (/events): one session of the dashboard listens on the event bus for topic 'tasks'
@@ -154,7 +147,7 @@ DASHBOARD_LISTEN_BUS = "listen conductor_bus"
 DASHBOARD_SUBSCRIBE = "select conductor.subscribe(topics => %(topics)s::text[])"
 DASHBOARD_UNSUBSCRIBE = "select conductor.unsubscribe(topics => %(topics)s::text[])"
 
-# -- operations (pyconductor.ops: stats, health, prune, tasks, status) --------------
+# -- operations (pyconductor.commands.ops: stats, health, prune, tasks, status) -----
 # stats(): one row per queue; its last column, unrunnable, counts the queue's queued
 # tasks that no live worker can run (none serves both the queue and the kind)
 STATS = "select * from conductor.stats()"
@@ -225,3 +218,24 @@ def with_enqueued_at(enqueue: str) -> str:
     """An enqueue statement answering the time the row stores as well: enqueue
     writes its transaction's conductor.now(), the same in this statement."""
     return f"select e.id, conductor.now() as enqueued_at from ({enqueue}) e"
+
+
+# -- operations commands (pyconductor.commands.controls, .schedules; the dashboard) ----
+# admin calls; the database validates (QC104 a bad queue name, QC101 a bad kind, QC106 a bad limit).
+# pause and resume: true when the call changed the queue's state
+PAUSE_QUEUE = "select conductor.pause_queue(queue => %(queue)s) as changed"
+RESUME_QUEUE = "select conductor.resume_queue(queue => %(queue)s) as changed"
+# per_second NULL: no limit; burst NULL: max(1, per_second)
+SET_RATE_LIMIT = "select conductor.set_rate_limit(queue => %(queue)s::text, kind => %(kind)s::text, per_second => %(per_second)s::float8, burst => %(burst)s::float8)"
+# one task now, counted as a fire; the schedule's next due time is unchanged
+FIRE_SCHEDULE = "select conductor.fire_schedule(name => %(name)s) as task_id"
+
+# -- dev tools (pyconductor.dev: the dev cluster's databases, the demo's progress) ---------
+# whether the dev cluster has a database of this name; creating one (the name an sql.Identifier)
+DEV_DATABASE_EXISTS = "select 1 from pg_catalog.pg_database where datname = %(name)s"
+DEV_CREATE_DATABASE = "create database {}"
+DEV_TEMPLATE = " template {}"
+# what the demo's queues hold: finished, failed for good, and retries taken so far
+DEMO_PROGRESS = "select count(*) filter (where status not in ('queued', 'running', 'waiting')) as finished, count(*) filter (where status in ('failed', 'dead')) as failed, coalesce(sum(greatest(attempt - 1, 0)), 0) as retries from conductor.tasks where queue = any(%(queues)s)"
+# every task of the demo's queues, with its attempts counted (times as epoch seconds)
+DEMO_TASKS = "select t.id, t.kind, t.status::text, t.attempt, extract(epoch from t.enqueued_at)::float8, extract(epoch from t.finished_at)::float8, (select count(*) from conductor.attempts a where a.task_id = t.id) from conductor.tasks t where t.queue = any(%(queues)s)"

@@ -38,7 +38,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from helpers import REPO  # noqa: F401 - re-exported for tests
 from tiers import QUICK, tier_of
-from pyconductor.devdb import DevDB, DevDBError, find_bindir, throwaway_cluster
+from pyconductor.dev.devdb import DevDB, DevDBError, find_bindir, throwaway_cluster
 from pyconductor.migrate import migrate
 
 TEMPLATE = "conductor_template"

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from pyconductor.devdb import DevDB, throwaway_cluster
+from pyconductor.dev.devdb import DevDB, throwaway_cluster
 from pyconductor.migrate import migrate
 
 CLAIM = ("select task_id, attempt_id from conductor.claim(worker_id => %s, queues => array['durable'],"

@@ -6,7 +6,7 @@ import io
 
 import psycopg
 
-from pyconductor.demo import run_demo
+from pyconductor.dev.demo import run_demo
 
 
 def test_demo_summary_adds_up(dsn: str) -> None:

@@ -1,4 +1,4 @@
-"""pyconductor.devdb: a private cluster started, queried and stopped for real."""
+"""pyconductor.dev.devdb: a private cluster started, queried and stopped for real."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pyconductor.devdb import SOCKET_PATH_MAX, DevDB, DevDBError, find_bindir, throwaway_cluster
+from pyconductor.dev.devdb import SOCKET_PATH_MAX, DevDB, DevDBError, find_bindir, throwaway_cluster
 
 
 @pytest.fixture

@@ -65,7 +65,7 @@ from netns import Host, Lan, lan, unavailable
 from processes import TESTS
 
 from pyconductor import Conductor
-from pyconductor.devdb import DevDB
+from pyconductor.dev.devdb import DevDB
 from pyconductor.migrate import migrate
 
 APP = "apps.partition_app:app"

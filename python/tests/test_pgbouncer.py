@@ -52,7 +52,7 @@ from helpers import wait_until
 from processes import TESTS, WorkerProcess
 from pyconductor import Conductor
 from pyconductor.aio import AsyncConductor
-from pyconductor.devdb import free_port
+from pyconductor.dev.devdb import free_port
 from pyconductor.link import DirectConnectionNeeded
 from pyconductor.scheduler import Scheduler
 from pyconductor.singleton import SingletonRunner

@@ -19,7 +19,7 @@ clusters the failover test starts and stops itself.
 
 Each node listens on 127.0.0.1 only, on a free port, with its Unix socket in
 a short directory of its own; the servers run as the ``postgres`` OS user
-(``runuser``) when the test runs as root, as pyconductor.devdb does. On exit
+(``runuser``) when the test runs as root, as pyconductor.dev.devdb does. On exit
 both are stopped (``immediate``: a failover test has no data to keep) and
 the work directory's clusters removed.
 
@@ -43,7 +43,7 @@ from pathlib import Path
 import psycopg
 from helpers import wait_until
 
-from pyconductor.devdb import find_bindir, free_port
+from pyconductor.dev.devdb import find_bindir, free_port
 
 __all__ = ["Node", "Pair", "TopologyError", "sync_pair"]
 

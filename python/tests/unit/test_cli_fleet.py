@@ -12,7 +12,8 @@ import pytest
 
 from helpers import REPO
 from pyconductor import defaults
-from pyconductor.cli import CHILD_FLAGS, SUPERVISOR_ENV, SUPERVISOR_FLAGS, build_parser, child_argv, child_env, main
+from pyconductor.cli import build_parser, main
+from pyconductor.commands.worker import CHILD_FLAGS, SUPERVISOR_ENV, SUPERVISOR_FLAGS, child_argv, child_env
 from pyconductor.supervisor import RESTART_DELAY_MAX, RESTART_DELAY_MIN, restart_delay
 
 WORKER_ENV = ("CONDUCTOR_QUEUES", "CONDUCTOR_KINDS", "CONDUCTOR_PROCESSES", "CONDUCTOR_WORKER_MAX_INFLIGHT",

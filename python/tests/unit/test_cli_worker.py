@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pyconductor import Conductor
-from pyconductor.cli import build_parser, load_app, main
+from pyconductor.cli import build_parser, main
+from pyconductor.commands.options import load_app
 
 
 def test_worker_flags_and_their_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,9 +32,6 @@ HOME = "queries.py"
 # after merging them (test_allowlist_is_current fails for a module that no longer
 # needs its entry).
 NOT_YET_MOVED = {
-    "cli.py": "the cli helper (queue controls, rate limits, fire a schedule)",
-    "demo.py": "the cli helper (the demo's progress reads)",
-    "devdb.py": "the cli helper (create database)",
     "reporter.py": "the reap helper (save_log of a batch)",
     "retention.py": "the services helper (apply_retention)",
 }

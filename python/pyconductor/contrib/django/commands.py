@@ -14,7 +14,7 @@ from django.core.management.base import CommandError, CommandParser
 from pyconductor.contrib.django import database
 from pyconductor.contrib.django.backend import ConductorBackend
 from pyconductor.contrib.django.compat import task_backends
-from pyconductor.ops import parse_duration
+from pyconductor.durations import parse_duration
 
 __all__ = ["add_target_arguments", "backend", "database_alias", "duration", "target_dsn"]
 

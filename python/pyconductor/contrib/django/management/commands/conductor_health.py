@@ -13,8 +13,8 @@ from psycopg.rows import dict_row
 from pyconductor import queries
 from pyconductor.contrib.django.commands import add_target_arguments, backend, duration, target_dsn
 from pyconductor.dsn import redact_dsn
+from pyconductor.durations import format_duration
 from pyconductor.migrate import applied_changes, status
-from pyconductor.ops import format_duration
 from pyconductor.schema import SCHEMA_VERSION, schema_version
 
 

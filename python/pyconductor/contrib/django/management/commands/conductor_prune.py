@@ -10,8 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from pyconductor import queries
 from pyconductor.contrib.django.commands import add_target_arguments, duration, target_dsn
 from pyconductor.dsn import redact_dsn
+from pyconductor.durations import format_duration
 from pyconductor.errors import ConductorError, mapped_errors
-from pyconductor.ops import format_duration
 
 
 class Command(BaseCommand):

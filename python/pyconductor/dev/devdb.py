@@ -40,6 +40,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from pyconductor import queries
+
 __all__ = [
     "DevDB",
     "DevDBError",
@@ -470,13 +472,13 @@ class DevDB:
     def create_database(self, name: str, *, template: str | None = None, exist_ok: bool = False) -> str:
         """Create database ``name`` (optionally from ``template``); return its URL."""
         with self.connect("postgres") as conn:
-            exists = conn.execute("select 1 from pg_database where datname = %s", [name]).fetchone()
+            exists = conn.execute(queries.DEV_DATABASE_EXISTS, {"name": name}).fetchone()
             if exists and not exist_ok:
                 raise DevDBError(f"database {name!r} already exists")
             if not exists:
-                stmt = sql.SQL("create database {}").format(sql.Identifier(name))
+                stmt = sql.SQL(queries.DEV_CREATE_DATABASE).format(sql.Identifier(name))
                 if template:
-                    stmt += sql.SQL(" template {}").format(sql.Identifier(template))
+                    stmt += sql.SQL(queries.DEV_TEMPLATE).format(sql.Identifier(template))
                 conn.execute(stmt)
         return self.url(name)
 

@@ -40,6 +40,7 @@ from typing import Any, TextIO
 
 import psycopg
 
+from pyconductor import queries
 from pyconductor.client import Conductor
 from pyconductor.context import TaskContext
 from pyconductor.worker import Worker
@@ -263,12 +264,6 @@ def run_demo(
     if on_worker:
         on_worker(worker)
 
-    count_sql = """
-        select count(*) filter (where status not in ('queued', 'running', 'waiting')) as finished,
-               count(*) filter (where status in ('failed', 'dead')) as failed,
-               coalesce(sum(greatest(attempt - 1, 0)), 0) as retries
-          from conductor.tasks where queue = any(%s)"""
-
     t0 = time.monotonic()
     worker.start()
     try:
@@ -280,7 +275,7 @@ def run_demo(
             app.enqueue_many(plan.specs[w : w + size])
         with psycopg.connect(dsn, autocommit=True) as conn:
             while True:
-                row = conn.execute(count_sql, [queues]).fetchone()
+                row = conn.execute(queries.DEMO_PROGRESS, {"queues": queues}).fetchone()
                 assert row is not None
                 finished, failed, retries = int(row[0]), int(row[1]), int(row[2])
                 elapsed = time.monotonic() - t0
@@ -300,14 +295,7 @@ def run_demo(
         app.close()
 
     with psycopg.connect(dsn, autocommit=True) as conn:
-        rows = conn.execute(
-            """select t.id, t.kind, t.status::text, t.attempt,
-                      extract(epoch from t.enqueued_at)::float8,
-                      extract(epoch from t.finished_at)::float8,
-                      (select count(*) from conductor.attempts a where a.task_id = t.id)
-                 from conductor.tasks t where t.queue = any(%s)""",
-            [queues],
-        ).fetchall()
+        rows = conn.execute(queries.DEMO_TASKS, {"queues": queues}).fetchall()
     succeeded = sum(1 for r in rows if r[2] == "succeeded")
     failed = sum(1 for r in rows if r[2] in ("failed", "dead"))
     by_kind: dict[str, dict[str, int]] = {}

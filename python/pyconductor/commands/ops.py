@@ -1,9 +1,10 @@
-"""The operator's commands: stats, health, prune, tasks, cancel, retry, status.
+"""The operator's commands: stats, health, prune, tasks, cancel, retry, emit-event, status.
 
 ``pyconductor.cli`` declares their parsers; the functions here run them: one
-short connection, the one-line queries of :mod:`pyconductor.queries`, and the
-formatting of what comes back (tables, JSON, one-line health verdicts). Every
-decision (what is ready, what may be pruned) is the database's.
+short connection (:mod:`pyconductor.commands.connect`), the one-line queries of
+:mod:`pyconductor.queries`, and the formatting of what comes back (tables, JSON,
+one-line health verdicts). Every decision (what is ready, what may be pruned)
+is the database's.
 
 Exit codes: 0 done (health: healthy), 1 an error or (health) unhealthy, with a
 one-line reason on stderr (health: on stdout), 2 (health only) the database is
@@ -14,67 +15,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pyconductor.cliutil import fail
+from pyconductor.commands.connect import command
+from pyconductor.durations import format_duration
 
 __all__ = [
     "STATS_COLUMNS",
     "TASK_COLUMNS",
-    "format_duration",
     "health_verdict",
-    "parse_duration",
     "render_table",
 ]
-
-# -- durations -------------------------------------------------------------------------
-
-_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
-
-
-def parse_duration(text: str) -> timedelta:
-    """``30s``, ``5m``, ``1h``, ``7d``, ``2w``, ``1h30m``, or a bare number of seconds."""
-    s = text.strip().lower().replace(" ", "")
-    if re.fullmatch(r"\d+(?:\.\d+)?", s):
-        return timedelta(seconds=float(s))
-    pos, total = 0, 0.0
-    for m in _PART.finditer(s):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _UNITS[m.group(2)]
-        pos = m.end()
-    if not s or pos != len(s):
-        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: use e.g. 30s, 5m, 1h, 7d or 1h30m")
-    return timedelta(seconds=total)
-
-
-def format_duration(value: timedelta | None) -> str:
-    """A short human duration: ``850ms``, ``42s``, ``5m12s``, ``3h04m``, ``2d05h``; ``-`` for None."""
-    if value is None:
-        return "-"
-    secs = value.total_seconds()
-    if secs == 0:
-        return "0s"
-    if secs < 1:
-        return f"{secs * 1000:.0f}ms"
-    secs_i = int(secs)
-    d, rem = divmod(secs_i, 86400)
-    h, rem = divmod(rem, 3600)
-    m, s = divmod(rem, 60)
-    if d:
-        return f"{d}d{h:02d}h"
-    if h:
-        return f"{h}h{m:02d}m"
-    if m:
-        return f"{m}m{s:02d}s"
-    return f"{s}s"
-
 
 # -- tables ----------------------------------------------------------------------------
 
@@ -119,74 +74,6 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-# -- connection ------------------------------------------------------------------------
-
-
-def _one_line(exc: BaseException) -> str:
-    """The error on one line, without a password it may quote."""
-    from pyconductor.dsn import redact_dsn
-
-    return redact_dsn(" ".join(str(exc).split()))
-
-
-class Unreachable(Exception):
-    """The database could not be reached (or no DSN was given)."""
-
-
-@contextmanager
-def _connect(args: argparse.Namespace) -> Iterator[Any]:
-    import psycopg
-    from psycopg.rows import dict_row
-
-    from pyconductor.cliutil import resolve_dsn
-    from pyconductor.wire import load_infinite_times
-
-    dsn = resolve_dsn(args)
-    if not dsn:
-        raise Unreachable("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL), "
-                          "or start the development cluster with `pyconductor devdb start`")  # fmt: skip
-    try:
-        conn = psycopg.connect(dsn, autocommit=True, row_factory=dict_row, connect_timeout=10,
-                               application_name=f"pyconductor {args.command}")  # fmt: skip
-    except psycopg.OperationalError as exc:
-        raise Unreachable(f"cannot connect to the database: {_one_line(exc)}") from exc
-    load_infinite_times(conn)
-    with conn:
-        yield conn
-
-
-def _command(
-    run: Callable[[argparse.Namespace, Any], int], unreachable_code: int = 1
-) -> Callable[[argparse.Namespace], int]:
-    """Wrap ``run(args, conn)``: connect, map Conductor's errors, one clear line on failure."""
-
-    def handler(args: argparse.Namespace) -> int:
-        import psycopg
-
-        from pyconductor.errors import ConductorError, mapped_errors
-
-        try:
-            with _connect(args) as conn, mapped_errors():
-                return run(args, conn)
-        except Unreachable as exc:
-            fail(str(exc))
-            return unreachable_code
-        except ConductorError as exc:
-            return fail(f"{exc} [{exc.sqlstate}]" if exc.sqlstate else str(exc))
-        except psycopg.OperationalError as exc:
-            fail(f"lost the database: {_one_line(exc)}")
-            return unreachable_code
-        except psycopg.Error as exc:
-            hint = (
-                " (is the database migrated? `pyconductor migrate`)"
-                if exc.sqlstate in ("42883", "3F000", "42P01")
-                else ""
-            )
-            return fail(f"{_one_line(exc)}{hint}")
-
-    return handler
-
-
 # -- stats -----------------------------------------------------------------------------
 
 STATS_COLUMNS = ("queue", "ready", "scheduled", "running", "waiting", "oldest_ready_age",
@@ -221,7 +108,7 @@ def _stats(args: argparse.Namespace, conn: Any) -> int:
     return 0
 
 
-run_stats = _command(_stats)
+run_stats = command(_stats)
 
 
 # -- health ----------------------------------------------------------------------------
@@ -265,7 +152,7 @@ def _health(args: argparse.Namespace, conn: Any) -> int:
     return 0 if healthy else 1
 
 
-run_health = _command(_health, unreachable_code=2)
+run_health = command(_health, unreachable_code=2)
 
 
 # -- prune -----------------------------------------------------------------------------
@@ -293,7 +180,7 @@ def _prune(args: argparse.Namespace, conn: Any) -> int:
     return 0
 
 
-run_prune = _command(_prune)
+run_prune = command(_prune)
 
 
 # -- tasks -----------------------------------------------------------------------------
@@ -395,7 +282,7 @@ def _parse_ts(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value))
 
 
-run_tasks = _command(_tasks)
+run_tasks = command(_tasks)
 
 
 # -- cancel, retry ---------------------------------------------------------------------
@@ -436,9 +323,9 @@ def _emit_event(args: argparse.Namespace, conn: Any) -> int:
     return 0
 
 
-run_cancel = _command(_cancel)
-run_retry = _command(_retry)
-run_emit_event = _command(_emit_event)
+run_cancel = command(_cancel)
+run_retry = command(_retry)
+run_emit_event = command(_emit_event)
 
 
 # -- status ----------------------------------------------------------------------------
@@ -507,4 +394,4 @@ def _lock_holders(conn: Any) -> list[dict[str, Any]] | None:
         return None
 
 
-run_status = _command(_status)
+run_status = command(_status)

@@ -1,0 +1,178 @@
+"""The dashboard's data layer: every read of its pages and every call of its
+buttons, each one statement of :mod:`pyconductor.queries` (``DASHBOARD_*`` and
+the operators' calls) on a small pool; no HTML, no HTTP.
+
+Every read is index-backed and bounded: list_tasks is keyset on the primary key;
+a run's tasks come by tasks_run (root_id), their attempts by attempts_task;
+nothing counts or scans finished history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from pyconductor import queries
+from pyconductor.dsn import tcp_options
+from pyconductor.errors import mapped_errors
+from pyconductor.wire import load_infinite_times
+
+__all__ = [
+    "ACTIVE",
+    "RETRYABLE",
+    "SCHEDULES_LIMIT",
+    "STATUSES",
+    "TREE_LIMIT",
+    "DashboardData",
+    "QueuesView",
+    "RunView",
+    "RunsView",
+]
+
+STATUSES = ("queued", "running", "waiting", "succeeded", "failed", "cancelled", "timed_out", "dead")
+ACTIVE = ("queued", "running", "waiting")
+RETRYABLE = ("failed", "dead", "timed_out", "cancelled")
+TREE_LIMIT = 500  # tasks of a run shown at most
+STEPS_LIMIT = 1000
+SCHEDULES_LIMIT = 1000  # schedules, and paused queues, listed at most
+LOG_ATTEMPTS = 10  # the run page shows the log lines of the task's latest attempts
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class QueuesView:
+    """The queues page: stats() per queue, the paused queues by name, the live workers, the leader leases."""
+
+    stats: list[Row]
+    paused: dict[str, Row]
+    workers: list[Row]
+    leaders: list[Row]
+
+
+@dataclass(frozen=True)
+class RunsView:
+    """One page of tasks, newest first; ``more``: an older page exists."""
+
+    rows: list[Row]
+    more: bool
+
+
+@dataclass(frozen=True)
+class RunView:
+    """One task and its run: the root, the root's descendants (at most TREE_LIMIT),
+    the attempts and steps of each by task id, and the log lines of the task's
+    latest attempts (``own``) by attempt id."""
+
+    task: Row
+    root: Row
+    descendants: list[Row]
+    attempts: dict[int, list[Row]]
+    own: list[Row]
+    logs: dict[int, Row]
+    steps: dict[int, list[Row]]
+
+
+class DashboardData:
+    """The reads and calls of one dashboard, on a pool of at most ``pool_size``
+    sessions (opened by :meth:`open`). Conductor's SQLSTATEs come back as its
+    errors (:func:`pyconductor.errors.mapped_errors`)."""
+
+    def __init__(self, dsn: str, pool_size: int = 4) -> None:
+        self.pool = ConnectionPool(
+            dsn, min_size=1, max_size=pool_size, open=False, name="pyconductor-dashboard",
+            kwargs={"autocommit": True, "row_factory": dict_row, "application_name": "pyconductor dashboard",
+                    **tcp_options(dsn)},
+            configure=load_infinite_times,
+        )  # fmt: skip
+        self._has_steps: bool | None = None
+
+    def open(self) -> None:
+        self.pool.open()
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        with mapped_errors(), self.pool.connection() as conn:
+            return conn.execute(query, params or {}).fetchall()
+
+    def _has_steps_table(self) -> bool:
+        if not self._has_steps:  # cached once true; the table may appear after a migrate
+            self._has_steps = bool(self._rows(queries.DASHBOARD_HAS_STEPS)[0]["has_steps"])
+        return self._has_steps
+
+    # -- pages -----------------------------------------------------------------------
+
+    def queues(self) -> QueuesView:
+        return QueuesView(
+            stats=self._rows(queries.STATS),
+            paused={r["queue"]: r for r in self._rows(queries.DASHBOARD_PAUSED_QUEUES, {"limit": SCHEDULES_LIMIT})},
+            workers=self._rows(queries.DASHBOARD_WORKERS),
+            leaders=self._rows(queries.LEADERS),
+        )
+
+    def runs(self, status: str | None, queue: str | None, kind: str | None, before: int | None,
+             limit: int) -> RunsView:  # fmt: skip
+        rows = self._rows(queries.LIST_TASKS, {
+            "status": status, "queue": queue, "kind": kind, "before_id": before, "limit": limit + 1,
+        })  # fmt: skip
+        return RunsView(rows[:limit], more=len(rows) > limit)
+
+    def run(self, task_id: int) -> RunView:
+        """Task ``task_id`` and its run; NotFound when there is no such task."""
+        task = self._rows(queries.GET_TASK, {"task_id": task_id})[0]
+        root_id = task["root_id"]
+        root = task if root_id == task_id else self._rows(queries.GET_TASK, {"task_id": root_id})[0]
+        descendants = self._rows(queries.DASHBOARD_RUN_TASKS, {"root_id": root_id, "limit": TREE_LIMIT})
+        ids = [root_id, *(d["id"] for d in descendants)]
+        attempts: dict[int, list[Row]] = {}
+        for a in self._rows(queries.DASHBOARD_ATTEMPTS, {"task_ids": ids}):
+            attempts.setdefault(a["task_id"], []).append(a)
+        own = attempts.get(task_id, [])[-LOG_ATTEMPTS:]
+        logs = {r["attempt_id"]: r for r in self._rows(queries.DASHBOARD_ATTEMPT_LOGS,
+                                                        {"attempt_ids": [a["id"] for a in own]})
+                } if own else {}  # fmt: skip
+        steps: dict[int, list[Row]] = {}
+        if self._has_steps_table():
+            for s in self._rows(queries.DASHBOARD_STEPS, {"task_ids": ids, "limit": STEPS_LIMIT}):
+                steps.setdefault(s["task_id"], []).append(s)
+        return RunView(task, root, descendants, attempts, own, logs, steps)
+
+    def schedules(self) -> list[Row]:
+        """Every schedule (at most SCHEDULES_LIMIT) with its latest fire."""
+        return self._rows(queries.DASHBOARD_SCHEDULES, {"limit": SCHEDULES_LIMIT})
+
+    # -- buttons -----------------------------------------------------------------------
+
+    def retry(self, task_id: int) -> None:
+        """conductor.retry: the task is queued again."""
+        self._rows(queries.RETRY, {"task_id": task_id})
+
+    def cancel(self, task_id: int) -> int:
+        """conductor.cancel: how many tasks it cancelled."""
+        cancelled: int = self._rows(queries.CANCEL, {"task_id": task_id})[0]["cancel"]
+        return cancelled
+
+    def fire_schedule(self, name: str) -> int:
+        """conductor.fire_schedule: the id of the task it enqueued."""
+        task_id: int = self._rows(queries.FIRE_SCHEDULE, {"name": name})[0]["task_id"]
+        return task_id
+
+    def enable_schedule(self, name: str, enabled: bool) -> None:
+        """conductor.enable_schedule: the schedule is enabled (or disabled)."""
+        self._rows(queries.DASHBOARD_ENABLE_SCHEDULE, {"name": name, "enabled": enabled})
+
+    def pause_queue(self, queue: str) -> bool:
+        """conductor.pause_queue: whether it changed the queue's state."""
+        paused: bool = self._rows(queries.PAUSE_QUEUE, {"queue": queue})[0]["changed"]
+        return paused
+
+    def resume_queue(self, queue: str) -> bool:
+        """conductor.resume_queue: whether it changed the queue's state."""
+        resumed: bool = self._rows(queries.RESUME_QUEUE, {"queue": queue})[0]["changed"]
+        return resumed
