@@ -3250,6 +3250,7 @@ begin
   ), closed as (
     update conductor.attempts a
        set outcome = case when r.timed_out then 'failed' else 'lost' end,
+           timed_out = r.timed_out,
            finished_at = v_now,
            error = case when r.timed_out then r.error
                         else pg_catalog.format('lease expired at %s; worker %s presumed lost',
@@ -3932,7 +3933,8 @@ CREATE FUNCTION conductor._timed_out_error(timeout interval) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-  select pg_catalog.format('timed out after %s s', conductor._seconds(_timed_out_error.timeout))
+  select case when _timed_out_error.timeout is null then 'timed out'
+              else pg_catalog.format('timed out after %s s', conductor._seconds(_timed_out_error.timeout)) end
 $$;
 
 
@@ -3943,7 +3945,9 @@ ALTER FUNCTION conductor._timed_out_error(timeout interval) OWNER TO conductor_o
 --
 
 COMMENT ON FUNCTION conductor._timed_out_error(timeout interval) IS 'The error of an attempt that reached its time limit: ''timed out after N s'', N the timeout in
-seconds as conductor._seconds prints it. reap() records it; heartbeat recognises it.';
+seconds as conductor._seconds prints it (''timed out'' without a timeout). The one writer of
+that text: fail(timed_out => true) and reap() store it; nobody compares it (heartbeat reads
+attempts.timed_out).';
 
 
 --
@@ -5546,10 +5550,10 @@ Raises QC106 for a NULL or empty name.';
 
 
 --
--- Name: fail(bigint, text, timestamp with time zone, text, boolean, boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: fail(bigint, text, timestamp with time zone, text, boolean, boolean, boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone DEFAULT NULL::timestamp with time zone, traceback text DEFAULT NULL::text, unknown_kind boolean DEFAULT false, retryable boolean DEFAULT true) RETURNS conductor.task_status
+CREATE FUNCTION conductor.fail(attempt_id bigint, error text DEFAULT NULL::text, retry_at timestamp with time zone DEFAULT NULL::timestamp with time zone, traceback text DEFAULT NULL::text, unknown_kind boolean DEFAULT false, retryable boolean DEFAULT true, timed_out boolean DEFAULT false) RETURNS conductor.task_status
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '500ms'
@@ -5564,6 +5568,9 @@ declare
 begin
   perform conductor._check_time(fail.retry_at, 'retry_at');
   v_task := conductor._held_task(fail.attempt_id);
+  if fail.timed_out then
+    v_error := conductor._timed_out_error(v_task.timeout);  -- the engine's words, whatever the worker's
+  end if;
 
   if fail.unknown_kind then
     v_status := 'dead';
@@ -5593,7 +5600,8 @@ begin
    where t.id = v_task.id;
 
   update conductor.attempts a
-     set outcome = 'failed', finished_at = v_now, error = v_error, traceback = fail.traceback
+     set outcome = 'failed', finished_at = v_now, error = v_error, traceback = fail.traceback,
+         timed_out = fail.timed_out is true
    where a.id = fail.attempt_id;
 
   if v_status = 'queued' then
@@ -5606,14 +5614,19 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean) IS 'Records that the handler of the task held by attempt_id failed: error and traceback
-are stored on the attempt (every attempt''s error is kept). Returns the task''s new status:
+COMMENT ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean) IS 'Records that the handler of the task held by attempt_id failed: error and traceback
+are stored on the attempt (every attempt''s error is kept). timed_out: the attempt reached
+its time limit (the worker stopped it at claimed_at + timeout, or heartbeat answered
+''timed_out''); the error is then the engine''s own, ''timed out after N s'' (N the task''s
+timeout in seconds as C''s %g prints it; ''timed out'' for a task without one), whatever error
+says, and the attempt is recorded as timed out (attempts.timed_out), which heartbeat
+answers ''timed_out''. error: NULL or empty stores ''error not given''. Returns the task''s new status:
 ''queued'' when attempts remain (due at retry_at if given, else after the backoff:
 backoff_base * backoff_factor ^ (attempt - 1), at most backoff_max, less up to 20 % jitter;
 each from the task, else its kind (configure_kind), else 30 s, 2 and 1 h), ''failed'' when
@@ -5894,8 +5907,7 @@ begin
                         -- past its deadline: still open, or failed as timed out (by reap(), which
                         -- runs at the deadline, likely before this beat)
                         when a.worker_id = heartbeat.worker_id and a.claimed_at + t.timeout <= v_now
-                             and (a.outcome is null
-                                  or (a.outcome = 'failed' and a.error = conductor._timed_out_error(t.timeout)))
+                             and (a.outcome is null or (a.outcome = 'failed' and a.timed_out))
                           then 'timed_out'
                         when a.outcome in ('succeeded', 'failed', 'released', 'suspended')
                              and a.worker_id = heartbeat.worker_id then 'finished'
@@ -5938,10 +5950,11 @@ Returns one row per attempt it did not extend, with what the worker must do:
   ''cancelled''  the task was cancelled: stop the handler; its outcome will not be stored
                (complete and fail answer it cancelled).
   ''timed_out''  the attempt reached its deadline (its lease is not extended): stop the
-               handler and report the attempt with fail (''timed out after N s''); reap()
-               fails it so if the worker does not (then fail answers the lease lost).
-               Answered while the attempt is open and once it failed as timed out
-               (by reap(), or a crossing fail of the worker with the same error).
+               handler and report the attempt with fail(timed_out => true) (the engine
+               writes the error, ''timed out after N s''); reap() fails it so if the
+               worker does not (then fail answers the lease lost). Answered while the
+               attempt is open and once it failed as timed out (attempts.timed_out: by
+               reap(), or a crossing fail(timed_out => true) of the worker).
   ''finished''   this attempt already reported (complete, complete_many, fail, release or
                suspend), perhaps in a report that crossed this beat: nothing to do, and
                nothing to report again; stop beating it.
@@ -8106,6 +8119,7 @@ CREATE TABLE conductor.attempts (
     outcome text,
     error text,
     traceback text,
+    timed_out boolean DEFAULT false NOT NULL,
     CONSTRAINT attempts_finished_with_outcome CHECK (((outcome IS NULL) = (finished_at IS NULL))),
     CONSTRAINT attempts_outcome_valid CHECK ((outcome = ANY (ARRAY['succeeded'::text, 'failed'::text, 'released'::text, 'lost'::text, 'cancelled'::text, 'suspended'::text])))
 )
@@ -8119,6 +8133,13 @@ ALTER TABLE conductor.attempts OWNER TO conductor_owner;
 --
 
 COMMENT ON TABLE conductor.attempts IS 'One row per claim: who ran a task, when, and how it ended, with the full error.';
+
+
+--
+-- Name: COLUMN attempts.timed_out; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.attempts.timed_out IS 'The attempt failed at its time limit (claimed_at + the task''s timeout): its worker reported fail(timed_out => true) or reap() found it past the deadline. heartbeat answers such an attempt ''timed_out''.';
 
 
 --
@@ -9923,12 +9944,12 @@ GRANT ALL ON FUNCTION conductor.exclusive(name text) TO conductor_admin;
 
 
 --
--- Name: FUNCTION fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean) TO conductor_admin;
 
 
 --

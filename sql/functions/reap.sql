@@ -7,9 +7,9 @@
 --   (conductor._reap_leases, _reap_waits, _reap_unknown_kinds, _reap_stale; each
 --   reads the clock and the settings itself, and is tested on its own):
 --     1. _reap_leases(): expired leases. A task whose attempt reached its deadline (claimed_at
---        + the task's timeout) fails as conductor.fail would fail it: error
---        'timed out after N s' (conductor._timed_out_error), the attempt
---        'failed', retried after the backoff (conductor._backoff, the task's
+--        + the task's timeout) fails as conductor.fail(timed_out => true) would
+--        fail it: error 'timed out after N s' (conductor._timed_out_error), the
+--        attempt 'failed' and timed_out, retried after the backoff (conductor._backoff, the task's
 --        policy, else its kind's) while attempts remain, else 'failed';
 --        recoveries untouched, the attempt counts. Any other expired lease is a
 --        lost worker, a recovery: the seed's rule, "a task whose worker dies
@@ -351,6 +351,7 @@ begin
   ), closed as (
     update conductor.attempts a
        set outcome = case when r.timed_out then 'failed' else 'lost' end,
+           timed_out = r.timed_out,
            finished_at = v_now,
            error = case when r.timed_out then r.error
                         else pg_catalog.format('lease expired at %s; worker %s presumed lost',
