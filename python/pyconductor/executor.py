@@ -23,10 +23,10 @@ time its claim was sent plus the timeout, a hair before the database's own
 (``claimed_at + timeout``, past which no heartbeat extends the lease). At the
 deadline the executor's watchdog thread sets the handler's ``ctx.cancelled``
 (reason 'timed_out', so a cooperative handler stops), reports
-``fail(timed_out => true)`` at once (the database writes the error, "timed out
-after N s", and retries it as the kind's policy says), and frees the slot by starting a replacement handler
-thread, so the next task runs. A heartbeat answered 'timed_out' (the
-database's clock came first) does the same. A task cancelled while it runs
+``fail(timed_out => true)`` at once (a reason: the database writes the error,
+"timed out after N s", and retries it as the kind's policy says), and frees
+the slot by starting a replacement handler thread, so the next task runs. A
+heartbeat answered 'timed_out' (the database's clock came first) does the same. A task cancelled while it runs
 (a heartbeat answered 'cancelled' or 'lost') has its ``ctx.cancelled`` set at
 once, and its slot freed the same way when the handler is still running
 ``cancel_grace`` seconds later (nothing is reported: the database has closed

@@ -44,8 +44,8 @@ begin;
 set local role conductor_owner;
 
 -- An interval in seconds as C's and Python's %g print a number (6 significant
--- digits, no trailing zeros, an exponent below 1e-4 and from 1e6 on), so the
--- engine's messages and the Python worker's (f"{n:g}") say a time alike.
+-- digits, no trailing zeros, an exponent below 1e-4 and from 1e6 on): how the
+-- engine's messages say a time (a worker writes none of them).
 create or replace function conductor._seconds(value interval) returns text
   language plpgsql immutable
   set search_path = pg_catalog, pg_temp
