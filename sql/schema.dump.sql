@@ -3150,6 +3150,422 @@ COMMENT ON FUNCTION conductor._raise_spec_problem(problem text, s conductor._tas
 
 
 --
+-- Name: _reap_leases(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._reap_leases() RETURNS TABLE(leases_lost integer, leases_dead integer, leases_timed_out integer, runs_failed integer)
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_max_run integer;
+  v_timed_out bigint[];
+  v_lost bigint[];
+  v_roots bigint[];
+  v_reaped_ids bigint[];
+  v_done bigint[];
+  v_queues text[];
+  v_queue text;
+  v_run record;
+begin
+  select s.max_run_recoveries into v_max_run from conductor.settings s where s.one;
+  runs_failed := 0;
+
+  with expired as (
+    select t.id, t.root_id,
+           t.timeout is not null and a.claimed_at + t.timeout <= v_now as timed_out
+      from conductor.tasks t
+      join conductor.attempts a on a.id = t.attempt_id
+     where t.status = 'running' and t.lease_expires_at < v_now
+     order by t.id
+       for update of t skip locked
+  )
+  select coalesce(pg_catalog.array_agg(e.id) filter (where e.timed_out), '{}'),
+         coalesce(pg_catalog.array_agg(e.id) filter (where not e.timed_out), '{}'),
+         coalesce(pg_catalog.array_agg(distinct e.root_id) filter (where not e.timed_out), '{}')
+    into v_timed_out, v_lost, v_roots
+    from expired e;
+
+  -- a recovery counts against its run, while the root is unfinished, under a key share
+  -- lock of the root's row (every writer of a run's run_recoveries row holds a lock of
+  -- it), SKIP LOCKED: workers' and clients' locks of the root do not conflict (FOR NO KEY
+  -- UPDATE, FOR SHARE); a root held FOR UPDATE (another reaper taking it back, a retry)
+  -- leaves its lost tasks for the next reap
+  if pg_catalog.cardinality(v_lost) > 0 then
+    select coalesce(pg_catalog.array_agg(r.id), '{}') into v_roots
+      from (select r.id from conductor.tasks r
+             where r.id = any (v_roots)
+             order by r.id desc
+               for key share skip locked) r;
+    select coalesce(pg_catalog.array_agg(t.id), '{}') into v_lost
+      from conductor.tasks t
+     where t.id = any (v_lost) and t.root_id = any (v_roots);
+    insert into conductor.run_recoveries as r (root_id, recoveries)
+    select t.root_id, pg_catalog.count(*)::integer
+      from conductor.tasks t
+      join conductor.tasks root on root.id = t.root_id
+     where t.id = any (v_lost) and root.status in ('queued', 'running', 'waiting')
+     group by t.root_id
+     order by t.root_id
+    on conflict (root_id) do update set recoveries = r.recoveries + excluded.recoveries;
+  end if;
+
+  with expired as (
+    select t.id, t.attempt_id, t.kind, t.id = any (v_timed_out) as timed_out
+      from conductor.tasks t
+     where t.id = any (v_timed_out || v_lost)
+  ), reaped as (
+    update conductor.tasks t
+       set status = case when e.timed_out and t.attempt < t.max_attempts then 'queued'
+                         when e.timed_out then 'failed'
+                         -- the max_recoveries-th lost worker is final (3: the third)
+                         when t.recoveries + 1 >= t.max_recoveries then 'dead'
+                         else 'queued' end::conductor.task_status,
+           recoveries = t.recoveries + case when e.timed_out then 0 else 1 end,
+           attempt = t.attempt - case when e.timed_out then 0 else 1 end,
+           -- a retry after the backoff, as conductor.fail computes it
+           run_at = case when e.timed_out and t.attempt < t.max_attempts
+                         then v_now + conductor._backoff(t.id, t.attempt,
+                                                         coalesce(t.backoff_base, k.backoff_base),
+                                                         coalesce(t.backoff_factor, k.backoff_factor),
+                                                         coalesce(t.backoff_max, k.backoff_max))
+                         else t.run_at end,
+           lease_expires_at = null,
+           -- back in its queue it names no worker (the attempt row keeps who ran it); a
+           -- task that ends (dead, failed) keeps the last one
+           claimed_by = case when (e.timed_out and t.attempt < t.max_attempts)
+                               or (not e.timed_out and t.recoveries + 1 < t.max_recoveries)
+                             then null else t.claimed_by end,
+           error = case when e.timed_out then conductor._timed_out_error(t.timeout)
+                        when t.recoveries + 1 >= t.max_recoveries
+                        then pg_catalog.format('worker lost %s times', t.recoveries + 1)
+                        else t.error end,
+           finished_at = case when e.timed_out and t.attempt < t.max_attempts then null
+                              when e.timed_out or t.recoveries + 1 >= t.max_recoveries then v_now end
+      from expired e
+      left join conductor.kinds k on k.kind = e.kind
+     where t.id = e.id
+    returning t.id, t.attempt_id, t.queue, t.status, e.timed_out, t.error
+  ), closed as (
+    update conductor.attempts a
+       set outcome = case when r.timed_out then 'failed' else 'lost' end,
+           timed_out = r.timed_out,
+           finished_at = v_now,
+           error = case when r.timed_out then r.error
+                        else pg_catalog.format('lease expired at %s; worker %s presumed lost',
+                                               v_now, a.worker_id) end
+      from reaped r
+     where a.id = r.attempt_id
+  )
+  select pg_catalog.count(*) filter (where not r.timed_out)::integer,
+         pg_catalog.count(*) filter (where not r.timed_out and r.status = 'dead')::integer,
+         pg_catalog.count(*) filter (where r.timed_out)::integer,
+         -- a task back in its queue, due now or later (a retry after its backoff):
+         -- a sleeping worker recomputes its wake-up, as after conductor.fail
+         pg_catalog.array_agg(distinct r.queue) filter (where r.status = 'queued'),
+         pg_catalog.array_agg(r.id)
+    into leases_lost, leases_dead, leases_timed_out, v_queues, v_reaped_ids
+    from reaped r;
+
+  foreach v_queue in array coalesce(v_queues, '{}') loop
+    perform conductor._notify_queue(v_queue);
+  end loop;
+  select pg_catalog.array_agg(t.id) into v_done
+    from conductor.tasks t
+   where t.id = any (v_reaped_ids) and t.status in ('dead', 'failed');
+  perform conductor._notify_done(v_done);
+
+  -- runs whose recoveries reached the limit while unfinished fail (this reap's, and any
+  -- an earlier reap could not lock); a run another transaction holds a row of waits
+  if v_max_run is not null
+     and exists (select from conductor.run_recoveries r where r.recoveries >= v_max_run and r.stopped is null) then
+    for v_run in
+      select r.root_id, r.recoveries from conductor.run_recoveries r
+        join conductor.tasks t on t.id = r.root_id
+       where r.recoveries >= v_max_run and r.stopped is null
+         and t.status in ('queued', 'running', 'waiting')
+       order by r.root_id desc
+    loop
+      if conductor._fail_run(v_run.root_id, v_run.recoveries, v_max_run) then
+        runs_failed := runs_failed + 1;
+      end if;
+    end loop;
+  end if;
+  return next;
+end
+$$;
+
+
+ALTER FUNCTION conductor._reap_leases() OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _reap_leases(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._reap_leases() IS 'Step 1 of reap_report: takes back every running task whose lease expired (locked FOR UPDATE
+SKIP LOCKED, in id order). Past its time limit (claimed_at + timeout) the attempt failed
+(''timed out after N s''): the task is queued again after the backoff while attempts remain,
+else ''failed''. Otherwise the worker is lost: recoveries + 1 (queued again, or dead ''worker
+lost N times'' at max_recoveries), the attempt closed ''lost'', the recovery counted against
+its run under a key share lock of the root (SKIP LOCKED: a root held FOR UPDATE leaves its
+tasks for the next reap). Then fails (_fail_run) every unfinished run whose recoveries
+reached settings.max_run_recoveries. Notifies the queues of requeued tasks and the waiters
+of finished ones. Returns one row: leases_lost, leases_dead (of those), leases_timed_out,
+runs_failed. Waits on no lock; any number at once. Called by reap_report only.';
+
+
+--
+-- Name: _reap_stale(interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._reap_stale(stale_workers_after interval) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_unknown_after interval;
+begin
+  select s.unknown_kind_after into v_unknown_after from conductor.settings s where s.one;
+  -- workers (kept while the sweep may still read them) and served kinds
+  delete from conductor.workers w
+   where w.last_seen_at < v_now - greatest(_reap_stale.stale_workers_after, v_unknown_after);
+  delete from conductor.served_kinds s
+   where s.last_served_at < v_now - coalesce(v_unknown_after, _reap_stale.stale_workers_after);
+  -- claim positions unused for stale_workers_after: a worker that died or stopped while its
+  -- scans were slow (a live claimer replaces or deletes its row at each full scan); their
+  -- until is epoch seconds of the real clock, as claim writes it
+  if exists (select from conductor.claim_positions) then
+    delete from conductor.claim_positions p
+     where p.until < extract(epoch from pg_catalog.clock_timestamp() - _reap_stale.stale_workers_after);
+  end if;
+  -- run counts no longer needed: the root is gone, or finished without the limit failing
+  -- the run (a failed one keeps its row, stopped, until its root is retried or deleted)
+  if exists (select from conductor.run_recoveries) then
+    delete from conductor.run_recoveries r
+     where r.root_id in (select x.root_id from conductor.run_recoveries x
+                           left join conductor.tasks t on t.id = x.root_id
+                          where t.id is null
+                             or (x.stopped is null and t.status not in ('queued', 'running', 'waiting'))
+                            for update of x skip locked);
+  end if;
+  -- result waiters and bus subscriptions whose session is gone (a client killed while waiting)
+  if exists (select from conductor.result_waiters) then
+    delete from conductor.result_waiters w
+     where not exists (select from pg_catalog.pg_stat_activity a where a.pid = w.pid);
+  end if;
+  if exists (select from conductor.subscriptions) then
+    delete from conductor.subscriptions s
+     where not exists (select from pg_catalog.pg_stat_activity a where a.pid = s.pid);
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor._reap_stale(stale_workers_after interval) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _reap_stale(stale_workers_after interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._reap_stale(stale_workers_after interval) IS 'Step 4 of reap_report: deletes workers rows not seen for greatest(stale_workers_after,
+settings.unknown_kind_after) (their sleepers rows go with them), served_kinds rows older
+than unknown_kind_after (else stale_workers_after), claim_positions rows unused for
+stale_workers_after (real clock), run_recoveries rows whose root is gone or finished
+without the limit failing it (SKIP LOCKED), and result_waiters and subscriptions rows of
+sessions that ended. Returns nothing. Called by reap_report only.';
+
+
+--
+-- Name: _reap_unknown_kinds(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._reap_unknown_kinds() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_unknown_after interval;
+  v_swept bigint[];
+begin
+  select s.unknown_kind_after into v_unknown_after from conductor.settings s where s.one;
+  if v_unknown_after is null then
+    return 0;
+  end if;
+  update conductor.maintenance m
+     set unknown_kinds_swept_at = v_now
+   where m.one in (select x.one from conductor.maintenance x
+                    where x.unknown_kinds_swept_at is null
+                       or x.unknown_kinds_swept_at <= v_now - least(v_unknown_after / 5, interval '1 minute')
+                       or x.unknown_kinds_swept_at > v_now
+                      for update skip locked);
+  if not found then
+    return 0;
+  end if;
+  with doomed as (
+    select t.id from conductor._unserved(v_now - v_unknown_after) u
+      join conductor.tasks t on t.queue = u.queue and t.kind = u.kind
+     where u.queue_served
+       and (u.kind_last_served is null or u.kind_last_served < v_now - v_unknown_after)
+       -- a paused queue's tasks stay as they are (nobody claims them: not unknown)
+       and not exists (select from conductor.paused_queues p where p.queue = u.queue)
+       and t.status = 'queued' and t.run_at <= v_now - v_unknown_after
+     order by t.id
+       for update of t skip locked
+  ), swept as (
+    update conductor.tasks t
+       set status = 'dead', finished_at = v_now,
+           error = pg_catalog.format(
+             'no live worker has served kind %s for %s s (conductor.settings.unknown_kind_after): unknown kind?',
+             conductor._echo(t.kind), conductor._seconds(v_unknown_after))
+      from doomed d
+     where t.id = d.id
+    returning t.id
+  )
+  select pg_catalog.array_agg(w.id) into v_swept from swept w;
+  perform conductor._notify_done(v_swept);
+  return coalesce(pg_catalog.cardinality(v_swept), 0);
+end
+$$;
+
+
+ALTER FUNCTION conductor._reap_unknown_kinds() OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _reap_unknown_kinds(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._reap_unknown_kinds() IS 'Step 3 of reap_report: at most once per min(unknown_kind_after / 5, 1 minute) across all
+reapers (the maintenance row, moved compare-and-set, SKIP LOCKED: a sweep another reaper
+runs is not waited for), dead-letters each queued task due for at least
+settings.unknown_kind_after whose queue a live worker serves but whose kind none has served
+for that long (_unserved; never a paused queue''s), its error naming the kind; the swept
+rows are taken FOR UPDATE SKIP LOCKED in id order. Returns how many it dead-lettered: 0
+when unknown_kind_after is NULL or another reaper swept within the period. Called by
+reap_report only.';
+
+
+--
+-- Name: _reap_waits(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._reap_waits() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_waits integer := 0;
+  v_task record;
+  v_event record;
+begin
+  -- sleeps and event waits that reached their deadline wake
+  for v_task in
+    select t.id, t.wait_for, t.wait_event from conductor.tasks t
+     where t.status = 'waiting' and t.wait_until <= v_now and t.wait_for in ('sleep', 'event')
+     order by t.id desc
+       for no key update skip locked
+  loop
+    perform conductor._wake(v_task.id,
+      case when v_task.wait_for = 'event'
+           then pg_catalog.jsonb_build_object('event', v_task.wait_event, 'timed_out', true) end);
+    v_waits := v_waits + 1;
+  end loop;
+
+  -- pending events: wake the waiters an emit may have missed (a suspend of the event
+  -- that had read before the emit committed, or a waiter the emit skipped, locked), as
+  -- emit_event wakes them; then, in one statement, note the horizon of those seen for the
+  -- first time (the next transaction id) and clear pending where no other transaction
+  -- older than the horizon runs and no waiter is left (functions/runs, the map)
+  for v_event in
+    select e.name from conductor.events e
+     where e.pending
+       and exists (select from conductor.tasks t
+                    where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = e.name)
+     order by e.name
+       for no key update of e skip locked
+  loop
+    v_waits := v_waits + conductor._wake_event_waiters(v_event.name);
+  end loop;
+  if exists (select from conductor.events e where e.pending) then
+    with snap as (
+      select pg_catalog.pg_current_snapshot() as s
+    ), marks as (
+      select e.name, e.pending_horizon is null as unseen, h.horizon,
+             -- this transaction's own xid is not in xip: its writes are visible to it
+             not exists (select from pg_catalog.pg_snapshot_xip(snap.s) x where x < h.horizon)
+             and not exists (select from conductor.tasks t
+                              where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = e.name)
+             as settled
+        from conductor.events e
+       cross join snap
+       cross join lateral (select coalesce(e.pending_horizon, pg_catalog.pg_snapshot_xmax(snap.s)) as horizon) h
+       where e.pending
+         for no key update of e skip locked
+    )
+    update conductor.events e
+       set pending = not m.settled,
+           pending_horizon = case when m.settled then null else m.horizon end
+      from marks m
+     where e.name = m.name and (m.settled or m.unseen);
+  end if;
+
+  -- waits for children past their deadline: the children are cancelled first
+  -- (children before parents), then the task ends timed_out; a child's end
+  -- does not wake a parent whose deadline passed. The tree is locked NOWAIT first:
+  -- one that another transaction holds a row of is ended by the next reap
+  for v_task in
+    select t.id, t.wait_for, t.wait_until from conductor.tasks t
+     where t.status = 'waiting' and t.wait_until <= v_now
+       and t.wait_for in ('children_all', 'children_any')
+     order by t.id desc
+  loop
+    begin
+      perform conductor._lock_tree(v_task.id);
+    exception when lock_not_available then
+      continue;
+    end;
+    perform conductor.cancel(c.id)
+       from conductor.tasks c
+      where c.parent_id = v_task.id and c.status in ('queued', 'running', 'waiting')
+      order by c.id desc;
+    update conductor.tasks t
+       set status = 'timed_out', finished_at = v_now,
+           error = pg_catalog.format('waited for its children past its deadline %s', v_task.wait_until),
+           wait_for = null, wait_event = null, wait_until = null, wait_step = null
+     where t.id = v_task.id and t.status = 'waiting' and t.wait_until <= v_now;
+    if found then
+      perform conductor._notify_done(array[v_task.id]);
+      v_waits := v_waits + 1;
+    end if;
+  end loop;
+  return v_waits;
+end
+$$;
+
+
+ALTER FUNCTION conductor._reap_waits() OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _reap_waits(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._reap_waits() IS 'Step 2 of reap_report: ends the waits that reached their deadline and wakes the missed
+waiters of pending events. A sleep is queued again; an event wait too, with {"event",
+"timed_out": true} as its outcome (rows taken FOR NO KEY UPDATE SKIP LOCKED, descending id).
+The waiters of each pending event (a suspend that overlapped the emit, a waiter the emit
+skipped) are woken with the event as emit_event wakes them (events SKIP LOCKED, in name
+order); an event seen for the first time gets its horizon (the next transaction id) and
+pending is cleared once no transaction older than it runs and no waiter is left. A wait for
+children past its deadline cancels its unfinished children first, then ends timed_out; its
+tree is locked NOWAIT (_lock_tree), and one another transaction holds a row of is left for
+the next reap. Returns how many waits it ended or woke. Waits on no lock; any number at
+once. Called by reap_report only.';
+
+
+--
 -- Name: _refuse(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -3517,7 +3933,8 @@ CREATE FUNCTION conductor._timed_out_error(timeout interval) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-  select pg_catalog.format('timed out after %s s', conductor._seconds(_timed_out_error.timeout))
+  select case when _timed_out_error.timeout is null then 'timed out'
+              else pg_catalog.format('timed out after %s s', conductor._seconds(_timed_out_error.timeout)) end
 $$;
 
 
@@ -3528,7 +3945,9 @@ ALTER FUNCTION conductor._timed_out_error(timeout interval) OWNER TO conductor_o
 --
 
 COMMENT ON FUNCTION conductor._timed_out_error(timeout interval) IS 'The error of an attempt that reached its time limit: ''timed out after N s'', N the timeout in
-seconds as conductor._seconds prints it. reap() records it; heartbeat recognises it.';
+seconds as conductor._seconds prints it (''timed out'' without a timeout). The one writer of
+that text: fail(timed_out => true) and reap() store it; nobody compares it (heartbeat reads
+attempts.timed_out).';
 
 
 --
@@ -5131,10 +5550,10 @@ Raises QC106 for a NULL or empty name.';
 
 
 --
--- Name: fail(bigint, text, timestamp with time zone, text, boolean, boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: fail(bigint, text, timestamp with time zone, text, boolean, boolean, boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone DEFAULT NULL::timestamp with time zone, traceback text DEFAULT NULL::text, unknown_kind boolean DEFAULT false, retryable boolean DEFAULT true) RETURNS conductor.task_status
+CREATE FUNCTION conductor.fail(attempt_id bigint, error text DEFAULT NULL::text, retry_at timestamp with time zone DEFAULT NULL::timestamp with time zone, traceback text DEFAULT NULL::text, unknown_kind boolean DEFAULT false, retryable boolean DEFAULT true, timed_out boolean DEFAULT false) RETURNS conductor.task_status
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '500ms'
@@ -5149,6 +5568,9 @@ declare
 begin
   perform conductor._check_time(fail.retry_at, 'retry_at');
   v_task := conductor._held_task(fail.attempt_id);
+  if fail.timed_out then
+    v_error := conductor._timed_out_error(v_task.timeout);  -- the engine's words, whatever the worker's
+  end if;
 
   if fail.unknown_kind then
     v_status := 'dead';
@@ -5178,7 +5600,8 @@ begin
    where t.id = v_task.id;
 
   update conductor.attempts a
-     set outcome = 'failed', finished_at = v_now, error = v_error, traceback = fail.traceback
+     set outcome = 'failed', finished_at = v_now, error = v_error, traceback = fail.traceback,
+         timed_out = fail.timed_out is true
    where a.id = fail.attempt_id;
 
   if v_status = 'queued' then
@@ -5191,14 +5614,19 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean) IS 'Records that the handler of the task held by attempt_id failed: error and traceback
-are stored on the attempt (every attempt''s error is kept). Returns the task''s new status:
+COMMENT ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean) IS 'Records that the handler of the task held by attempt_id failed: error and traceback
+are stored on the attempt (every attempt''s error is kept). timed_out: the attempt reached
+its time limit (the worker stopped it at claimed_at + timeout, or heartbeat answered
+''timed_out''); the error is then the engine''s own, ''timed out after N s'' (N the task''s
+timeout in seconds as C''s %g prints it; ''timed out'' for a task without one), whatever error
+says, and the attempt is recorded as timed out (attempts.timed_out), which heartbeat
+answers ''timed_out''. error: NULL or empty stores ''error not given''. Returns the task''s new status:
 ''queued'' when attempts remain (due at retry_at if given, else after the backoff:
 backoff_base * backoff_factor ^ (attempt - 1), at most backoff_max, less up to 20 % jitter;
 each from the task, else its kind (configure_kind), else 30 s, 2 and 1 h), ''failed'' when
@@ -5479,8 +5907,7 @@ begin
                         -- past its deadline: still open, or failed as timed out (by reap(), which
                         -- runs at the deadline, likely before this beat)
                         when a.worker_id = heartbeat.worker_id and a.claimed_at + t.timeout <= v_now
-                             and (a.outcome is null
-                                  or (a.outcome = 'failed' and a.error = conductor._timed_out_error(t.timeout)))
+                             and (a.outcome is null or (a.outcome = 'failed' and a.timed_out))
                           then 'timed_out'
                         when a.outcome in ('succeeded', 'failed', 'released', 'suspended')
                              and a.worker_id = heartbeat.worker_id then 'finished'
@@ -5523,10 +5950,11 @@ Returns one row per attempt it did not extend, with what the worker must do:
   ''cancelled''  the task was cancelled: stop the handler; its outcome will not be stored
                (complete and fail answer it cancelled).
   ''timed_out''  the attempt reached its deadline (its lease is not extended): stop the
-               handler and report the attempt with fail (''timed out after N s''); reap()
-               fails it so if the worker does not (then fail answers the lease lost).
-               Answered while the attempt is open and once it failed as timed out
-               (by reap(), or a crossing fail of the worker with the same error).
+               handler and report the attempt with fail(timed_out => true) (the engine
+               writes the error, ''timed out after N s''); reap() fails it so if the
+               worker does not (then fail answers the lease lost). Answered while the
+               attempt is open and once it failed as timed out (attempts.timed_out: by
+               reap(), or a crossing fail(timed_out => true) of the worker).
   ''finished''   this attempt already reported (complete, complete_many, fail, release or
                suspend), perhaps in a report that crossed this beat: nothing to do, and
                nothing to report again; stop beating it.
@@ -6160,306 +6588,13 @@ CREATE FUNCTION conductor.reap_report(stale_workers_after interval DEFAULT '00:1
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-declare
-  v_now timestamptz := conductor.now();
-  v_lost_n integer;
-  v_dead_n integer;
-  v_timed_out_n integer;
-  v_runs_failed integer := 0;
-  v_waits integer := 0;
-  v_timed_out bigint[];
-  v_lost bigint[];
-  v_roots bigint[];
-  v_reaped_ids bigint[];
-  v_done bigint[];
-  v_queues text[];
-  v_queue text;
-  v_task record;
-  v_run record;
-  v_event record;
-  v_unknown_after interval;
-  v_max_run integer;
-  v_swept bigint[];
 begin
-  select s.unknown_kind_after, s.max_run_recoveries into v_unknown_after, v_max_run
-    from conductor.settings s where s.one;
-
-  -- 1. expired leases: timed out (a failure) or lost (a recovery)
-  with expired as (
-    select t.id, t.root_id,
-           t.timeout is not null and a.claimed_at + t.timeout <= v_now as timed_out
-      from conductor.tasks t
-      join conductor.attempts a on a.id = t.attempt_id
-     where t.status = 'running' and t.lease_expires_at < v_now
-     order by t.id
-       for update of t skip locked
-  )
-  select coalesce(pg_catalog.array_agg(e.id) filter (where e.timed_out), '{}'),
-         coalesce(pg_catalog.array_agg(e.id) filter (where not e.timed_out), '{}'),
-         coalesce(pg_catalog.array_agg(distinct e.root_id) filter (where not e.timed_out), '{}')
-    into v_timed_out, v_lost, v_roots
-    from expired e;
-
-  -- a recovery counts against its run, while the root is unfinished, under a key share
-  -- lock of the root's row (every writer of a run's run_recoveries row holds a lock of
-  -- it), SKIP LOCKED: workers' and clients' locks of the root do not conflict (FOR NO KEY
-  -- UPDATE, FOR SHARE); a root held FOR UPDATE (another reaper taking it back, a retry)
-  -- leaves its lost tasks for the next reap
-  if pg_catalog.cardinality(v_lost) > 0 then
-    select coalesce(pg_catalog.array_agg(r.id), '{}') into v_roots
-      from (select r.id from conductor.tasks r
-             where r.id = any (v_roots)
-             order by r.id desc
-               for key share skip locked) r;
-    select coalesce(pg_catalog.array_agg(t.id), '{}') into v_lost
-      from conductor.tasks t
-     where t.id = any (v_lost) and t.root_id = any (v_roots);
-    insert into conductor.run_recoveries as r (root_id, recoveries)
-    select t.root_id, pg_catalog.count(*)::integer
-      from conductor.tasks t
-      join conductor.tasks root on root.id = t.root_id
-     where t.id = any (v_lost) and root.status in ('queued', 'running', 'waiting')
-     group by t.root_id
-     order by t.root_id
-    on conflict (root_id) do update set recoveries = r.recoveries + excluded.recoveries;
-  end if;
-
-  with expired as (
-    select t.id, t.attempt_id, t.kind, t.id = any (v_timed_out) as timed_out
-      from conductor.tasks t
-     where t.id = any (v_timed_out || v_lost)
-  ), reaped as (
-    update conductor.tasks t
-       set status = case when e.timed_out and t.attempt < t.max_attempts then 'queued'
-                         when e.timed_out then 'failed'
-                         -- the max_recoveries-th lost worker is final (3: the third)
-                         when t.recoveries + 1 >= t.max_recoveries then 'dead'
-                         else 'queued' end::conductor.task_status,
-           recoveries = t.recoveries + case when e.timed_out then 0 else 1 end,
-           attempt = t.attempt - case when e.timed_out then 0 else 1 end,
-           -- a retry after the backoff, as conductor.fail computes it
-           run_at = case when e.timed_out and t.attempt < t.max_attempts
-                         then v_now + conductor._backoff(t.id, t.attempt,
-                                                         coalesce(t.backoff_base, k.backoff_base),
-                                                         coalesce(t.backoff_factor, k.backoff_factor),
-                                                         coalesce(t.backoff_max, k.backoff_max))
-                         else t.run_at end,
-           lease_expires_at = null,
-           -- back in its queue it names no worker (the attempt row keeps who ran it); a
-           -- task that ends (dead, failed) keeps the last one
-           claimed_by = case when (e.timed_out and t.attempt < t.max_attempts)
-                               or (not e.timed_out and t.recoveries + 1 < t.max_recoveries)
-                             then null else t.claimed_by end,
-           error = case when e.timed_out then conductor._timed_out_error(t.timeout)
-                        when t.recoveries + 1 >= t.max_recoveries
-                        then pg_catalog.format('worker lost %s times', t.recoveries + 1)
-                        else t.error end,
-           finished_at = case when e.timed_out and t.attempt < t.max_attempts then null
-                              when e.timed_out or t.recoveries + 1 >= t.max_recoveries then v_now end
-      from expired e
-      left join conductor.kinds k on k.kind = e.kind
-     where t.id = e.id
-    returning t.id, t.attempt_id, t.queue, t.status, e.timed_out, t.error
-  ), closed as (
-    update conductor.attempts a
-       set outcome = case when r.timed_out then 'failed' else 'lost' end,
-           finished_at = v_now,
-           error = case when r.timed_out then r.error
-                        else pg_catalog.format('lease expired at %s; worker %s presumed lost',
-                                               v_now, a.worker_id) end
-      from reaped r
-     where a.id = r.attempt_id
-  )
-  select pg_catalog.count(*) filter (where not r.timed_out)::integer,
-         pg_catalog.count(*) filter (where not r.timed_out and r.status = 'dead')::integer,
-         pg_catalog.count(*) filter (where r.timed_out)::integer,
-         -- a task back in its queue, due now or later (a retry after its backoff):
-         -- a sleeping worker recomputes its wake-up, as after conductor.fail
-         pg_catalog.array_agg(distinct r.queue) filter (where r.status = 'queued'),
-         pg_catalog.array_agg(r.id)
-    into v_lost_n, v_dead_n, v_timed_out_n, v_queues, v_reaped_ids
-    from reaped r;
-
-  foreach v_queue in array coalesce(v_queues, '{}') loop
-    perform conductor._notify_queue(v_queue);
-  end loop;
-  select pg_catalog.array_agg(t.id) into v_done
-    from conductor.tasks t
-   where t.id = any (v_reaped_ids) and t.status in ('dead', 'failed');
-  perform conductor._notify_done(v_done);
-
-  -- runs whose recoveries reached the limit while unfinished fail (this reap's, and any
-  -- an earlier reap could not lock); a run another transaction holds a row of waits
-  if v_max_run is not null
-     and exists (select from conductor.run_recoveries r where r.recoveries >= v_max_run and r.stopped is null) then
-    for v_run in
-      select r.root_id, r.recoveries from conductor.run_recoveries r
-        join conductor.tasks t on t.id = r.root_id
-       where r.recoveries >= v_max_run and r.stopped is null
-         and t.status in ('queued', 'running', 'waiting')
-       order by r.root_id desc
-    loop
-      if conductor._fail_run(v_run.root_id, v_run.recoveries, v_max_run) then
-        v_runs_failed := v_runs_failed + 1;
-      end if;
-    end loop;
-  end if;
-
-  -- 2. sleeps and event waits that reached their deadline wake
-  for v_task in
-    select t.id, t.wait_for, t.wait_event from conductor.tasks t
-     where t.status = 'waiting' and t.wait_until <= v_now and t.wait_for in ('sleep', 'event')
-     order by t.id desc
-       for no key update skip locked
-  loop
-    perform conductor._wake(v_task.id,
-      case when v_task.wait_for = 'event'
-           then pg_catalog.jsonb_build_object('event', v_task.wait_event, 'timed_out', true) end);
-    v_waits := v_waits + 1;
-  end loop;
-
-  -- pending events: wake the waiters an emit may have missed (a suspend of the event
-  -- that had read before the emit committed, or a waiter the emit skipped, locked), as
-  -- emit_event wakes them; then, in one statement, note the horizon of those seen for the
-  -- first time (the next transaction id) and clear pending where no other transaction
-  -- older than the horizon runs and no waiter is left (functions/runs, the map)
-  for v_event in
-    select e.name from conductor.events e
-     where e.pending
-       and exists (select from conductor.tasks t
-                    where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = e.name)
-     order by e.name
-       for no key update of e skip locked
-  loop
-    v_waits := v_waits + conductor._wake_event_waiters(v_event.name);
-  end loop;
-  if exists (select from conductor.events e where e.pending) then
-    with snap as (
-      select pg_catalog.pg_current_snapshot() as s
-    ), marks as (
-      select e.name, e.pending_horizon is null as unseen, h.horizon,
-             -- this transaction's own xid is not in xip: its writes are visible to it
-             not exists (select from pg_catalog.pg_snapshot_xip(snap.s) x where x < h.horizon)
-             and not exists (select from conductor.tasks t
-                              where t.status = 'waiting' and t.wait_for = 'event' and t.wait_event = e.name)
-             as settled
-        from conductor.events e
-       cross join snap
-       cross join lateral (select coalesce(e.pending_horizon, pg_catalog.pg_snapshot_xmax(snap.s)) as horizon) h
-       where e.pending
-         for no key update of e skip locked
-    )
-    update conductor.events e
-       set pending = not m.settled,
-           pending_horizon = case when m.settled then null else m.horizon end
-      from marks m
-     where e.name = m.name and (m.settled or m.unseen);
-  end if;
-
-  -- waits for children past their deadline: the children are cancelled first
-  -- (children before parents), then the task ends timed_out; a child's end
-  -- does not wake a parent whose deadline passed. The tree is locked NOWAIT first:
-  -- one that another transaction holds a row of is ended by the next reap
-  for v_task in
-    select t.id, t.wait_for, t.wait_until from conductor.tasks t
-     where t.status = 'waiting' and t.wait_until <= v_now
-       and t.wait_for in ('children_all', 'children_any')
-     order by t.id desc
-  loop
-    begin
-      perform conductor._lock_tree(v_task.id);
-    exception when lock_not_available then
-      continue;
-    end;
-    perform conductor.cancel(c.id)
-       from conductor.tasks c
-      where c.parent_id = v_task.id and c.status in ('queued', 'running', 'waiting')
-      order by c.id desc;
-    update conductor.tasks t
-       set status = 'timed_out', finished_at = v_now,
-           error = pg_catalog.format('waited for its children past its deadline %s', v_task.wait_until),
-           wait_for = null, wait_event = null, wait_until = null, wait_step = null
-     where t.id = v_task.id and t.status = 'waiting' and t.wait_until <= v_now;
-    if found then
-      perform conductor._notify_done(array[v_task.id]);
-      v_waits := v_waits + 1;
-    end if;
-  end loop;
-
-  -- 3. the unknown-kind sweep, once per period across all reapers: the one that
-  -- moves unknown_kinds_swept_at sweeps (a clock set back, as tests do, sweeps too)
-  if v_unknown_after is not null then
-    update conductor.maintenance m
-       set unknown_kinds_swept_at = v_now
-     where m.one in (select x.one from conductor.maintenance x
-                      where x.unknown_kinds_swept_at is null
-                         or x.unknown_kinds_swept_at <= v_now - least(v_unknown_after / 5, interval '1 minute')
-                         or x.unknown_kinds_swept_at > v_now
-                        for update skip locked);
-    if found then
-      with doomed as (
-        select t.id from conductor._unserved(v_now - v_unknown_after) u
-          join conductor.tasks t on t.queue = u.queue and t.kind = u.kind
-         where u.queue_served
-           and (u.kind_last_served is null or u.kind_last_served < v_now - v_unknown_after)
-           -- a paused queue's tasks stay as they are (nobody claims them: not unknown)
-           and not exists (select from conductor.paused_queues p where p.queue = u.queue)
-           and t.status = 'queued' and t.run_at <= v_now - v_unknown_after
-         order by t.id
-           for update of t skip locked
-      ), swept as (
-        update conductor.tasks t
-           set status = 'dead', finished_at = v_now,
-               error = pg_catalog.format(
-                 'no live worker has served kind %s for %s s (conductor.settings.unknown_kind_after): unknown kind?',
-                 conductor._echo(t.kind), conductor._seconds(v_unknown_after))
-          from doomed d
-         where t.id = d.id
-        returning t.id
-      )
-      select pg_catalog.array_agg(w.id) into v_swept from swept w;
-      perform conductor._notify_done(v_swept);
-      v_swept := coalesce(v_swept, '{}');
-    end if;
-  end if;
-
-  -- 4. forget workers (kept while the sweep may still read them) and served kinds
-  delete from conductor.workers w
-   where w.last_seen_at < v_now - greatest(reap_report.stale_workers_after, v_unknown_after);
-  delete from conductor.served_kinds s
-   where s.last_served_at < v_now - coalesce(v_unknown_after, reap_report.stale_workers_after);
-  -- claim positions unused for stale_workers_after: a worker that died or stopped while its
-  -- scans were slow (a live claimer replaces or deletes its row at each full scan); their
-  -- until is epoch seconds of the real clock, as claim writes it
-  if exists (select from conductor.claim_positions) then
-    delete from conductor.claim_positions p
-     where p.until < extract(epoch from pg_catalog.clock_timestamp() - reap_report.stale_workers_after);
-  end if;
-  -- run counts no longer needed: the root is gone, or finished without the limit failing
-  -- the run (a failed one keeps its row, stopped, until its root is retried or deleted)
-  if exists (select from conductor.run_recoveries) then
-    delete from conductor.run_recoveries r
-     where r.root_id in (select x.root_id from conductor.run_recoveries x
-                           left join conductor.tasks t on t.id = x.root_id
-                          where t.id is null
-                             or (x.stopped is null and t.status not in ('queued', 'running', 'waiting'))
-                            for update of x skip locked);
-  end if;
-  -- result waiters and bus subscriptions whose session is gone (a client killed while waiting)
-  if exists (select from conductor.result_waiters) then
-    delete from conductor.result_waiters w
-     where not exists (select from pg_catalog.pg_stat_activity a where a.pid = w.pid);
-  end if;
-  if exists (select from conductor.subscriptions) then
-    delete from conductor.subscriptions s
-     where not exists (select from pg_catalog.pg_stat_activity a where a.pid = s.pid);
-  end if;
-  leases_lost := v_lost_n;
-  leases_dead := v_dead_n;
-  leases_timed_out := v_timed_out_n;
-  runs_failed := v_runs_failed;
-  waits_ended := v_waits;
-  kinds_swept := coalesce(pg_catalog.cardinality(v_swept), 0);
+  select l.leases_lost, l.leases_dead, l.leases_timed_out, l.runs_failed
+    into leases_lost, leases_dead, leases_timed_out, runs_failed
+    from conductor._reap_leases() l;
+  waits_ended := conductor._reap_waits();
+  kinds_swept := conductor._reap_unknown_kinds();
+  perform conductor._reap_stale(reap_report.stale_workers_after);
   return next;
 end
 $$;
@@ -7984,6 +8119,7 @@ CREATE TABLE conductor.attempts (
     outcome text,
     error text,
     traceback text,
+    timed_out boolean DEFAULT false NOT NULL,
     CONSTRAINT attempts_finished_with_outcome CHECK (((outcome IS NULL) = (finished_at IS NULL))),
     CONSTRAINT attempts_outcome_valid CHECK ((outcome = ANY (ARRAY['succeeded'::text, 'failed'::text, 'released'::text, 'lost'::text, 'cancelled'::text, 'suspended'::text])))
 )
@@ -7997,6 +8133,13 @@ ALTER TABLE conductor.attempts OWNER TO conductor_owner;
 --
 
 COMMENT ON TABLE conductor.attempts IS 'One row per claim: who ran a task, when, and how it ended, with the full error.';
+
+
+--
+-- Name: COLUMN attempts.timed_out; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.attempts.timed_out IS 'The attempt failed at its time limit (claimed_at + the task''s timeout): its worker reported fail(timed_out => true) or reap() found it past the deadline. heartbeat answers such an attempt ''timed_out''.';
 
 
 --
@@ -9517,6 +9660,34 @@ REVOKE ALL ON FUNCTION conductor._raise_spec_problem(problem text, s conductor._
 
 
 --
+-- Name: FUNCTION _reap_leases(); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._reap_leases() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _reap_stale(stale_workers_after interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._reap_stale(stale_workers_after interval) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _reap_unknown_kinds(); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._reap_unknown_kinds() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _reap_waits(); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._reap_waits() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _refuse(attempt_id bigint); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9773,12 +9944,12 @@ GRANT ALL ON FUNCTION conductor.exclusive(name text) TO conductor_admin;
 
 
 --
--- Name: FUNCTION fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at timestamp with time zone, traceback text, unknown_kind boolean, retryable boolean, timed_out boolean) TO conductor_admin;
 
 
 --

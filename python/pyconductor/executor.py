@@ -23,10 +23,10 @@ time its claim was sent plus the timeout, a hair before the database's own
 (``claimed_at + timeout``, past which no heartbeat extends the lease). At the
 deadline the executor's watchdog thread sets the handler's ``ctx.cancelled``
 (reason 'timed_out', so a cooperative handler stops), reports
-``fail(error => 'timed out after N s')`` at once (the database retries it as
-the kind's policy says), and frees the slot by starting a replacement handler
-thread, so the next task runs. A heartbeat answered 'timed_out' (the
-database's clock came first) does the same. A task cancelled while it runs
+``fail(timed_out => true)`` at once (a reason: the database writes the error,
+"timed out after N s", and retries it as the kind's policy says), and frees
+the slot by starting a replacement handler thread, so the next task runs. A
+heartbeat answered 'timed_out' (the database's clock came first) does the same. A task cancelled while it runs
 (a heartbeat answered 'cancelled' or 'lost') has its ``ctx.cancelled`` set at
 once, and its slot freed the same way when the handler is still running
 ``cancel_grace`` seconds later (nothing is reported: the database has closed
@@ -61,8 +61,8 @@ thread task does (held, running, free slots), and its outcome goes the same
 way (result, failure with traceback, ``RetryLater``, suspend, refusals, the
 reporter, its listeners and metrics). An asyncio task can be cancelled,
 unlike a thread: at its deadline it is cancelled (``Task.cancel()``, so the
-handler gets ``CancelledError`` at its next ``await``) and the attempt fails
-as "timed out after N s" at once; a cancel or lost lease (heartbeat) and the
+handler gets ``CancelledError`` at its next ``await``) and the attempt is
+reported timed out at once; a cancel or lost lease (heartbeat) and the
 release at stop cancel it too. Its slot is free when it has ended, which for
 a handler that lets the cancel through is at once; it counts as *stuck* only
 when it is still running ``cancel_grace`` seconds after the cancel (it
@@ -128,18 +128,13 @@ if TYPE_CHECKING:
     from pyconductor.context import TaskContext
     from pyconductor.registry import Registry
 
-__all__ = ["BUFFER_MAX_WAIT", "BUFFER_WINDOW", "Executor", "timed_out_message"]
+__all__ = ["BUFFER_MAX_WAIT", "BUFFER_WINDOW", "Executor"]
 
 logger = logging.getLogger("pyconductor")
 
 BUFFER_WINDOW = 0.05  # seconds: the buffer holds what the slots are expected to start within this long ...
 BUFFER_MAX_WAIT = 2.0  # ... and a buffered task that waited this long since its claim is handed back
 DURATION_WEIGHT = 0.05  # the weight of each handler's duration in the running mean that sizes the buffer
-
-
-def timed_out_message(timeout: timedelta | None) -> str:
-    """The error of an attempt that reached its time limit, the same everywhere (SQL's reap says it too)."""
-    return "timed out" if timeout is None else f"timed out after {timeout.total_seconds():g} s"
 
 
 def _error_text(exc: BaseException) -> str:
@@ -204,7 +199,7 @@ class Executor:
         """Run a claimed task, or buffer it until a slot is free (claimed_at:
         time.monotonic() when its claim was sent)."""
         task = self.registry.handler(ctx.kind)
-        run = Run(ctx, task, timeout, None if timeout is None else claimed_at + timeout.total_seconds())
+        run = Run(ctx, task, None if timeout is None else claimed_at + timeout.total_seconds())
         ledger = self.ledger
         with ledger.lock:
             ledger.stats["claimed"] += 1
@@ -637,10 +632,9 @@ class Executor:
         is_async = ctx.kind in self._async_kinds
         if is_async and not run.freed:  # at its deadline: cancel it, report now; it frees its slot as it ends
             self.ledger.count("timed_out")
-            message = timed_out_message(run.timeout)
-            self.report(Report("fail", ctx, error=message, duration_ms=ran * 1000))
+            self.report(Report("fail", ctx, timed_out=True, duration_ms=ran * 1000))
             self._loop.cancel(ctx.attempt_id)
-            logger.warning("task %d (%s) %s; %s", ctx.task_id, ctx.kind, message,
+            logger.warning("task %d (%s) timed out; %s", ctx.task_id, ctx.kind,
                            "its asyncio task is cancelled" if started else "it had not started",
                            extra=task_extra(ctx, ran * 1000))  # fmt: skip
             return
@@ -655,9 +649,8 @@ class Executor:
             return
         if run.deadline is not None and run.deadline <= now:
             self.ledger.count("timed_out")
-            message = timed_out_message(run.timeout)
-            self.report(Report("fail", ctx, error=message, duration_ms=ran * 1000))
-            logger.warning("task %d (%s) %s; %s", ctx.task_id, ctx.kind, message,
+            self.report(Report("fail", ctx, timed_out=True, duration_ms=ran * 1000))
+            logger.warning("task %d (%s) timed out; %s", ctx.task_id, ctx.kind,
                            "its slot is freed, its handler thread is stuck until it returns" if started
                            else "it had not started", extra=task_extra(ctx, ran * 1000))  # fmt: skip
         else:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -37,8 +36,7 @@ class Run:
 
     ctx: TaskContext
     task: Task | None
-    timeout: timedelta | None = None  # its time limit (claimed_task.timeout)
-    deadline: float | None = None  # time.monotonic() at which it is reached
+    deadline: float | None = None  # time.monotonic() at which its time limit (claimed_task.timeout) is reached
     grace_until: float | None = None  # cancelled: its slot is freed at this time if it still runs
     freed: bool = False  # its slot was given up (timed out, or cancelled past the grace): outcome discarded
     started_at: float = 0.0  # time.perf_counter() when its handler started (0: not yet)

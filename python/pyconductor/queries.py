@@ -71,7 +71,7 @@ HEARTBEAT = "select * from conductor.heartbeat(worker_id => %(worker_id)s, attem
 COMPLETE_MANY = (
     "select * from conductor.complete_many(attempt_ids => %(attempt_ids)s::bigint[], results => %(results)s::jsonb[])"
 )
-FAIL = "select conductor.fail(attempt_id => %(attempt_id)s, error => %(error)s, retry_at => %(retry_at)s, traceback => %(traceback)s, unknown_kind => %(unknown_kind)s, retryable => %(retryable)s)::text"
+FAIL = "select conductor.fail(attempt_id => %(attempt_id)s, error => %(error)s, retry_at => %(retry_at)s, traceback => %(traceback)s, unknown_kind => %(unknown_kind)s, retryable => %(retryable)s, timed_out => %(timed_out)s)::text"
 RELEASE = "select conductor.release(attempt_id => %(attempt_id)s)"
 REAP = "select conductor.reap()"
 # the sleeper protocol (see pyconductor.producer): mark the worker idle on its queues (NULL: every

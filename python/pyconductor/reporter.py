@@ -95,6 +95,7 @@ class Report:
     duration_ms: float | None = None
     retry_at: datetime | None = None  # the handler asked for this retry time (RetryLater)
     retryable: bool = True  # False: the handler finished but its result cannot be stored
+    timed_out: bool = False  # it reached its time limit: the database writes the error (fail's timed_out)
     retry_in: float = 0.0  # met a task row another session holds: the wait before it is sent again (0: not yet)
 
 
@@ -361,14 +362,15 @@ class Reporter:
         status = fetch(queries.FAIL, {
             "attempt_id": r.ctx.attempt_id, "error": storable_text(r.error), "retry_at": r.retry_at,
             "traceback": storable_text(r.traceback), "unknown_kind": unknown, "retryable": r.retryable,
+            "timed_out": r.timed_out,
         })[0]["fail"]  # fmt: skip
         if not unknown:
             self._outcome(r, "retried" if status == "queued" else "failed")
         self.ledger.count("unknown" if unknown else "failed")
+        why = "no handler for this kind" if unknown else "timed out" if r.timed_out else r.error
         if status == "queued":
-            logger.warning("task %d (%s) failed, will retry: %s", r.ctx.task_id, r.ctx.kind, r.error,
+            logger.warning("task %d (%s) failed, will retry: %s", r.ctx.task_id, r.ctx.kind, why,
                            extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
         else:
-            logger.error("task %d (%s) %s: %s", r.ctx.task_id, r.ctx.kind, status,
-                         "no handler for this kind" if unknown else r.error,
+            logger.error("task %d (%s) %s: %s", r.ctx.task_id, r.ctx.kind, status, why,
                          extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip

@@ -14,7 +14,8 @@ key); upgrades it to the head of the plan; and shows that
 - the held attempt can still complete its task,
 - the waiting run still wakes on its event and resumes with its steps,
 - what v0.2.0 stored still holds: the queue stays paused, the limit limits,
-  the key excludes, the schedule fires.
+  the key excludes, the schedule fires, and an attempt failed at its time limit
+  (in the Python or the Node worker's words) is recorded as timed out.
 """
 
 from __future__ import annotations
@@ -133,6 +134,14 @@ def fill_v0_2_0(conn: Conn) -> dict[str, int]:
                                    " queues => array['up-logged'], max_tasks => 1, lease => interval '1 hour')"))  # fmt: skip
     conn.execute("select conductor.save_log(attempt_id => %s, lines => '[{\"msg\": \"hello\"}]')", [logged_attempt])
     conn.execute("select conductor.complete(attempt_id => %s, result => '{}')", [logged_attempt])
+    # attempts failed at their time limit, in the words v0.2.0's Python worker (%g) and Node worker wrote
+    for name, limit, error in (("timed_out_python", "1 second", "timed out after 1 s"),
+                               ("timed_out_node", "30 days", "timed out after 2592000 s"),
+                               ("timed_out_lookalike", "1 hour", "timed out after 5 s")):
+        enqueue(f"up-{name}", timeout=limit)
+        ids[name] = int(one(conn, "select attempt_id from conductor.claim(worker_id => 'up-w3',"
+                                  " queues => array[%s], max_tasks => 1, lease => interval '1 hour')", [f"up-{name}"]))  # fmt: skip
+        conn.execute("select conductor.fail(attempt_id => %s, error => %s)", [ids[name], error])
     conn.execute("select conductor.sleep(worker_id => 'up-w3', queues => array['up-fleet'])")
     conn.execute("select * from conductor.watch(task_id => %s)", [ids["queued"]])
     conn.execute("select conductor.subscribe(topics => array['up-topic'])")
@@ -186,6 +195,10 @@ def prove_v0_2_0_kept(conn: Conn, ids: dict[str, int]) -> None:
             "select task_id from conductor.claim(worker_id => 'up-w4', queues => array[%s], max_tasks => %s,"
             " lease => interval '1 minute')", [queue, n])]  # fmt: skip
 
+    timed_out = dict(conn.execute("select id, timed_out from conductor.attempts where id = any(%s)", [[
+        ids["timed_out_python"], ids["timed_out_node"], ids["timed_out_lookalike"]]]).fetchall())  # fmt: skip
+    assert timed_out == {ids["timed_out_python"]: True, ids["timed_out_node"]: True, ids["timed_out_lookalike"]: False}, (
+        "the upgrade marks the attempts failed at their limit (either worker's words), not one that only reads alike")
     assert claim("up-paused") == [], "the paused queue stays paused"
     conn.execute("select conductor.resume_queue(queue => 'up-paused')")
     assert claim("up-paused") == [ids["paused"]]

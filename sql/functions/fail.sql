@@ -1,9 +1,12 @@
 -- Deploy conductor:functions/fail to pg
 -- (reworked after v0.2.0; the released body is sql/released/functions/fail@v0.2.0.sql)
 --
--- conductor.fail(attempt_id, error, retry_at, traceback, unknown_kind, retryable):
--- the handler of a held task raised. The error and traceback go into the
--- attempt row; the task then
+-- conductor.fail(attempt_id, error, retry_at, traceback, unknown_kind, retryable,
+-- timed_out): the handler of a held task raised, or reached its time limit
+-- (timed_out: the worker gives the reason, the engine writes the error, 'timed
+-- out after N s' by conductor._timed_out_error, and records attempts.timed_out,
+-- which heartbeat reads; no worker formats that text). The error and traceback
+-- go into the attempt row; the task then
 --   - is dead at once when unknown_kind (no handler for its kind on the worker),
 --   - is failed at once when not retryable (the handler finished, but its
 --     result could not be stored: running it again would redo its effects
@@ -29,13 +32,18 @@
 begin;
 set local role conductor_owner;
 
+-- timed_out came after v0.2.0: a new signature (callers name their arguments, so
+-- every call of the old one still works)
+drop function if exists conductor.fail(bigint, text, timestamptz, text, boolean, boolean);
+
 create or replace function conductor.fail(
   attempt_id   bigint,
-  error        text,
+  error        text default null,
   retry_at     timestamptz default null,
   traceback    text default null,
   unknown_kind boolean default false,
-  retryable    boolean default true
+  retryable    boolean default true,
+  timed_out    boolean default false
 ) returns conductor.task_status
   language plpgsql volatile
   security definer
@@ -52,6 +60,9 @@ declare
 begin
   perform conductor._check_time(fail.retry_at, 'retry_at');
   v_task := conductor._held_task(fail.attempt_id);
+  if fail.timed_out then
+    v_error := conductor._timed_out_error(v_task.timeout);  -- the engine's words, whatever the worker's
+  end if;
 
   if fail.unknown_kind then
     v_status := 'dead';
@@ -81,7 +92,8 @@ begin
    where t.id = v_task.id;
 
   update conductor.attempts a
-     set outcome = 'failed', finished_at = v_now, error = v_error, traceback = fail.traceback
+     set outcome = 'failed', finished_at = v_now, error = v_error, traceback = fail.traceback,
+         timed_out = fail.timed_out is true
    where a.id = fail.attempt_id;
 
   if v_status = 'queued' then
@@ -93,9 +105,14 @@ begin
 end
 $$;
 
-comment on function conductor.fail(bigint, text, timestamptz, text, boolean, boolean) is
+comment on function conductor.fail(bigint, text, timestamptz, text, boolean, boolean, boolean) is
 $$Records that the handler of the task held by attempt_id failed: error and traceback
-are stored on the attempt (every attempt's error is kept). Returns the task's new status:
+are stored on the attempt (every attempt's error is kept). timed_out: the attempt reached
+its time limit (the worker stopped it at claimed_at + timeout, or heartbeat answered
+'timed_out'); the error is then the engine's own, 'timed out after N s' (N the task's
+timeout in seconds as C's %g prints it; 'timed out' for a task without one), whatever error
+says, and the attempt is recorded as timed out (attempts.timed_out), which heartbeat
+answers 'timed_out'. error: NULL or empty stores 'error not given'. Returns the task's new status:
 'queued' when attempts remain (due at retry_at if given, else after the backoff:
 backoff_base * backoff_factor ^ (attempt - 1), at most backoff_max, less up to 20 % jitter;
 each from the task, else its kind (configure_kind), else 30 s, 2 and 1 h), 'failed' when
@@ -109,7 +126,7 @@ cancel or emit_event left open), then raises 55P03 (lock_not_available): nothing
 the attempt still holds its task; send the same call again later. Raises QC208 when
 another login registered the attempt's worker (an admin may fail any).$$;
 
-revoke execute on function conductor.fail(bigint, text, timestamptz, text, boolean, boolean) from public;
-grant execute on function conductor.fail(bigint, text, timestamptz, text, boolean, boolean) to conductor_worker, conductor_admin;
+revoke execute on function conductor.fail(bigint, text, timestamptz, text, boolean, boolean, boolean) from public;
+grant execute on function conductor.fail(bigint, text, timestamptz, text, boolean, boolean, boolean) to conductor_worker, conductor_admin;
 
 commit;

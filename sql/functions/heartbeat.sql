@@ -6,15 +6,16 @@
 -- task (lease: positive, at most conductor.settings.max_lease) to now + lease,
 -- but never past the attempt's deadline (claimed_at + the task's timeout), and
 -- answers, for each it did not extend, why: 'cancelled' (stop it), 'timed_out'
--- (its deadline passed: stop it and report it with fail; reap() fails it if
--- the worker does not), 'finished' (this worker already reported it: a report
+-- (its deadline passed: stop it and report it with fail(timed_out => true);
+-- reap() fails it if the worker does not; answered again once it failed so,
+-- attempts.timed_out), 'finished' (this worker already reported it: a report
 -- crossed the beat; nothing to do), or 'lost' (the lease expired and the task
 -- was taken back; stop it, discard its result).
 --
 --   conductor._seconds(interval)          seconds as Python's f"{n:g}" prints them
 --   conductor._timed_out_error(timeout)   'timed out after N s': the error of an
 --                                         attempt past its deadline, written by
---                                         reap() and recognised here
+--                                         fail(timed_out => true) and reap() only
 --
 -- Never waiting on a row another session holds. A client's cancel() or
 -- emit_event() in a transaction it leaves open locks task rows; a beat that
@@ -43,8 +44,8 @@ begin;
 set local role conductor_owner;
 
 -- An interval in seconds as C's and Python's %g print a number (6 significant
--- digits, no trailing zeros, an exponent below 1e-4 and from 1e6 on), so the
--- engine's messages and the Python worker's (f"{n:g}") say a time alike.
+-- digits, no trailing zeros, an exponent below 1e-4 and from 1e6 on): how the
+-- engine's messages say a time (a worker writes none of them).
 create or replace function conductor._seconds(value interval) returns text
   language plpgsql immutable
   set search_path = pg_catalog, pg_temp
@@ -89,18 +90,21 @@ $$An interval as a number of seconds printed like Python's f"{n:g}": 2 s -> '2',
 
 revoke execute on function conductor._seconds(interval) from public;
 
--- The error of an attempt that reached its time limit, the same text whoever
--- writes it: reap() here, the Python worker as f"timed out after {n:g} s".
+-- The error of an attempt that reached its time limit, written by the engine only
+-- (fail(timed_out => true), reap()): a worker reports the reason, never this text.
 create or replace function conductor._timed_out_error(timeout interval) returns text
   language sql immutable
   set search_path = pg_catalog, pg_temp
 as $$
-  select pg_catalog.format('timed out after %s s', conductor._seconds(_timed_out_error.timeout))
+  select case when _timed_out_error.timeout is null then 'timed out'
+              else pg_catalog.format('timed out after %s s', conductor._seconds(_timed_out_error.timeout)) end
 $$;
 
 comment on function conductor._timed_out_error(interval) is
 $$The error of an attempt that reached its time limit: 'timed out after N s', N the timeout in
-seconds as conductor._seconds prints it. reap() records it; heartbeat recognises it.$$;
+seconds as conductor._seconds prints it ('timed out' without a timeout). The one writer of
+that text: fail(timed_out => true) and reap() store it; nobody compares it (heartbeat reads
+attempts.timed_out).$$;
 
 revoke execute on function conductor._timed_out_error(interval) from public;
 
@@ -171,8 +175,7 @@ begin
                         -- past its deadline: still open, or failed as timed out (by reap(), which
                         -- runs at the deadline, likely before this beat)
                         when a.worker_id = heartbeat.worker_id and a.claimed_at + t.timeout <= v_now
-                             and (a.outcome is null
-                                  or (a.outcome = 'failed' and a.error = conductor._timed_out_error(t.timeout)))
+                             and (a.outcome is null or (a.outcome = 'failed' and a.timed_out))
                           then 'timed_out'
                         when a.outcome in ('succeeded', 'failed', 'released', 'suspended')
                              and a.worker_id = heartbeat.worker_id then 'finished'
@@ -209,10 +212,11 @@ Returns one row per attempt it did not extend, with what the worker must do:
   'cancelled'  the task was cancelled: stop the handler; its outcome will not be stored
                (complete and fail answer it cancelled).
   'timed_out'  the attempt reached its deadline (its lease is not extended): stop the
-               handler and report the attempt with fail ('timed out after N s'); reap()
-               fails it so if the worker does not (then fail answers the lease lost).
-               Answered while the attempt is open and once it failed as timed out
-               (by reap(), or a crossing fail of the worker with the same error).
+               handler and report the attempt with fail(timed_out => true) (the engine
+               writes the error, 'timed out after N s'); reap() fails it so if the
+               worker does not (then fail answers the lease lost). Answered while the
+               attempt is open and once it failed as timed out (attempts.timed_out: by
+               reap(), or a crossing fail(timed_out => true) of the worker).
   'finished'   this attempt already reported (complete, complete_many, fail, release or
                suspend), perhaps in a report that crossed this beat: nothing to do, and
                nothing to report again; stop beating it.

@@ -3,11 +3,13 @@
 --
 -- The engine's upkeep, run by every worker's reaper (any number at once):
 --
---   conductor.reap(stale_workers_after)   in order:
---     1. expired leases. A task whose attempt reached its deadline (claimed_at
---        + the task's timeout) fails as conductor.fail would fail it: error
---        'timed out after N s' (conductor._timed_out_error), the attempt
---        'failed', retried after the backoff (conductor._backoff, the task's
+--   conductor.reap(stale_workers_after)   in order, one step function each
+--   (conductor._reap_leases, _reap_waits, _reap_unknown_kinds, _reap_stale; each
+--   reads the clock and the settings itself, and is tested on its own):
+--     1. _reap_leases(): expired leases. A task whose attempt reached its deadline (claimed_at
+--        + the task's timeout) fails as conductor.fail(timed_out => true) would
+--        fail it: error 'timed out after N s' (conductor._timed_out_error), the
+--        attempt 'failed' and timed_out, retried after the backoff (conductor._backoff, the task's
 --        policy, else its kind's) while attempts remain, else 'failed';
 --        recoveries untouched, the attempt counts. Any other expired lease is a
 --        lost worker, a recovery: the seed's rule, "a task whose worker dies
@@ -25,7 +27,7 @@
 --        naming the count, its unfinished descendants cancelled (kept in
 --        run_recoveries.stopped: retry of the root queues them again, with
 --        fresh counts).
---     2. waits that reached their deadline: a sleep wakes; an event wait wakes
+--     2. _reap_waits(): waits that reached their deadline: a sleep wakes; an event wait wakes
 --        with {"timed_out": true} checkpointed; a wait for children ends the
 --        task timed_out after cancelling its unfinished children. And pending
 --        events (conductor.events.pending: new, maybe missed by a suspend that
@@ -34,7 +36,7 @@
 --        first (the next transaction id) and clears pending once no other
 --        transaction older than it runs and no waiter is left, in the same
 --        pass if it can (functions/runs, the map, says why no wake-up is lost).
---     3. the unknown-kind sweep, at most once per min(unknown_kind_after / 5,
+--     3. _reap_unknown_kinds(): the unknown-kind sweep, at most once per min(unknown_kind_after / 5,
 --        1 minute) across all reapers (conductor.maintenance, compare-and-set):
 --        a queued task due for unknown_kind_after is dead-lettered when a live
 --        worker serves its queue but none has served its kind for that long
@@ -45,14 +47,14 @@
 --        the kind is unknown), and so do those of a paused queue (pause_queue:
 --        its tasks stay as they are; paused is not unserved). Nothing when
 --        unknown_kind_after is NULL.
---     4. workers not seen for greatest(stale_workers_after, unknown_kind_after)
+--     4. _reap_stale(stale_workers_after): workers not seen for greatest(stale_workers_after, unknown_kind_after)
 --        are forgotten (the sweep reads their last_seen_at until then) with
 --        their sleeper marks, served_kinds rows older than unknown_kind_after,
 --        the result waiters and bus subscriptions of sessions that are gone,
 --        claim positions unused for stale_workers_after, and run_recoveries
 --        rows whose root is gone, or finished without the limit failing it.
 --
---   conductor.reap_report(stale_workers_after) does it, answering one row of
+--   conductor.reap_report(stale_workers_after) runs the four steps, answering one row of
 --        counts: leases_lost (the reclaims), leases_dead, leases_timed_out,
 --        runs_failed, waits_ended, kinds_swept; conductor.reap() answers their
 --        sum (a reclaim warrants a warning in a worker's log, a wait that ended
@@ -81,15 +83,22 @@
 -- expired ones, the roots of the lost ones, the waits past their deadline, the
 -- waiters of pending events) or, for a tree it must change whole (a run at its
 -- limit, a wait for children past its deadline), NOWAIT (_lock_tree), and what
--- it skipped is there for the next reap. Lock order: task rows (children before
--- parents: a timed-out wait cancels the children first; a lost task, then its
--- run's root, FOR KEY SHARE: only FOR UPDATE conflicts, which another reaper
--- taking the root back, a retry of the root or a deletion holds), then a run's
--- run_recoveries row (written only under a lock of the root's row: reapers,
--- which may share it and then take the run rows in root_id order, or retry,
--- FOR UPDATE; the cleanup takes rows SKIP LOCKED), steps, attempt and event rows;
--- then the maintenance row and the swept task rows, both SKIP LOCKED (a sweep
--- another reaper is running is not waited for). No advisory lock.
+-- it skipped is there for the next reap. Lock order, which is the steps' order:
+--   1. (_reap_leases) the expired task rows, in id order; the roots of the lost
+--      ones FOR KEY SHARE (only FOR UPDATE conflicts, which another reaper taking
+--      the root back, a retry of the root or a deletion holds); then a run's
+--      run_recoveries row (written only under a lock of the root's row: reapers,
+--      which may share it and then take the run rows in root_id order, or retry,
+--      FOR UPDATE); attempt rows; a run at its limit, its tree NOWAIT (children
+--      before parents);
+--   2. (_reap_waits) waiting task rows (children before parents: a timed-out wait
+--      cancels the children first), steps, event rows;
+--   3. (_reap_unknown_kinds) the maintenance row, then the swept task rows, both
+--      SKIP LOCKED (a sweep another reaper is running is not waited for);
+--   4. (_reap_stale) run_recoveries rows SKIP LOCKED; the other rows it forgets
+--      (workers, served_kinds, claim_positions, result_waiters, subscriptions)
+--      are deleted as they are.
+-- No advisory lock.
 
 -- Cost of the sweep: it groups every queued task by queue and kind (a heap
 -- read of the backlog: no index holds the kind), once per period, not per reap.
@@ -242,20 +251,16 @@ next time). Called by reap() only.$$;
 revoke execute on function conductor._lock_tree(bigint) from public;
 revoke execute on function conductor._fail_run(bigint, integer, integer) from public;
 
-create or replace function conductor.reap_report(stale_workers_after interval default interval '15 minutes')
-  returns table (leases_lost integer, leases_dead integer, leases_timed_out integer, runs_failed integer,
-                 waits_ended integer, kinds_swept integer)
+-- Step 1 of reap_report: expired leases, timed out (a failure) or lost (a recovery), then
+-- the runs whose recoveries reached the limit (the map, 1.).
+create or replace function conductor._reap_leases()
+  returns table (leases_lost integer, leases_dead integer, leases_timed_out integer, runs_failed integer)
   language plpgsql volatile
-  security definer
   set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
-  v_lost_n integer;
-  v_dead_n integer;
-  v_timed_out_n integer;
-  v_runs_failed integer := 0;
-  v_waits integer := 0;
+  v_max_run integer;
   v_timed_out bigint[];
   v_lost bigint[];
   v_roots bigint[];
@@ -263,17 +268,11 @@ declare
   v_done bigint[];
   v_queues text[];
   v_queue text;
-  v_task record;
   v_run record;
-  v_event record;
-  v_unknown_after interval;
-  v_max_run integer;
-  v_swept bigint[];
 begin
-  select s.unknown_kind_after, s.max_run_recoveries into v_unknown_after, v_max_run
-    from conductor.settings s where s.one;
+  select s.max_run_recoveries into v_max_run from conductor.settings s where s.one;
+  runs_failed := 0;
 
-  -- 1. expired leases: timed out (a failure) or lost (a recovery)
   with expired as (
     select t.id, t.root_id,
            t.timeout is not null and a.claimed_at + t.timeout <= v_now as timed_out
@@ -352,6 +351,7 @@ begin
   ), closed as (
     update conductor.attempts a
        set outcome = case when r.timed_out then 'failed' else 'lost' end,
+           timed_out = r.timed_out,
            finished_at = v_now,
            error = case when r.timed_out then r.error
                         else pg_catalog.format('lease expired at %s; worker %s presumed lost',
@@ -366,7 +366,7 @@ begin
          -- a sleeping worker recomputes its wake-up, as after conductor.fail
          pg_catalog.array_agg(distinct r.queue) filter (where r.status = 'queued'),
          pg_catalog.array_agg(r.id)
-    into v_lost_n, v_dead_n, v_timed_out_n, v_queues, v_reaped_ids
+    into leases_lost, leases_dead, leases_timed_out, v_queues, v_reaped_ids
     from reaped r;
 
   foreach v_queue in array coalesce(v_queues, '{}') loop
@@ -389,12 +389,41 @@ begin
        order by r.root_id desc
     loop
       if conductor._fail_run(v_run.root_id, v_run.recoveries, v_max_run) then
-        v_runs_failed := v_runs_failed + 1;
+        runs_failed := runs_failed + 1;
       end if;
     end loop;
   end if;
+  return next;
+end
+$$;
 
-  -- 2. sleeps and event waits that reached their deadline wake
+comment on function conductor._reap_leases() is
+$$Step 1 of reap_report: takes back every running task whose lease expired (locked FOR UPDATE
+SKIP LOCKED, in id order). Past its time limit (claimed_at + timeout) the attempt failed
+('timed out after N s'): the task is queued again after the backoff while attempts remain,
+else 'failed'. Otherwise the worker is lost: recoveries + 1 (queued again, or dead 'worker
+lost N times' at max_recoveries), the attempt closed 'lost', the recovery counted against
+its run under a key share lock of the root (SKIP LOCKED: a root held FOR UPDATE leaves its
+tasks for the next reap). Then fails (_fail_run) every unfinished run whose recoveries
+reached settings.max_run_recoveries. Notifies the queues of requeued tasks and the waiters
+of finished ones. Returns one row: leases_lost, leases_dead (of those), leases_timed_out,
+runs_failed. Waits on no lock; any number at once. Called by reap_report only.$$;
+
+revoke execute on function conductor._reap_leases() from public;
+
+-- Step 2 of reap_report: waits that reached their deadline, and the waiters of pending
+-- events (the map, 2.).
+create or replace function conductor._reap_waits() returns integer
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_waits integer := 0;
+  v_task record;
+  v_event record;
+begin
+  -- sleeps and event waits that reached their deadline wake
   for v_task in
     select t.id, t.wait_for, t.wait_event from conductor.tasks t
      where t.status = 'waiting' and t.wait_until <= v_now and t.wait_for in ('sleep', 'event')
@@ -474,55 +503,110 @@ begin
       v_waits := v_waits + 1;
     end if;
   end loop;
+  return v_waits;
+end
+$$;
 
-  -- 3. the unknown-kind sweep, once per period across all reapers: the one that
-  -- moves unknown_kinds_swept_at sweeps (a clock set back, as tests do, sweeps too)
-  if v_unknown_after is not null then
-    update conductor.maintenance m
-       set unknown_kinds_swept_at = v_now
-     where m.one in (select x.one from conductor.maintenance x
-                      where x.unknown_kinds_swept_at is null
-                         or x.unknown_kinds_swept_at <= v_now - least(v_unknown_after / 5, interval '1 minute')
-                         or x.unknown_kinds_swept_at > v_now
-                        for update skip locked);
-    if found then
-      with doomed as (
-        select t.id from conductor._unserved(v_now - v_unknown_after) u
-          join conductor.tasks t on t.queue = u.queue and t.kind = u.kind
-         where u.queue_served
-           and (u.kind_last_served is null or u.kind_last_served < v_now - v_unknown_after)
-           -- a paused queue's tasks stay as they are (nobody claims them: not unknown)
-           and not exists (select from conductor.paused_queues p where p.queue = u.queue)
-           and t.status = 'queued' and t.run_at <= v_now - v_unknown_after
-         order by t.id
-           for update of t skip locked
-      ), swept as (
-        update conductor.tasks t
-           set status = 'dead', finished_at = v_now,
-               error = pg_catalog.format(
-                 'no live worker has served kind %s for %s s (conductor.settings.unknown_kind_after): unknown kind?',
-                 conductor._echo(t.kind), conductor._seconds(v_unknown_after))
-          from doomed d
-         where t.id = d.id
-        returning t.id
-      )
-      select pg_catalog.array_agg(w.id) into v_swept from swept w;
-      perform conductor._notify_done(v_swept);
-      v_swept := coalesce(v_swept, '{}');
-    end if;
+comment on function conductor._reap_waits() is
+$$Step 2 of reap_report: ends the waits that reached their deadline and wakes the missed
+waiters of pending events. A sleep is queued again; an event wait too, with {"event",
+"timed_out": true} as its outcome (rows taken FOR NO KEY UPDATE SKIP LOCKED, descending id).
+The waiters of each pending event (a suspend that overlapped the emit, a waiter the emit
+skipped) are woken with the event as emit_event wakes them (events SKIP LOCKED, in name
+order); an event seen for the first time gets its horizon (the next transaction id) and
+pending is cleared once no transaction older than it runs and no waiter is left. A wait for
+children past its deadline cancels its unfinished children first, then ends timed_out; its
+tree is locked NOWAIT (_lock_tree), and one another transaction holds a row of is left for
+the next reap. Returns how many waits it ended or woke. Waits on no lock; any number at
+once. Called by reap_report only.$$;
+
+revoke execute on function conductor._reap_waits() from public;
+
+-- Step 3 of reap_report: the unknown-kind sweep, once per period across all reapers (the
+-- map, 3.): the one that moves unknown_kinds_swept_at sweeps (a clock set back, as tests
+-- do, sweeps too).
+create or replace function conductor._reap_unknown_kinds() returns integer
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_unknown_after interval;
+  v_swept bigint[];
+begin
+  select s.unknown_kind_after into v_unknown_after from conductor.settings s where s.one;
+  if v_unknown_after is null then
+    return 0;
   end if;
+  update conductor.maintenance m
+     set unknown_kinds_swept_at = v_now
+   where m.one in (select x.one from conductor.maintenance x
+                    where x.unknown_kinds_swept_at is null
+                       or x.unknown_kinds_swept_at <= v_now - least(v_unknown_after / 5, interval '1 minute')
+                       or x.unknown_kinds_swept_at > v_now
+                      for update skip locked);
+  if not found then
+    return 0;
+  end if;
+  with doomed as (
+    select t.id from conductor._unserved(v_now - v_unknown_after) u
+      join conductor.tasks t on t.queue = u.queue and t.kind = u.kind
+     where u.queue_served
+       and (u.kind_last_served is null or u.kind_last_served < v_now - v_unknown_after)
+       -- a paused queue's tasks stay as they are (nobody claims them: not unknown)
+       and not exists (select from conductor.paused_queues p where p.queue = u.queue)
+       and t.status = 'queued' and t.run_at <= v_now - v_unknown_after
+     order by t.id
+       for update of t skip locked
+  ), swept as (
+    update conductor.tasks t
+       set status = 'dead', finished_at = v_now,
+           error = pg_catalog.format(
+             'no live worker has served kind %s for %s s (conductor.settings.unknown_kind_after): unknown kind?',
+             conductor._echo(t.kind), conductor._seconds(v_unknown_after))
+      from doomed d
+     where t.id = d.id
+    returning t.id
+  )
+  select pg_catalog.array_agg(w.id) into v_swept from swept w;
+  perform conductor._notify_done(v_swept);
+  return coalesce(pg_catalog.cardinality(v_swept), 0);
+end
+$$;
 
-  -- 4. forget workers (kept while the sweep may still read them) and served kinds
+comment on function conductor._reap_unknown_kinds() is
+$$Step 3 of reap_report: at most once per min(unknown_kind_after / 5, 1 minute) across all
+reapers (the maintenance row, moved compare-and-set, SKIP LOCKED: a sweep another reaper
+runs is not waited for), dead-letters each queued task due for at least
+settings.unknown_kind_after whose queue a live worker serves but whose kind none has served
+for that long (_unserved; never a paused queue's), its error naming the kind; the swept
+rows are taken FOR UPDATE SKIP LOCKED in id order. Returns how many it dead-lettered: 0
+when unknown_kind_after is NULL or another reaper swept within the period. Called by
+reap_report only.$$;
+
+revoke execute on function conductor._reap_unknown_kinds() from public;
+
+-- Step 4 of reap_report: forget what is gone (the map, 4.).
+create or replace function conductor._reap_stale(stale_workers_after interval) returns void
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_unknown_after interval;
+begin
+  select s.unknown_kind_after into v_unknown_after from conductor.settings s where s.one;
+  -- workers (kept while the sweep may still read them) and served kinds
   delete from conductor.workers w
-   where w.last_seen_at < v_now - greatest(reap_report.stale_workers_after, v_unknown_after);
+   where w.last_seen_at < v_now - greatest(_reap_stale.stale_workers_after, v_unknown_after);
   delete from conductor.served_kinds s
-   where s.last_served_at < v_now - coalesce(v_unknown_after, reap_report.stale_workers_after);
+   where s.last_served_at < v_now - coalesce(v_unknown_after, _reap_stale.stale_workers_after);
   -- claim positions unused for stale_workers_after: a worker that died or stopped while its
   -- scans were slow (a live claimer replaces or deletes its row at each full scan); their
   -- until is epoch seconds of the real clock, as claim writes it
   if exists (select from conductor.claim_positions) then
     delete from conductor.claim_positions p
-     where p.until < extract(epoch from pg_catalog.clock_timestamp() - reap_report.stale_workers_after);
+     where p.until < extract(epoch from pg_catalog.clock_timestamp() - _reap_stale.stale_workers_after);
   end if;
   -- run counts no longer needed: the root is gone, or finished without the limit failing
   -- the run (a failed one keeps its row, stopped, until its root is retried or deleted)
@@ -543,12 +627,34 @@ begin
     delete from conductor.subscriptions s
      where not exists (select from pg_catalog.pg_stat_activity a where a.pid = s.pid);
   end if;
-  leases_lost := v_lost_n;
-  leases_dead := v_dead_n;
-  leases_timed_out := v_timed_out_n;
-  runs_failed := v_runs_failed;
-  waits_ended := v_waits;
-  kinds_swept := coalesce(pg_catalog.cardinality(v_swept), 0);
+end
+$$;
+
+comment on function conductor._reap_stale(interval) is
+$$Step 4 of reap_report: deletes workers rows not seen for greatest(stale_workers_after,
+settings.unknown_kind_after) (their sleepers rows go with them), served_kinds rows older
+than unknown_kind_after (else stale_workers_after), claim_positions rows unused for
+stale_workers_after (real clock), run_recoveries rows whose root is gone or finished
+without the limit failing it (SKIP LOCKED), and result_waiters and subscriptions rows of
+sessions that ended. Returns nothing. Called by reap_report only.$$;
+
+revoke execute on function conductor._reap_stale(interval) from public;
+
+-- The four steps, in the lock order of the map
+create or replace function conductor.reap_report(stale_workers_after interval default interval '15 minutes')
+  returns table (leases_lost integer, leases_dead integer, leases_timed_out integer, runs_failed integer,
+                 waits_ended integer, kinds_swept integer)
+  language plpgsql volatile
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  select l.leases_lost, l.leases_dead, l.leases_timed_out, l.runs_failed
+    into leases_lost, leases_dead, leases_timed_out, runs_failed
+    from conductor._reap_leases() l;
+  waits_ended := conductor._reap_waits();
+  kinds_swept := conductor._reap_unknown_kinds();
+  perform conductor._reap_stale(reap_report.stale_workers_after);
   return next;
 end
 $$;

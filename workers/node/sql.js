@@ -41,7 +41,7 @@ module.exports = {
   COMPLETE: 'select conductor.complete(attempt_id => $1, result => $2::jsonb)',
   FAIL:
     'select conductor.fail(attempt_id => $1, error => $2, retry_at => $3::timestamptz, traceback => $4, ' +
-    `unknown_kind => $5, retryable => $6)::text as status ${BOUNDED}`,
+    `unknown_kind => $5, retryable => $6, timed_out => $7)::text as status ${BOUNDED}`,
   RELEASE: `select conductor.release(attempt_id => $1) ${BOUNDED}`,
   SAVE_STEP: 'select conductor.save_step(attempt_id => $1, name => $2, result => $3::jsonb) as result',
   // a wait (wait_for: children_all, children_any, event, sleep); duration and timeout in seconds

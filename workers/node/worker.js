@@ -13,7 +13,8 @@
 //              sent again shortly, the attempt still held, until the holder ends
 //   heartbeat  every `heartbeat` seconds for every held attempt; 'cancelled' and
 //              'lost' stop the handler (ctx.cancelled) and drop its outcome,
-//              'timed_out' is reported with fail, 'finished' is ignored
+//              'timed_out' is reported with fail(timed_out => true) (the database
+//              writes the error), 'finished' is ignored
 //   reap       every `reap` seconds, sooner at next_wake() (any worker may)
 //   stop()     claim nothing more; running handlers get `shutdownGrace` seconds,
 //              the rest are handed back with release; wake; deregister_worker
@@ -377,14 +378,16 @@ class Worker {
     this.log('info', `task ${ctx.taskId} (${ctx.kind}) succeeded`);
   }
 
-  async _fail(ctx, err, { unknownKind = false, retryable = true } = {}) {
+  /** fail(); timedOut: the attempt reached its time limit, a reason (no error: the database writes it). */
+  async _fail(ctx, err, { unknownKind = false, retryable = true, timedOut = false } = {}) {
     const trace = err instanceof Error && err.stack ? err.stack.replace(/\0/g, '\uFFFD') : null;
+    const error = timedOut ? null : errorText(err);
     const [{ status }] = await this.query(
-      sql.FAIL, [ctx.attemptId, errorText(err), null, trace, unknownKind, retryable], { retry: true },
+      sql.FAIL, [ctx.attemptId, error, null, trace, unknownKind, retryable, timedOut], { retry: true },
     );
     const next = status === 'queued' ? 'will retry' : `now ${status}`;
     const level = status === 'queued' ? 'warn' : 'error';
-    this.log(level, `task ${ctx.taskId} (${ctx.kind}) failed, ${next}: ${errorText(err)}`);
+    this.log(level, `task ${ctx.taskId} (${ctx.kind}) failed, ${next}: ${timedOut ? 'timed out' : error}`);
   }
 
   /**
@@ -442,7 +445,7 @@ class Worker {
       if (!ctx || state === 'finished') continue; // a report of ours crossed the beat
       ctx.cancel(state);
       if (state === 'timed_out') {
-        this._report(ctx, { error: new Error(`timed out after ${ctx.timeout} s`) });
+        this._report(ctx, { timedOut: true }); // the database writes the error
       } else { // 'cancelled' or 'lost': stop the handler; nothing will be reported
         this.log('warn', `task ${ctx.taskId} (${ctx.kind}) ${state}; stopping its handler`);
         this._forget(ctx);

@@ -25,6 +25,8 @@
 begin;
 set local role conductor_owner;
 
+drop function if exists conductor.fail(bigint, text, timestamptz, text, boolean, boolean, boolean);
+
 create or replace function conductor.fail(
   attempt_id   bigint,
   error        text,

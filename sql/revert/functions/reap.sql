@@ -499,6 +499,10 @@ grant execute on function conductor.reap(interval) to conductor_worker, conducto
 
 -- what the rework added (the bodies above no longer call them)
 drop function conductor.reap_report(interval);
+drop function conductor._reap_leases();
+drop function conductor._reap_waits();
+drop function conductor._reap_unknown_kinds();
+drop function conductor._reap_stale(interval);
 drop function conductor._fail_run(bigint, integer, integer);
 drop function conductor._lock_tree(bigint);
 

@@ -34,7 +34,7 @@ select is(
   conductor_tests.attempt(:attempt_id),
   jsonb_build_object('id', :attempt_id, 'task_id', :id, 'attempt', 1, 'worker_id', 'w-registered',
     'host', 'host-1', 'pid', 4242, 'claimed_at', '2030-01-01 00:00:00+00'::timestamptz,
-    'finished_at', null, 'outcome', null, 'error', null, 'traceback', null),
+    'finished_at', null, 'outcome', null, 'error', null, 'traceback', null, 'timed_out', false),
   'The attempt row records the registered worker''s host and pid and is open (no outcome).');
 
 select conductor.enqueue('resize', '{}', 'attempt-q') as id2 \gset

@@ -12,8 +12,8 @@ select conductor.fail(:a1, 'ValueError: bad', traceback => E'Traceback (most rec
 select is(conductor_tests.attempt(:a1) - array['id', 'task_id', 'claimed_at', 'host', 'pid'],
   jsonb_build_object('attempt', 1, 'worker_id', 'w1', 'outcome', 'failed',
     'finished_at', '2030-01-01 00:00:07+00'::timestamptz, 'error', 'ValueError: bad',
-    'traceback', E'Traceback (most recent call last):\n  File "x.py", line 1'),
-  'The attempt is closed as failed at the failure time, with the error and the full traceback.');
+    'traceback', E'Traceback (most recent call last):\n  File "x.py", line 1', 'timed_out', false),
+  'The attempt is closed as failed at the failure time, with the error and the full traceback, not timed out.');
 
 set local conductor.fake_now = '2030-01-01 01:00:00+00';
 select conductor_tests.claim_one('tb-q') as a2 \gset

@@ -62,7 +62,7 @@ select has_function('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'in
 select has_function('conductor', 'heartbeat', ARRAY['text', 'bigint[]', 'interval']::name[], 'conductor.heartbeat(text, bigint[], interval) exists.');
 select has_function('conductor', 'complete', ARRAY['bigint', 'jsonb']::name[], 'conductor.complete(bigint, jsonb) exists.');
 select has_function('conductor', 'complete_many', ARRAY['bigint[]', 'jsonb[]']::name[], 'conductor.complete_many(bigint[], jsonb[]) exists.');
-select has_function('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean']::name[], 'conductor.fail(bigint, text, timestamp with time zone, text, boolean, boolean) exists.');
+select has_function('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean', 'boolean']::name[], 'conductor.fail(bigint, text, timestamp with time zone, text, boolean, boolean, boolean) exists.');
 select has_function('conductor', 'release', ARRAY['bigint']::name[], 'conductor.release(bigint) exists.');
 select has_function('conductor', 'reap', ARRAY['interval']::name[], 'conductor.reap(interval) exists.');
 select has_function('conductor', 'reap_report', ARRAY['interval']::name[], 'conductor.reap_report(interval) exists.');
@@ -82,7 +82,7 @@ select is_definer('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'inte
 select is_definer('conductor', 'heartbeat', ARRAY['text', 'bigint[]', 'interval']::name[], 'conductor.heartbeat is SECURITY DEFINER.');
 select is_definer('conductor', 'complete', ARRAY['bigint', 'jsonb']::name[], 'conductor.complete is SECURITY DEFINER.');
 select is_definer('conductor', 'complete_many', ARRAY['bigint[]', 'jsonb[]']::name[], 'conductor.complete_many is SECURITY DEFINER.');
-select is_definer('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean']::name[], 'conductor.fail is SECURITY DEFINER.');
+select is_definer('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean', 'boolean']::name[], 'conductor.fail is SECURITY DEFINER.');
 select is_definer('conductor', 'release', ARRAY['bigint']::name[], 'conductor.release is SECURITY DEFINER.');
 select is_definer('conductor', 'reap', ARRAY['interval']::name[], 'conductor.reap is SECURITY DEFINER.');
 select is_definer('conductor', 'reap_report', ARRAY['interval']::name[], 'conductor.reap_report is SECURITY DEFINER.');
@@ -125,10 +125,10 @@ select function_privs_are('conductor', 'complete_many', ARRAY['bigint[]', 'jsonb
 select function_privs_are('conductor', 'complete_many', ARRAY['bigint[]', 'jsonb[]']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.complete_many.');
 select function_privs_are('conductor', 'complete_many', ARRAY['bigint[]', 'jsonb[]']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.complete_many.');
 select ok(not has_function_privilege('public', 'conductor.complete_many(bigint[], jsonb[])', 'execute'), 'PUBLIC may not execute conductor.complete_many.');
-select function_privs_are('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean']::name[], 'conductor_client', ARRAY[]::text[], 'conductor_client may not execute conductor.fail.');
-select function_privs_are('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.fail.');
-select function_privs_are('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.fail.');
-select ok(not has_function_privilege('public', 'conductor.fail(bigint, text, timestamp with time zone, text, boolean, boolean)', 'execute'), 'PUBLIC may not execute conductor.fail.');
+select function_privs_are('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean', 'boolean']::name[], 'conductor_client', ARRAY[]::text[], 'conductor_client may not execute conductor.fail.');
+select function_privs_are('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean', 'boolean']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.fail.');
+select function_privs_are('conductor', 'fail', ARRAY['bigint', 'text', 'timestamp with time zone', 'text', 'boolean', 'boolean', 'boolean']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.fail.');
+select ok(not has_function_privilege('public', 'conductor.fail(bigint, text, timestamp with time zone, text, boolean, boolean, boolean)', 'execute'), 'PUBLIC may not execute conductor.fail.');
 select function_privs_are('conductor', 'release', ARRAY['bigint']::name[], 'conductor_client', ARRAY[]::text[], 'conductor_client may not execute conductor.release.');
 select function_privs_are('conductor', 'release', ARRAY['bigint']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.release.');
 select function_privs_are('conductor', 'release', ARRAY['bigint']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.release.');
