@@ -102,6 +102,13 @@ LISTEN = "listen conductor"
 PROBE = "select 1"
 # the handler log lines one attempt captured (pyconductor.tasklog; the reporter sends them)
 SAVE_LOG = "select conductor.save_log(attempt_id => %(attempt_id)s::bigint, lines => %(lines)s::jsonb, dropped => %(dropped)s::integer)"
+# every captured attempt of a batch in one statement (the reporter's form of SAVE_LOG)
+SAVE_LOGS = ("select count(conductor.save_log(attempt_id => u.attempt_id, lines => u.lines, dropped => u.dropped)) "
+             "from unnest(%(attempt_ids)s::bigint[], %(lines)s::jsonb[], %(dropped)s::integer[]) "
+             "as u(attempt_id, lines, dropped)")  # fmt: skip
+# appended to a report's call (fail, release): lock_timeout for this statement's transaction only
+# (autocommit, and so behind a transaction-mode pooler too); the subquery is scanned before the call
+BOUNDED_WAIT = " from (select pg_catalog.set_config('lock_timeout', %(lock_timeout)s, true)) as bound"
 
 # -- event bus (pyconductor.bus) ------------------------------------------------------
 # sent at the publisher's commit, when anyone subscribes to the topic (sent: whether so)

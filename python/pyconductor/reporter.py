@@ -65,20 +65,12 @@ from pyconductor.wire import bigint_array, dumps_json, storable_text, text_array
 
 __all__ = ["LOCKED_RETRY_FIRST", "LOCKED_RETRY_MAX", "LOCK_TIMEOUT", "OutcomeListener", "Report", "Reporter"]
 
-# every captured attempt of a batch in one statement (queries.SAVE_LOG is the one-attempt form)
-SAVE_LOGS = ("select count(conductor.save_log(attempt_id => u.attempt_id, lines => u.lines, dropped => u.dropped)) "
-             "from unnest(%(attempt_ids)s::bigint[], %(lines)s::jsonb[], %(dropped)s::integer[]) "
-             "as u(attempt_id, lines, dropped)")  # fmt: skip
-
 logger = logging.getLogger("pyconductor")
 
 LOCK_TIMEOUT = "500ms"  # how long a fail or release waits for a task row another session holds (then 55P03)
 LOCKED_RETRY_FIRST = 0.05  # a report that met a held row is sent again after this, doubling ...
 LOCKED_RETRY_MAX = 2.0  # ... up to this, until the holder ends
 
-# fail and release with a bounded wait: lock_timeout for this statement's transaction only (autocommit,
-# and so behind a transaction-mode pooler too); the subquery is scanned before the call is evaluated
-_BOUNDED = " from (select pg_catalog.set_config('lock_timeout', %(lock_timeout)s, true)) as bound"
 
 OutcomeListener = Callable[[TaskContext, str, float | None], None]
 
@@ -242,7 +234,7 @@ class Reporter:
             return
         if len(taken) > 1:
             try:
-                self.link.rows(SAVE_LOGS, {
+                self.link.rows(queries.SAVE_LOGS, {
                     "attempt_ids": bigint_array(r.ctx.attempt_id for r, _ in taken),
                     "lines": text_array(dumps_json(lines) for _, (lines, _) in taken),
                     "dropped": bigint_array(dropped for _, (_, dropped) in taken),
@@ -346,7 +338,7 @@ class Reporter:
     def _send_one(self, r: Report) -> None:
         def fetch(query: str, params: dict[str, object]) -> list[dict[str, Any]]:
             try:
-                return self._rows(query + _BOUNDED, {**params, "lock_timeout": LOCK_TIMEOUT})
+                return self._rows(query + queries.BOUNDED_WAIT, {**params, "lock_timeout": LOCK_TIMEOUT})
             except psycopg.Error as exc:
                 new = translate(exc)
                 if new is exc:

@@ -32,7 +32,6 @@ HOME = "queries.py"
 # after merging them (test_allowlist_is_current fails for a module that no longer
 # needs its entry).
 NOT_YET_MOVED = {
-    "reporter.py": "the reap helper (save_log of a batch)",
     "retention.py": "the services helper (apply_retention)",
 }
 
