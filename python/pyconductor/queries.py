@@ -151,3 +151,9 @@ LEADERS = "select * from conductor.leaders()"
 # again for up to hold when a holder inside a transaction might be one
 FOREIGN_LOCK_HOLDERS = "select pid, usename, application_name, key_space, label, locks, mode, idle, reason from conductor.foreign_lock_holders(hold => %(hold)s::interval)"
 LIVE_WORKERS = "select w.*, conductor.now() - w.last_seen_at as last_seen_ago from conductor.workers w where w.last_seen_at > conductor.now() - %(seen_within)s::interval order by w.id"
+
+# -- services (pyconductor.leader, the Django worker's task-path rule) --------------
+# a task whose path no worker here can load (pyconductor.contrib.django.worker): was it
+# enqueued before the worker (that registered worker_id) started, or more than grace ago?
+# Both on the database's clock; a worker whose row is gone counts as started after it
+TASK_PATH_AGE = "select coalesce(t.enqueued_at <= w.started_at, false) as before_start, conductor.now() - t.enqueued_at > %(grace)s::interval as past_grace from conductor.tasks t left join conductor.workers w on w.id = %(worker_id)s where t.id = %(task_id)s"
