@@ -274,9 +274,9 @@ def _exit(code: int, *, abandoned: int) -> int:
     return code
 
 
-def _app_and_endpoints(args: argparse.Namespace) -> tuple[Conductor, tuple[str, int] | None, str | None] | str:
-    """What `worker` and `serve` both read: the app (--app), the /health and
-    /metrics address (--http) and its token; or the message of what is wrong."""
+def _app_and_endpoints(args: argparse.Namespace) -> tuple[Conductor | None, tuple[str, int] | None, str | None] | str:
+    """What `worker` and `serve` both read: the app (--app; None when not given), the
+    /health and /metrics address (--http) and its token; or the message of what is wrong."""
     from pyconductor.client import Conductor
 
     http_addr = None
@@ -291,6 +291,8 @@ def _app_and_endpoints(args: argparse.Namespace) -> tuple[Conductor, tuple[str, 
         metrics_token = _token(args.metrics_token, args.metrics_token_file, "--metrics-token")
     except ValueError as exc:
         return str(exc)
+    if not args.app:
+        return None, http_addr, metrics_token
     try:
         app = load_app(args.app)
     except (ImportError, AttributeError) as exc:
@@ -351,6 +353,7 @@ def _run_single_worker(args: argparse.Namespace) -> int:
     if isinstance(found, str):
         return fail(found)
     app, http_addr, metrics_token = found
+    assert app is not None  # _run_worker refused a missing --app
     dsn = args.dsn or app.dsn
     supervised = args.supervisor_fd is not None
     try:
@@ -883,9 +886,9 @@ def _run_serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         fail(f"--role: {exc}")
         return SERVE_USAGE
-    if not args.app:
+    if not args.app and roles != ["web"]:
         return fail("no app given: pass --app module:attr (or set CONDUCTOR_APP); "
-                    "`pyconductor dashboard` serves the dashboard alone")  # fmt: skip
+                    "`pyconductor dashboard` serves the dashboard alone, as does serve --role web")  # fmt: skip
     web = None
     if "web" in roles:
         try:
@@ -909,7 +912,7 @@ def _run_serve(args: argparse.Namespace) -> int:
     if isinstance(found, str):
         return fail(found)
     app, http_addr, metrics_token = found
-    dsn = args.dsn or app.dsn
+    dsn = args.dsn or (app.dsn if app is not None else None)
     worker_options = {
         "queues": _csv(args.queues), "concurrency": args.concurrency, "kinds": _csv(args.kinds), "lease": args.lease,
         "heartbeat_interval": args.heartbeat, "poll_interval": args.poll, "reap_interval": args.reap,

@@ -2,6 +2,7 @@
 
     pyconductor serve --app myapp.tasks:app                       # every role
     pyconductor serve --app myapp.tasks:app --role worker         # a worker unit
+    pyconductor serve --role web --dsn postgresql:///app          # the dashboard: no app needed
     CONDUCTOR_ROLES=web,scheduler,maintenance pyconductor serve --app myapp.tasks:app
 
 The roles (:data:`ROLES`; default: all four):
@@ -17,6 +18,9 @@ The roles (:data:`ROLES`; default: all four):
   'retention'), and the app's singletons (``@app.singleton``, each under the
   leader lease ``singleton:NAME``);
 - ``web``: the dashboard (:class:`~pyconductor.dashboard.DashboardServer`).
+
+Every role but ``web`` needs the app (:data:`APP_ROLES`: its kinds, schedules
+and singletons); the web role alone needs only a DSN.
 
 Leader leases (:mod:`pyconductor.leadership`: rows of the database that only
 the engine's functions write, renewed by their holder) make the fleet safe to
@@ -75,12 +79,17 @@ if TYPE_CHECKING:
     from pyconductor.singleton import SingletonRunner
     from pyconductor.worker import Worker
 
-__all__ = ["ROLES", "Node", "WebOptions", "parse_roles"]
+__all__ = ["APP_ROLES", "ROLES", "Node", "WebOptions", "parse_roles"]
 
 logger = logging.getLogger("pyconductor")
 
 ROLES = ("web", "worker", "scheduler", "maintenance")
 """Every role, in the order they are listed (and started: the worker first)."""
+
+APP_ROLES = {
+    "worker": "handlers", "scheduler": "declared schedules", "maintenance": "singletons",
+}  # fmt: skip
+"""The roles that need the app, and what of it each runs; the web role needs only a DSN."""
 
 POOLER_ROLES = ("worker", "scheduler", "maintenance")
 """The roles that run behind a transaction-mode pooler; the others need a direct connection."""
@@ -130,6 +139,9 @@ class _Idle:
 class Node:
     """The roles of one ``pyconductor serve`` process over ``app``; see the module doc.
 
+    ``app`` may be None for the web role alone (``dsn`` is then required); a
+    role of :data:`APP_ROLES` without it raises ValueError naming the role.
+
     ``worker_options`` are :class:`~pyconductor.worker.Worker`'s keyword
     arguments (queues, concurrency, kinds, lease, ...); ``web`` the
     dashboard's (needed with the web role); ``retention_interval`` and
@@ -140,7 +152,7 @@ class Node:
 
     def __init__(
         self,
-        app: Conductor,
+        app: Conductor | None,
         roles: Iterable[str] | str | None = None,
         *,
         dsn: str | None = None,
@@ -151,7 +163,15 @@ class Node:
     ) -> None:
         self.app = app
         self.roles = parse_roles(roles)
-        self.dsn = dsn or app.dsn
+        if app is None:
+            needing = [role for role in self.roles if role in APP_ROLES]
+            if needing:
+                why = "; ".join(f"the {role} role runs the app's {APP_ROLES[role]}" for role in needing)
+                raise ValueError(f"no app given: {why}: pass --app module:attr (or set CONDUCTOR_APP), "
+                                 "or serve --role web alone")  # fmt: skip
+            if not dsn:
+                raise ValueError("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
+        self.dsn = dsn or (app.dsn if app is not None else "")
         options = dict(worker_options or {})
         self.pooler = pooler_mode(options.get("pooler"))
         options["pooler"] = self.pooler
@@ -164,7 +184,7 @@ class Node:
                     )  # fmt: skip
         self._worker_options = options
         self.worker: Worker | None = None
-        if "worker" in self.roles or "scheduler" in self.roles:
+        if app is not None and ("worker" in self.roles or "scheduler" in self.roles):
             from pyconductor.worker import Worker
 
             # the database lists the process's every role beside the worker's own
@@ -180,7 +200,7 @@ class Node:
         self.reaper: Reaper | None = None
         self.retention: Retention | None = None
         self.singletons: list[SingletonRunner] = []
-        if "maintenance" in self.roles:
+        if app is not None and "maintenance" in self.roles:
             if self.worker is None or not self.worker.process_tasks:
                 # a worker reaps already (its own durable waits wake on time); without one, this does
                 self.reaper = Reaper(Link(self.dsn, "reap", self.worker_id, pooler=self.pooler), self._halt,

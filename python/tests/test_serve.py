@@ -320,3 +320,22 @@ def test_retention_loops_in_batches_under_one_leader(db_dsn: str, db_conn: Conn)
         first.stop()
         second.stop()
     assert one(db_conn, "select count(*) from conductor.leaders(array['retention'])") == 0
+
+
+def test_the_web_role_alone_needs_no_app_and_the_others_say_why_they_do(db_dsn: str) -> None:
+    """``serve --role web`` serves only the dashboard, which needs a DSN and no app; a role
+    that runs the app's code, asked without one, is refused naming what of the app it runs."""
+    pytest.importorskip("starlette")
+    from pyconductor.serve import Node
+
+    node = Node(None, "web", dsn=db_dsn)
+    assert node.roles == ["web"] and node.worker is None and node.web is not None
+    with pytest.raises(ValueError, match="the scheduler role runs the app's declared schedules: pass --app"):
+        Node(None, "web,scheduler", dsn=db_dsn)
+    with pytest.raises(ValueError, match="no database given"):
+        Node(None, "web")
+    env = {k: v for k, v in os.environ.items() if k != "CONDUCTOR_APP"}
+    env.update(CONDUCTOR_DSN=db_dsn, PYTHONPATH=str(REPO / "python"))
+    out = subprocess.run([sys.executable, "-m", "pyconductor", "serve", "--role", "worker"], cwd=TESTS, env=env,
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert out.returncode == 1 and "no app given" in out.stderr, out.stderr
