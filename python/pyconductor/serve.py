@@ -46,31 +46,36 @@ statement at a time); only the web role refuses with
 :class:`~pyconductor.link.DirectConnectionNeeded` (the dashboard's live
 updates LISTEN): run it in a process connected directly.
 
-SIGTERM/SIGINT stop every role cleanly: the dashboard, the singletons and
-retention first (their leases go to another process at once), the worker
-last (it drains as ``pyconductor worker`` does); a second signal exits at
-once with code 130.
+Each role is a service (:mod:`pyconductor.services`) started in one order
+(the worker, the reaper, the leader service, the dashboard) and stopped in
+the reverse. The scheduler, retention and the singletons are duties of the
+process's one leader service (:mod:`pyconductor.leader`; the worker's, when
+there is a worker): every lease of the process on one connection.
+SIGTERM/SIGINT stop every role cleanly: the dashboard, then the leader
+service (each singleton told to stop; every lease released, so other
+processes take over at once), the reaper, and the worker last (it drains as
+``pyconductor worker`` does); a second signal exits at once with code 130.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import os
 import secrets
 import socket
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any, Self
 
 from pyconductor import defaults
+from pyconductor.leader import Leader
 from pyconductor.link import DirectConnectionNeeded, Link, pooler_mode
 from pyconductor.maintenance import Reaper
 from pyconductor.retention import BATCH as RETENTION_BATCH
 from pyconductor.retention import INTERVAL as RETENTION_INTERVAL
 from pyconductor.retention import Retention
+from pyconductor.services import Services
 from pyconductor.signals import install_stop_signals
 
 if TYPE_CHECKING:
@@ -208,6 +213,11 @@ class Node:
             self.retention = Retention(self.dsn, interval=retention_interval, batch=retention_batch,
                                        pooler=self.pooler)  # fmt: skip
             self.singletons = _singleton_runners(app, self.dsn, self.pooler)
+        # every lease of the process on one connection: the worker's (its scheduler), else one of its own
+        self.leader = self.worker.leader if self.worker is not None else \
+            Leader(self.dsn, application_name=f"pyconductor leader {self.worker_id}", pooler=self.pooler)  # fmt: skip
+        for duty in [*([self.retention] if self.retention is not None else []), *self.singletons]:
+            self.leader.add(duty)
         self.web_options = web
         self.web: DashboardServer | None = None
         if "web" in self.roles:
@@ -217,7 +227,16 @@ class Node:
             self.web = DashboardServer(self.dsn, opts.host, opts.port, opts.token,
                                        allowed_hosts=list(opts.allowed_hosts), session_max_age=opts.session_max_age,
                                        secure_cookies=opts.secure_cookies)  # fmt: skip
-        self._running: list[tuple[str, Callable[[], object]]] = []  # what start() started, with its stop
+        self.services = Services({"worker_id": self.worker_id})
+        """The roles' services in their start order (see :meth:`start`)."""
+        if self.worker is not None:
+            self.services.add("worker", self.worker.start, self.worker.stop)
+        if self.reaper is not None:
+            self.services.add("reaper", self.reaper.start, self._stop_reaper)
+        # the worker's start starts its leader already (after declaring the app's schedules)
+        self.services.add("leader", self.leader.start, self._stop_leader)
+        if self.web is not None:
+            self.services.add("dashboard", self._start_web, self.web.stop)
         self._stop_requested = threading.Event()
         self._signalled = False
         self._started = False
@@ -260,12 +279,7 @@ class Node:
     @property
     def leader_locks(self) -> dict[str, bool]:
         """Every leader lease this process contends for, and whether it holds it now."""
-        locks = dict(self.worker.leader_locks) if self.worker is not None else {}
-        if self.retention is not None:
-            locks["retention"] = self.retention.is_leader
-        for runner in self.singletons:
-            locks[f"singleton:{runner.name}"] = bool(runner.is_leader)
-        return locks
+        return self.leader.leader_locks
 
     @property
     def retention_deleted(self) -> dict[str, int] | None:
@@ -288,54 +302,41 @@ class Node:
     # -- lifecycle -----------------------------------------------------------------
 
     def start(self) -> Self:
-        """Start every role: the worker first (it checks the database and
-        declares the app's kinds and schedules; DatabaseUnusable and the like
-        raise here), then maintenance, then the dashboard. What started before
-        a failure is stopped again by ``stop()``."""
+        """Start every role's service, in order: the worker first (it checks the
+        database and declares the app's kinds and schedules; DatabaseUnusable
+        and the like raise here, what started before is stopped again), the
+        reaper, the leader service (the scheduler, retention, the singletons),
+        then the dashboard."""
         if self._started:
             raise RuntimeError("a Node starts once")
         self._started = True
-        if self.worker is not None:
-            self.worker.start()
-            self._running.append(("worker", self.worker.stop))
-        if self.reaper is not None:
-            self.reaper.start()
-            self._running.append(("reaper", self._stop_reaper))
-        if self.retention is not None:
-            self.retention.start()
-            self._running.append(("retention", self.retention.stop))
-        grace = float(self._worker_options.get("shutdown_grace", defaults.SHUTDOWN_GRACE))
-        for runner in self.singletons:
-            runner.start()
-            self._running.append((f"singleton {runner.name}", partial(self._stop_singleton, runner, grace)))
-        if self.web is not None:
-            self.web.start()
-            self._running.append(("dashboard", self.web.stop))
-            logger.info("dashboard on %s/", self.web.url, extra={"worker_id": self.worker_id})
+        self.services.start()
         logger.info("serving roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
         return self
 
     def stop(self) -> None:
-        """Stop what started, in the reverse order: the dashboard, the
-        singletons (each handed its stop event, and its lease released, so
-        another process takes over while this one drains), retention, the
-        reaper, and the worker last (it drains within its shutdown grace)."""
+        """Stop what started, in the reverse order: the dashboard, the leader
+        service (each singleton handed its stop event, and every lease released,
+        so other processes take over while this one drains), the reaper, and the
+        worker last (it drains within its shutdown grace)."""
         if not self._started or self._stopped:
             return
         self._stopped = True
-        while self._running:
-            name, stop = self._running.pop()
-            try:
-                stop()
-            except Exception:  # one part's trouble never keeps the others running
-                logger.exception("%s did not stop cleanly", name, extra={"worker_id": self.worker_id})
+        self.services.stop()
         logger.info("stopped roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
 
-    def _stop_singleton(self, runner: SingletonRunner, grace: float) -> None:
-        # an infinite grace (--shutdown-grace inf) waits as long as it takes: join(inf) overflows
-        if not runner.stop(timeout=None if math.isinf(grace) else grace):
-            logger.warning("singleton %s did not return within %.0fs of its stop; left running until exit",
-                           runner.name, grace, extra={"worker_id": self.worker_id})  # fmt: skip
+    def _start_web(self) -> None:
+        assert self.web is not None
+        self.web.start()
+        logger.info("dashboard on %s/", self.web.url, extra={"worker_id": self.worker_id})
+
+    def _stop_leader(self) -> None:
+        grace = float(self._worker_options.get("shutdown_grace", defaults.SHUTDOWN_GRACE))
+        self.leader.stop(timeout=grace)  # an infinite grace waits as long as it takes
+        for runner in self.singletons:
+            if runner.running:
+                logger.warning("singleton %s did not return within %.0fs of its stop; left running until exit",
+                               runner.name, grace, extra={"worker_id": self.worker_id})  # fmt: skip
 
     def _stop_reaper(self) -> None:
         assert self.reaper is not None

@@ -14,7 +14,9 @@ blocks another; the Worker only builds them and starts and stops them in order:
 - :mod:`~pyconductor.maintenance`: the heartbeat (extends the leases, hears
   of cancellations) and the reaper;
 - :mod:`~pyconductor.steps`: the handlers' durable calls (``ctx.step``, spawn, waits);
-- the :class:`~pyconductor.scheduler.Scheduler`, with the scheduler role.
+- :mod:`~pyconductor.leader`: the process's one leader connection, running
+  the :class:`~pyconductor.scheduler.Scheduler` with the scheduler role (and
+  ``pyconductor serve``'s maintenance duties).
 
 They share one small state object (:class:`~pyconductor.ledger.Ledger`: what
 is held, what runs, the counters) and talk through callbacks. Every lost
@@ -73,6 +75,7 @@ from pyconductor import defaults, queries
 from pyconductor.dsn import check_connect, redact_dsn
 from pyconductor.errors import NotOwner, mapped_errors
 from pyconductor.executor import Executor
+from pyconductor.leader import Leader
 from pyconductor.ledger import Ledger
 from pyconductor.link import Aborted, Link, connect_options, pooler_mode
 from pyconductor.maintenance import Heartbeat, Reaper
@@ -251,12 +254,18 @@ class Worker:
         self._signalled = False
         self._started = False
         self._stopped = False
-        self._scheduler: Scheduler | None = None
         self._build()
 
     def _build(self) -> None:
         """The services, handed what each needs; nothing runs yet."""
         ledger, wid, pooler = self.ledger, self.worker_id, self.pooler
+        self.leader = Leader(self.dsn, application_name=f"pyconductor leader {wid}", pooler=pooler)
+        """The process's leader service: the scheduler's duty with the scheduler role (``pyconductor
+        serve`` adds its maintenance duties before the start); one connection for every lease."""
+        self._scheduler: Scheduler | None = None
+        if self.run_scheduler:
+            self._scheduler = Scheduler(self.dsn, tick_interval=self.tick_interval, pooler=pooler)
+            self.leader.add(self._scheduler)
         self.reaper = Reaper(Link(self.dsn, "reap", wid, pooler=pooler), self._halt, interval=self.reap_interval)
         self.reporter = Reporter(ledger, Link(self.dsn, "report", wid, pooler=pooler), self.outcome_listeners,
                                  batch=self.report_batch, linger=self.report_linger)  # fmt: skip
@@ -331,9 +340,8 @@ class Worker:
 
     @property
     def leader_locks(self) -> dict[str, bool]:
-        """The leader leases this worker contends for, and whether it holds each now."""
-        scheduler = self._scheduler
-        return {"scheduler": scheduler.is_leader} if scheduler is not None and scheduler.use_leader_lock else {}
+        """The leader leases this process's leader service contends for, and whether it holds each now."""
+        return self.leader.leader_locks
 
     def health(self) -> dict[str, Any]:
         """This worker's own state, without asking the database: status 'ok', or
@@ -381,8 +389,7 @@ class Worker:
         if not_yet is None:
             self._register()
         self._started = True
-        if self.run_scheduler:
-            self._scheduler = Scheduler(self.dsn, tick_interval=self.tick_interval, pooler=self.pooler).start()
+        self.leader.start()
         # consumers before producers: whatever is claimed finds its way out
         self.reporter.start()
         if self.executor is not None:
@@ -491,8 +498,7 @@ class Worker:
             others.append(self.listener.thread)
         for thread in others:
             thread.join(timeout=max(0.0, until - time.monotonic()))
-        if self._scheduler is not None:
-            self._scheduler.stop(timeout=max(0.0, until - time.monotonic()))
+        self.leader.stop(timeout=max(0.0, until - time.monotonic()))  # its part of serve stopped it already
         reporter_busy = self.reporter.thread.is_alive()
         self._deregister(min(DEREGISTER_TIMEOUT, max(0.5, db_deadline - time.monotonic())), reporter_busy)
         # A link whose thread is still stuck in a call is left open: closing a
