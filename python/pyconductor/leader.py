@@ -51,8 +51,7 @@ __all__ = ["Duty", "Leader"]
 
 logger = logging.getLogger("pyconductor")
 
-STEP_TIMEOUT = 5.0  # seconds stop() waits at most for a step in flight (a statement or a few)
-STEP_FLOOR = 0.5  # ... and at least, however little of its timeout is left: the leases are released after it
+RELEASE_TIMEOUT = 1.0  # seconds stop() waits for the thread to end its step and release the leases
 
 
 class Duty:
@@ -112,7 +111,8 @@ class Leader:
         self.pooler = pooler
         self.duties: list[Duty] = list(duties)
         self._conn: psycopg.Connection[dict[str, Any]] | None = None
-        self._halt = threading.Event()
+        self._halt = threading.Event()  # stop() began: no step starts
+        self._closed = threading.Event()  # stop() ended the duties: release the leases
         self._thread: threading.Thread | None = None
         self._delay = defaults.BACKOFF_MIN  # before the next reconnect, after a connection error
         self._reconnect_at = 0.0  # monotonic time the next connect may be tried
@@ -139,23 +139,25 @@ class Leader:
 
     def stop(self, timeout: float | None = 10.0) -> bool:
         """End every duty (waiting ``timeout`` seconds at most for what they run; None or
-        infinity: as long as it takes), release the leases held, close the connection.
-        Whether everything ended in time."""
+        infinity: as long as it takes), then release the leases held and close the
+        connection on the service's thread, waited for :data:`RELEASE_TIMEOUT` at most (a
+        database that stopped answering leaves the leases to run out). Whether everything
+        ended in time."""
         if self._stopped:
             return True
         self._stopped = True
         self._halt.set()
         deadline = None if timeout is None or math.isinf(timeout) else time.monotonic() + timeout
-        thread = self._thread
-        if thread is not None:  # a step in flight finishes first
-            left = STEP_TIMEOUT if deadline is None else deadline - time.monotonic()
-            thread.join(min(STEP_TIMEOUT, max(STEP_FLOOR, left)))
         ended = True
         for duty in self.duties:
             ended = duty.close(None if deadline is None else max(0.0, deadline - time.monotonic())) and ended
-        # a thread still in a call keeps the connection: its leases run out by themselves
-        self._release_all(thread is None or not thread.is_alive())
-        return ended and (thread is None or not thread.is_alive())
+        self._closed.set()
+        thread = self._thread
+        if thread is None:
+            self._release_all()
+            return ended
+        thread.join(RELEASE_TIMEOUT)
+        return ended and not thread.is_alive()
 
     # -- the thread -----------------------------------------------------------------
 
@@ -167,6 +169,8 @@ class Leader:
                 if due[i] <= now and not self._halt.is_set():
                     due[i] = time.monotonic() + self._step(duty)
             self._halt.wait(max(0.0, min(due.values()) - time.monotonic()))
+        self._closed.wait()  # stop() ended the duties: now their leases go, on this thread's connection
+        self._release_all()
 
     def connection(self) -> psycopg.Connection[dict[str, Any]]:
         """The service's connection (opened again when it was lost); only for its thread, or
@@ -227,9 +231,9 @@ class Leader:
             with contextlib.suppress(Exception):  # it is broken already
                 conn.close()
 
-    def _release_all(self, connection_free: bool) -> None:
-        """Release every lease held (on the connection, when no step uses it), then close it."""
-        conn = self._conn if connection_free else None
+    def _release_all(self) -> None:
+        """Release every lease held, then close the connection."""
+        conn = self._conn
         for duty in self.duties:
             lease = duty.lease
             if lease is None:
@@ -244,5 +248,4 @@ class Leader:
                 pass
             lease.forget()
             duty.leading = False
-        if connection_free:
-            self.drop_connection()
+        self.drop_connection()

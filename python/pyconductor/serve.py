@@ -76,7 +76,7 @@ from pyconductor.retention import BATCH as RETENTION_BATCH
 from pyconductor.retention import INTERVAL as RETENTION_INTERVAL
 from pyconductor.retention import Retention
 from pyconductor.services import Services
-from pyconductor.signals import install_stop_signals
+from pyconductor.signals import StopRequest, run_until_stopped
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
@@ -237,8 +237,8 @@ class Node:
         self.services.add("leader", self.leader.start, self._stop_leader)
         if self.web is not None:
             self.services.add("dashboard", self._start_web, self.web.stop)
-        self._stop_requested = threading.Event()
-        self._signalled = False
+        # what run() waits for; the worker's, which its exit_on_stuck sets too
+        self.stop_request = self.worker.stop_request if self.worker is not None else StopRequest()
         self._started = False
         self._stopped = False
 
@@ -351,33 +351,22 @@ class Node:
         """Handlers still running when the worker stopped (see Worker.abandoned)."""
         return self.worker.abandoned if self.worker is not None else 0
 
+    @property
+    def started(self) -> bool:
+        """Whether the worker got past its checks and declarations (without one: whether
+        start() ran); what a supervisor reads."""
+        return self.worker.started if self.worker is not None else self._started
+
     def request_stop(self) -> None:
         """Ask ``run()`` to stop gracefully (what the first SIGTERM does)."""
-        self._stop_requested.set()
+        self.stop_request.ask()
 
     def run(self) -> int:
-        """Start, block until SIGTERM or SIGINT (or ``request_stop()``), stop and
-        return 0. A second signal exits the process at once with code 130."""
-
-        def first() -> None:
-            self._signalled = True
-            self._stop_requested.set()
-
-        restore = install_stop_signals(first, lambda: self._signalled)
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            restore()
-            raise
-        try:
-            while not self._stop_requested.wait(1.0):
-                pass
-            logger.info("stop requested; stopping roles %s (again to exit now)", ",".join(self.roles),
-                        extra={"worker_id": self.worker_id})  # fmt: skip
-        finally:
-            self.stop()
-        return 0
+        """Start, block until SIGTERM or SIGINT (or ``request_stop()``, or the worker's
+        exit_on_stuck), stop and return the exit code (the worker's: 3 when exit_on_stuck
+        stopped it, else 0). A second signal exits the process at once with code 130."""
+        return run_until_stopped(self.start, self.stop, self.stop_request,
+                                 f"stopping roles {','.join(self.roles)}", {"worker_id": self.worker_id})  # fmt: skip
 
     def __enter__(self) -> Self:
         return self.start()

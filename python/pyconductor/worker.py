@@ -83,7 +83,7 @@ from pyconductor.producer import Listener, Producer
 from pyconductor.reporter import OutcomeListener, Reporter
 from pyconductor.scheduler import Scheduler
 from pyconductor.schema import check_schema
-from pyconductor.signals import install_stop_signals
+from pyconductor.signals import StopRequest, run_until_stopped
 from pyconductor.steps import StepRuntime
 from pyconductor.version import __version__
 from pyconductor.wire import dumps_json
@@ -249,9 +249,8 @@ class Worker:
         """Counters since start: claimed, succeeded, failed, unknown, discarded, refused, released,
         suspended, timed_out."""
         self._halt = threading.Event()  # heartbeat, reaper, listener, step retries: end
-        self._stop_requested = threading.Event()  # run(): a signal came, or exit_on_stuck
-        self._exit_code = 0
-        self._signalled = False
+        self.stop_request = StopRequest()
+        """What run() waits for: a signal, request_stop(), or exit_on_stuck (its exit code)."""
         self._started = False
         self._stopped = False
         self._build()
@@ -537,45 +536,28 @@ class Worker:
 
     def _on_stuck(self) -> None:
         """A handler thread became stuck (the executor calls this)."""
-        if self.exit_on_stuck and not self._stop_requested.is_set():
+        if self.exit_on_stuck and not self.stop_request.event.is_set():
             logger.error("worker %s has a stuck handler thread and runs with exit_on_stuck: it stops claiming "
                          "and exits (code %d)", self.worker_id, EXIT_STUCK, extra=self._log_extra())  # fmt: skip
-            self._exit_code = EXIT_STUCK
             self.producer.stop_claiming()
-            self._stop_requested.set()
+            self.stop_request.exit_with(EXIT_STUCK)
+
+    @property
+    def started(self) -> bool:
+        """Whether start() got past its checks and declarations (what a supervisor reads)."""
+        return self._started
 
     def request_stop(self) -> None:
         """Ask ``run()`` to stop gracefully (what the first SIGTERM does)."""
-        self._stop_requested.set()
+        self.stop_request.ask()
 
     def run(self) -> int:
         """Start, block until SIGTERM or SIGINT (or ``request_stop()``), stop
         gracefully and return 0 (3 when exit_on_stuck stopped it). A second
         signal exits the process at once with code 130, leaving the held tasks
         to the reaper."""
-
-        def first() -> None:
-            self._signalled = True
-            self._stop_requested.set()
-
-        # a stop that exit_on_stuck began is not a first signal
-        restore = install_stop_signals(
-            first, lambda: self._signalled or (self._stop_requested.is_set() and self._exit_code != EXIT_STUCK)
-        )
-        # The handlers stay installed after stop(): a signal while exiting still means "now".
-        try:
-            self.start()
-        except BaseException:
-            restore()  # a start that failed leaves the process as it was
-            raise
-        try:
-            while not self._stop_requested.wait(1.0):
-                pass
-            if self._exit_code != EXIT_STUCK:
-                logger.info("stop requested; finishing running tasks (again to exit now)", extra=self._log_extra())
-        finally:
-            self.stop()
-        return self._exit_code
+        return run_until_stopped(self.start, self.stop, self.stop_request, "finishing running tasks",
+                                 self._log_extra())  # fmt: skip
 
     def __enter__(self) -> Self:
         return self.start()

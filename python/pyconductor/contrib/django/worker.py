@@ -1,5 +1,6 @@
-"""What ``manage.py conductor_worker`` runs: a pyconductor
-:class:`~pyconductor.worker.Worker` whose handlers are the project's Django tasks.
+"""What ``manage.py conductor_worker`` runs: the worker and scheduler roles of
+``pyconductor serve`` (a :class:`~pyconductor.serve.Node`) over an app whose
+handlers are the project's Django tasks (:func:`build_app`).
 
 Each kind the backend declares (:mod:`.kinds`) is registered with a handler
 that imports the task by its path and calls it with the payload's args and
@@ -45,8 +46,9 @@ A worker serving every queue (QUEUES empty and no ``--queues``) claims only
 the kinds it discovered: a queue it was not given may belong to another
 deployment, whose paths it cannot judge.
 
-Everything else (claims, leases, heartbeats, SIGTERM, the reaper) is the
-pyconductor Worker's, unchanged.
+Everything else (claims, leases, heartbeats, SIGTERM, the reaper, the
+scheduler on the process's leader service) is pyconductor's, started and
+stopped by the same services as ``pyconductor worker`` and ``serve``.
 """
 
 from __future__ import annotations
@@ -79,7 +81,9 @@ from pyconductor.errors import NotFound
 from pyconductor.registry import Task
 from pyconductor.worker import Worker
 
-__all__ = ["PATH_GRACE", "PATH_RECHECK", "build_worker", "make_fallback_handler", "make_handler", "worker_dsn"]
+__all__ = [
+    "PATH_GRACE", "PATH_RECHECK", "build_app", "build_worker", "make_fallback_handler", "make_handler", "worker_dsn",
+]  # fmt: skip
 
 logger = logging.getLogger("pyconductor")
 
@@ -180,12 +184,12 @@ def make_fallback_handler(app: Conductor, alias: str, kind: str) -> Callable[[An
     return handler
 
 
-def build_worker(backend: ConductorBackend, queues: Sequence[str] | None = None, concurrency: int | None = None,
-                 *, dsn: str | None = None, **options: Any) -> Worker:  # fmt: skip
-    """A Worker for the tasks of ``backend`` on ``queues`` (default: the backend's
-    QUEUES; all when QUEUES is empty): every task path of named queues, the
-    discovered ones of all queues (see the module doc). ``options`` go to the
-    Worker. ImproperlyConfigured when no task uses the backend."""
+def build_app(backend: ConductorBackend, queues: Sequence[str] | None = None, *,
+              dsn: str | None = None) -> tuple[Conductor, list[str] | None]:  # fmt: skip
+    """The Conductor app whose handlers are the tasks of ``backend``, and the queues a
+    worker of it serves (default: the backend's QUEUES; None, all, when QUEUES is empty):
+    every task path of named queues, the discovered ones of all queues (see the module
+    doc). ImproperlyConfigured when no task uses the backend."""
     found = kinds.discover(backend.alias, backend.task_modules)
     if not found:
         raise ImproperlyConfigured(
@@ -199,4 +203,12 @@ def build_worker(backend: ConductorBackend, queues: Sequence[str] | None = None,
         queues = sorted(backend.queues) or None
     if queues is not None:  # its queues' every path is its own (see the module doc)
         app.registry.fallback = lambda kind: Task(app, kind, make_fallback_handler(app, backend.alias, kind), {})
+    return app, list(queues) if queues is not None else None
+
+
+def build_worker(backend: ConductorBackend, queues: Sequence[str] | None = None, concurrency: int | None = None,
+                 *, dsn: str | None = None, **options: Any) -> Worker:  # fmt: skip
+    """A Worker for the tasks of ``backend`` on ``queues`` (:func:`build_app`);
+    ``options`` go to the Worker."""
+    app, queues = build_app(backend, queues, dsn=dsn)
     return Worker(app, queues, concurrency, **options)
