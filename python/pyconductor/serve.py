@@ -168,25 +168,11 @@ class Node:
     ) -> None:
         self.app = app
         self.roles = parse_roles(roles)
-        if app is None:
-            needing = [role for role in self.roles if role in APP_ROLES]
-            if needing:
-                why = "; ".join(f"the {role} role runs the app's {APP_ROLES[role]}" for role in needing)
-                raise ValueError(f"no app given: {why}: pass --app module:attr (or set CONDUCTOR_APP), "
-                                 "or serve --role web alone")  # fmt: skip
-            if not dsn:
-                raise ValueError("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
-        self.dsn = dsn or (app.dsn if app is not None else "")
         options = dict(worker_options or {})
         self.pooler = pooler_mode(options.get("pooler"))
         options["pooler"] = self.pooler
-        if self.pooler:
-            for role in self.roles:
-                if role not in POOLER_ROLES:
-                    raise DirectConnectionNeeded(
-                        f"the {role} role", f"{_NEEDS_SESSION[role]}; behind the pooler run only "
-                        f"--role {','.join(r for r in self.roles if r in POOLER_ROLES) or ','.join(POOLER_ROLES)}"
-                    )  # fmt: skip
+        _check_roles(self.roles, app, dsn, self.pooler)
+        self.dsn = dsn or (app.dsn if app is not None else "")
         self._worker_options = options
         self.worker: Worker | None = None
         if app is not None and ("worker" in self.roles or "scheduler" in self.roles):
@@ -373,6 +359,27 @@ class Node:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _check_roles(roles: list[str], app: Conductor | None, dsn: str | None, pooler: str | None) -> None:
+    """Refuse roles this process cannot run: one of APP_ROLES without the app, no
+    database at all (ValueError), a role that needs a session behind a
+    transaction-mode pooler (DirectConnectionNeeded)."""
+    if app is None:
+        needing = [role for role in roles if role in APP_ROLES]
+        if needing:
+            why = "; ".join(f"the {role} role runs the app's {APP_ROLES[role]}" for role in needing)
+            raise ValueError(f"no app given: {why}: pass --app module:attr (or set CONDUCTOR_APP), "
+                             "or serve --role web alone")  # fmt: skip
+        if not dsn:
+            raise ValueError("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
+    if pooler:
+        for role in roles:
+            if role not in POOLER_ROLES:
+                raise DirectConnectionNeeded(
+                    f"the {role} role", f"{_NEEDS_SESSION[role]}; behind the pooler run only "
+                    f"--role {','.join(r for r in roles if r in POOLER_ROLES) or ','.join(POOLER_ROLES)}"
+                )  # fmt: skip
 
 
 def _singleton_runners(app: Conductor, dsn: str, pooler: str | None = None) -> list[SingletonRunner]:

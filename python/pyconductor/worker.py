@@ -87,6 +87,7 @@ from pyconductor.signals import StopRequest, run_until_stopped
 from pyconductor.steps import StepRuntime
 from pyconductor.version import __version__
 from pyconductor.wire import dumps_json
+from pyconductor.worker_settings import Reporting, Timings, grouped
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
@@ -130,24 +131,28 @@ def _bounded(name: str, fn: Callable[[], object], timeout: float) -> bool:
 class Worker:
     """Runs the handlers registered on ``app`` for tasks of ``queues`` (None: all).
 
-    ``kinds`` (default: every kind registered on ``app``; every kind of its
-    queues when the app's registry has a ``fallback``) narrows the kinds it
-    claims; each must be registered (ValueError otherwise). ``concurrency``
-    (default $CONDUCTOR_WORKER_MAX_INFLIGHT or 32) bounds the tasks running at
-    once; ``lease``, ``heartbeat_interval``, ``poll_interval``,
-    ``reap_interval``, ``shutdown_grace`` (``float('inf')``: wait for every
-    running task) and ``cancel_grace`` are seconds (or timedeltas). ``dsn``
-    defaults to the app's. ``report_batch`` caps one complete_many call;
-    ``report_linger`` is how long a result may wait for company (seconds)
-    while other handlers are running. With
+    What it runs are its arguments: ``kinds`` (default: every kind
+    registered on ``app``; every kind of its queues when the app's registry
+    has a ``fallback``) narrows the kinds it claims; each must be registered
+    (ValueError otherwise). ``concurrency`` (default
+    $CONDUCTOR_WORKER_MAX_INFLIGHT or 32) bounds the tasks running at once.
+    How long things take is ``timings``
+    (:class:`~pyconductor.worker_settings.Timings`: ``lease``,
+    ``heartbeat_interval``, ``poll_interval``, ``reap_interval``,
+    ``shutdown_grace``, ``cancel_grace``, ``tick_interval``,
+    ``claim_linger``), what it tells about itself ``reporting``
+    (:class:`~pyconductor.worker_settings.Reporting`: ``worker_id``,
+    ``version``, ``report_batch``, ``report_linger``, ``capture_logs``,
+    ``capture_level``); each field may also be given as a keyword
+    (``Worker(app, lease=60)``). ``dsn`` defaults to the app's. With
     ``exit_on_stuck``, the first stuck handler thread (see
     :mod:`pyconductor.executor`) stops the worker: it stops claiming, stops
     gracefully, and ``run()`` returns 3 (what ``--processes`` runs its children with).
     ``extra_roles``: the process's other roles (``pyconductor serve``: web,
     maintenance), registered in ``conductor.workers`` beside its own.
-    ``capture_logs`` (default True) stores the logging records a handler
-    emits at ``capture_level`` (default INFO) or above with its attempt
-    (``conductor.save_log``; see :mod:`pyconductor.tasklog`).
+    ``reporting.capture_logs`` (default True) stores the logging records a
+    handler emits at ``capture_level`` (default INFO) or above with its
+    attempt (``conductor.save_log``; see :mod:`pyconductor.tasklog`).
     ``pooler``: 'transaction' when ``dsn`` goes through a transaction-mode
     pooler (default: ``$CONDUCTOR_POOLER``; see the module doc); the poll
     interval is then at most 1 s (``POOLER_POLL_INTERVAL``).
@@ -169,28 +174,20 @@ class Worker:
         concurrency: int | None = None,
         *,
         kinds: Sequence[str] | str | None = None,
-        lease: float | timedelta = defaults.LEASE,
-        heartbeat_interval: float | timedelta = defaults.HEARTBEAT_INTERVAL,
-        poll_interval: float | timedelta = defaults.POLL_INTERVAL,
-        reap_interval: float | timedelta = defaults.REAP_INTERVAL,
-        shutdown_grace: float | timedelta = defaults.SHUTDOWN_GRACE,
-        cancel_grace: float | timedelta = defaults.CANCEL_GRACE,
-        worker_id: str | None = None,
-        dsn: str | None = None,
-        report_batch: int = defaults.REPORT_BATCH,
-        report_linger: float = defaults.REPORT_LINGER,
-        version: str | None = None,
+        prefetch: int | None = None,
         process_tasks: bool = True,
         run_scheduler: bool = True,
-        tick_interval: float = defaults.TICK_INTERVAL,
-        claim_linger: float = defaults.CLAIM_LINGER,
+        dsn: str | None = None,
+        pooler: str | None = None,
+        timings: Timings | None = None,
+        reporting: Reporting | None = None,
         exit_on_stuck: bool = False,
         extra_roles: Sequence[str] = (),
-        capture_logs: bool = True,
-        capture_level: int = logging.INFO,
-        pooler: str | None = None,
-        prefetch: int | None = None,
+        **settings: Any,
     ) -> None:
+        self.timings, self.reporting = grouped(settings, timings, reporting)
+        """The grouped settings (:mod:`pyconductor.worker_settings`), each field also a keyword."""
+        timings, reporting = self.timings, self.reporting
         self.app = app
         self.pooler = pooler_mode(pooler) if pooler is not None else app.pooler
         """'transaction' behind a transaction-mode pooler (no session state), else None."""
@@ -205,29 +202,29 @@ class Worker:
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be 1 or more, got {self.concurrency}")
         self.dsn = dsn or app.dsn
-        self.lease = timedelta(seconds=_seconds(lease))
-        self.heartbeat_interval = _seconds(heartbeat_interval)
-        self.poll_interval = _seconds(poll_interval)
+        self.lease = timedelta(seconds=_seconds(timings.lease))
+        self.heartbeat_interval = _seconds(timings.heartbeat_interval)
+        self.poll_interval = _seconds(timings.poll_interval)
         if self.pooler:  # no notifications: polling is how new tasks are found
             self.poll_interval = min(self.poll_interval, defaults.POOLER_POLL_INTERVAL)
-        self.reap_interval = _seconds(reap_interval)
-        self.shutdown_grace = _grace(shutdown_grace)
-        self.cancel_grace = _seconds(cancel_grace)
+        self.reap_interval = _seconds(timings.reap_interval)
+        self.shutdown_grace = _grace(timings.shutdown_grace)
+        self.cancel_grace = _seconds(timings.cancel_grace)
         self.host = socket.gethostname()
-        self.worker_id = worker_id or f"{self.host}-{os.getpid()}-{secrets.token_hex(3)}"
-        self.report_batch = report_batch
-        self.report_linger = report_linger
-        self.version = version or f"pyconductor {__version__}"
-        self.claim_linger = claim_linger
-        self.capture_logs = capture_logs
-        self.capture_level = capture_level
+        self.worker_id = reporting.worker_id or f"{self.host}-{os.getpid()}-{secrets.token_hex(3)}"
+        self.report_batch = reporting.report_batch
+        self.report_linger = reporting.report_linger
+        self.version = reporting.version or f"pyconductor {__version__}"
+        self.claim_linger = timings.claim_linger
+        self.capture_logs = reporting.capture_logs
+        self.capture_level = reporting.capture_level
         self.prefetch = self.concurrency if prefetch is None else prefetch
         if self.prefetch < 0:
             raise ValueError(f"prefetch must be 0 or more, got {self.prefetch}")
         # an app that registers no handler has nothing to claim (its schedules' kinds run elsewhere)
         self.process_tasks = process_tasks and (bool(self.served_kinds) or self.claimed_kinds is None)
         self.run_scheduler = run_scheduler
-        self.tick_interval = tick_interval
+        self.tick_interval = timings.tick_interval
         self.exit_on_stuck = exit_on_stuck
         self.roles = [role for role, on in (("worker", process_tasks), ("scheduler", run_scheduler)) if on]
         """The roles asked for; the database is told 'worker' only when there are handlers to claim for."""

@@ -63,3 +63,15 @@ def test_run_until_stopped_returns_the_exit_code_a_process_stopped_itself_with()
     asked = StopRequest()
     asked.ask()
     assert asked.exits_now(), "after a stop asked from outside, a signal means now"
+
+
+def test_worker_settings_group_by_name_and_refuse_an_unknown_one() -> None:
+    """Worker's timings and reporting: given grouped or each by its name, as run_worker(app,
+    **options) and serve's worker_options pass them."""
+    from pyconductor.worker_settings import Reporting, Timings, grouped
+
+    timings, reporting = grouped({"lease": 60, "capture_logs": False}, Timings(shutdown_grace=5))
+    assert timings == Timings(lease=60, shutdown_grace=5)
+    assert reporting == Reporting(capture_logs=False)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'leese'"):
+        grouped({"leese": 60})
