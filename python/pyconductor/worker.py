@@ -142,17 +142,16 @@ class Worker:
     ``shutdown_grace``, ``cancel_grace``, ``tick_interval``,
     ``claim_linger``), what it tells about itself ``reporting``
     (:class:`~pyconductor.worker_settings.Reporting`: ``worker_id``,
-    ``version``, ``report_batch``, ``report_linger``, ``capture_logs``,
-    ``capture_level``); each field may also be given as a keyword
+    ``version``, ``report_batch``, ``report_linger``); each field may also be given as a keyword
     (``Worker(app, lease=60)``). ``dsn`` defaults to the app's. With
     ``exit_on_stuck``, the first stuck handler thread (see
     :mod:`pyconductor.executor`) stops the worker: it stops claiming, stops
     gracefully, and ``run()`` returns 3 (what ``--processes`` runs its children with).
     ``extra_roles``: the process's other roles (``pyconductor serve``: web,
     maintenance), registered in ``conductor.workers`` beside its own.
-    ``reporting.capture_logs`` (default True) stores the logging records a
-    handler emits at ``capture_level`` (default INFO) or above with its
-    attempt (``conductor.save_log``; see :mod:`pyconductor.tasklog`).
+    ``capture_logs`` (default True) stores the logging records a handler
+    emits at ``capture_level`` (default INFO) or above with its attempt
+    (``conductor.save_log``; see :mod:`pyconductor.tasklog`).
     ``pooler``: 'transaction' when ``dsn`` goes through a transaction-mode
     pooler (default: ``$CONDUCTOR_POOLER``; see the module doc); the poll
     interval is then at most 1 s (``POOLER_POLL_INTERVAL``).
@@ -183,6 +182,8 @@ class Worker:
         reporting: Reporting | None = None,
         exit_on_stuck: bool = False,
         extra_roles: Sequence[str] = (),
+        capture_logs: bool = True,
+        capture_level: int = logging.INFO,
         **settings: Any,
     ) -> None:
         self.timings, self.reporting = grouped(settings, timings, reporting)
@@ -216,8 +217,8 @@ class Worker:
         self.report_linger = reporting.report_linger
         self.version = reporting.version or f"pyconductor {__version__}"
         self.claim_linger = timings.claim_linger
-        self.capture_logs = reporting.capture_logs
-        self.capture_level = reporting.capture_level
+        self.capture_logs = capture_logs
+        self.capture_level = capture_level
         self.prefetch = self.concurrency if prefetch is None else prefetch
         if self.prefetch < 0:
             raise ValueError(f"prefetch must be 0 or more, got {self.prefetch}")

@@ -1,7 +1,7 @@
 """A :class:`~pyconductor.worker.Worker`'s settings, grouped as a person sets them.
 
 What to run stays the Worker's own arguments (``queues``, ``concurrency``,
-``kinds``, ``prefetch``, the roles); how long things take is a
+``kinds``, ``prefetch``, the roles, whether handlers' logs are captured); how long things take is a
 :class:`Timings`, what the worker tells the database about itself and its
 handlers a :class:`Reporting`::
 
@@ -16,7 +16,6 @@ keyword. The defaults are :mod:`pyconductor.defaults`.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import timedelta
@@ -58,9 +57,6 @@ class Reporting:
     """Results one ``complete_many`` call sends at most."""
     report_linger: float = defaults.REPORT_LINGER
     """How long a result may wait for company (seconds) while other handlers run."""
-    capture_logs: bool = True
-    """Store the logging records a handler emits with its attempt (``conductor.save_log``)."""
-    capture_level: int = logging.INFO
 
 
 _GROUP_OF = {f.name: group for group in (Timings, Reporting) for f in fields(group)}

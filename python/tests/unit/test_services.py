@@ -70,8 +70,8 @@ def test_worker_settings_group_by_name_and_refuse_an_unknown_one() -> None:
     **options) and serve's worker_options pass them."""
     from pyconductor.worker_settings import Reporting, Timings, grouped
 
-    timings, reporting = grouped({"lease": 60, "capture_logs": False}, Timings(shutdown_grace=5))
+    timings, reporting = grouped({"lease": 60, "report_batch": 10}, Timings(shutdown_grace=5))
     assert timings == Timings(lease=60, shutdown_grace=5)
-    assert reporting == Reporting(capture_logs=False)
+    assert reporting == Reporting(report_batch=10)
     with pytest.raises(TypeError, match="unexpected keyword argument 'leese'"):
         grouped({"leese": 60})
