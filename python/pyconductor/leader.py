@@ -94,7 +94,7 @@ class Duty:
         if leading and not self.leading and self.lease is not None:
             logger.info("%s: leading (lease %s, %gs)", self.label, self.lease.holder, self.lease.ttl,
                         extra={"lease_holder": self.lease.holder})  # fmt: skip
-        elif self.leading and not leading:
+        elif self.leading and not leading and self.lease is not None:
             logger.info("%s: no longer leading (the lease could not be renewed in time)", self.label)
             self.resign()
         self.leading = leading

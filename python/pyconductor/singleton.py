@@ -127,14 +127,15 @@ class SingletonRunner(Duty):
             return self.contend_every
         if self._thread is not None and self._thread.is_alive():
             # running; or told to stop at a lease lost before and not returned yet: start no second one
-            return self.lease.due_in() if self._stop is not None and not self._stop.is_set() else self.lease.ttl / 10
+            # (the leader service steps it again at the lease's next renewal, or sooner)
+            return self.lease.ttl if self._stop is not None and not self._stop.is_set() else self.lease.ttl / 10
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._body, args=(self._stop,), name=f"singleton {self.name} fn",
                                         daemon=True)  # fmt: skip
         logger.info("singleton %s: leading (pid %s, lease %s)", self.name, os.getpid(), self.lease.holder,
                     extra=self._extra)  # fmt: skip
         self._thread.start()
-        return self.lease.due_in()
+        return self.lease.ttl
 
     def _body(self, stop: threading.Event) -> None:
         try:
