@@ -246,3 +246,11 @@ DEV_TEMPLATE = " template {}"
 DEMO_PROGRESS = "select count(*) filter (where status not in ('queued', 'running', 'waiting')) as finished, count(*) filter (where status in ('failed', 'dead')) as failed, coalesce(sum(greatest(attempt - 1, 0)), 0) as retries from conductor.tasks where queue = any(%(queues)s)"
 # every task of the demo's queues, with its attempts counted (times as epoch seconds)
 DEMO_TASKS = "select t.id, t.kind, t.status::text, t.attempt, extract(epoch from t.enqueued_at)::float8, extract(epoch from t.finished_at)::float8, (select count(*) from conductor.attempts a where a.task_id = t.id) from conductor.tasks t where t.queue = any(%(queues)s)"
+
+# -- services (pyconductor.leader's duties, the Django worker's task-path rule) --------------
+# one retention batch (pyconductor.retention): at most batch rows of each what, and how many went
+APPLY_RETENTION = "select what, deleted from conductor.apply_retention(batch => %(batch)s)"
+# a task whose path no worker here can load (pyconductor.contrib.django.worker): was it
+# enqueued before the worker (that registered worker_id) started, or more than grace ago?
+# Both on the database's clock; a worker whose row is gone counts as started after it
+TASK_PATH_AGE = "select coalesce(t.enqueued_at <= w.started_at, false) as before_start, conductor.now() - t.enqueued_at > %(grace)s::interval as past_grace from conductor.tasks t left join conductor.workers w on w.id = %(worker_id)s where t.id = %(task_id)s"

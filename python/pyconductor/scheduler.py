@@ -1,7 +1,10 @@
 """Scheduler: calls ``conductor.tick()`` when schedules are due.
 
-One background thread with its own autocommit connection (application_name
-``pyconductor-scheduler-<os pid>``):
+A leader duty (:mod:`pyconductor.leader`): a worker or ``pyconductor serve``
+runs it on the process's one leader connection (application_name
+``pyconductor leader <worker id>``), beside retention and the singletons;
+alone (``Scheduler(dsn).start()``, ``pyconductor scheduler``) it has a thread
+and an autocommit connection of its own (``pyconductor-scheduler-<os pid>``):
 
 - it leads under the lease ``'scheduler'`` (:class:`~pyconductor.leadership.Lease`,
   ``conductor.try_lead``): a row of the database, renewed every step, at least
@@ -18,8 +21,8 @@ One background thread with its own autocommit connection (application_name
   enabled schedules, at most ``tick_interval`` (a schedule created or changed
   elsewhere is seen that late at worst), and contenders try every
   ``tick_interval``;
-- a lost connection never stops it: it reconnects with capped exponential
-  backoff (0.1 s to 5 s) and renews or contends again.
+- a lost connection never stops it: the leader service reconnects with capped
+  exponential backoff (0.1 s to 5 s) and it renews or contends again.
 
 Correctness never depends on the lease: ``tick()`` fires each due time once
 by itself (SKIP LOCKED and the unique key of ``conductor.schedule_fires``), so
@@ -35,10 +38,8 @@ connection trouble at WARNING.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
@@ -49,8 +50,8 @@ from psycopg.rows import dict_row
 
 from pyconductor import defaults, queries
 from pyconductor.errors import mapped_errors
+from pyconductor.leader import Duty, Leader
 from pyconductor.leadership import Lease
-from pyconductor.link import Aborted, retry
 from pyconductor.profile import ConnectionProfile, profile_from
 from pyconductor.wire import dumps_json
 
@@ -90,11 +91,14 @@ class ScheduleSpec:
         return p
 
 
-class Scheduler:
-    """Ticks Conductor's schedules from a background thread; see the module doc.
-
-    ``Scheduler(dsn).start()`` … ``.stop()``; or ``with Scheduler(dsn): ...``.
+class Scheduler(Duty):
+    """Ticks Conductor's schedules; see the module doc. A :class:`~pyconductor.leader.Duty`:
+    a process's :class:`~pyconductor.leader.Leader` runs it beside its other leader duties;
+    ``Scheduler(dsn).start()`` … ``.stop()`` (or ``with Scheduler(dsn): ...``) runs it
+    alone, on a leader service and connection of its own.
     """
+
+    label = "scheduler"
 
     def __init__(
         self,
@@ -111,42 +115,33 @@ class Scheduler:
         self.profile = profile_from(pooler)
         self.dsn = dsn
         self.tick_interval = float(tick_interval)
+        self.contend_every = self.tick_interval
         self.use_leader_lock = True if use_leader_lock is None else use_leader_lock
         """Whether it leads under the lease 'scheduler' (default), or ticks without it."""
         self.grace = grace.total_seconds() if isinstance(grace, timedelta) else float(grace)
         self.application_name = f"pyconductor-scheduler-{os.getpid()}"
-        self.lease = Lease(LEADER_LOCK, min(3600.0, lease if lease is not None else 3 * self.tick_interval))
-        """The lease 'scheduler' this scheduler takes and renews (when ``use_leader_lock``)."""
-        self._conn: psycopg.Connection[dict[str, Any]] | None = None
-        self._leading = False
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        ttl = min(3600.0, lease if lease is not None else 3 * self.tick_interval)
+        self.lease = Lease(LEADER_LOCK, ttl) if self.use_leader_lock else None
+        """The lease 'scheduler' this scheduler takes and renews (None without ``use_leader_lock``)."""
+        self._alone: Leader | None = None
 
     def __repr__(self) -> str:
-        return f"<Scheduler leader={self._leading} tick_interval={self.tick_interval}>"
+        return f"<Scheduler leader={self.is_leader} tick_interval={self.tick_interval}>"
 
-    # -- public ---------------------------------------------------------------------
-
-    @property
-    def is_leader(self) -> bool:
-        """Whether this scheduler leads now: it holds the lease and it has not run out
-        (always False without ``use_leader_lock``)."""
-        return self.use_leader_lock and self.lease.held
+    # -- alone ----------------------------------------------------------------------
 
     def start(self) -> Self:
-        if self._thread and self._thread.is_alive():
-            return self
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="pyconductor-scheduler", daemon=True)
-        self._thread.start()
+        """Run on a leader service of its own (its own thread and connection)."""
+        if self._alone is None:
+            self._alone = Leader(self.dsn, [self], application_name=self.application_name, profile=self.profile)
+            self._alone.start()
         return self
 
     def stop(self, timeout: float | None = 10.0) -> None:
         """Stop the thread, give up the lease and close the connection."""
-        self._stop.set()
-        if self._thread:
-            self._thread.join(timeout)
-            self._thread = None
+        alone, self._alone = self._alone, None
+        if alone is not None:
+            alone.stop(timeout)
 
     def __enter__(self) -> Self:
         return self.start()
@@ -193,57 +188,16 @@ class Scheduler:
                 rows.append(row)
         return rows
 
-    # -- the thread -----------------------------------------------------------------
+    # -- the duty ---------------------------------------------------------------------
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                # a lost connection is waited out by the worker's one reconnect loop
-                wait = retry(self._step, what="scheduler", abort=self._stop, extra={},
-                             on_lost=self._drop_connection)  # fmt: skip
-            except Aborted:
-                break
-            except Exception:  # never let one bad tick kill the scheduler
-                logger.exception("scheduler: tick failed; trying again in %.1fs", self.tick_interval)
-                wait = self.tick_interval
-            self._stop.wait(wait)
-        self._shutdown()
-
-    def _connection(self) -> psycopg.Connection[dict[str, Any]]:
-        if self._conn is None or self._conn.closed:
-            self._conn = psycopg.connect(
-                self.dsn,
-                autocommit=True,
-                application_name=self.application_name,
-                row_factory=dict_row,
-                connect_timeout=defaults.CONNECT_TIMEOUT,
-                **self.profile.connect_options(self.dsn),
-            )
-        return self._conn
-
-    def _step(self) -> float:
-        """One round: take or renew the lease if needed, tick if leading; returns seconds to sleep."""
-        conn = self._connection()
-        if self.use_leader_lock:
-            leading = self.lease.keep(conn)
-            self._log_leadership(leading)
-            if not leading:
-                return self.tick_interval
+    def lead(self, conn: psycopg.Connection[dict[str, Any]]) -> float:
+        """One tick; seconds until the next due time, at most ``tick_interval``."""
         for fire in conn.execute(queries.TICK, {"grace": f"{self.grace} seconds"}).fetchall():
             logger.info(
                 "scheduler: fired %s due %s as task %s", fire["schedule_name"], fire["due_at"], fire["task_id"],
                 extra={"schedule": fire["schedule_name"], "due_at": fire["due_at"], "task_id": fire["task_id"]},
             )  # fmt: skip
-        wait = self._until_next_due(conn)
-        return min(wait, self.lease.due_in()) if self.use_leader_lock else wait
-
-    def _log_leadership(self, leading: bool) -> None:
-        if leading and not self._leading:
-            logger.info("scheduler: leading (lease %s, %gs)", self.lease.holder, self.lease.ttl,
-                        extra={"lease_holder": self.lease.holder})  # fmt: skip
-        elif self._leading and not leading:
-            logger.info("scheduler: no longer leading (the lease could not be renewed in time)")
-        self._leading = leading
+        return self._until_next_due(conn)
 
     def _until_next_due(self, conn: psycopg.Connection[dict[str, Any]]) -> float:
         row = conn.execute(queries.NEXT_DUE).fetchone()
@@ -253,22 +207,3 @@ class Scheduler:
         now: datetime = row["now"]
         seconds = (next_due - now).total_seconds() + DUE_SLACK
         return min(max(seconds, 0.0), self.tick_interval)
-
-    def _drop_connection(self) -> None:
-        # the lease stays this scheduler's until it runs out: a new connection renews it
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):  # it is already broken
-                conn.close()
-
-    def _shutdown(self) -> None:
-        conn = self._conn
-        if conn is not None and not conn.closed and self.lease.held:
-            try:
-                self.lease.release(conn)
-                logger.info("scheduler: released the lease")
-            except Exception:  # noqa: BLE001 - it runs out by itself
-                pass
-        self.lease.forget()
-        self._leading = False
-        self._drop_connection()

@@ -2,6 +2,7 @@
 
     pyconductor serve --app myapp.tasks:app                       # every role
     pyconductor serve --app myapp.tasks:app --role worker         # a worker unit
+    pyconductor serve --role web --dsn postgresql:///app          # the dashboard: no app needed
     CONDUCTOR_ROLES=web,scheduler,maintenance pyconductor serve --app myapp.tasks:app
 
 The roles (:data:`ROLES`; default: all four):
@@ -17,6 +18,9 @@ The roles (:data:`ROLES`; default: all four):
   'retention'), and the app's singletons (``@app.singleton``, each under the
   leader lease ``singleton:NAME``);
 - ``web``: the dashboard (:class:`~pyconductor.dashboard.DashboardServer`).
+
+Every role but ``web`` needs the app (:data:`APP_ROLES`: its kinds, schedules
+and singletons); the web role alone needs only a DSN.
 
 Leader leases (:mod:`pyconductor.leadership`: rows of the database that only
 the engine's functions write, renewed by their holder) make the fleet safe to
@@ -42,33 +46,38 @@ statement at a time); only the web role refuses with
 :class:`~pyconductor.link.DirectConnectionNeeded` (the dashboard's live
 updates LISTEN): run it in a process connected directly.
 
-SIGTERM/SIGINT stop every role cleanly: the dashboard, the singletons and
-retention first (their leases go to another process at once), the worker
-last (it drains as ``pyconductor worker`` does); a second signal exits at
-once with code 130.
+Each role is a service (:mod:`pyconductor.services`) started in one order
+(the worker, the reaper, the leader service, the dashboard) and stopped in
+the reverse. The scheduler, retention and the singletons are duties of the
+process's one leader service (:mod:`pyconductor.leader`; the worker's, when
+there is a worker): every lease of the process on one connection.
+SIGTERM/SIGINT stop every role cleanly: the dashboard, then the leader
+service (each singleton told to stop; every lease released, so other
+processes take over at once), the reaper, and the worker last (it drains as
+``pyconductor worker`` does); a second signal exits at once with code 130.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import os
 import secrets
 import socket
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any, Self
 
 from pyconductor import defaults
+from pyconductor.leader import Leader
 from pyconductor.link import DirectConnectionNeeded, Link
 from pyconductor.maintenance import Reaper
 from pyconductor.profile import ConnectionProfile, profile_from
 from pyconductor.retention import BATCH as RETENTION_BATCH
 from pyconductor.retention import INTERVAL as RETENTION_INTERVAL
 from pyconductor.retention import Retention
-from pyconductor.signals import install_stop_signals
+from pyconductor.services import Services
+from pyconductor.signals import StopRequest, run_until_stopped
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
@@ -76,12 +85,17 @@ if TYPE_CHECKING:
     from pyconductor.singleton import SingletonRunner
     from pyconductor.worker import Worker
 
-__all__ = ["ROLES", "Node", "WebOptions", "parse_roles"]
+__all__ = ["APP_ROLES", "ROLES", "Node", "WebOptions", "parse_roles"]
 
 logger = logging.getLogger("pyconductor")
 
 ROLES = ("web", "worker", "scheduler", "maintenance")
 """Every role, in the order they are listed (and started: the worker first)."""
+
+APP_ROLES = {
+    "worker": "handlers", "scheduler": "declared schedules", "maintenance": "singletons",
+}  # fmt: skip
+"""The roles that need the app, and what of it each runs; the web role needs only a DSN."""
 
 POOLER_ROLES = ("worker", "scheduler", "maintenance")
 """The roles that run behind a transaction-mode pooler; the others need a direct connection."""
@@ -131,6 +145,9 @@ class _Idle:
 class Node:
     """The roles of one ``pyconductor serve`` process over ``app``; see the module doc.
 
+    ``app`` may be None for the web role alone (``dsn`` is then required); a
+    role of :data:`APP_ROLES` without it raises ValueError naming the role.
+
     ``worker_options`` are :class:`~pyconductor.worker.Worker`'s keyword
     arguments (queues, concurrency, kinds, lease, ...); ``web`` the
     dashboard's (needed with the web role); ``retention_interval`` and
@@ -141,7 +158,7 @@ class Node:
 
     def __init__(
         self,
-        app: Conductor,
+        app: Conductor | None,
         roles: Iterable[str] | str | None = None,
         *,
         dsn: str | None = None,
@@ -152,20 +169,14 @@ class Node:
     ) -> None:
         self.app = app
         self.roles = parse_roles(roles)
-        self.dsn = dsn or app.dsn
         options = dict(worker_options or {})
         self.profile = profile_from(options.get("pooler"))
         options["pooler"] = self.profile
-        if not self.profile.keeps_session:
-            for role in self.roles:
-                if role not in POOLER_ROLES:
-                    raise DirectConnectionNeeded(
-                        f"the {role} role", f"{_NEEDS_SESSION[role]}; behind the pooler run only "
-                        f"--role {','.join(r for r in self.roles if r in POOLER_ROLES) or ','.join(POOLER_ROLES)}"
-                    )  # fmt: skip
+        _check_roles(self.roles, app, dsn, self.profile)
+        self.dsn = dsn or (app.dsn if app is not None else "")
         self._worker_options = options
         self.worker: Worker | None = None
-        if "worker" in self.roles or "scheduler" in self.roles:
+        if app is not None and ("worker" in self.roles or "scheduler" in self.roles):
             from pyconductor.worker import Worker
 
             # the database lists the process's every role beside the worker's own
@@ -181,7 +192,7 @@ class Node:
         self.reaper: Reaper | None = None
         self.retention: Retention | None = None
         self.singletons: list[SingletonRunner] = []
-        if "maintenance" in self.roles:
+        if app is not None and "maintenance" in self.roles:
             if self.worker is None or not self.worker.process_tasks:
                 # a worker reaps already (its own durable waits wake on time); without one, this does
                 self.reaper = Reaper(Link(self.dsn, "reap", self.worker_id, profile=self.profile), self._halt,
@@ -189,6 +200,11 @@ class Node:
             self.retention = Retention(self.dsn, interval=retention_interval, batch=retention_batch,
                                        pooler=self.profile)  # fmt: skip
             self.singletons = _singleton_runners(app, self.dsn, self.profile)
+        # every lease of the process on one connection: the worker's (its scheduler), else one of its own
+        self.leader = self.worker.leader if self.worker is not None else \
+            Leader(self.dsn, application_name=f"pyconductor leader {self.worker_id}", profile=self.profile)  # fmt: skip
+        for duty in [*([self.retention] if self.retention is not None else []), *self.singletons]:
+            self.leader.add(duty)
         self.web_options = web
         self.web: DashboardServer | None = None
         if "web" in self.roles:
@@ -198,9 +214,18 @@ class Node:
             self.web = DashboardServer(self.dsn, opts.host, opts.port, opts.token,
                                        allowed_hosts=list(opts.allowed_hosts), session_max_age=opts.session_max_age,
                                        secure_cookies=opts.secure_cookies)  # fmt: skip
-        self._running: list[tuple[str, Callable[[], object]]] = []  # what start() started, with its stop
-        self._stop_requested = threading.Event()
-        self._signalled = False
+        self.services = Services({"worker_id": self.worker_id})
+        """The roles' services in their start order (see :meth:`start`)."""
+        if self.worker is not None:
+            self.services.add("worker", self.worker.start, self.worker.stop)
+        if self.reaper is not None:
+            self.services.add("reaper", self.reaper.start, self._stop_reaper)
+        # the worker's start starts its leader already (after declaring the app's schedules)
+        self.services.add("leader", self.leader.start, self._stop_leader)
+        if self.web is not None:
+            self.services.add("dashboard", self._start_web, self.web.stop)
+        # what run() waits for; the worker's, which its exit_on_stuck sets too
+        self.stop_request = self.worker.stop_request if self.worker is not None else StopRequest()
         self._started = False
         self._stopped = False
 
@@ -241,12 +266,7 @@ class Node:
     @property
     def leader_locks(self) -> dict[str, bool]:
         """Every leader lease this process contends for, and whether it holds it now."""
-        locks = dict(self.worker.leader_locks) if self.worker is not None else {}
-        if self.retention is not None:
-            locks["retention"] = self.retention.is_leader
-        for runner in self.singletons:
-            locks[f"singleton:{runner.name}"] = bool(runner.is_leader)
-        return locks
+        return self.leader.leader_locks
 
     @property
     def retention_deleted(self) -> dict[str, int] | None:
@@ -269,54 +289,41 @@ class Node:
     # -- lifecycle -----------------------------------------------------------------
 
     def start(self) -> Self:
-        """Start every role: the worker first (it checks the database and
-        declares the app's kinds and schedules; DatabaseUnusable and the like
-        raise here), then maintenance, then the dashboard. What started before
-        a failure is stopped again by ``stop()``."""
+        """Start every role's service, in order: the worker first (it checks the
+        database and declares the app's kinds and schedules; DatabaseUnusable
+        and the like raise here, what started before is stopped again), the
+        reaper, the leader service (the scheduler, retention, the singletons),
+        then the dashboard."""
         if self._started:
             raise RuntimeError("a Node starts once")
         self._started = True
-        if self.worker is not None:
-            self.worker.start()
-            self._running.append(("worker", self.worker.stop))
-        if self.reaper is not None:
-            self.reaper.start()
-            self._running.append(("reaper", self._stop_reaper))
-        if self.retention is not None:
-            self.retention.start()
-            self._running.append(("retention", self.retention.stop))
-        grace = float(self._worker_options.get("shutdown_grace", defaults.SHUTDOWN_GRACE))
-        for runner in self.singletons:
-            runner.start()
-            self._running.append((f"singleton {runner.name}", partial(self._stop_singleton, runner, grace)))
-        if self.web is not None:
-            self.web.start()
-            self._running.append(("dashboard", self.web.stop))
-            logger.info("dashboard on %s/", self.web.url, extra={"worker_id": self.worker_id})
+        self.services.start()
         logger.info("serving roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
         return self
 
     def stop(self) -> None:
-        """Stop what started, in the reverse order: the dashboard, the
-        singletons (each handed its stop event, and its lease released, so
-        another process takes over while this one drains), retention, the
-        reaper, and the worker last (it drains within its shutdown grace)."""
+        """Stop what started, in the reverse order: the dashboard, the leader
+        service (each singleton handed its stop event, and every lease released,
+        so other processes take over while this one drains), the reaper, and the
+        worker last (it drains within its shutdown grace)."""
         if not self._started or self._stopped:
             return
         self._stopped = True
-        while self._running:
-            name, stop = self._running.pop()
-            try:
-                stop()
-            except Exception:  # one part's trouble never keeps the others running
-                logger.exception("%s did not stop cleanly", name, extra={"worker_id": self.worker_id})
+        self.services.stop()
         logger.info("stopped roles %s (%s)", ",".join(self.roles), self.worker_id, extra={"worker_id": self.worker_id})
 
-    def _stop_singleton(self, runner: SingletonRunner, grace: float) -> None:
-        # an infinite grace (--shutdown-grace inf) waits as long as it takes: join(inf) overflows
-        if not runner.stop(timeout=None if math.isinf(grace) else grace):
-            logger.warning("singleton %s did not return within %.0fs of its stop; left running until exit",
-                           runner.name, grace, extra={"worker_id": self.worker_id})  # fmt: skip
+    def _start_web(self) -> None:
+        assert self.web is not None
+        self.web.start()
+        logger.info("dashboard on %s/", self.web.url, extra={"worker_id": self.worker_id})
+
+    def _stop_leader(self) -> None:
+        grace = float(self._worker_options.get("shutdown_grace", defaults.SHUTDOWN_GRACE))
+        self.leader.stop(timeout=grace)  # an infinite grace waits as long as it takes
+        for runner in self.singletons:
+            if runner.running:
+                logger.warning("singleton %s did not return within %.0fs of its stop; left running until exit",
+                               runner.name, grace, extra={"worker_id": self.worker_id})  # fmt: skip
 
     def _stop_reaper(self) -> None:
         assert self.reaper is not None
@@ -331,39 +338,49 @@ class Node:
         """Handlers still running when the worker stopped (see Worker.abandoned)."""
         return self.worker.abandoned if self.worker is not None else 0
 
+    @property
+    def started(self) -> bool:
+        """Whether the worker got past its checks and declarations (without one: whether
+        start() ran); what a supervisor reads."""
+        return self.worker.started if self.worker is not None else self._started
+
     def request_stop(self) -> None:
         """Ask ``run()`` to stop gracefully (what the first SIGTERM does)."""
-        self._stop_requested.set()
+        self.stop_request.ask()
 
     def run(self) -> int:
-        """Start, block until SIGTERM or SIGINT (or ``request_stop()``), stop and
-        return 0. A second signal exits the process at once with code 130."""
-
-        def first() -> None:
-            self._signalled = True
-            self._stop_requested.set()
-
-        restore = install_stop_signals(first, lambda: self._signalled)
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            restore()
-            raise
-        try:
-            while not self._stop_requested.wait(1.0):
-                pass
-            logger.info("stop requested; stopping roles %s (again to exit now)", ",".join(self.roles),
-                        extra={"worker_id": self.worker_id})  # fmt: skip
-        finally:
-            self.stop()
-        return 0
+        """Start, block until SIGTERM or SIGINT (or ``request_stop()``, or the worker's
+        exit_on_stuck), stop and return the exit code (the worker's: 3 when exit_on_stuck
+        stopped it, else 0). A second signal exits the process at once with code 130."""
+        return run_until_stopped(self.start, self.stop, self.stop_request,
+                                 f"stopping roles {','.join(self.roles)}", {"worker_id": self.worker_id})  # fmt: skip
 
     def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _check_roles(roles: list[str], app: Conductor | None, dsn: str | None, profile: ConnectionProfile) -> None:
+    """Refuse roles this process cannot run: one of APP_ROLES without the app, no
+    database at all (ValueError), a role that needs a session behind a
+    transaction-mode pooler (DirectConnectionNeeded)."""
+    if app is None:
+        needing = [role for role in roles if role in APP_ROLES]
+        if needing:
+            why = "; ".join(f"the {role} role runs the app's {APP_ROLES[role]}" for role in needing)
+            raise ValueError(f"no app given: {why}: pass --app module:attr (or set CONDUCTOR_APP), "
+                             "or serve --role web alone")  # fmt: skip
+        if not dsn:
+            raise ValueError("no database given: pass --dsn (or set CONDUCTOR_DSN / DATABASE_URL)")
+    if not profile.keeps_session:
+        for role in roles:
+            if role not in POOLER_ROLES:
+                raise DirectConnectionNeeded(
+                    f"the {role} role", f"{_NEEDS_SESSION[role]}; behind the pooler run only "
+                    f"--role {','.join(r for r in roles if r in POOLER_ROLES) or ','.join(POOLER_ROLES)}"
+                )  # fmt: skip
 
 
 def _singleton_runners(app: Conductor, dsn: str, profile: ConnectionProfile) -> list[SingletonRunner]:

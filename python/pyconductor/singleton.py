@@ -10,7 +10,10 @@
     for r in runners:
         r.stop()
 
-A :class:`SingletonRunner` holds a connection of its own and contends for the
+A :class:`SingletonRunner` is a leader duty (:mod:`pyconductor.leader`): run
+alone (``runner.start()``, ``app.run_singletons()``) it holds a connection of
+its own; ``pyconductor serve`` runs every singleton of the app on its one
+leader connection. It contends for the
 lease ``'singleton:' || name`` (:class:`~pyconductor.leadership.Lease`,
 ``conductor.try_lead``; ``conductor.leaders()`` names its holder), ``failover``
 seconds long, every ``failover / 2`` seconds. The process that gets it runs
@@ -38,7 +41,6 @@ transactions.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import threading
@@ -47,8 +49,8 @@ from typing import Any
 
 import psycopg
 
+from pyconductor.leader import Duty, Leader
 from pyconductor.leadership import Lease
-from pyconductor.link import CONNECTION_ERRORS, connect
 from pyconductor.profile import ConnectionProfile, profile_from
 
 __all__ = ["SingletonRunner"]
@@ -56,10 +58,12 @@ __all__ = ["SingletonRunner"]
 logger = logging.getLogger("pyconductor")
 
 
-class SingletonRunner:
+class SingletonRunner(Duty):
     """Contends for the lease ``'singleton:' || name`` and runs ``fn(stop)``
-    while it holds it. :meth:`start` it once; :meth:`stop` ends it (``fn`` is
-    told through its event and awaited)."""
+    while it holds it. A :class:`~pyconductor.leader.Duty`: ``pyconductor
+    serve`` runs every singleton of the app on its one leader service;
+    :meth:`start` runs it alone (a thread and a connection of its own);
+    :meth:`stop` ends it (``fn`` is told through its event and awaited)."""
 
     def __init__(self, dsn: str, name: str, fn: Callable[[threading.Event], Any], failover: float = 2.0, *,
                  pooler: ConnectionProfile | str | None = None) -> None:  # fmt: skip
@@ -69,17 +73,21 @@ class SingletonRunner:
             raise ValueError("failover must be more than 0 seconds")
         self.dsn = dsn
         self.name = name
+        self.label = f"singleton {name}"
         self.fn = fn
         self.failover = failover
+        self.contend_every = failover / 2
         self.profile = profile_from(pooler)
-        self.lease = Lease(f"singleton:{name}", min(3600.0, failover), margin=min(3600.0, failover) / 2,
-                           renew_every=min(3600.0, failover) / 4)  # fmt: skip
+        ttl = min(3600.0, failover)
+        self.lease: Lease = Lease(f"singleton:{name}", ttl, margin=ttl / 2, renew_every=ttl / 4)
         """The lease this runner takes and renews; fn runs while it is held."""
-        self._conn: psycopg.Connection[Any] | None = None
-        self._stopping = threading.Event()
-        self._leading = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"singleton {name}", daemon=True)
+        self._stop: threading.Event | None = None  # the running fn's stop event
+        self._thread: threading.Thread | None = None  # the running fn's thread
+        self._returned = False  # fn returned by itself: release the lease, contend again later
+        self._closed = False
         self._extra = {"singleton": name}
+        self._alone = Leader(dsn, [self], application_name=f"pyconductor singleton {name} {os.getpid()}",
+                             profile=self.profile)  # fmt: skip
 
     def __repr__(self) -> str:
         return f"<SingletonRunner {self.name!r} leader={self.is_leader}>"
@@ -87,103 +95,69 @@ class SingletonRunner:
     @property
     def is_leader(self) -> bool:
         """Whether this runner holds the lease and its function runs."""
-        return self._leading.is_set()
+        return self.running and self.lease.held
+
+    @property
+    def running(self) -> bool:
+        """Whether fn runs now (after a stop: it has not returned yet)."""
+        return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> SingletonRunner:
-        self._thread.start()
+        """Run alone, on a leader service of its own."""
+        self._alone.start()
         return self
 
     def stop(self, timeout: float | None = None) -> bool:
         """Stop contending; tell a running ``fn`` to stop, wait for it (at most
         ``timeout`` seconds; None: as long as it takes), release the lease.
         Returns whether everything ended in time."""
-        self._stopping.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
-        return not self._thread.is_alive()
+        return self._alone.stop(timeout)
 
-    # -- the contending thread -------------------------------------------------------
+    # -- the duty ---------------------------------------------------------------------
 
-    def _try(self) -> bool:
-        """Take or renew the lease when due (reconnecting first when needed);
-        whether it is held now. A lost connection is logged and closed, the
-        lease left to run out."""
-        try:
-            if self._conn is None or self._conn.closed:
-                self._conn = connect(self.dsn, "singleton", f"{self.name} {os.getpid()}", profile=self.profile)
-            return self.lease.keep(self._conn)
-        except CONNECTION_ERRORS as exc:
-            logger.warning("singleton %s: connection lost (%s); trying again", self.name, _first_line(exc),
-                           extra=self._extra)  # fmt: skip
-            self._close()
-            return self.lease.held
-
-    def _run(self) -> None:
-        while not self._stopping.is_set():
-            if self._try():
-                self._lead()
-                if self._stopping.is_set():
-                    break
-            self._stopping.wait(self.failover / 2 if not self.lease.held else self.lease.due_in())
-        self._release()
-        self._close()
-
-    def _lead(self) -> None:
-        """Run fn while the lease is held, renewing it; tell fn to stop when a
-        stop is asked or the lease could not be renewed in time, and wait for
-        it. Release the lease when fn returned by itself."""
-        stop = threading.Event()
-        done = threading.Event()
-
-        def body() -> None:
-            try:
-                self.fn(stop)
-            except Exception:
-                logger.exception("singleton %s failed", self.name, extra=self._extra)
-            finally:
-                done.set()
-
+    def lead(self, conn: psycopg.Connection[dict[str, Any]]) -> float:
+        """Start fn when it does not run; release the lease once it returned by itself."""
+        if self._closed:  # a step that crossed the stop starts nothing
+            return self.contend_every
+        if self._returned:
+            self._returned = False
+            self.lease.release(conn)
+            self.leading = False
+            logger.info("singleton %s: released", self.name, extra=self._extra)
+            return self.contend_every
+        if self._thread is not None and self._thread.is_alive():
+            # running; or told to stop at a lease lost before and not returned yet: start no second one
+            # (the leader service steps it again at the lease's next renewal, or sooner)
+            return self.lease.ttl if self._stop is not None and not self._stop.is_set() else self.lease.ttl / 10
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._body, args=(self._stop,), name=f"singleton {self.name} fn",
+                                        daemon=True)  # fmt: skip
         logger.info("singleton %s: leading (pid %s, lease %s)", self.name, os.getpid(), self.lease.holder,
                     extra=self._extra)  # fmt: skip
-        self._leading.set()
-        worker = threading.Thread(target=body, name=f"singleton {self.name} fn", daemon=True)
-        worker.start()
-        lost = False
+        self._thread.start()
+        return self.lease.ttl
+
+    def _body(self, stop: threading.Event) -> None:
         try:
-            while not done.is_set() and not self._stopping.is_set():
-                # renew when due; when a renewal failed, try again every tenth of the lease
-                wait = self.lease.due_in() if self.lease.due_in() > 0 else self.lease.ttl / 10
-                if done.wait(wait):
-                    break
-                if not self._try():
-                    lost = True
-                    break
-        finally:
-            stop.set()
-            if lost:
-                logger.warning("singleton %s: the lease could not be renewed in time; stopping", self.name,
-                               extra=self._extra)  # fmt: skip
-            worker.join()
-            self._leading.clear()
-        if not lost and done.is_set():
-            self._release()
-            logger.info("singleton %s: released", self.name, extra=self._extra)
+            self.fn(stop)
+        except Exception:
+            logger.exception("singleton %s failed", self.name, extra=self._extra)
+        if not stop.is_set():
+            self._returned = True  # by itself: the next step releases the lease
 
-    def _release(self) -> None:
-        try:
-            if self._conn is not None and not self._conn.closed:
-                self.lease.release(self._conn)
-        except CONNECTION_ERRORS:
-            pass  # it runs out by itself
-        self.lease.forget()
+    def resign(self) -> None:
+        """The lease could not be renewed in time: tell fn to stop (half a lease before anyone else may lead)."""
+        if self._stop is not None and not self._stop.is_set():
+            self._stop.set()
+            logger.warning("singleton %s: the lease could not be renewed in time; stopping", self.name,
+                           extra=self._extra)  # fmt: skip
 
-    def _close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):  # closing a broken connection
-                conn.close()
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
+    def close(self, timeout: float | None) -> bool:
+        """Tell fn to stop and wait for it, ``timeout`` seconds at most."""
+        self._closed = True
+        if self._stop is not None:
+            self._stop.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return thread is None or not thread.is_alive()

@@ -107,13 +107,14 @@ def _exit_text(code: int) -> str:
 
 
 def worker_report(worker: Any) -> dict[str, Any]:
-    """What a child tells its supervisor about its worker: its ``health()``
+    """What a child tells its supervisor about its worker (a Worker, or the
+    :class:`~pyconductor.serve.Node` that runs it): its ``health()``
     (worker id, roles, queues, kinds, concurrency, counters, in flight, stuck),
     the attempts it holds, its leader leases, and whether it has started."""
     return {
         **worker.health(),
         "pid": os.getpid(),
-        "started": bool(getattr(worker, "started", getattr(worker, "_started", False))),
+        "started": bool(worker.started),
         "held": list(worker.held),
         "leader_locks": dict(worker.leader_locks),
     }

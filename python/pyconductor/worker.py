@@ -14,7 +14,9 @@ blocks another; the Worker only builds them and starts and stops them in order:
 - :mod:`~pyconductor.maintenance`: the heartbeat (extends the leases, hears
   of cancellations) and the reaper;
 - :mod:`~pyconductor.steps`: the handlers' durable calls (``ctx.step``, spawn, waits);
-- the :class:`~pyconductor.scheduler.Scheduler`, with the scheduler role.
+- :mod:`~pyconductor.leader`: the process's one leader connection, running
+  the :class:`~pyconductor.scheduler.Scheduler` with the scheduler role (and
+  ``pyconductor serve``'s maintenance duties).
 
 They share one small state object (:class:`~pyconductor.ledger.Ledger`: what
 is held, what runs, the counters) and talk through callbacks. Every lost
@@ -73,6 +75,7 @@ from pyconductor import defaults, queries
 from pyconductor.dsn import check_connect, redact_dsn
 from pyconductor.errors import NotOwner, mapped_errors
 from pyconductor.executor import Executor
+from pyconductor.leader import Leader
 from pyconductor.ledger import Ledger
 from pyconductor.link import Aborted, Link
 from pyconductor.maintenance import Heartbeat, Reaper
@@ -81,10 +84,11 @@ from pyconductor.profile import ConnectionProfile, profile_from
 from pyconductor.reporter import OutcomeListener, Reporter
 from pyconductor.scheduler import Scheduler
 from pyconductor.schema import check_schema
-from pyconductor.signals import install_stop_signals
+from pyconductor.signals import StopRequest, run_until_stopped
 from pyconductor.steps import StepRuntime
 from pyconductor.version import __version__
 from pyconductor.wire import dumps_json
+from pyconductor.worker_settings import Reporting, Timings, grouped
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
@@ -128,16 +132,19 @@ def _bounded(name: str, fn: Callable[[], object], timeout: float) -> bool:
 class Worker:
     """Runs the handlers registered on ``app`` for tasks of ``queues`` (None: all).
 
-    ``kinds`` (default: every kind registered on ``app``; every kind of its
-    queues when the app's registry has a ``fallback``) narrows the kinds it
-    claims; each must be registered (ValueError otherwise). ``concurrency``
-    (default $CONDUCTOR_WORKER_MAX_INFLIGHT or 32) bounds the tasks running at
-    once; ``lease``, ``heartbeat_interval``, ``poll_interval``,
-    ``reap_interval``, ``shutdown_grace`` (``float('inf')``: wait for every
-    running task) and ``cancel_grace`` are seconds (or timedeltas). ``dsn``
-    defaults to the app's. ``report_batch`` caps one complete_many call;
-    ``report_linger`` is how long a result may wait for company (seconds)
-    while other handlers are running. With
+    What it runs are its arguments: ``kinds`` (default: every kind
+    registered on ``app``; every kind of its queues when the app's registry
+    has a ``fallback``) narrows the kinds it claims; each must be registered
+    (ValueError otherwise). ``concurrency`` (default
+    $CONDUCTOR_WORKER_MAX_INFLIGHT or 32) bounds the tasks running at once.
+    How long things take is ``timings``
+    (:class:`~pyconductor.worker_settings.Timings`: ``lease``,
+    ``heartbeat_interval``, ``poll_interval``, ``reap_interval``,
+    ``shutdown_grace``, ``cancel_grace``, ``tick_interval``,
+    ``claim_linger``), what it tells about itself ``reporting``
+    (:class:`~pyconductor.worker_settings.Reporting`: ``worker_id``,
+    ``version``, ``report_batch``, ``report_linger``); each field may also be given as a keyword
+    (``Worker(app, lease=60)``). ``dsn`` defaults to the app's. With
     ``exit_on_stuck``, the first stuck handler thread (see
     :mod:`pyconductor.executor`) stops the worker: it stops claiming, stops
     gracefully, and ``run()`` returns 3 (what ``--processes`` runs its children with).
@@ -167,28 +174,22 @@ class Worker:
         concurrency: int | None = None,
         *,
         kinds: Sequence[str] | str | None = None,
-        lease: float | timedelta = defaults.LEASE,
-        heartbeat_interval: float | timedelta = defaults.HEARTBEAT_INTERVAL,
-        poll_interval: float | timedelta = defaults.POLL_INTERVAL,
-        reap_interval: float | timedelta = defaults.REAP_INTERVAL,
-        shutdown_grace: float | timedelta = defaults.SHUTDOWN_GRACE,
-        cancel_grace: float | timedelta = defaults.CANCEL_GRACE,
-        worker_id: str | None = None,
-        dsn: str | None = None,
-        report_batch: int = defaults.REPORT_BATCH,
-        report_linger: float = defaults.REPORT_LINGER,
-        version: str | None = None,
+        prefetch: int | None = None,
         process_tasks: bool = True,
         run_scheduler: bool = True,
-        tick_interval: float = defaults.TICK_INTERVAL,
-        claim_linger: float = defaults.CLAIM_LINGER,
+        dsn: str | None = None,
+        pooler: ConnectionProfile | str | None = None,
+        timings: Timings | None = None,
+        reporting: Reporting | None = None,
         exit_on_stuck: bool = False,
         extra_roles: Sequence[str] = (),
         capture_logs: bool = True,
         capture_level: int = logging.INFO,
-        pooler: ConnectionProfile | str | None = None,
-        prefetch: int | None = None,
+        **settings: Any,
     ) -> None:
+        self.timings, self.reporting = grouped(settings, timings, reporting)
+        """The grouped settings (:mod:`pyconductor.worker_settings`), each field also a keyword."""
+        timings, reporting = self.timings, self.reporting
         self.app = app
         self.profile: ConnectionProfile = profile_from(pooler) if pooler is not None else app.profile
         """What its connections can do (:mod:`pyconductor.profile`), handed to every service."""
@@ -203,20 +204,20 @@ class Worker:
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be 1 or more, got {self.concurrency}")
         self.dsn = dsn or app.dsn
-        self.lease = timedelta(seconds=_seconds(lease))
-        self.heartbeat_interval = _seconds(heartbeat_interval)
-        self.poll_interval = _seconds(poll_interval)
+        self.lease = timedelta(seconds=_seconds(timings.lease))
+        self.heartbeat_interval = _seconds(timings.heartbeat_interval)
+        self.poll_interval = _seconds(timings.poll_interval)
         if not self.profile.listens:  # no notifications: polling is how new tasks are found
             self.poll_interval = min(self.poll_interval, defaults.POOLER_POLL_INTERVAL)
-        self.reap_interval = _seconds(reap_interval)
-        self.shutdown_grace = _grace(shutdown_grace)
-        self.cancel_grace = _seconds(cancel_grace)
+        self.reap_interval = _seconds(timings.reap_interval)
+        self.shutdown_grace = _grace(timings.shutdown_grace)
+        self.cancel_grace = _seconds(timings.cancel_grace)
         self.host = socket.gethostname()
-        self.worker_id = worker_id or f"{self.host}-{os.getpid()}-{secrets.token_hex(3)}"
-        self.report_batch = report_batch
-        self.report_linger = report_linger
-        self.version = version or f"pyconductor {__version__}"
-        self.claim_linger = claim_linger
+        self.worker_id = reporting.worker_id or f"{self.host}-{os.getpid()}-{secrets.token_hex(3)}"
+        self.report_batch = reporting.report_batch
+        self.report_linger = reporting.report_linger
+        self.version = reporting.version or f"pyconductor {__version__}"
+        self.claim_linger = timings.claim_linger
         self.capture_logs = capture_logs
         self.capture_level = capture_level
         self.prefetch = self.concurrency if prefetch is None else prefetch
@@ -225,7 +226,7 @@ class Worker:
         # an app that registers no handler has nothing to claim (its schedules' kinds run elsewhere)
         self.process_tasks = process_tasks and (bool(self.served_kinds) or self.claimed_kinds is None)
         self.run_scheduler = run_scheduler
-        self.tick_interval = tick_interval
+        self.tick_interval = timings.tick_interval
         self.exit_on_stuck = exit_on_stuck
         self.roles = [role for role, on in (("worker", process_tasks), ("scheduler", run_scheduler)) if on]
         """The roles asked for; the database is told 'worker' only when there are handlers to claim for."""
@@ -247,17 +248,22 @@ class Worker:
         """Counters since start: claimed, succeeded, failed, unknown, discarded, refused, released,
         suspended, timed_out."""
         self._halt = threading.Event()  # heartbeat, reaper, listener, step retries: end
-        self._stop_requested = threading.Event()  # run(): a signal came, or exit_on_stuck
-        self._exit_code = 0
-        self._signalled = False
+        self.stop_request = StopRequest()
+        """What run() waits for: a signal, request_stop(), or exit_on_stuck (its exit code)."""
         self._started = False
         self._stopped = False
-        self._scheduler: Scheduler | None = None
         self._build()
 
     def _build(self) -> None:
         """The services, handed what each needs; nothing runs yet."""
         ledger, wid, profile = self.ledger, self.worker_id, self.profile
+        self.leader = Leader(self.dsn, application_name=f"pyconductor leader {wid}", profile=profile)
+        """The process's leader service: the scheduler's duty with the scheduler role (``pyconductor
+        serve`` adds its maintenance duties before the start); one connection for every lease."""
+        self._scheduler: Scheduler | None = None
+        if self.run_scheduler:
+            self._scheduler = Scheduler(self.dsn, tick_interval=self.tick_interval, pooler=profile)
+            self.leader.add(self._scheduler)
         self.reaper = Reaper(Link(self.dsn, "reap", wid, profile=profile), self._halt, interval=self.reap_interval)
         self.reporter = Reporter(ledger, Link(self.dsn, "report", wid, profile=profile), self.outcome_listeners,
                                  batch=self.report_batch, linger=self.report_linger)  # fmt: skip
@@ -337,9 +343,8 @@ class Worker:
 
     @property
     def leader_locks(self) -> dict[str, bool]:
-        """The leader leases this worker contends for, and whether it holds each now."""
-        scheduler = self._scheduler
-        return {"scheduler": scheduler.is_leader} if scheduler is not None and scheduler.use_leader_lock else {}
+        """The leader leases this process's leader service contends for, and whether it holds each now."""
+        return self.leader.leader_locks
 
     def health(self) -> dict[str, Any]:
         """This worker's own state, without asking the database: status 'ok', or
@@ -387,8 +392,7 @@ class Worker:
         if not_yet is None:
             self._register()
         self._started = True
-        if self.run_scheduler:
-            self._scheduler = Scheduler(self.dsn, tick_interval=self.tick_interval, pooler=self.profile).start()
+        self.leader.start()
         # consumers before producers: whatever is claimed finds its way out
         self.reporter.start()
         if self.executor is not None:
@@ -497,8 +501,7 @@ class Worker:
             others.append(self.listener.thread)
         for thread in others:
             thread.join(timeout=max(0.0, until - time.monotonic()))
-        if self._scheduler is not None:
-            self._scheduler.stop(timeout=max(0.0, until - time.monotonic()))
+        self.leader.stop(timeout=max(0.0, until - time.monotonic()))  # its part of serve stopped it already
         reporter_busy = self.reporter.thread.is_alive()
         self._deregister(min(DEREGISTER_TIMEOUT, max(0.5, db_deadline - time.monotonic())), reporter_busy)
         # A link whose thread is still stuck in a call is left open: closing a
@@ -539,45 +542,28 @@ class Worker:
 
     def _on_stuck(self) -> None:
         """A handler thread became stuck (the executor calls this)."""
-        if self.exit_on_stuck and not self._stop_requested.is_set():
+        if self.exit_on_stuck and not self.stop_request.event.is_set():
             logger.error("worker %s has a stuck handler thread and runs with exit_on_stuck: it stops claiming "
                          "and exits (code %d)", self.worker_id, EXIT_STUCK, extra=self._log_extra())  # fmt: skip
-            self._exit_code = EXIT_STUCK
             self.producer.stop_claiming()
-            self._stop_requested.set()
+            self.stop_request.exit_with(EXIT_STUCK)
+
+    @property
+    def started(self) -> bool:
+        """Whether start() got past its checks and declarations (what a supervisor reads)."""
+        return self._started
 
     def request_stop(self) -> None:
         """Ask ``run()`` to stop gracefully (what the first SIGTERM does)."""
-        self._stop_requested.set()
+        self.stop_request.ask()
 
     def run(self) -> int:
         """Start, block until SIGTERM or SIGINT (or ``request_stop()``), stop
         gracefully and return 0 (3 when exit_on_stuck stopped it). A second
         signal exits the process at once with code 130, leaving the held tasks
         to the reaper."""
-
-        def first() -> None:
-            self._signalled = True
-            self._stop_requested.set()
-
-        # a stop that exit_on_stuck began is not a first signal
-        restore = install_stop_signals(
-            first, lambda: self._signalled or (self._stop_requested.is_set() and self._exit_code != EXIT_STUCK)
-        )
-        # The handlers stay installed after stop(): a signal while exiting still means "now".
-        try:
-            self.start()
-        except BaseException:
-            restore()  # a start that failed leaves the process as it was
-            raise
-        try:
-            while not self._stop_requested.wait(1.0):
-                pass
-            if self._exit_code != EXIT_STUCK:
-                logger.info("stop requested; finishing running tasks (again to exit now)", extra=self._log_extra())
-        finally:
-            self.stop()
-        return self._exit_code
+        return run_until_stopped(self.start, self.stop, self.stop_request, "finishing running tasks",
+                                 self._log_extra())  # fmt: skip
 
     def __enter__(self) -> Self:
         return self.start()

@@ -348,3 +348,33 @@ def test_only_a_worker_of_named_queues_claims_every_path_of_them(shop: ModuleTyp
         worker.app.close()
     found = sorted(t.module_path for t in vars(shop).values() if type(t).__name__ == "Task")
     assert claimed == [(["default", "emails", "reports"], None), (["emails"], None), (None, found)]
+
+
+def test_the_task_path_rule_reads_both_times_from_the_database(db_dsn: str) -> None:
+    """Whether a task whose path no worker here loads fails at once compares the task's
+    enqueued_at with its worker's registered started_at and conductor.now(): the database's
+    clock, never the worker host's, which may run fast or slow."""
+    from types import SimpleNamespace
+
+    from pyconductor.client import Conductor
+    from pyconductor.contrib.django.worker import _path_is_gone
+
+    with Conductor(db_dsn) as app, psycopg.connect(db_dsn, autocommit=True) as conn:
+        task_id = app.enqueue("gone.path", {})
+        conn.execute("select conductor.register_worker(worker_id => 'w-clock', host => 'h', pid => 1, "
+                     "queues => null, concurrency => 1, roles => '{worker}', version => 'v', "
+                     "metadata => '{}'::jsonb, kinds => null)")  # fmt: skip
+        ctx = SimpleNamespace(task_id=task_id, worker_id="w-clock")
+
+        def shift(started: str, enqueued: str) -> bool:
+            conn.execute(f"update conductor.workers set started_at = conductor.now() + interval '{started}' "
+                         "where id = 'w-clock'")  # fmt: skip
+            conn.execute(f"update conductor.tasks set enqueued_at = conductor.now() + interval '{enqueued}' "
+                         "where id = %s", [task_id])  # fmt: skip
+            return _path_is_gone(app, ctx)
+
+        assert not shift("-2 minutes", "-1 minute")  # enqueued since the worker started: it waits
+        assert shift("1 minute", "-1 minute")  # enqueued before the worker started: the code is gone
+        assert shift("-20 minutes", "-11 minutes")  # past PATH_GRACE (10 minutes)
+        conn.execute("delete from conductor.workers where id = 'w-clock'")
+        assert not shift("0 s", "-1 minute")  # a worker whose row is gone counts as started after it

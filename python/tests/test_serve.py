@@ -320,3 +320,51 @@ def test_retention_loops_in_batches_under_one_leader(db_dsn: str, db_conn: Conn)
         first.stop()
         second.stop()
     assert one(db_conn, "select count(*) from conductor.leaders(array['retention'])") == 0
+
+
+def test_the_web_role_alone_needs_no_app_and_the_others_say_why_they_do(db_dsn: str) -> None:
+    """``serve --role web`` serves only the dashboard, which needs a DSN and no app; a role
+    that runs the app's code, asked without one, is refused naming what of the app it runs."""
+    pytest.importorskip("starlette")
+    from pyconductor.serve import Node
+
+    node = Node(None, "web", dsn=db_dsn)
+    assert node.roles == ["web"] and node.worker is None and node.web is not None
+    with pytest.raises(ValueError, match="the scheduler role runs the app's declared schedules: pass --app"):
+        Node(None, "web,scheduler", dsn=db_dsn)
+    with pytest.raises(ValueError, match="no database given"):
+        Node(None, "web")
+    env = {k: v for k, v in os.environ.items() if k != "CONDUCTOR_APP"}
+    env.update(CONDUCTOR_DSN=db_dsn, PYTHONPATH=str(REPO / "python"))
+    out = subprocess.run([sys.executable, "-m", "pyconductor", "serve", "--role", "worker"], cwd=TESTS, env=env,
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert out.returncode == 1 and "no app given" in out.stderr, out.stderr
+
+
+def test_every_lease_of_a_process_is_held_on_one_connection(db_dsn: str, db_conn: psycopg.Connection[Any]) -> None:
+    """The scheduler, retention and each singleton are duties of the process's one leader
+    service: however many leases it holds, they cost one backend, outside any pool; a stop
+    releases every one of them."""
+    import threading
+
+    from pyconductor.serve import Node
+
+    app = Conductor(db_dsn)
+    app.register("noop", lambda payload, ctx: None)
+    for name in ("one", "two", "three"):
+        app.singleton(name, failover=1.0)(lambda stop: stop.wait())
+    node = Node(app, "worker,scheduler,maintenance", worker_options={"shutdown_grace": 5, "poll_interval": 0.2})
+    names = {"scheduler", "retention", "singleton:one", "singleton:two", "singleton:three"}
+    try:
+        node.start()
+        wait_until(lambda: node.leader_locks == dict.fromkeys(names, True), timeout=15,
+                   message=lambda: f"{node.leader_locks}")  # fmt: skip
+        rows = db_conn.execute("select name, pid, application_name from conductor.leaders()").fetchall()
+        assert {r[0] for r in rows} == names
+        assert len({(r[1], r[2]) for r in rows}) == 1, rows  # one backend renews them all
+        assert rows[0][2] == f"pyconductor leader {node.worker_id}"
+    finally:
+        node.stop()
+        app.close()
+    assert db_conn.execute("select count(*) from conductor.leaders()").fetchone() == (0,)
+    assert not [t for t in threading.enumerate() if t.name.startswith("singleton ")], "a singleton still runs"

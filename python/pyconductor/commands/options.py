@@ -63,9 +63,9 @@ def exit_code(code: int, *, abandoned: int) -> int:
     return code
 
 
-def app_and_endpoints(args: argparse.Namespace) -> tuple[Conductor, tuple[str, int] | None, str | None] | str:
-    """What `worker` and `serve` both read: the app (--app), the /health and
-    /metrics address (--http) and its token; or the message of what is wrong."""
+def app_and_endpoints(args: argparse.Namespace) -> tuple[Conductor | None, tuple[str, int] | None, str | None] | str:
+    """What `worker` and `serve` both read: the app (--app; None when not given), the
+    /health and /metrics address (--http) and its token; or the message of what is wrong."""
     from pyconductor.client import Conductor
 
     http_addr = None
@@ -80,6 +80,8 @@ def app_and_endpoints(args: argparse.Namespace) -> tuple[Conductor, tuple[str, i
         metrics_token = read_token(args.metrics_token, args.metrics_token_file, "--metrics-token")
     except ValueError as exc:
         return str(exc)
+    if not args.app:
+        return None, http_addr, metrics_token
     try:
         app = load_app(args.app)
     except (ImportError, AttributeError) as exc:

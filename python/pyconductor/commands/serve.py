@@ -33,9 +33,9 @@ def run_serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         fail(f"--role: {exc}")
         return SERVE_USAGE
-    if not args.app:
+    if not args.app and roles != ["web"]:
         return fail("no app given: pass --app module:attr (or set CONDUCTOR_APP); "
-                    "`pyconductor dashboard` serves the dashboard alone")  # fmt: skip
+                    "`pyconductor dashboard` serves the dashboard alone, as does serve --role web")  # fmt: skip
     web = None
     if "web" in roles:
         try:
@@ -59,7 +59,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if isinstance(found, str):
         return fail(found)
     app, http_addr, metrics_token = found
-    dsn = args.dsn or app.dsn
+    dsn = args.dsn or (app.dsn if app is not None else None)
     worker_options = {
         "queues": names(args.queues), "concurrency": args.concurrency, "kinds": names(args.kinds), "lease": args.lease,
         "heartbeat_interval": args.heartbeat, "poll_interval": args.poll, "reap_interval": args.reap,

@@ -38,23 +38,26 @@ def _run_one(args: argparse.Namespace) -> int:
     from pyconductor.dsn import redact_dsn
     from pyconductor.errors import ConductorError
     from pyconductor.link import DirectConnectionNeeded
-    from pyconductor.worker import Worker
+    from pyconductor.serve import Node
 
     found = app_and_endpoints(args)
     if isinstance(found, str):
         return fail(found)
     app, http_addr, metrics_token = found
+    assert app is not None  # run_worker refused a missing --app
     dsn = args.dsn or app.dsn
     supervised = args.supervisor_fd is not None
+    roles = [role for role, on in (("worker", not args.no_workers), ("scheduler", not args.no_scheduler)) if on]
+    options = {
+        "queues": names(args.queues), "concurrency": args.concurrency, "kinds": names(args.kinds), "lease": args.lease,
+        "heartbeat_interval": args.heartbeat, "poll_interval": args.poll, "reap_interval": args.reap,
+        "shutdown_grace": args.shutdown_grace, "cancel_grace": args.cancel_grace, "worker_id": args.worker_id,
+        "tick_interval": args.tick_interval, "pooler": args.pooler, "prefetch": args.prefetch,
+        "exit_on_stuck": supervised,  # a child with a stuck handler thread exits 3: its supervisor replaces it
+    }  # fmt: skip
     try:
-        worker = Worker(
-            app, names(args.queues), args.concurrency, kinds=names(args.kinds), dsn=dsn, lease=args.lease,
-            heartbeat_interval=args.heartbeat, poll_interval=args.poll, reap_interval=args.reap,
-            shutdown_grace=args.shutdown_grace, cancel_grace=args.cancel_grace, worker_id=args.worker_id,
-            process_tasks=not args.no_workers, run_scheduler=not args.no_scheduler, tick_interval=args.tick_interval,
-            exit_on_stuck=supervised,  # a child with a stuck handler thread exits 3: its supervisor replaces it
-            pooler=args.pooler, prefetch=args.prefetch,
-        )  # fmt: skip
+        # the same services as `serve --role worker,scheduler`, started and stopped the same way
+        node = Node(app, roles, dsn=dsn, worker_options=options)
     except (ValueError, DirectConnectionNeeded) as exc:  # kinds the app does not register, and the like
         return fail(str(exc))
     server = None
@@ -62,7 +65,7 @@ def _run_one(args: argparse.Namespace) -> int:
         from pyconductor.endpoints import EndpointServer
 
         try:
-            server = EndpointServer(worker, *http_addr, allowed_hosts=allowed_hosts(args),
+            server = EndpointServer(cast("Worker", node), *http_addr, allowed_hosts=allowed_hosts(args),
                                     token=metrics_token).start()  # fmt: skip
         except OSError as exc:
             return fail(f"--http {args.http}: cannot listen: {exc}")
@@ -70,9 +73,9 @@ def _run_one(args: argparse.Namespace) -> int:
     if supervised:
         from pyconductor.supervisor import ChildReporter
 
-        reporter = ChildReporter(worker, args.supervisor_fd, outcomes=args.supervisor_outcomes).start()
+        reporter = ChildReporter(node, args.supervisor_fd, outcomes=args.supervisor_outcomes).start()
     try:
-        code = worker.run()
+        code = node.run()
     except ConductorError as exc:  # DatabaseUnusable, SchemaMismatch, options the database refuses
         return fail(redact_dsn(str(exc)))
     finally:
@@ -80,7 +83,7 @@ def _run_one(args: argparse.Namespace) -> int:
             server.stop()
         if reporter is not None:
             reporter.stop()
-    return exit_code(code, abandoned=worker.abandoned)
+    return exit_code(code, abandoned=node.abandoned)
 
 
 # The worker flags a --processes child is given as its supervisor got them; the

@@ -27,14 +27,6 @@ import pytest
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "pyconductor"
 HOME = "queries.py"
 
-# The modules other helpers of issue 28 move their own statements out of, in their
-# own branches; each still sends statements of its own here. The lead empties this
-# after merging them (test_allowlist_is_current fails for a module that no longer
-# needs its entry).
-NOT_YET_MOVED = {
-    "retention.py": "the services helper (apply_retention)",
-}
-
 STATEMENT = re.compile(
     r"""\s*(?:
         select\s+(?:\d+\s*$|.*(?:\bfrom\b|\(|%s|%\(|\bconductor\.))
@@ -154,14 +146,7 @@ def test_every_statement_lives_in_queries() -> None:
     strays = [
         f"{_name(path)}:{line}: {text!r}"
         for path in modules()
-        if _name(path) not in (HOME, *NOT_YET_MOVED)
+        if _name(path) != HOME
         for line, text in statements(path)
     ]
     assert not strays, "SQL statements outside pyconductor/queries.py (move them there):\n" + "\n".join(strays)
-
-
-def test_allowlist_is_current() -> None:
-    """Each module of NOT_YET_MOVED still writes a statement of its own: remove those that do not."""
-    names = {_name(path): path for path in modules()}
-    done = [name for name in NOT_YET_MOVED if name not in names or not statements(names[name])]
-    assert not done, f"remove from NOT_YET_MOVED (their statements are in queries.py now): {done}"

@@ -1,5 +1,6 @@
-"""What ``manage.py conductor_worker`` runs: a pyconductor
-:class:`~pyconductor.worker.Worker` whose handlers are the project's Django tasks.
+"""What ``manage.py conductor_worker`` runs: the worker and scheduler roles of
+``pyconductor serve`` (a :class:`~pyconductor.serve.Node`) over an app whose
+handlers are the project's Django tasks (:func:`build_app`).
 
 Each kind the backend declares (:mod:`.kinds`) is registered with a handler
 that imports the task by its path and calls it with the payload's args and
@@ -27,7 +28,9 @@ or ``--queues``) is responsible for every task path in them: it claims every
 kind of those queues (the registry's ``fallback`` handles the kinds no
 discovered task declares). A path that names no task here (its module does
 not import, has no such attribute, or the attribute is no ``@task``) is
-judged by when its task was enqueued:
+judged by when its task was enqueued, on the database's clock (the task's
+``enqueued_at`` against the worker's registered ``started_at`` and
+``conductor.now()``, so a worker's clock that runs fast or slow changes nothing):
 
 - before this worker started, or more than PATH_GRACE (10 minutes) ago: the
   code is gone, and the task fails at once, not retried
@@ -43,8 +46,9 @@ A worker serving every queue (QUEUES empty and no ``--queues``) claims only
 the kinds it discovered: a queue it was not given may belong to another
 deployment, whose paths it cannot judge.
 
-Everything else (claims, leases, heartbeats, SIGTERM, the reaper) is the
-pyconductor Worker's, unchanged.
+Everything else (claims, leases, heartbeats, SIGTERM, the reaper, the
+scheduler on the process's leader service) is pyconductor's, started and
+stopped by the same services as ``pyconductor worker`` and ``serve``.
 """
 
 from __future__ import annotations
@@ -52,13 +56,14 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django import db
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
+from pyconductor import queries
 from pyconductor.client import Conductor
 from pyconductor.contrib.django import database, kinds
 from pyconductor.contrib.django.backend import ConductorBackend
@@ -72,10 +77,13 @@ from pyconductor.contrib.django.compat import (
 )
 from pyconductor.contrib.django.payload import from_payload
 from pyconductor.contrib.django.results import task_result
+from pyconductor.errors import NotFound
 from pyconductor.registry import Task
 from pyconductor.worker import Worker
 
-__all__ = ["PATH_GRACE", "PATH_RECHECK", "build_worker", "make_fallback_handler", "make_handler", "worker_dsn"]
+__all__ = [
+    "PATH_GRACE", "PATH_RECHECK", "build_app", "build_worker", "make_fallback_handler", "make_handler", "worker_dsn",
+]  # fmt: skip
 
 logger = logging.getLogger("pyconductor")
 
@@ -141,9 +149,21 @@ PATH_GRACE = timedelta(minutes=10)
 PATH_RECHECK = timedelta(seconds=30)
 
 
-def make_fallback_handler(app: Conductor, alias: str, kind: str, started: datetime) -> Callable[[Any, Any], Any]:
-    """The handler of a ``kind`` no discovered task declares, on a worker that started at
-    ``started``: it runs the task if the path names one now, else judges it (module doc)."""
+def _path_is_gone(app: Conductor, ctx: Any) -> bool:
+    """Whether the task of ``ctx`` was enqueued before its worker started, or more than
+    PATH_GRACE ago: both read from the database, on its clock (see the module doc)."""
+    with app.connection() as conn:
+        row = conn.execute(queries.TASK_PATH_AGE, {"task_id": ctx.task_id, "worker_id": ctx.worker_id,
+                                                   "grace": PATH_GRACE}).fetchone()  # fmt: skip
+    if row is None:
+        raise NotFound(f"task {ctx.task_id} not found")
+    before_start, past_grace = row
+    return bool(before_start or past_grace)
+
+
+def make_fallback_handler(app: Conductor, alias: str, kind: str) -> Callable[[Any, Any], Any]:
+    """The handler of a ``kind`` no discovered task declares: it runs the task if the path
+    names one now, else judges it (module doc)."""
 
     def handler(payload: Any, ctx: Any) -> Any:
         # a replay passes the sleeps it already slept at once, judging again after each
@@ -151,8 +171,7 @@ def make_fallback_handler(app: Conductor, alias: str, kind: str, started: dateti
             try:
                 kinds.resolve(kind)
             except kinds.TaskPathError:
-                enqueued_at = app.get(ctx.task_id).enqueued_at
-                if enqueued_at <= started or datetime.now(UTC) - enqueued_at > PATH_GRACE:
+                if _path_is_gone(app, ctx):
                     raise
                 logger.warning("task %s: task path %r names no task in this worker, which started before "
                                "it was enqueued (a newer release's?): looking again in %s", ctx.task_id, kind,
@@ -165,12 +184,12 @@ def make_fallback_handler(app: Conductor, alias: str, kind: str, started: dateti
     return handler
 
 
-def build_worker(backend: ConductorBackend, queues: Sequence[str] | None = None, concurrency: int | None = None,
-                 *, dsn: str | None = None, **options: Any) -> Worker:  # fmt: skip
-    """A Worker for the tasks of ``backend`` on ``queues`` (default: the backend's
-    QUEUES; all when QUEUES is empty): every task path of named queues, the
-    discovered ones of all queues (see the module doc). ``options`` go to the
-    Worker. ImproperlyConfigured when no task uses the backend."""
+def build_app(backend: ConductorBackend, queues: Sequence[str] | None = None, *,
+              dsn: str | None = None) -> tuple[Conductor, list[str] | None]:  # fmt: skip
+    """The Conductor app whose handlers are the tasks of ``backend``, and the queues a
+    worker of it serves (default: the backend's QUEUES; None, all, when QUEUES is empty):
+    every task path of named queues, the discovered ones of all queues (see the module
+    doc). ImproperlyConfigured when no task uses the backend."""
     found = kinds.discover(backend.alias, backend.task_modules)
     if not found:
         raise ImproperlyConfigured(
@@ -183,7 +202,13 @@ def build_worker(backend: ConductorBackend, queues: Sequence[str] | None = None,
     if queues is None:
         queues = sorted(backend.queues) or None
     if queues is not None:  # its queues' every path is its own (see the module doc)
-        started = datetime.now(UTC)
-        app.registry.fallback = lambda kind: Task(app, kind, make_fallback_handler(app, backend.alias, kind,
-                                                                                   started), {})  # fmt: skip
+        app.registry.fallback = lambda kind: Task(app, kind, make_fallback_handler(app, backend.alias, kind), {})
+    return app, list(queues) if queues is not None else None
+
+
+def build_worker(backend: ConductorBackend, queues: Sequence[str] | None = None, concurrency: int | None = None,
+                 *, dsn: str | None = None, **options: Any) -> Worker:  # fmt: skip
+    """A Worker for the tasks of ``backend`` on ``queues`` (:func:`build_app`);
+    ``options`` go to the Worker."""
+    app, queues = build_app(backend, queues, dsn=dsn)
     return Worker(app, queues, concurrency, **options)

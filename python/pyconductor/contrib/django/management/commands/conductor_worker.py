@@ -13,11 +13,13 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
+from pyconductor.client import Conductor
 from pyconductor.contrib.django.commands import add_target_arguments, backend
-from pyconductor.contrib.django.worker import build_worker
+from pyconductor.contrib.django.worker import build_app
 from pyconductor.dsn import redact_dsn
 from pyconductor.errors import ConductorError
 from pyconductor.logs import TextFormatter
+from pyconductor.serve import Node
 
 
 def _exit_now(code: int) -> None:
@@ -66,25 +68,30 @@ class Command(BaseCommand):
             found.database = options["database"]
         if options["concurrency"] is not None and options["concurrency"] < 1:
             raise CommandError(f"--concurrency must be 1 or more, got {options['concurrency']}")
-        worker_options: dict[str, Any] = {"run_scheduler": not options["no_scheduler"]}
+        worker_options: dict[str, Any] = {"concurrency": options["concurrency"]}
         if options["shutdown_grace"] is not None:
             worker_options["shutdown_grace"] = options["shutdown_grace"]
         if options["worker_id"]:
             worker_options["worker_id"] = options["worker_id"]
+        roles = ["worker"] if options["no_scheduler"] else ["worker", "scheduler"]
+        app: Conductor | None = None
         try:
-            worker = build_worker(found, _csv(options["queues"]), options["concurrency"], dsn=options["dsn"],
-                                  **worker_options)  # fmt: skip
+            app, queues = build_app(found, _csv(options["queues"]), dsn=options["dsn"])
+            # the same services as `pyconductor serve --role worker,scheduler`, started and stopped the same way
+            node = Node(app, roles, worker_options={**worker_options, "queues": queues})
         except (ImproperlyConfigured, ValueError) as exc:
+            if app is not None:
+                app.close()
             raise CommandError(str(exc)) from exc
         # the worker's connections are its own; Django's, opened by the checks, are not needed
         connections.close_all()
         try:
-            code = worker.run()
+            code = node.run()
         except ConductorError as exc:  # DatabaseUnusable, SchemaMismatch, options the database refuses
             raise CommandError(redact_dsn(str(exc))) from exc
         finally:
-            worker.app.close()
-        if worker.abandoned:
+            app.close()
+        if node.abandoned:
             # handlers still running in threads the interpreter would wait for; their tasks are released
             _exit_now(code)
         if not any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
