@@ -778,7 +778,7 @@ begin
      and (v_parent.wait_for = 'children_any'
           or not exists (select from conductor.tasks c
                           where c.parent_id = v_parent.id
-                            and c.status in ('queued', 'running', 'waiting'))) then
+                            and c.status = any (conductor.unfinished_statuses()))) then
     perform conductor._wake(v_parent.id, conductor._children_summary(v_parent.id));
   end if;
   return null;
@@ -2159,7 +2159,7 @@ begin
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
-    on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
+    on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
     do nothing
     returning t.queue
   ), inserted as (
@@ -2194,7 +2194,7 @@ begin
       left join conductor.tasks holder
         on own.id is null
        and holder.dedupe_key = s.dedupe_key
-       and holder.status in ('queued', 'running', 'waiting');
+       and holder.status = any (conductor.unfinished_statuses());
     if pg_catalog.array_position(v_ids, null) is not null then
       raise exception 'the holder of dedupe_key % finished while this enqueue waited for it',
         conductor._echo(v_specs[pg_catalog.array_position(v_ids, null)].dedupe_key)
@@ -3923,7 +3923,7 @@ begin
   ), locked as (
     select t.id from conductor.tasks t
      where t.id in (select tree.id from tree)
-       and t.status in ('queued', 'running', 'waiting')
+       and t.status = any (conductor.unfinished_statuses())
      order by t.id desc
        for no key update
   ), cancelled as (
@@ -4924,7 +4924,7 @@ begin
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
           v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent)
-  on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
+  on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
     perform conductor._notify_queue(v_spec.queue);
@@ -4935,7 +4935,7 @@ begin
   select holder.id into v_id
     from conductor.tasks holder
    where holder.dedupe_key = enqueue.dedupe_key
-     and holder.status in ('queued', 'running', 'waiting');
+     and holder.status = any (conductor.unfinished_statuses());
   if not found then
     raise exception 'the holder of dedupe_key % finished while this enqueue waited for it',
       conductor._echo(enqueue.dedupe_key)
@@ -5214,6 +5214,31 @@ another login registered the attempt''s worker (an admin may fail any).';
 
 
 --
+-- Name: finished_statuses(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.finished_statuses() RETURNS conductor.task_status[]
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  return array['succeeded', 'failed', 'cancelled', 'timed_out', 'dead']::conductor.task_status[];
+end
+$$;
+
+
+ALTER FUNCTION conductor.finished_statuses() OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION finished_statuses(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.finished_statuses() IS 'The terminal statuses of a task, every conductor.task_status not in
+conductor.unfinished_statuses(), in the enum''s order: succeeded, failed, cancelled,
+timed_out, dead. A finished task never changes status again except through retry().';
+
+
+--
 -- Name: fire_schedule(text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -5298,7 +5323,7 @@ begin
           union all
           select pg_catalog.hashtextextended('conductor:concurrency:' || c.key, 0), 'concurrency key (v0.2.0)', c.key
             from (select distinct t.concurrency_key as key from conductor.tasks t
-                   where t.status in ('queued', 'running', 'waiting') and t.concurrency_key is not null) c
+                   where t.status = any (conductor.unfinished_statuses()) and t.concurrency_key is not null) c
           union all
           select pg_catalog.hashtextextended('conductor:event:' || e.name, 0), 'event (v0.2.0)', e.name
             from (select t.wait_event as name from conductor.tasks t
@@ -6032,7 +6057,7 @@ begin
   v_events := conductor._prune_events(v_cutoff, prune.batch);
 
   v_status := case when prune.include_failed
-                   then array['succeeded', 'cancelled', 'failed', 'dead', 'timed_out']::conductor.task_status[]
+                   then conductor.finished_statuses()
                    else array['succeeded', 'cancelled']::conductor.task_status[] end;
 
   -- The batch: old finished tasks whose whole run may go: no task of the run
@@ -7450,8 +7475,8 @@ begin
     end if;
     v_until := v_now + suspend.timeout;
   else
-    select pg_catalog.count(*) filter (where c.status in ('queued', 'running', 'waiting')),
-           pg_catalog.count(*) filter (where c.status not in ('queued', 'running', 'waiting'))
+    select pg_catalog.count(*) filter (where c.status = any (conductor.unfinished_statuses())),
+           pg_catalog.count(*) filter (where c.status <> all (conductor.unfinished_statuses()))
       into v_open, v_done
       from conductor.tasks c where c.parent_id = v_task.id;
     if v_open = 0 or (suspend.wait_for = 'children_any' and v_done > 0) then
@@ -7709,6 +7734,31 @@ Raises QC106 for a name or holder NULL, empty or over 200 characters, or a lease
 
 
 --
+-- Name: unfinished_statuses(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.unfinished_statuses() RETURNS conductor.task_status[]
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  return array['queued', 'running', 'waiting']::conductor.task_status[];
+end
+$$;
+
+
+ALTER FUNCTION conductor.unfinished_statuses() OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION unfinished_statuses(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.unfinished_statuses() IS 'The statuses of a task that has not finished: queued, running, waiting, in lifecycle order.
+A task in one of them has no finished_at; a dedupe_key is unique among them. The one list
+every function and driver reads (conductor.finished_statuses() is the rest of the enum).';
+
+
+--
 -- Name: unrunnable(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -7918,7 +7968,7 @@ begin
   if v_status is null then
     raise exception 'task % does not exist', watch.task_id using errcode = 'QC203';
   end if;
-  if v_status not in ('queued', 'running', 'waiting') then
+  if v_status <> all (conductor.unfinished_statuses()) then
     -- already finished: nothing will tell this session, so it does not wait
     delete from conductor.result_waiters w
      where w.task_id = watch.task_id and w.pid = pg_catalog.pg_backend_pid();
@@ -9782,6 +9832,16 @@ GRANT ALL ON FUNCTION conductor.fail(attempt_id bigint, error text, retry_at tim
 
 
 --
+-- Name: FUNCTION finished_statuses(); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.finished_statuses() FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.finished_statuses() TO conductor_client;
+GRANT ALL ON FUNCTION conductor.finished_statuses() TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.finished_statuses() TO conductor_admin;
+
+
+--
 -- Name: FUNCTION fire_schedule(name text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10101,6 +10161,16 @@ GRANT ALL ON FUNCTION conductor.try_lead(name text) TO conductor_admin;
 REVOKE ALL ON FUNCTION conductor.try_lead(name text, holder text, lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.try_lead(name text, holder text, lease interval) TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.try_lead(name text, holder text, lease interval) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION unfinished_statuses(); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.unfinished_statuses() FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.unfinished_statuses() TO conductor_client;
+GRANT ALL ON FUNCTION conductor.unfinished_statuses() TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.unfinished_statuses() TO conductor_admin;
 
 
 --
