@@ -88,7 +88,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from pyconductor import queries
+from pyconductor import queries, statuses
 from pyconductor.access import HostCheck, bearer_matches, is_loopback
 from pyconductor.dsn import redact_dsn, tcp_options
 from pyconductor.errors import ConductorError, InvalidState, NotFound, mapped_errors
@@ -133,9 +133,6 @@ LOGIN_ADDRESSES = 10_000  # client addresses remembered at most (the oldest are 
 NOTICE_SIG = "sig"  # the query parameter carrying a notice's signature
 MAX_BIGINT = 2**63 - 1
 _DECIMAL = re.compile(r"[0-9]{1,19}")
-STATUSES = ("queued", "running", "waiting", "succeeded", "failed", "cancelled", "timed_out", "dead")
-ACTIVE = ("queued", "running", "waiting")
-RETRYABLE = ("failed", "dead", "timed_out", "cancelled")
 
 
 class DashboardConfigError(ValueError):
@@ -815,7 +812,7 @@ def create_app(
             limit = max(1, min(MAX_PAGE_SIZE, int(p.get("limit") or PAGE_SIZE)))
         except ValueError:
             return PlainTextResponse("400 bad request: limit is an integer", status_code=400)
-        if status is not None and status not in STATUSES:
+        if status is not None and status not in statuses.ALL:
             return PlainTextResponse(f"400 bad request: unknown status {status!r}", status_code=400)
         rows = dash.rows(queries.DASHBOARD_LIST_TASKS, {
             "status": status, "queue": queue, "kind": kind, "before_id": before, "limit": limit + 1,
@@ -824,7 +821,7 @@ def create_app(
         rows = rows[:limit]
         options = "".join(
             f'<option value="{s}"{" selected" if s == status else ""}>{s or "any status"}</option>'
-            for s in ("", *STATUSES)
+            for s in ("", *statuses.ALL)
         )
         out = [
             (
@@ -886,9 +883,9 @@ def create_app(
         out = [f"<h1>Task {task_id} <small>{_name(task['kind'])}</small> {_status(task['status'])}</h1>",
                notice_of(request)]  # fmt: skip
         actions = []
-        if task["status"] in RETRYABLE:
+        if task["status"] in statuses.RETRYABLE:
             actions.append(_action_form(request, task_id, "retry", "Retry"))
-        if task["status"] in ACTIVE:
+        if task["status"] in statuses.UNFINISHED:
             actions.append(_action_form(request, task_id, "cancel", "Cancel"))
         if actions:
             out.append(f"<p class=actions>{' '.join(actions)}</p>")

@@ -264,7 +264,7 @@ def run_demo(
         on_worker(worker)
 
     count_sql = """
-        select count(*) filter (where status not in ('queued', 'running', 'waiting')) as finished,
+        select count(*) filter (where status <> all (conductor.unfinished_statuses())) as finished,
                count(*) filter (where status in ('failed', 'dead')) as failed,
                coalesce(sum(greatest(attempt - 1, 0)), 0) as retries
           from conductor.tasks where queue = any(%s)"""
