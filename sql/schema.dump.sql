@@ -2816,6 +2816,108 @@ session subscribes to it (or to ''*'').';
 
 
 --
+-- Name: _pick(text, text[], text[], text[], text[], text[], integer, timestamp with time zone, boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET jit TO 'off'
+    AS $$
+declare
+  v_scope text;
+  v_pos conductor.claim_positions;  -- the worker's newest row (see the map), or NULLs
+  v_until double precision;
+  v_stage integer := 3;  -- 1: above the position's priority, 2: after the position, 3: full scan
+  v_started timestamptz;
+  v_more bigint[];
+  v_more_seen bigint[];
+  v_strike boolean := false;
+  v_stage_last bigint[];  -- the last task each stage picked (each pick is in claim order)
+begin
+  if _pick.keys is not null then
+    select p.ids, p.seen_ids into ids, seen_ids
+      from conductor._pick_keyed(_pick.queues, _pick.kinds, _pick.not_queues, _pick.not_kinds, _pick.keys,
+                                 _pick.max_tasks, _pick.claimed_at) p;
+    return;
+  end if;
+
+  -- a position of other queues or kinds, a strike, or an expired one is not used
+  -- (queue names hold no '|' or ','; kind names may, so the kinds go in as a digest)
+  v_scope := coalesce(pg_catalog.array_to_string(_pick.queues, ','), '*')
+             || coalesce(';' || pg_catalog.md5(_pick.kinds::text), '');
+  v_pos := conductor._claim_position(_pick.worker_id);
+  if v_pos.scope = v_scope and not _pick.limited and v_pos.task_id is not null
+     and v_pos.until > extract(epoch from pg_catalog.clock_timestamp()) then
+    v_until := v_pos.until;
+    v_stage := 1;
+  end if;
+  loop
+    v_started := pg_catalog.clock_timestamp();
+    if pg_catalog.cardinality(_pick.queues) = 1 then
+      select p.ids, p.seen_ids into v_more, v_more_seen
+        from conductor._pick_queue(_pick.queues[1], _pick.max_tasks - coalesce(pg_catalog.cardinality(ids), 0),
+                                   _pick.claimed_at, v_stage, v_pos.priority, v_pos.run_at, v_pos.task_id, ids,
+                                   _pick.kinds, _pick.not_kinds) p;
+    else
+      select p.ids, p.seen_ids into v_more, v_more_seen
+        from conductor._pick_queues(_pick.queues, _pick.kinds, _pick.not_queues, _pick.not_kinds,
+                                    _pick.max_tasks - coalesce(pg_catalog.cardinality(ids), 0), _pick.claimed_at,
+                                    v_stage, v_pos.priority, v_pos.run_at, v_pos.task_id, ids) p;
+    end if;
+    ids := ids || v_more;
+    seen_ids := seen_ids || v_more_seen;
+    v_stage_last := v_stage_last || v_more[pg_catalog.cardinality(v_more)];
+    if v_stage = 3 then
+      -- a slow full scan means dead index entries at the head: remember the
+      -- position, and scan in full again after 2 s or 20 times this scan's time.
+      -- Only when the scan before was slow too (a position or a strike of this
+      -- scope): one slow scan alone is as likely the machine pausing this backend.
+      v_until := case when pg_catalog.clock_timestamp() - v_started >= conductor._claim_slow_scan()
+                      then (extract(epoch from pg_catalog.clock_timestamp())
+                           + greatest(2, 20 * extract(epoch from pg_catalog.clock_timestamp() - v_started)))::double precision end;
+      if v_until is not null and v_pos.scope is distinct from v_scope then
+        v_until := null;
+        v_strike := true;
+      end if;
+      if _pick.limited then
+        v_until := null;  -- a task trimmed by a rate limit must stay first in line (see the map)
+        v_strike := false;
+      end if;
+      exit;
+    end if;
+    exit when pg_catalog.cardinality(ids) = _pick.max_tasks;
+    v_stage := v_stage + 1;
+  end loop;
+  if v_until is not null and ids is not null then
+    -- the last task of each stage, not ids: 0.6 ms for a claim of 250
+    perform conductor._claim_remember(_pick.worker_id, v_pos.seq, v_scope, v_stage_last, v_until);
+  elsif v_strike then
+    perform conductor._claim_remember(_pick.worker_id, v_pos.seq, v_scope, null, null);
+  elsif v_pos.seq is not null and v_until is null then
+    perform conductor._claim_remember(_pick.worker_id, null, null, null, null);
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick, the one every claim takes: locks up to max_tasks ready tasks due by
+claimed_at of queues and kinds (NULL: every one), none of not_queues and not_kinds, that are
+unkeyed or (keys given) of keys with no running task, one per key, FOR UPDATE SKIP LOCKED,
+and returns their ids in claim order and, of those, the ones claimed before (seen_ids).
+Without keys, goes on from worker_id''s remembered position while full scans are slow
+(conductor.claim_positions) and updates it; limited (a rate limit may trim the pick):
+remembers no position. Never waits.';
+
+
+--
 -- Name: _pick_keyed(text[], text[], text[], text[], text[], integer, timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -4000,22 +4102,9 @@ CREATE FUNCTION conductor.claim(worker_id text, queues text[] DEFAULT NULL::text
 declare
   v_now timestamptz := conductor.now();
   v_max_lease interval;
-  v_one_queue text;
   v_keys text[];
   v_ids bigint[];
   v_seen bigint[];
-  v_scope text;
-  v_pos conductor.claim_positions;  -- the worker's newest row (see the map), or NULLs
-  v_after_priority integer;
-  v_after_run_at timestamptz;
-  v_after_id bigint;
-  v_until double precision;
-  v_stage integer := 3;  -- 1: above the position's priority, 2: after the position, 3: full scan
-  v_started timestamptz;
-  v_more bigint[];
-  v_more_seen bigint[];
-  v_strike boolean := false;
-  v_stage_last bigint[];  -- the last task each stage picked (each pick is in claim order)
   v_queues text[] := claim.queues;  -- what the controls leave of queues and kinds (see the map)
   v_kinds text[] := claim.kinds;
   v_not_queues text[];
@@ -4071,10 +4160,6 @@ begin
     v_max := least(claim.max_tasks, v_cap);
   end if;
 
-  if pg_catalog.cardinality(v_queues) = 1 then
-    v_one_queue := v_queues[1];
-  end if;
-
   v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds);
   if v_keys is not null
      and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
@@ -4083,75 +4168,9 @@ begin
       using errcode = 'QC106';
   end if;
 
-  -- Pick, in claim order, and lock the tasks (one statement per case, each a
-  -- plan of its own): the plain cases scan one ready index; with keys, the
-  -- tasks of locked keys that have nothing running come in too, one per key.
-  if v_keys is null then
-    -- Under a pinned xmin horizon, see the map: a remembered position, else the full scan.
-    -- (queue names hold no '|' or ','; kind names may, so the kinds go in as a digest)
-    v_scope := coalesce(pg_catalog.array_to_string(v_queues, ','), '*')
-               || coalesce(';' || pg_catalog.md5(v_kinds::text), '');
-    -- a position of other queues or kinds, a strike, or an expired one is not used
-    v_pos := conductor._claim_position(claim.worker_id);
-    if v_pos.scope = v_scope and not v_limited and v_pos.task_id is not null
-       and v_pos.until > extract(epoch from pg_catalog.clock_timestamp()) then
-      v_after_priority := v_pos.priority;
-      v_after_run_at := v_pos.run_at;
-      v_after_id := v_pos.task_id;
-      v_until := v_pos.until;
-    end if;
-    if v_until is not null then
-      v_stage := 1;
-    end if;
-    loop
-      v_started := pg_catalog.clock_timestamp();
-      if v_one_queue is not null then
-        select p.ids, p.seen_ids into v_more, v_more_seen
-          from conductor._pick_queue(v_one_queue, v_max - coalesce(pg_catalog.cardinality(v_ids), 0),
-                                     v_now, v_stage, v_after_priority, v_after_run_at, v_after_id, v_ids,
-                                     v_kinds, v_not_kinds) p;
-      else
-        select p.ids, p.seen_ids into v_more, v_more_seen
-          from conductor._pick_queues(v_queues, v_kinds, v_not_queues, v_not_kinds,
-                                      v_max - coalesce(pg_catalog.cardinality(v_ids), 0), v_now, v_stage,
-                                      v_after_priority, v_after_run_at, v_after_id, v_ids) p;
-      end if;
-      v_ids := v_ids || v_more;
-      v_seen := v_seen || v_more_seen;
-      v_stage_last := v_stage_last || v_more[pg_catalog.cardinality(v_more)];
-      if v_stage = 3 then
-        -- a slow full scan means dead index entries at the head: remember the
-        -- position, and scan in full again after 2 s or 20 times this scan's time.
-        -- Only when the scan before was slow too (a position or a strike of this
-        -- scope): one slow scan alone is as likely the machine pausing this backend.
-        v_until := case when pg_catalog.clock_timestamp() - v_started >= conductor._claim_slow_scan()
-                        then (extract(epoch from pg_catalog.clock_timestamp())
-                             + greatest(2, 20 * extract(epoch from pg_catalog.clock_timestamp() - v_started)))::double precision end;
-        if v_until is not null and v_pos.scope is distinct from v_scope then
-          v_until := null;
-          v_strike := true;
-        end if;
-        if v_limited then
-          v_until := null;  -- a task trimmed by a rate limit must stay first in line (see the map)
-          v_strike := false;
-        end if;
-        exit;
-      end if;
-      exit when pg_catalog.cardinality(v_ids) = v_max;
-      v_stage := v_stage + 1;
-    end loop;
-    if v_until is not null and v_ids is not null then
-      -- the last task of each stage, not v_ids: 0.6 ms for a claim of 250
-      perform conductor._claim_remember(claim.worker_id, v_pos.seq, v_scope, v_stage_last, v_until);
-    elsif v_strike then
-      perform conductor._claim_remember(claim.worker_id, v_pos.seq, v_scope, null, null);
-    elsif v_pos.seq is not null and v_until is null then
-      perform conductor._claim_remember(claim.worker_id, null, null, null, null);
-    end if;
-  else
-    select p.ids, p.seen_ids into v_ids, v_seen
-      from conductor._pick_keyed(v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now) p;
-  end if;
+  select p.ids, p.seen_ids into v_ids, v_seen
+    from conductor._pick(claim.worker_id, v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now,
+                         v_limited) p;
   if v_ids is null then
     return;
   end if;
@@ -9522,6 +9541,13 @@ REVOKE ALL ON FUNCTION conductor._notify_done(task_ids bigint[]) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION conductor._notify_queue(queue text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
 
 
 --
