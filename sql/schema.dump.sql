@@ -2985,19 +2985,7 @@ CREATE FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at 
     SET enable_sort TO 'off'
     AS $$
 begin
-  if _pick_queue.stage = 1 then
-    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-      into _pick_queue.ids, _pick_queue.seen_ids
-      from (select t.id, t.started_at from conductor.tasks t
-             where t.status = 'queued' and t.queue = any (array[_pick_queue.queue])
-               and t.priority > _pick_queue.after_priority
-               and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
-               and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
-               and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
-             order by t.queue, t.priority desc, t.run_at, t.id
-             limit _pick_queue.max_tasks
-               for update skip locked) p;
-  elsif _pick_queue.stage = 2 then
+  if _pick_queue.stage = 2 then
     select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
       into _pick_queue.ids, _pick_queue.seen_ids
       from (select t.id, t.started_at from conductor.tasks t
@@ -3010,19 +2998,24 @@ begin
              order by t.queue, t.priority desc, t.run_at, t.id
              limit _pick_queue.max_tasks
                for update skip locked) p;
-  else
-    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-      into _pick_queue.ids, _pick_queue.seen_ids
-      from (select t.id, t.started_at from conductor.tasks t
-             where t.status = 'queued' and t.queue = any (array[_pick_queue.queue])
-               and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
-               and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
-               and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
-               and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
-             order by t.queue, t.priority desc, t.run_at, t.id
-             limit _pick_queue.max_tasks
-               for update skip locked) p;
+    return;
   end if;
+  -- stage 1 ends the scan at the position's priority; stage 3 reads on to the
+  -- queue's end (a bound below every integer: priority is an integer, the bound
+  -- a bigint, a comparison the index takes)
+  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+    into _pick_queue.ids, _pick_queue.seen_ids
+    from (select t.id, t.started_at from conductor.tasks t
+           where t.status = 'queued' and t.queue = any (array[_pick_queue.queue])
+             and t.priority > case when _pick_queue.stage = 1 then _pick_queue.after_priority::bigint
+                                   else -2147483649::bigint end
+             and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+             and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
+             and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
+             and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
+           order by t.queue, t.priority desc, t.run_at, t.id
+           limit _pick_queue.max_tasks
+             for update skip locked) p;
 end
 $$;
 

@@ -539,10 +539,12 @@ revoke execute on function conductor._pick(text, text[], text[], text[], text[],
 -- Stage 3 (the default) scans the queue from its head, leaving out taken_ids;
 -- from a remembered position, stage 1 takes the tasks of higher priority than
 -- the position's and stage 2 the ones after it at its priority (see the map
--- at the top). One statement per stage, so that
--- each has a plan whose index bounds are the stage's, planned once per
--- connection: planned per call, the position's picks cost 0.2 ms of planning
--- each under a pinned horizon, where every claim makes them.
+-- at the top). One statement for stages 1 and 3 (a priority bound that ends
+-- stage 1's scan, and none of the queue's tasks for stage 3) and one for stage
+-- 2 (the position, whose bound reaches the index only after an equality on
+-- priority), so that each has a plan whose index bounds are the stage's,
+-- planned once per connection: planned per call, the position's picks cost
+-- 0.2 ms of planning each under a pinned horizon, where every claim makes them.
 --
 -- Every statement's one right index is tasks_ready_by_queue, and none leaves
 -- the planner another: queue is matched as queue = any(array[q]), which the
@@ -579,19 +581,7 @@ create or replace function conductor._pick_queue(
   set enable_sort = off
 as $$
 begin
-  if _pick_queue.stage = 1 then
-    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-      into _pick_queue.ids, _pick_queue.seen_ids
-      from (select t.id, t.started_at from conductor.tasks t
-             where t.status = 'queued' and t.queue = any (array[_pick_queue.queue])
-               and t.priority > _pick_queue.after_priority
-               and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
-               and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
-               and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
-             order by t.queue, t.priority desc, t.run_at, t.id
-             limit _pick_queue.max_tasks
-               for update skip locked) p;
-  elsif _pick_queue.stage = 2 then
+  if _pick_queue.stage = 2 then
     select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
       into _pick_queue.ids, _pick_queue.seen_ids
       from (select t.id, t.started_at from conductor.tasks t
@@ -604,19 +594,24 @@ begin
              order by t.queue, t.priority desc, t.run_at, t.id
              limit _pick_queue.max_tasks
                for update skip locked) p;
-  else
-    select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
-      into _pick_queue.ids, _pick_queue.seen_ids
-      from (select t.id, t.started_at from conductor.tasks t
-             where t.status = 'queued' and t.queue = any (array[_pick_queue.queue])
-               and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
-               and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
-               and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
-               and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
-             order by t.queue, t.priority desc, t.run_at, t.id
-             limit _pick_queue.max_tasks
-               for update skip locked) p;
+    return;
   end if;
+  -- stage 1 ends the scan at the position's priority; stage 3 reads on to the
+  -- queue's end (a bound below every integer: priority is an integer, the bound
+  -- a bigint, a comparison the index takes)
+  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+    into _pick_queue.ids, _pick_queue.seen_ids
+    from (select t.id, t.started_at from conductor.tasks t
+           where t.status = 'queued' and t.queue = any (array[_pick_queue.queue])
+             and t.priority > case when _pick_queue.stage = 1 then _pick_queue.after_priority::bigint
+                                   else -2147483649::bigint end
+             and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+             and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
+             and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
+             and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
+           order by t.queue, t.priority desc, t.run_at, t.id
+           limit _pick_queue.max_tasks
+             for update skip locked) p;
 end
 $$;
 
