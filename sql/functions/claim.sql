@@ -408,28 +408,24 @@ returns the keys whose slot it locked. NULL when there are none. Planned once pe
 
 revoke execute on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) from public;
 
--- The pick, every claim's one (see the map): the ready tasks of the claim's
--- scope (queues and kinds, without not_queues and not_kinds: what the controls
--- left), unkeyed or of the keys the probe locked, up to max_tasks in claim
--- order, locked FOR UPDATE SKIP LOCKED; returns their ids and, of those, the
--- ones claimed before (seen_ids, whose steps the lease looks up). A rule of
--- what a claim may take (a status, a due time, a scope, a limit) is the
--- scope's, made before this by claim and _claim_controls, so it is written once
--- and every path below obeys it.
+-- The pick, every claim's one (see the map): up to max_tasks ready tasks of
+-- the claim's scope, unkeyed or of the keys the probe locked, in claim order,
+-- locked FOR UPDATE SKIP LOCKED; returns their ids and, of those, the ones
+-- claimed before (seen_ids, whose steps the lease looks up). The scope
+-- (queues and kinds, less not_queues and not_kinds) is decided before, once,
+-- by claim and _claim_controls: a new limit narrows it there and every path
+-- obeys it. Without keys, the pick goes on from the worker's remembered
+-- position while full scans are slow (the map: stages 1, 2, then 3, each only
+-- when the one before found too few) and remembers a position, a strike or
+-- nothing for the next claim; never when a rate limit may trim it (limited).
 --
--- Without keys, it claims from the worker's remembered position when full
--- scans are slow (see the map), in stages, each only when the previous found
--- too few: above the position's priority (1), after the position at its
--- priority (2), a full scan (3); and it remembers a position, a strike or
--- nothing for the next claim. A claim a rate limit may trim (limited) never
--- remembers one: a task trimmed away must stay first in line.
---
--- The statements themselves are the pick's three plan shapes, each a function
--- because each needs its own planner settings: _pick_queue (one queue: one
--- plan per connection, on tasks_ready_by_queue, one statement per stage so its
--- bounds are the stage's), _pick_queues (several or all queues: planned per
--- call, the best index depending on the queues' sizes) and _pick_keyed (with
--- keys: planned per call, on a ready index in claim order, one per key).
+-- Its statements are three plan shapes, one function each because each needs
+-- planner settings of its own: _pick_queue (one queue, planned once per
+-- connection on tasks_ready_by_queue), _pick_queues (several or all queues,
+-- planned per call) and _pick_keyed (keys, planned per call, scans off). Each
+-- spells the ready rule (queued, due, in scope, unkeyed or of a locked key);
+-- sql/tests/claim/every_pick_path_keeps_to_the_scope.sql holds them to one
+-- reading of it.
 create or replace function conductor._pick(
   worker_id    text,
   queues       text[],
