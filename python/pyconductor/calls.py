@@ -24,7 +24,7 @@ from typing import Any, Generic, TypeVar
 import psycopg
 from psycopg.rows import dict_row
 
-from pyconductor import queries, tracing
+from pyconductor import queries, statuses, tracing
 from pyconductor.errors import InvalidArgument
 from pyconductor.registry import INTERVAL_OPTIONS, KIND_OPTIONS, Registry
 from pyconductor.wire import dumps_json, interval_text, load_infinite_times, timestamp_text
@@ -102,7 +102,7 @@ class TaskInfo:
     @property
     def finished(self) -> bool:
         """Whether the task reached a terminal status."""
-        return self.status not in ("queued", "running", "waiting")
+        return self.status not in statuses.UNFINISHED
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:

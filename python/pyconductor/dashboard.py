@@ -86,6 +86,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from pyconductor import statuses
 from pyconductor.access import HostCheck, is_loopback
 from pyconductor.dsn import redact_dsn
 from pyconductor.errors import ConductorError, InvalidState, NotFound
@@ -102,7 +103,7 @@ from pyconductor.web.auth import (
 )
 from pyconductor.web.events import EventHub, sse
 from pyconductor.web.markup import content_digest, h, layout, query_string
-from pyconductor.web.reads import STATUSES, DashboardData
+from pyconductor.web.reads import DashboardData
 
 __all__ = [
     "AUTH_COOKIE",
@@ -191,7 +192,7 @@ def runs_page(request: Request) -> str | Response:
         limit = max(1, min(MAX_PAGE_SIZE, int(p.get("limit") or pages.PAGE_SIZE)))
     except ValueError:
         return PlainTextResponse("400 bad request: limit is an integer", status_code=400)
-    if status is not None and status not in STATUSES:
+    if status is not None and status not in statuses.ALL:
         return PlainTextResponse(f"400 bad request: unknown status {status!r}", status_code=400)
     view = dash.data.runs(status, queue, kind, before, limit)
     return pages.runs(view, status=status, kind=kind, queue=queue, before=before, limit=limit)

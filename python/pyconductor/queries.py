@@ -243,7 +243,7 @@ DEV_DATABASE_EXISTS = "select 1 from pg_catalog.pg_database where datname = %(na
 DEV_CREATE_DATABASE = "create database {}"
 DEV_TEMPLATE = " template {}"
 # what the demo's queues hold: finished, failed for good, and retries taken so far
-DEMO_PROGRESS = "select count(*) filter (where status not in ('queued', 'running', 'waiting')) as finished, count(*) filter (where status in ('failed', 'dead')) as failed, coalesce(sum(greatest(attempt - 1, 0)), 0) as retries from conductor.tasks where queue = any(%(queues)s)"
+DEMO_PROGRESS = "select count(*) filter (where status <> all (conductor.unfinished_statuses())) as finished, count(*) filter (where status in ('failed', 'dead')) as failed, coalesce(sum(greatest(attempt - 1, 0)), 0) as retries from conductor.tasks where queue = any(%(queues)s)"
 # every task of the demo's queues, with its attempts counted (times as epoch seconds)
 DEMO_TASKS = "select t.id, t.kind, t.status::text, t.attempt, extract(epoch from t.enqueued_at)::float8, extract(epoch from t.finished_at)::float8, (select count(*) from conductor.attempts a where a.task_id = t.id) from conductor.tasks t where t.queue = any(%(queues)s)"
 

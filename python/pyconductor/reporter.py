@@ -56,7 +56,7 @@ from typing import Any, cast
 import psycopg
 from psycopg.rows import dict_row
 
-from pyconductor import queries, tasklog
+from pyconductor import queries, statuses, tasklog
 from pyconductor.context import TaskContext
 from pyconductor.errors import ConductorError, LeaseLost, NotFound, TaskCancelled, translate
 from pyconductor.ledger import Ledger, task_extra
@@ -357,10 +357,10 @@ class Reporter:
             "timed_out": r.timed_out,
         })[0]["fail"]  # fmt: skip
         if not unknown:
-            self._outcome(r, "retried" if status == "queued" else "failed")
+            self._outcome(r, "retried" if status == statuses.QUEUED else "failed")
         self.ledger.count("unknown" if unknown else "failed")
         why = "no handler for this kind" if unknown else "timed out" if r.timed_out else r.error
-        if status == "queued":
+        if status == statuses.QUEUED:
             logger.warning("task %d (%s) failed, will retry: %s", r.ctx.task_id, r.ctx.kind, why,
                            extra=task_extra(r.ctx, r.duration_ms))  # fmt: skip
         else:

@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/cancel to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/cancel@v0.2.0.sql)
 --
 -- conductor.cancel(task_id): cancels a task and every unfinished descendant in
 -- one statement. Queued and waiting ones never run; a running one's attempt is
@@ -33,7 +34,7 @@ begin
   ), locked as (
     select t.id from conductor.tasks t
      where t.id in (select tree.id from tree)
-       and t.status in ('queued', 'running', 'waiting')
+       and t.status = any (conductor.unfinished_statuses())
      order by t.id desc
        for no key update
   ), cancelled as (

@@ -398,7 +398,7 @@ begin
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
-    on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
+    on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
     do nothing
     returning t.queue
   ), inserted as (
@@ -433,7 +433,7 @@ begin
       left join conductor.tasks holder
         on own.id is null
        and holder.dedupe_key = s.dedupe_key
-       and holder.status in ('queued', 'running', 'waiting');
+       and holder.status = any (conductor.unfinished_statuses());
     if pg_catalog.array_position(v_ids, null) is not null then
       raise exception 'the holder of dedupe_key % finished while this enqueue waited for it',
         conductor._echo(v_specs[pg_catalog.array_position(v_ids, null)].dedupe_key)
@@ -535,7 +535,7 @@ begin
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
           v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent)
-  on conflict (dedupe_key) where dedupe_key is not null and status in ('queued', 'running', 'waiting')
+  on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
     perform conductor._notify_queue(v_spec.queue);
@@ -546,7 +546,7 @@ begin
   select holder.id into v_id
     from conductor.tasks holder
    where holder.dedupe_key = enqueue.dedupe_key
-     and holder.status in ('queued', 'running', 'waiting');
+     and holder.status = any (conductor.unfinished_statuses());
   if not found then
     raise exception 'the holder of dedupe_key % finished while this enqueue waited for it',
       conductor._echo(enqueue.dedupe_key)

@@ -3,10 +3,14 @@
 --
 -- The clock and the private helpers the API functions share. Nothing here is
 -- granted to the application roles except conductor.now() and
--- conductor.version(), which read only conductor.settings (readable by all).
+-- conductor.version(), which read only conductor.settings (readable by all), and the
+-- status lists, which read nothing.
 --
 --   conductor.now()                 the one clock: transaction time, or the test clock
 --   conductor.version()             the schema's release, for drivers to check
+--   conductor.unfinished_statuses() the statuses of a task not yet finished (queued,
+--   conductor.finished_statuses()   running, waiting) and the terminal ones: the one
+--                                   list of each, read by every function and driver
 --   conductor._task_spec            one task to enqueue (the shape enqueue_many reads)
 --   conductor._max_payload_bytes()  the payload size limit (conductor.settings)
 --   conductor._hidden_char_class()  the characters a name may not hold (control, format)
@@ -82,6 +86,44 @@ comment on function conductor.version() is
   'release it was built for and refuses to start against another, naming the upgrade command.';
 
 -- conductor._task_spec is created by functions/internal@v0.1.0 and unchanged since.
+
+-- The one list of the statuses a task has until it finishes, and of the
+-- terminal ones (conductor.task_status, schema/conductor). IMMUTABLE without
+-- arguments, so the planner folds a call to the constant array: a query
+-- testing status = any (conductor.unfinished_statuses()) still matches a
+-- partial index whose predicate names the same statuses. Those predicates
+-- (and tasks' finished_at check) cannot call a function; a pgTAP test
+-- (sql/tests/schema/status_lists_agree.sql) holds them to these lists, and
+-- the two lists to the enum. plpgsql, not SQL: a SQL function that pins its
+-- search_path runs as a fresh query on each call (0.1-0.4 ms), where a
+-- trigger's WHEN or a custom plan folds it.
+create or replace function conductor.unfinished_statuses() returns conductor.task_status[]
+  language plpgsql immutable parallel safe
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  return array['queued', 'running', 'waiting']::conductor.task_status[];
+end
+$$;
+
+comment on function conductor.unfinished_statuses() is
+$$The statuses of a task that has not finished: queued, running, waiting, in lifecycle order.
+A task in one of them has no finished_at; a dedupe_key is unique among them. The one list
+every function and driver reads (conductor.finished_statuses() is the rest of the enum).$$;
+
+create or replace function conductor.finished_statuses() returns conductor.task_status[]
+  language plpgsql immutable parallel safe
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  return array['succeeded', 'failed', 'cancelled', 'timed_out', 'dead']::conductor.task_status[];
+end
+$$;
+
+comment on function conductor.finished_statuses() is
+$$The terminal statuses of a task, every conductor.task_status not in
+conductor.unfinished_statuses(), in the enum's order: succeeded, failed, cancelled,
+timed_out, dead. A finished task never changes status again except through retry().$$;
 
 create or replace function conductor._max_payload_bytes() returns integer
   language plpgsql stable parallel safe
@@ -446,5 +488,9 @@ revoke execute on function conductor.now() from public;
 grant execute on function conductor.now() to conductor_client, conductor_worker, conductor_admin;
 revoke execute on function conductor.version() from public;
 grant execute on function conductor.version() to conductor_client, conductor_worker, conductor_admin;
+revoke execute on function conductor.unfinished_statuses() from public;
+grant execute on function conductor.unfinished_statuses() to conductor_client, conductor_worker, conductor_admin;
+revoke execute on function conductor.finished_statuses() from public;
+grant execute on function conductor.finished_statuses() to conductor_client, conductor_worker, conductor_admin;
 
 commit;

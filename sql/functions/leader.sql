@@ -363,7 +363,7 @@ begin
           union all
           select pg_catalog.hashtextextended('conductor:concurrency:' || c.key, 0), 'concurrency key (v0.2.0)', c.key
             from (select distinct t.concurrency_key as key from conductor.tasks t
-                   where t.status in ('queued', 'running', 'waiting') and t.concurrency_key is not null) c
+                   where t.status = any (conductor.unfinished_statuses()) and t.concurrency_key is not null) c
           union all
           select pg_catalog.hashtextextended('conductor:event:' || e.name, 0), 'event (v0.2.0)', e.name
             from (select t.wait_event as name from conductor.tasks t

@@ -322,7 +322,7 @@ begin
   if v_status is null then
     raise exception 'task % does not exist', watch.task_id using errcode = 'QC203';
   end if;
-  if v_status not in ('queued', 'running', 'waiting') then
+  if v_status <> all (conductor.unfinished_statuses()) then
     -- already finished: nothing will tell this session, so it does not wait
     delete from conductor.result_waiters w
      where w.task_id = watch.task_id and w.pid = pg_catalog.pg_backend_pid();

@@ -161,7 +161,7 @@ begin
   v_events := conductor._prune_events(v_cutoff, prune.batch);
 
   v_status := case when prune.include_failed
-                   then array['succeeded', 'cancelled', 'failed', 'dead', 'timed_out']::conductor.task_status[]
+                   then conductor.finished_statuses()
                    else array['succeeded', 'cancelled']::conductor.task_status[] end;
 
   -- The batch: old finished tasks whose whole run may go: no task of the run

@@ -178,7 +178,7 @@ as $$
   )
   select coalesce(pg_catalog.array_agg(l.id), '{}')
     from (select t.id from conductor.tasks t
-           where t.id in (select tree.id from tree) and t.status in ('queued', 'running', 'waiting')
+           where t.id in (select tree.id from tree) and t.status = any (conductor.unfinished_statuses())
            order by t.id desc
              for no key update nowait) l
 $$;
@@ -211,7 +211,7 @@ begin
     return false;  -- a row of the run is held: the next reap fails it
   end;
   select t.* into v_root from conductor.tasks t where t.id = _fail_run.root_id;
-  if not found or v_root.status not in ('queued', 'running', 'waiting') then
+  if not found or v_root.status <> all (conductor.unfinished_statuses()) then
     return false;
   end if;
   v_stopped := array(select x from pg_catalog.unnest(v_tree) x where x <> _fail_run.root_id order by x);
@@ -306,7 +306,7 @@ begin
     select t.root_id, pg_catalog.count(*)::integer
       from conductor.tasks t
       join conductor.tasks root on root.id = t.root_id
-     where t.id = any (v_lost) and root.status in ('queued', 'running', 'waiting')
+     where t.id = any (v_lost) and root.status = any (conductor.unfinished_statuses())
      group by t.root_id
      order by t.root_id
     on conflict (root_id) do update set recoveries = r.recoveries + excluded.recoveries;
@@ -385,7 +385,7 @@ begin
       select r.root_id, r.recoveries from conductor.run_recoveries r
         join conductor.tasks t on t.id = r.root_id
        where r.recoveries >= v_max_run and r.stopped is null
-         and t.status in ('queued', 'running', 'waiting')
+         and t.status = any (conductor.unfinished_statuses())
        order by r.root_id desc
     loop
       if conductor._fail_run(v_run.root_id, v_run.recoveries, v_max_run) then
@@ -491,7 +491,7 @@ begin
     end;
     perform conductor.cancel(c.id)
        from conductor.tasks c
-      where c.parent_id = v_task.id and c.status in ('queued', 'running', 'waiting')
+      where c.parent_id = v_task.id and c.status = any (conductor.unfinished_statuses())
       order by c.id desc;
     update conductor.tasks t
        set status = 'timed_out', finished_at = v_now,
@@ -615,7 +615,7 @@ begin
      where r.root_id in (select x.root_id from conductor.run_recoveries x
                            left join conductor.tasks t on t.id = x.root_id
                           where t.id is null
-                             or (x.stopped is null and t.status not in ('queued', 'running', 'waiting'))
+                             or (x.stopped is null and t.status <> all (conductor.unfinished_statuses()))
                             for update of x skip locked);
   end if;
   -- result waiters and bus subscriptions whose session is gone (a client killed while waiting)

@@ -425,8 +425,8 @@ begin
     end if;
     v_until := v_now + suspend.timeout;
   else
-    select pg_catalog.count(*) filter (where c.status in ('queued', 'running', 'waiting')),
-           pg_catalog.count(*) filter (where c.status not in ('queued', 'running', 'waiting'))
+    select pg_catalog.count(*) filter (where c.status = any (conductor.unfinished_statuses())),
+           pg_catalog.count(*) filter (where c.status <> all (conductor.unfinished_statuses()))
       into v_open, v_done
       from conductor.tasks c where c.parent_id = v_task.id;
     if v_open = 0 or (suspend.wait_for = 'children_any' and v_done > 0) then
@@ -592,7 +592,7 @@ begin
      and (v_parent.wait_for = 'children_any'
           or not exists (select from conductor.tasks c
                           where c.parent_id = v_parent.id
-                            and c.status in ('queued', 'running', 'waiting'))) then
+                            and c.status = any (conductor.unfinished_statuses()))) then
     perform conductor._wake(v_parent.id, conductor._children_summary(v_parent.id));
   end if;
   return null;
@@ -605,6 +605,10 @@ parent through _wake, its children's _children_summary as the outcome, when the 
 waits for children_any, or for children_all and none is unfinished, before its wait_until.
 Locks the parent row (a child before its parent: the lock order). Returns null.$$;
 
+-- The WHEN names the statuses itself: a trigger's condition is planned for every
+-- statement that updates tasks (each claim and complete), where a call of
+-- finished_statuses() would run; sql/tests/schema/status_lists_agree.sql holds
+-- it to conductor.finished_statuses() and unfinished_statuses().
 create or replace trigger tasks_child_finished
   after update of status on conductor.tasks
   for each row

@@ -10,6 +10,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from pyconductor import statuses
 from pyconductor.web.markup import (
     age,
     h,
@@ -23,10 +24,7 @@ from pyconductor.web.markup import (
     ts,
 )
 from pyconductor.web.reads import (
-    ACTIVE,
-    RETRYABLE,
     SCHEDULES_LIMIT,
-    STATUSES,
     TREE_LIMIT,
     QueuesView,
     RunsView,
@@ -185,7 +183,8 @@ def runs(view: RunsView, *, status: str | None, kind: str | None, queue: str | N
     """``/runs``: the filters, one page of tasks, and the links to the newest and the older page."""
     rows, more = view.rows, view.more
     options = "".join(
-        f'<option value="{s}"{" selected" if s == status else ""}>{s or "any status"}</option>' for s in ("", *STATUSES)
+        f'<option value="{s}"{" selected" if s == status else ""}>{s or "any status"}</option>'
+        for s in ("", *statuses.ALL)
     )
     out = [
         (
@@ -230,9 +229,9 @@ def run(request: Request, view: RunView, notice: str) -> str:
     out = [f"<h1>Task {task_id} <small>{safe_name(task['kind'])}</small> {status_badge(task['status'])}</h1>",
            notice]  # fmt: skip
     actions = []
-    if task["status"] in RETRYABLE:
+    if task["status"] in statuses.RETRYABLE:
         actions.append(task_action_form(request, task_id, "retry", "Retry"))
-    if task["status"] in ACTIVE:
+    if task["status"] in statuses.UNFINISHED:
         actions.append(task_action_form(request, task_id, "cancel", "Cancel"))
     if actions:
         out.append(f"<p class=actions>{' '.join(actions)}</p>")

@@ -22,10 +22,7 @@ from pyconductor.errors import mapped_errors
 from pyconductor.wire import load_infinite_times
 
 __all__ = [
-    "ACTIVE",
-    "RETRYABLE",
     "SCHEDULES_LIMIT",
-    "STATUSES",
     "TREE_LIMIT",
     "DashboardData",
     "QueuesView",
@@ -33,9 +30,6 @@ __all__ = [
     "RunsView",
 ]
 
-STATUSES = ("queued", "running", "waiting", "succeeded", "failed", "cancelled", "timed_out", "dead")
-ACTIVE = ("queued", "running", "waiting")
-RETRYABLE = ("failed", "dead", "timed_out", "cancelled")
 TREE_LIMIT = 500  # tasks of a run shown at most
 STEPS_LIMIT = 1000
 SCHEDULES_LIMIT = 1000  # schedules, and paused queues, listed at most

@@ -1,8 +1,5 @@
--- Revert conductor:functions/cancel from pg: back to its v0.1.0 body
---
--- The v0.1.0 deploy script (functions/cancel@v0.1.0.sql), with create or replace, and
--- search_path pinned to pg_catalog, pg_temp instead of '': going back to v0.1.0's
--- bodies does not reopen the pg_temp escalation (issue 14).
+-- Revert conductor:functions/cancel from pg: back to its v0.2.0 body (the v0.2.0 deploy
+-- script, functions/cancel@v0.2.0.sql), which spells out the unfinished statuses
 --
 -- conductor.cancel(task_id): cancels a task and every unfinished descendant in
 -- one statement. Queued and waiting ones never run; a running one's attempt is
@@ -15,6 +12,7 @@
 -- waits in a cycle with a cancel), then attempt rows.
 
 begin;
+set local role conductor_owner;
 
 create or replace function conductor.cancel(task_id bigint) returns integer
   language plpgsql volatile

@@ -136,6 +136,7 @@ set local role conductor_owner;
 -- what the rework added: the key probe goes back to its advisory locks below,
 -- the pick from several queues back into claim's body
 drop function conductor._concurrency_slot(text);
+drop function conductor._pick(text, text[], text[], text[], text[], text[], integer, timestamptz, boolean);
 drop function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz);
 drop function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer,
                                      timestamptz, bigint, bigint[]);

@@ -34,6 +34,8 @@
 begin;
 set local role conductor_owner;
 
+drop function conductor.finished_statuses();
+drop function conductor.unfinished_statuses();
 drop function conductor._check_attempt_owners(bigint[]);
 drop function conductor._check_worker_owner(text);
 drop function conductor._check_owner(text, text, text);

@@ -1,6 +1,6 @@
 -- Every function an application role may call is SECURITY DEFINER, except the few that
--- read no table beyond conductor.settings (the clock, the version, cron arithmetic,
--- advisory lock keys), and PUBLIC may execute only those. Every function of the schema
+-- read no table beyond conductor.settings (the clock, the version, the status lists, cron
+-- arithmetic, advisory lock keys), and PUBLIC may execute only those. Every function of the schema
 -- pins search_path = pg_catalog, pg_temp, so a caller's search_path or pg_temp objects
 -- cannot hijack it (sql/tests/roles/pg_temp_* try that as each role).
 begin;
@@ -8,7 +8,7 @@ select plan(3);
 
 create temp table pure_functions (name text);
 insert into pure_functions values
-  ('now'), ('version'), ('cron_next'), ('cron_validate'), ('lead_key'), ('try_lead'), ('release_lead');
+  ('now'), ('version'), ('unfinished_statuses'), ('finished_statuses'), ('cron_next'), ('cron_validate'), ('lead_key'), ('try_lead'), ('release_lead');
 
 select is_empty(
   $$select p.oid::regprocedure::text

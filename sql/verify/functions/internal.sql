@@ -14,6 +14,8 @@ select 1 / (conductor._echo(pg_catalog.repeat('x', 150)) = '''' || pg_catalog.re
 select 1 / (not 'infinity'::timestamptz <@ conductor._time_range())::int;
 -- a policy v0.1.0 could store: the backoff still answers, within 30 days
 select 1 / (conductor._backoff(1, 2000000000, '1000000 years', 'NaN', '1000000 years') <= interval '30 days')::int;
+select 1 / (conductor.unfinished_statuses() || conductor.finished_statuses()
+            = pg_catalog.enum_range(null::conductor.task_status))::int;
 select 1 / (conductor._caller() = session_user::text)::int;
 select conductor._check_owner('kind', 'verify', null);
 select conductor._check_owner('kind', 'verify', session_user::text);

@@ -33,22 +33,24 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from pyconductor import statuses
 from pyconductor.calls import TaskInfo
 from pyconductor.contrib.django.compat import Task, TaskError, TaskResult, TaskResultStatus
 from pyconductor.contrib.django.payload import from_payload
 
 __all__ = ["STATUSES", "django_time", "exception_path", "task_result"]
 
-STATUSES: dict[str, Any] = {
-    "queued": TaskResultStatus.READY,
-    "running": TaskResultStatus.RUNNING,
-    "waiting": TaskResultStatus.RUNNING,
-    "succeeded": TaskResultStatus.SUCCESSFUL,
-    "failed": TaskResultStatus.FAILED,
-    "dead": TaskResultStatus.FAILED,
-    "timed_out": TaskResultStatus.FAILED,
-    "cancelled": TaskResultStatus.FAILED,
-}
+
+def _django_status(status: str) -> Any:
+    """The TaskResultStatus of a conductor status: a waiting task counts as running."""
+    if status == statuses.QUEUED:
+        return TaskResultStatus.READY
+    if status in statuses.UNFINISHED:
+        return TaskResultStatus.RUNNING
+    return TaskResultStatus.SUCCESSFUL if status == statuses.SUCCEEDED else TaskResultStatus.FAILED
+
+
+STATUSES: dict[str, Any] = {s: _django_status(s) for s in statuses.ALL}
 
 
 def exception_path(error: str | None, traceback: str | None) -> str:
@@ -81,7 +83,7 @@ def _errors(info: TaskInfo) -> list[Any]:
     errors = [TaskError(exception_class_path=exception_path(a.error, a.traceback),
                         traceback=a.traceback or a.error or "")
               for a in info.attempts if a.outcome == "failed"]  # fmt: skip
-    if not errors and info.status in ("failed", "dead", "timed_out", "cancelled"):
+    if not errors and info.status in statuses.RETRYABLE:
         path = "pyconductor.errors.TaskCancelled" if info.status == "cancelled" else "builtins.Exception"
         errors.append(TaskError(exception_class_path=path, traceback=info.error or info.status))
     return errors
