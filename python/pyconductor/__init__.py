@@ -57,6 +57,7 @@ from pyconductor.errors import (  # noqa: E402
 from pyconductor.registry import Task  # noqa: E402
 from pyconductor.scheduler import Scheduler, ScheduleSpec  # noqa: E402
 from pyconductor.worker import Worker  # noqa: E402
+from pyconductor.worker_settings import Reporting, Timings  # noqa: E402
 
 __all__ = [
     "AlreadyExists",
@@ -80,6 +81,7 @@ __all__ = [
     "NotOwner",
     "OperatorSchedule",
     "PayloadTooLarge",
+    "Reporting",
     "ResultTooLarge",
     "RetryLater",
     "ScheduleSpec",
@@ -89,6 +91,7 @@ __all__ = [
     "TaskCancelledError",
     "TaskContext",
     "TaskInfo",
+    "Timings",
     "Worker",
     "__version__",
 ]

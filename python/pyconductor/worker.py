@@ -67,7 +67,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 import psycopg
 
@@ -88,7 +88,7 @@ from pyconductor.signals import StopRequest, run_until_stopped
 from pyconductor.steps import StepRuntime
 from pyconductor.version import __version__
 from pyconductor.wire import dumps_json
-from pyconductor.worker_settings import Reporting, Timings, grouped
+from pyconductor.worker_settings import Reporting, Timings, WorkerSettings, grouped
 
 if TYPE_CHECKING:
     from pyconductor.client import Conductor
@@ -185,7 +185,7 @@ class Worker:
         extra_roles: Sequence[str] = (),
         capture_logs: bool = True,
         capture_level: int = logging.INFO,
-        **settings: Any,
+        **settings: Unpack[WorkerSettings],
     ) -> None:
         self.timings, self.reporting = grouped(settings, timings, reporting)
         """The grouped settings (:mod:`pyconductor.worker_settings`), each field also a keyword."""

@@ -5,6 +5,8 @@ What to run stays the Worker's own arguments (``queues``, ``concurrency``,
 :class:`Timings`, what the worker tells the database about itself and its
 handlers a :class:`Reporting`::
 
+    from pyconductor import Timings, Worker
+
     Worker(app, ["mail"], 8, timings=Timings(lease=60, shutdown_grace=120))
 
 Each field may also be given by its name, as a keyword of the Worker
@@ -19,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from pyconductor import defaults
 
-__all__ = ["Reporting", "Timings", "grouped"]
+__all__ = ["Reporting", "Timings", "WorkerSettings", "grouped"]
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,29 @@ class Reporting:
     """How long a result may wait for company (seconds) while other handlers run."""
 
 
+class WorkerSettings(TypedDict, total=False):
+    """Every field of :class:`Timings` and :class:`Reporting` as a Worker keyword, so that
+    type checkers check ``Worker(app, lease=60)`` as they check the groups (a unit test
+    holds the keys to the groups' fields)."""
+
+    lease: float | timedelta
+    heartbeat_interval: float | timedelta
+    poll_interval: float | timedelta
+    reap_interval: float | timedelta
+    shutdown_grace: float | timedelta
+    cancel_grace: float | timedelta
+    tick_interval: float
+    claim_linger: float
+    worker_id: str | None
+    version: str | None
+    report_batch: int
+    report_linger: float
+
+
 _GROUP_OF = {f.name: group for group in (Timings, Reporting) for f in fields(group)}
 
 
-def grouped(settings: Mapping[str, Any], timings: Timings | None = None,
+def grouped(settings: Mapping[str, Any] | WorkerSettings, timings: Timings | None = None,
             reporting: Reporting | None = None) -> tuple[Timings, Reporting]:  # fmt: skip
     """``timings`` and ``reporting`` (default: the defaults) with each of ``settings`` (a
     field's name -> its value) put in its group; TypeError naming a name no group has."""

@@ -75,3 +75,16 @@ def test_worker_settings_group_by_name_and_refuse_an_unknown_one() -> None:
     assert reporting == Reporting(report_batch=10)
     with pytest.raises(TypeError, match="unexpected keyword argument 'leese'"):
         grouped({"leese": 60})
+
+
+def test_the_worker_keywords_type_every_grouped_setting_and_nothing_else() -> None:
+    """WorkerSettings (what a type checker reads for Worker(app, lease=60)) names each field of
+    Timings and Reporting with the field's own type, so the two cannot drift apart."""
+    from dataclasses import fields
+    from typing import get_type_hints
+
+    from pyconductor.worker_settings import Reporting, Timings, WorkerSettings
+
+    grouped_fields = {name: hint for group in (Timings, Reporting) for name, hint in get_type_hints(group).items()}
+    assert {f.name for group in (Timings, Reporting) for f in fields(group)} == set(grouped_fields)
+    assert get_type_hints(WorkerSettings) == grouped_fields
