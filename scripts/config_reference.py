@@ -31,7 +31,9 @@ from pathlib import Path
 
 import psycopg
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generated import REPO, arguments, migrated_database, python_path, write_or_check
+
 OUTPUT = REPO / "docs" / "reference" / "configuration.md"
 PACKAGE = REPO / "python" / "pyconductor"
 
@@ -84,7 +86,7 @@ def _default(action: argparse.Action) -> str:
 
 def commands() -> list[tuple[str, str, list[argparse.Action]]]:
     """(command, its help, its flags) for every command, in the order ``--help`` lists them."""
-    sys.path.insert(0, str(REPO / "python"))
+    python_path()
     from pyconductor.cli import build_parser
 
     with _clean_environment():
@@ -173,27 +175,14 @@ def generate(dsn: str) -> tuple[str, list[str]]:
     return page, problems(named)
 
 
-def _generate_in_throwaway_cluster() -> tuple[str, list[str]]:
-    sys.path.insert(0, str(REPO / "python"))
-    from pyconductor.dev.devdb import throwaway_cluster
-    from pyconductor.migrate import migrate
-
-    with throwaway_cluster(dbname="configuration") as db:
-        url = db.url("configuration")
-        migrate(url, progress=lambda line: None)
-        return generate(url)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--dsn", help="a database migrated to the working tree's plan (default: a throwaway cluster)")
-    parser.add_argument("--check", action="store_true", help=f"only compare with {OUTPUT.relative_to(REPO)}")
-    args = parser.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from sql_reference import write_or_check
-
-    page, found = generate(args.dsn) if args.dsn else _generate_in_throwaway_cluster()
-    rc = write_or_check(OUTPUT, page, args.check)
+    args = arguments(__doc__, OUTPUT, argv)
+    if args.dsn:
+        page, found = generate(args.dsn)
+    else:
+        with migrated_database("configuration") as (url, _):
+            page, found = generate(url)
+    rc = write_or_check(args.output, page, args.check)
     for problem in found:
         print(f"error: {problem}", file=sys.stderr)
         rc = 1

@@ -23,7 +23,6 @@ newer, whose key is random.
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -31,7 +30,9 @@ from pathlib import Path
 
 import psycopg
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generated import REPO, arguments, migrated_database, python_path, write_or_check
+
 OUTPUT = REPO / "sql" / "schema.dump.sql"
 MAJOR = 15
 HEADER = f"""\
@@ -64,42 +65,20 @@ def generate(dsn: str, pg_dump: Path) -> str:
     return normalize(out.stdout)
 
 
-def _python_path() -> None:
-    if str(REPO / "python") not in sys.path:
-        sys.path.insert(0, str(REPO / "python"))
-
-
-def _generate_in_throwaway_cluster() -> tuple[str, int]:
-    _python_path()
-    from pyconductor.dev.devdb import throwaway_cluster
-    from pyconductor.migrate import migrate
-
-    with throwaway_cluster(dbname="dump") as db:
-        url = db.url("dump")
-        migrate(url, plan_path=REPO / "sqitch.plan", sql_dir=REPO / "sql", progress=lambda line: None)
-        return generate(url, db.bindir / "pg_dump"), server_major(url)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dsn", help="a database migrated to the working tree's plan (default: a throwaway cluster)")
-    parser.add_argument("--check", action="store_true", help=f"only compare with {OUTPUT.relative_to(REPO)}")
-    parser.add_argument("--output", type=Path, default=OUTPUT)
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, OUTPUT, argv)
     if args.dsn:
-        _python_path()
+        python_path()
         from pyconductor.dev.devdb import find_bindir
 
         dump, major = generate(args.dsn, find_bindir() / "pg_dump"), server_major(args.dsn)
     else:
-        dump, major = _generate_in_throwaway_cluster()
+        with migrated_database("dump") as (url, bindir):
+            dump, major = generate(url, bindir / "pg_dump"), server_major(url)
     if major != MAJOR:
         print(f"the server is PostgreSQL {major}; {OUTPUT.relative_to(REPO)} is PostgreSQL {MAJOR}'s dump: "
               "nothing compared or written", file=sys.stderr)  # fmt: skip
         return 0
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from sql_reference import write_or_check
-
     return write_or_check(args.output, dump, args.check)
 
 

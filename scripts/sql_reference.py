@@ -29,8 +29,6 @@ caller role.
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,9 +36,10 @@ from pathlib import Path
 
 import psycopg
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generated import REGENERATE, REPO, arguments, migrated_database, write_or_check
+
 OUTPUT = REPO / "docs" / "reference" / "sql.md"
-REGENERATE = "make docs-reference"
 CALLER_ROLES = ("conductor_client", "conductor_worker", "conductor_admin")
 
 # Sections in the order a task lives through them; within a section, the order
@@ -356,42 +355,13 @@ def generate(dsn: str) -> tuple[str, list[Function]]:
     return render(functions, release), functions
 
 
-def _generate_in_throwaway_cluster() -> tuple[str, list[Function]]:
-    sys.path.insert(0, str(REPO / "python"))
-    from pyconductor.dev.devdb import throwaway_cluster
-    from pyconductor.migrate import migrate
-
-    with throwaway_cluster(dbname="reference") as db:
-        url = db.url("reference")
-        migrate(url, plan_path=REPO / "sqitch.plan", sql_dir=REPO / "sql", progress=lambda line: None)
-        return generate(url)
-
-
-def write_or_check(output: Path, page: str, check: bool) -> int:
-    """Write a generated page to output (when it differs), or with check only compare:
-    1 (a diff on stderr) when the checked-in page is stale. Shared by config_reference.py."""
-    current = output.read_text() if output.exists() else ""
-    if current == page:
-        return 0
-    if check:
-        diff = difflib.unified_diff(current.splitlines(), page.splitlines(), "checked in", "generated",
-                                    lineterm="", n=1)  # fmt: skip
-        print("\n".join(list(diff)[:60]), file=sys.stderr)
-        print(f"{output} is out of date: run {REGENERATE}", file=sys.stderr)
-        return 1
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(page)
-    print(f"wrote {output}", file=sys.stderr)
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dsn", help="a database migrated to the working tree's plan (default: a throwaway cluster)")
-    parser.add_argument("--check", action="store_true", help=f"only compare with {OUTPUT.relative_to(REPO)}")
-    parser.add_argument("--output", type=Path, default=OUTPUT)
-    args = parser.parse_args(argv)
-    page, functions = generate(args.dsn) if args.dsn else _generate_in_throwaway_cluster()
+    args = arguments(__doc__, OUTPUT, argv)
+    if args.dsn:
+        page, functions = generate(args.dsn)
+    else:
+        with migrated_database("reference") as (url, _):
+            page, functions = generate(url)
     rc = write_or_check(args.output, page, args.check)
     for problem in problems(functions):
         print(f"error: {problem}", file=sys.stderr)
