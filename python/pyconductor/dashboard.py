@@ -103,7 +103,7 @@ from pyconductor.web.auth import (
 )
 from pyconductor.web.events import EventHub, sse
 from pyconductor.web.markup import content_digest, h, layout, query_string
-from pyconductor.web.reads import DashboardData
+from pyconductor.web.reads import DashboardData, check_release
 
 __all__ = [
     "AUTH_COOKIE",
@@ -461,10 +461,12 @@ def create_app(
 def serve(dsn: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
           **options: Any) -> None:  # fmt: skip
     """Run the dashboard until interrupted. Raises DashboardConfigError for a
-    non-loopback ``host`` without ``token``. ``options``: those of :func:`create_app`."""
+    non-loopback ``host`` without ``token``, SchemaMismatch for a database of another
+    schema release. ``options``: those of :func:`create_app`."""
     import uvicorn
 
     check_bind(host, token)
+    check_release(dsn)
     app = create_app(dsn, token, host=host, **options)
     uvicorn_server(app, uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
 
@@ -496,6 +498,7 @@ class DashboardServer:
         import uvicorn
 
         check_bind(host, token)
+        self.dsn = dsn
         self.host = host
         self.app = create_app(dsn, token, host=host, **options)
         self._server = uvicorn_server(self.app, uvicorn.Config(self.app, host=host, port=port, log_level="warning"))
@@ -508,6 +511,7 @@ class DashboardServer:
         return f"http://{host}:{self.port}"
 
     def start(self, timeout: float = 10.0) -> Self:
+        check_release(self.dsn)
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self._server.started:

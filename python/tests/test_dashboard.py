@@ -22,6 +22,8 @@ from helpers import wait_until
 
 from pyconductor import Conductor
 from pyconductor.cli import main
+from pyconductor.errors import SchemaMismatch
+from pyconductor.migrate import migrate
 from pyconductor.dashboard import (
     AUTH_COOKIE,
     CSRF_COOKIE,
@@ -229,6 +231,22 @@ def test_bind_rules(db_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["dashboard", "--dsn", db_dsn, "--host", "0.0.0.0", "--port", "0"]) == 1
     err = capsys.readouterr().err
     assert "refusing to listen on 0.0.0.0 without a token" in err and "--token" in err
+
+
+def test_a_database_of_another_schema_release_is_refused_at_start(empty_dsn: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """As a worker does: the pages' statements are this release's, so the dashboard does not
+    start over v0.1.0's schema, and says what fixes it; an unreachable database does not stop it."""
+    migrate(empty_dsn, to="@v0.1.0", progress=lambda line: None)
+    with pytest.raises(SchemaMismatch, match=r"schema 0\.1\.0.*pyconductor migrate"):
+        DashboardServer(empty_dsn, "127.0.0.1", 0).start()
+    assert main(["dashboard", "--dsn", empty_dsn, "--port", "0"]) == 1
+    assert re.search(r"schema 0\.1\.0.*pyconductor migrate", capsys.readouterr().err)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        nobody = f"postgresql://nobody@127.0.0.1:{sock.getsockname()[1]}/none?connect_timeout=2"
+        with DashboardServer(nobody, "127.0.0.1", 0) as server:  # started: its pages report the outage
+            assert server.port != 0
 
 
 def test_with_a_token_every_request_needs_it(app: Conductor, db_dsn: str) -> None:

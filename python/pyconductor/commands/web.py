@@ -27,6 +27,9 @@ def run_dashboard(args: argparse.Namespace) -> int:
              "pip install 'conductor-pg[dashboard]'")  # fmt: skip
         return 2
 
+    from pyconductor.dsn import redact_dsn
+    from pyconductor.errors import ConductorError
+
     setup_logging(args.log_level)
     try:
         token = read_token(args.token, args.token_file, "--token")
@@ -44,6 +47,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
               session_max_age=int(args.session_max_age.total_seconds()), secure_cookies=args.behind_tls)  # fmt: skip
     except OSError as exc:
         return fail(f"cannot listen on {args.host}:{args.port}: {exc}")
+    except ConductorError as exc:  # SchemaMismatch: a database of another release
+        return fail(redact_dsn(str(exc)))
     except KeyboardInterrupt:
         # Ctrl-C: uvicorn shut down cleanly, then raised the signal again it had caught
         return 0

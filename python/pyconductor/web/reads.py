@@ -9,21 +9,25 @@ nothing counts or scans finished history.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from pyconductor import queries
-from pyconductor.dsn import tcp_options
+from pyconductor import defaults, queries
+from pyconductor.dsn import redact_dsn, tcp_options
 from pyconductor.errors import mapped_errors
+from pyconductor.schema import check_schema
 from pyconductor.wire import load_infinite_times
 
 __all__ = [
     "SCHEDULES_LIMIT",
     "TREE_LIMIT",
+    "check_release",
     "DashboardData",
     "QueuesView",
     "RunView",
@@ -36,6 +40,23 @@ SCHEDULES_LIMIT = 1000  # schedules, and paused queues, listed at most
 LOG_ATTEMPTS = 10  # the run page shows the log lines of the task's latest attempts
 
 Row = dict[str, Any]
+
+
+logger = logging.getLogger("pyconductor")
+
+
+def check_release(dsn: str) -> None:
+    """Refuse (SchemaMismatch, naming the fix) a database that holds another release of the
+    conductor schema, as a worker does at its start: the pages' statements are this release's.
+    A database out of reach now is left to the pages, which say so while it is."""
+    try:
+        conn = psycopg.connect(dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT, **tcp_options(dsn))
+    except psycopg.OperationalError as exc:
+        logger.warning("dashboard: the database cannot be reached to check its schema release (%s); "
+                       "the pages say so until it can", redact_dsn(str(exc).strip().splitlines()[0]))  # fmt: skip
+        return
+    with conn:
+        check_schema(conn)
 
 
 @dataclass(frozen=True)
