@@ -27,11 +27,11 @@ from pyconductor.wire import load_infinite_times
 __all__ = [
     "SCHEDULES_LIMIT",
     "TREE_LIMIT",
-    "check_release",
     "DashboardData",
     "QueuesView",
     "RunView",
     "RunsView",
+    "check_release",
 ]
 
 TREE_LIMIT = 500  # tasks of a run shown at most
