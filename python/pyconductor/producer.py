@@ -342,14 +342,10 @@ class Producer:
                 executor.hand_back(TaskContext.from_claim(row, self.worker_id))
             return None
         self._count_missed(rows)
-        lease = self.lease
         for row in rows:
-            timeout = row.get("timeout")
-            if timeout is not None and timeout < lease:
-                lease = timeout  # claim leased it until its time limit only
-            executor.submit(TaskContext.from_claim(row, self.worker_id, self.runtime), timeout, claimed_at)
-        if rows:
-            self.on_claimed(claimed_at + lease.total_seconds())  # the reaper looks when the first lease ends
+            executor.submit(TaskContext.from_claim(row, self.worker_id, self.runtime), row.get("timeout"), claimed_at)
+        if rows:  # the reaper looks when the first lease ends
+            self.on_claimed(claimed_at + min(_leased_for(row, self.lease) for row in rows).total_seconds())
         return len(rows)
 
     def _count_missed(self, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -392,9 +388,14 @@ def _due_for(row: Mapping[str, Any], lease: timedelta) -> float:
     expires = row.get("lease_expires_at")
     if run_at is None or expires is None:
         return 0.0
+    return float((expires - _leased_for(row, lease) - run_at).total_seconds())
+
+
+def _leased_for(row: Mapping[str, Any], lease: timedelta) -> timedelta:
+    """How long claim leased a task it answered: the worker's lease, or the task's time
+    limit when shorter (claim's rule: no lease runs past claimed_at + timeout)."""
     timeout = row.get("timeout")
-    held = timeout if timeout is not None and timeout < lease else lease
-    return float((expires - held - run_at).total_seconds())
+    return timeout if timeout is not None and timeout < lease else lease
 
 
 class Listener:
