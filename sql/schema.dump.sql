@@ -8318,6 +8318,8 @@ waits raises 40001: call it at READ COMMITTED.';
 CREATE FUNCTION conductor.why_waiting(task_ids bigint[]) RETURNS TABLE(task_id bigint, reason text, detail text, until_at timestamp with time zone, holder_id bigint, ahead bigint)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 declare
   v_now timestamptz := conductor.now();

@@ -116,6 +116,9 @@ create or replace function conductor.why_waiting(task_ids bigint[])
   language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
+  -- by id and through the ready indexes, whatever the planner guesses of a small table
+  set enable_seqscan = off
+  set jit = off
 as $$
 declare
   v_now timestamptz := conductor.now();
