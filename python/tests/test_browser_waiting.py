@@ -63,5 +63,5 @@ def test_the_task_page_says_why_each_task_waits(page: Any, dashboard: DashboardS
     counted = [("ww-later", "due_later"), ("ww-paused", "queue_paused"), ("ww-rate", "rate_limited"),
                ("ww-key", "concurrency_key"), ("ww-nobody", "no_worker"), ("ww-ready", "ready")]  # fmt: skip
     for queue, reason in counted:
-        cell = page.locator(f'#waiting-reasons tr[data-queue="{queue}"] td[data-reason="{reason}"]')
+        cell = page.locator(f'#waiting-reasons tr[data-waiting-queue="{queue}"] td[data-reason="{reason}"]')
         expect(cell).to_have_text("1")

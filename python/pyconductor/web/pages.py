@@ -126,7 +126,7 @@ def _waiting_table(waiting: Mapping[str, Mapping[str, int]]) -> str:
     """Per queue, how many queued tasks wait for each reason (conductor.waiting_reasons)."""
     head = "".join(f"<th>{h(reason.replace('_', ' '))}" for reason in WAITING_REASONS)
     rows = "".join(
-        f'<tr data-queue="{h(queue)}"><td>{h(queue)}'
+        f'<tr data-waiting-queue="{h(queue)}"><td>{h(queue)}'
         + "".join(f'<td class=n data-reason="{reason}">{counts.get(reason, 0)}' for reason in WAITING_REASONS)
         + "</tr>"
         for queue, counts in waiting.items()
