@@ -3783,6 +3783,33 @@ COMMENT ON FUNCTION conductor._seconds(value interval) IS 'An interval as a numb
 
 
 --
+-- Name: _serves(text[], text[], text[], text, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._serves(queues text[], kinds text[], roles text[], queue text, kind text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  select (_serves.roles = '{}' or 'worker' = any (_serves.roles))
+     and (_serves.queue is null or _serves.queues is null or _serves.queue = any (_serves.queues))
+     and (_serves.kind is null or _serves.kinds is null or _serves.kind = any (_serves.kinds))
+$$;
+
+
+ALTER FUNCTION conductor._serves(queues text[], kinds text[], roles text[], queue text, kind text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _serves(queues text[], kinds text[], roles text[], queue text, kind text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._serves(queues text[], kinds text[], roles text[], queue text, kind text) IS 'Whether a worker registered with queues, kinds and roles (conductor.workers) runs tasks of
+queue and kind: it has the ''worker'' role (or no roles: a row heartbeat re-created) and
+serves both (its queues or kinds NULL: every one); queue or kind NULL is not asked about.
+THE rule of who serves what, read by _unserved (reap''s sweep, stats, unrunnable) and
+_wait_reasons (why_waiting, waiting_reasons).';
+
+
+--
 -- Name: _spec_problem(conductor._task_spec); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -4081,9 +4108,9 @@ CREATE FUNCTION conductor._unserved(live_since timestamp with time zone) RETURNS
     SET jit TO 'off'
     AS $$
   with live as materialized (
-    select w.queues, w.kinds from conductor.workers w
+    select w.queues, w.kinds, w.roles from conductor.workers w
      where w.last_seen_at >= _unserved.live_since
-       and (w.roles = '{}' or 'worker' = any (w.roles))
+       and conductor._serves(w.queues, w.kinds, w.roles, null, null)
   ), queued as (
     select t.queue, t.kind, pg_catalog.count(*) as tasks, pg_catalog.min(t.run_at) as oldest_run_at
       from conductor.tasks t
@@ -4093,16 +4120,13 @@ CREATE FUNCTION conductor._unserved(live_since timestamp with time zone) RETURNS
      group by t.queue, t.kind
   )
   select q.queue, q.kind, q.tasks, q.oldest_run_at,
-         exists (select from live w where w.queues is null or q.queue = any (w.queues)),
-         exists (select from live w where w.kinds is null or q.kind = any (w.kinds)),
+         exists (select from live w where conductor._serves(w.queues, w.kinds, w.roles, q.queue, null)),
+         exists (select from live w where conductor._serves(w.queues, w.kinds, w.roles, null, q.kind)),
          greatest((select pg_catalog.max(w.last_seen_at) from conductor.workers w
-                    where (w.kinds is null or q.kind = any (w.kinds))
-                      and (w.roles = '{}' or 'worker' = any (w.roles))),
+                    where conductor._serves(w.queues, w.kinds, w.roles, null, q.kind)),
                   (select s.last_served_at from conductor.served_kinds s where s.kind = q.kind))
     from queued q
-   where not exists (select from live w
-                      where (w.queues is null or q.queue = any (w.queues))
-                        and (w.kinds is null or q.kind = any (w.kinds)))
+   where not exists (select from live w where conductor._serves(w.queues, w.kinds, w.roles, q.queue, q.kind))
 $$;
 
 
@@ -4113,13 +4137,103 @@ ALTER FUNCTION conductor._unserved(live_since timestamp with time zone) OWNER TO
 --
 
 COMMENT ON FUNCTION conductor._unserved(live_since timestamp with time zone) IS 'Per (queue, kind), the queued tasks that no worker seen since live_since can run (a worker
-runs a task when it serves both its queue and its kind; NULL: every one): tasks, the
+runs a task when it serves both its queue and its kind, conductor._serves): tasks, the
 earliest run_at, queue_served (a live worker serves the queue), kind_served (a live worker
 serves the kind, on another queue), kind_last_served (the latest last_seen_at of a worker
 serving the kind, on any queue, or served_kinds row).
 The one rule read by reap()''s unknown-kind sweep, stats().unrunnable and unrunnable().
 Reads every queued task''s heap row (no index holds the kind), found through the ready
 index, never the finished history.';
+
+
+--
+-- Name: _wait_reasons(text, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone) RETURNS TABLE(reason text, detail text, until_at timestamp with time zone, holder_id bigint)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_paused conductor.paused_queues;
+  v_bucket record;
+  v_holder bigint;
+begin
+  select p.* into v_paused from conductor.paused_queues p where p.queue = _wait_reasons.queue;
+  if found then
+    return query select 'queue_paused'::text,
+      pg_catalog.format('queue %s is paused (since %s, by %s)', conductor._echo(_wait_reasons.queue),
+                        v_paused.paused_at, conductor._echo(v_paused.paused_by)),
+      null::timestamptz, null::bigint;
+  end if;
+
+  if _wait_reasons.run_at > _wait_reasons.at then
+    return query select 'due_later'::text,
+      pg_catalog.format('due at %s', _wait_reasons.run_at), _wait_reasons.run_at, null::bigint;
+  end if;
+
+  if not exists (select from conductor.workers w
+                  where w.last_seen_at >= _wait_reasons.live_since
+                    and conductor._serves(w.queues, w.kinds, w.roles, _wait_reasons.queue, _wait_reasons.kind)) then
+    return query select 'no_worker'::text,
+      pg_catalog.format('no worker seen since %s serves kind %s on queue %s', _wait_reasons.live_since,
+                        conductor._echo(_wait_reasons.kind), conductor._echo(_wait_reasons.queue)),
+      null::timestamptz, null::bigint;
+  end if;
+
+  if _wait_reasons.run_at > _wait_reasons.at then
+    return;  -- a bucket or a key keeps back a due task only
+  end if;
+
+  for v_bucket in
+    select r.scope, r.name, r.per_second, r.burst,
+           conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _wait_reasons.at) as tokens
+      from conductor.rate_limits r
+     where (r.scope = 'queue' and r.name = _wait_reasons.queue)
+        or (r.scope = 'kind' and r.name = _wait_reasons.kind)
+     order by r.scope desc
+  loop
+    -- claim's rule: a start needs a whole token, counted as floor(tokens + 1e-9)
+    if v_bucket.tokens + 1e-9 < 1 then
+      return query select 'rate_limited'::text,
+        pg_catalog.format('the rate limit of %s %s (%s a second, burst %s) has no token until %s',
+                          v_bucket.scope, conductor._echo(v_bucket.name), v_bucket.per_second, v_bucket.burst,
+                          _wait_reasons.at + (1 - v_bucket.tokens) / v_bucket.per_second * interval '1 second'),
+        _wait_reasons.at + (1 - v_bucket.tokens) / v_bucket.per_second * interval '1 second', null::bigint;
+    end if;
+  end loop;
+
+  if _wait_reasons.concurrency_key is not null then
+    select r.id into v_holder from conductor.tasks r
+     where r.status = 'running' and r.concurrency_key = _wait_reasons.concurrency_key
+     limit 1;
+    if found then
+      return query select 'concurrency_key'::text,
+        pg_catalog.format('concurrency key %s is held by running task %s',
+                          conductor._echo(_wait_reasons.concurrency_key), v_holder),
+        null::timestamptz, v_holder;
+    end if;
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone) IS 'What keeps a queued task of queue, kind, run_at and concurrency_key from being claimed at
+time at, one row per reason in this order: queue_paused (paused_queues), due_later (run_at
+after at; until_at the run_at), no_worker (no worker seen since live_since serves queue
+and kind, conductor._serves), then for a due task only rate_limited (a bucket of its queue
+or its kind holds no whole token at at, conductor._tokens; until_at when the next comes;
+one row per bucket, the queue''s first) and concurrency_key (a running task holds the key;
+holder_id names it). No row: the task is ready. detail is a sentence for a person, every
+name in it through conductor._echo. The one rule of why_waiting and waiting_reasons. A
+few index probes (the paused row, the live workers, the buckets, tasks_running_keyed); no
+locks.';
 
 
 --
@@ -8063,6 +8177,58 @@ COMMENT ON FUNCTION conductor.version() IS 'The release of the deployed schema (
 
 
 --
+-- Name: waiting_reasons(text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.waiting_reasons(queue text DEFAULT NULL::text) RETURNS TABLE(queue text, reason text, tasks bigint, oldest_run_at timestamp with time zone)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+  with clock as (
+    select conductor.now() as now,
+           conductor.now() - coalesce(s.unknown_kind_after, interval '5 minutes') as live_since
+      from conductor.settings s where s.one
+  ), groups as (
+    -- tasks alike for every reason: one call of the rule per group, not per task
+    select t.queue, t.kind, t.concurrency_key, t.run_at > c.now as later,
+           pg_catalog.count(*) as tasks, pg_catalog.min(t.run_at) as oldest_run_at
+      from conductor.tasks t cross join clock c
+     where t.status = 'queued'
+       and (waiting_reasons.queue is null or t.queue = waiting_reasons.queue)
+     group by t.queue, t.kind, t.concurrency_key, t.run_at > c.now
+  )
+  select g.queue, coalesce(r.reason, 'ready'), pg_catalog.sum(g.tasks)::bigint, pg_catalog.min(g.oldest_run_at)
+    from groups g
+   cross join clock c
+    left join lateral (
+      select w.reason
+        from conductor._wait_reasons(g.queue, g.kind, g.oldest_run_at, g.concurrency_key, c.now, c.live_since) w
+       limit 1) r on true
+   group by g.queue, coalesce(r.reason, 'ready')
+   order by g.queue, coalesce(r.reason, 'ready')
+$$;
+
+
+ALTER FUNCTION conductor.waiting_reasons(queue text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION waiting_reasons(queue text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.waiting_reasons(queue text) IS 'Per queue (only queue when given), how many queued tasks wait for each reason of
+why_waiting: queue_paused, due_later, no_worker, rate_limited, concurrency_key, or ready
+(nothing keeps them back), each task counted once under its first reason in that order,
+with the earliest run_at among them. Ordered by queue and reason; a queue with no queued
+task answers no row. Cost: one pass over the queued tasks (tasks_ready_by_queue for one
+queue, tasks_ready for all; never the finished history), grouped by queue, kind,
+concurrency key and due or not, and a few index probes per group (conductor._wait_reasons):
+on a big backlog, what the backlog''s heap rows cost to read, like stats().unrunnable.
+Reads only, no locks; any number of callers.';
+
+
+--
 -- Name: wake(text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -8143,6 +8309,75 @@ session that ends is forgotten by reap. Raises QC203 when the task does not exis
 (lock_not_available) when another transaction holds the task''s row for over 1 s (a client''s
 cancel left open): call again later. At REPEATABLE READ a completion that commits while it
 waits raises 40001: call it at READ COMMITTED.';
+
+
+--
+-- Name: why_waiting(bigint[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.why_waiting(task_ids bigint[]) RETURNS TABLE(task_id bigint, reason text, detail text, until_at timestamp with time zone, holder_id bigint, ahead bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_live_since timestamptz;
+  v_task conductor.tasks;
+  v_ahead bigint;
+begin
+  select v_now - coalesce(s.unknown_kind_after, interval '5 minutes') into v_live_since
+    from conductor.settings s where s.one;
+
+  for v_task in
+    select t.* from conductor.tasks t
+     where t.id = any (why_waiting.task_ids) and t.status = 'queued'
+     order by t.id
+  loop
+    return query
+    select v_task.id, w.reason, w.detail, w.until_at, w.holder_id, null::bigint
+      from conductor._wait_reasons(v_task.queue, v_task.kind, v_task.run_at, v_task.concurrency_key,
+                                   v_now, v_live_since) w;
+    if not found then
+      -- ready: the due tasks of its queue that claim takes first, counted up to 1000
+      select pg_catalog.count(*) into v_ahead
+        from (select from conductor.tasks o
+               where o.status = 'queued' and o.queue = v_task.queue and o.run_at <= v_now
+                 and (o.priority > v_task.priority
+                      or (o.priority = v_task.priority and (o.run_at, o.id) < (v_task.run_at, v_task.id)))
+               limit 1000) a;
+      return query select v_task.id, 'ready'::text,
+        case when v_ahead = 0 then pg_catalog.format('ready: next in line on queue %s', conductor._echo(v_task.queue))
+             else pg_catalog.format('ready: %s%s due tasks of queue %s come first (higher priority or earlier run_at)',
+                                    case when v_ahead >= 1000 then 'at least ' else '' end, v_ahead,
+                                    conductor._echo(v_task.queue)) end,
+        null::timestamptz, null::bigint, v_ahead;
+    end if;
+  end loop;
+end
+$$;
+
+
+ALTER FUNCTION conductor.why_waiting(task_ids bigint[]) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION why_waiting(task_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.why_waiting(task_ids bigint[]) IS 'Why each queued task of task_ids is not running, by task id, one row per reason in the
+order conductor._wait_reasons gives them: queue_paused (its queue is paused), due_later
+(until_at: its run_at), no_worker (no worker seen within
+conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
+for a due task rate_limited (its queue''s or kind''s bucket holds no whole token; until_at:
+when the next comes; one row per dry bucket) and concurrency_key (holder_id: the running
+task holding its key). A task with none of these is ready: one row reason ''ready'' with
+ahead, the due tasks of its queue that claim takes first (higher priority, or the same and
+an earlier run_at or lower id), counted up to 1000 (1000: at least that many). detail is a
+sentence for a person (names quoted and cut by conductor._echo, times in the session''s
+TimeZone). Tasks that do not exist or are not queued answer no row. Cost per task: a few
+index probes, and for a ready one at most 1000 entries of tasks_ready_by_queue. Reads
+only, no locks; any number of callers.';
 
 
 --
@@ -9778,6 +10013,13 @@ REVOKE ALL ON FUNCTION conductor._seconds(value interval) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _serves(queues text[], kinds text[], roles text[], queue text, kind text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._serves(queues text[], kinds text[], roles text[], queue text, kind text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _spec_problem(s conductor._task_spec); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9831,6 +10073,13 @@ REVOKE ALL ON FUNCTION conductor._tokens(per_second double precision, burst doub
 --
 
 REVOKE ALL ON FUNCTION conductor._unserved(live_since timestamp with time zone) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone) FROM PUBLIC;
 
 
 --
@@ -10412,6 +10661,16 @@ GRANT ALL ON FUNCTION conductor.version() TO conductor_admin;
 
 
 --
+-- Name: FUNCTION waiting_reasons(queue text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.waiting_reasons(queue text) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.waiting_reasons(queue text) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.waiting_reasons(queue text) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.waiting_reasons(queue text) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION wake(worker_id text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10428,6 +10687,16 @@ REVOKE ALL ON FUNCTION conductor.watch(task_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.watch(task_id bigint) TO conductor_client;
 GRANT ALL ON FUNCTION conductor.watch(task_id bigint) TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.watch(task_id bigint) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION why_waiting(task_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.why_waiting(task_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.why_waiting(task_ids bigint[]) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.why_waiting(task_ids bigint[]) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.why_waiting(task_ids bigint[]) TO conductor_admin;
 
 
 --

@@ -254,3 +254,10 @@ APPLY_RETENTION = "select what, deleted from conductor.apply_retention(batch => 
 # enqueued before the worker (that registered worker_id) started, or more than grace ago?
 # Both on the database's clock; a worker whose row is gone counts as started after it
 TASK_PATH_AGE = "select coalesce(t.enqueued_at <= w.started_at, false) as before_start, conductor.now() - t.enqueued_at > %(grace)s::interval as past_grace from conductor.tasks t left join conductor.workers w on w.id = %(worker_id)s where t.id = %(task_id)s"
+
+# -- why a task waits (issue 29; the dashboard's task and queues pages, `tasks show`) -------------
+# per queued task, what keeps it from being claimed (one row per reason, or 'ready' with how many
+# come first); no row for a task that is not queued
+WHY_WAITING = "select task_id, reason, detail, until_at, holder_id, ahead from conductor.why_waiting(task_ids => %(task_ids)s::bigint[])"  # fmt: skip
+# per queue, how many queued tasks wait for each reason (each counted once, under its first)
+WAITING_REASONS = "select queue, reason, tasks, oldest_run_at from conductor.waiting_reasons()"

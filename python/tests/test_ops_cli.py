@@ -367,3 +367,16 @@ def test_tasks_number_each_attempt_and_show_the_retry_budget_apart(db_dsn: str, 
     listed = cli(db_dsn, "tasks", "--queue", "numbers").stdout.splitlines()
     assert listed[0].split()[:6] == ["ID", "STATUS", "QUEUE", "KIND", "TRIES", "USED"], listed
     assert listed[1].split()[:5] == [str(waiting), "waiting", "numbers", "k", "0/1"], listed
+
+
+def test_tasks_show_says_why_a_queued_task_is_not_running(db_dsn: str, db_conn: Conn) -> None:
+    db_conn.execute("select conductor.register_worker(worker_id => 'why-w', queues => '{why-q}')")
+    ready = enqueue(db_conn, "why-q")
+    paused = enqueue(db_conn, "why-paused")
+    db_conn.execute("select conductor.pause_queue('why-paused')")
+    text = cli(db_dsn, "tasks", "show", str(paused)).stdout
+    assert "why it is not running:\n  queue 'why-paused' is paused (since " in text
+    assert re.search(r"^  queue 'why-paused' is paused \(since .*\)  \[queue_paused\]$", text, re.MULTILINE), text
+    assert re.search(r"^  no worker seen since .* on queue 'why-paused'  \[no_worker\]$", text, re.MULTILINE), text
+    text = cli(db_dsn, "tasks", "show", str(ready)).stdout
+    assert "why it is not running:\n  ready: next in line on queue 'why-q'  [ready]\n" in text

@@ -62,10 +62,12 @@
 --   conductor._fail_run(root_id, recoveries, max)   fails a run at the limit
 --   conductor._lock_tree(task_id)   a task and its unfinished descendants,
 --        locked NOWAIT (55P03 when another transaction holds one)
+--   conductor._serves(queues, kinds, roles, queue, kind)   THE rule of "a worker
+--        can run a task" (it serves both the task's queue and its kind; NULL
+--        queues or kinds: every one), read by _unserved and by _wait_reasons
+--        (functions/waiting: why_waiting, waiting_reasons)
 --   conductor._unserved(live_since)   the queued tasks no live worker can run,
---        per queue and kind: THE rule of "a worker can run a task" (it serves
---        both the task's queue and its kind; NULL queues or kinds: every one),
---        used by the sweep, stats().unrunnable and unrunnable()
+--        per queue and kind, used by the sweep, stats().unrunnable and unrunnable()
 --
 --   conductor.next_wake()   when reap next has something to do, so a worker can
 --        run it then rather than only every reap interval (durable sleeps wake on
@@ -110,8 +112,28 @@ set local role conductor_owner;
 -- queue (workers.queues NULL or holding it) and its kind (workers.kinds NULL or
 -- holding it); a process that registered without the 'worker' role (a scheduler
 -- only) runs nothing, whatever its kinds say (a row heartbeat re-created has no
--- roles and counts: it claims). Live: seen at or after live_since. Per (queue, kind) of the
--- queued tasks (due or not) that no live worker can run: how many, the
+-- roles and counts: it claims). queue or kind NULL: that one is not asked about.
+create or replace function conductor._serves(queues text[], kinds text[], roles text[], queue text, kind text)
+  returns boolean
+  language sql immutable parallel safe
+  set search_path = pg_catalog, pg_temp
+as $$
+  select (_serves.roles = '{}' or 'worker' = any (_serves.roles))
+     and (_serves.queue is null or _serves.queues is null or _serves.queue = any (_serves.queues))
+     and (_serves.kind is null or _serves.kinds is null or _serves.kind = any (_serves.kinds))
+$$;
+
+comment on function conductor._serves(text[], text[], text[], text, text) is
+$$Whether a worker registered with queues, kinds and roles (conductor.workers) runs tasks of
+queue and kind: it has the 'worker' role (or no roles: a row heartbeat re-created) and
+serves both (its queues or kinds NULL: every one); queue or kind NULL is not asked about.
+THE rule of who serves what, read by _unserved (reap's sweep, stats, unrunnable) and
+_wait_reasons (why_waiting, waiting_reasons).$$;
+
+revoke execute on function conductor._serves(text[], text[], text[], text, text) from public;
+
+-- Live: seen at or after live_since. Per (queue, kind) of the
+-- queued tasks (due or not) that no live worker can run (conductor._serves): how many, the
 -- earliest run_at, whether a live worker serves the queue at all, whether one
 -- serves the kind (on another queue), and when a worker (live or not, on any
 -- queue) was last seen serving the kind, or one serving it deregistered
@@ -127,9 +149,9 @@ create or replace function conductor._unserved(live_since timestamptz)
   set jit = off
 as $$
   with live as materialized (
-    select w.queues, w.kinds from conductor.workers w
+    select w.queues, w.kinds, w.roles from conductor.workers w
      where w.last_seen_at >= _unserved.live_since
-       and (w.roles = '{}' or 'worker' = any (w.roles))
+       and conductor._serves(w.queues, w.kinds, w.roles, null, null)
   ), queued as (
     select t.queue, t.kind, pg_catalog.count(*) as tasks, pg_catalog.min(t.run_at) as oldest_run_at
       from conductor.tasks t
@@ -139,21 +161,18 @@ as $$
      group by t.queue, t.kind
   )
   select q.queue, q.kind, q.tasks, q.oldest_run_at,
-         exists (select from live w where w.queues is null or q.queue = any (w.queues)),
-         exists (select from live w where w.kinds is null or q.kind = any (w.kinds)),
+         exists (select from live w where conductor._serves(w.queues, w.kinds, w.roles, q.queue, null)),
+         exists (select from live w where conductor._serves(w.queues, w.kinds, w.roles, null, q.kind)),
          greatest((select pg_catalog.max(w.last_seen_at) from conductor.workers w
-                    where (w.kinds is null or q.kind = any (w.kinds))
-                      and (w.roles = '{}' or 'worker' = any (w.roles))),
+                    where conductor._serves(w.queues, w.kinds, w.roles, null, q.kind)),
                   (select s.last_served_at from conductor.served_kinds s where s.kind = q.kind))
     from queued q
-   where not exists (select from live w
-                      where (w.queues is null or q.queue = any (w.queues))
-                        and (w.kinds is null or q.kind = any (w.kinds)))
+   where not exists (select from live w where conductor._serves(w.queues, w.kinds, w.roles, q.queue, q.kind))
 $$;
 
 comment on function conductor._unserved(timestamptz) is
 $$Per (queue, kind), the queued tasks that no worker seen since live_since can run (a worker
-runs a task when it serves both its queue and its kind; NULL: every one): tasks, the
+runs a task when it serves both its queue and its kind, conductor._serves): tasks, the
 earliest run_at, queue_served (a live worker serves the queue), kind_served (a live worker
 serves the kind, on another queue), kind_last_served (the latest last_seen_at of a worker
 serving the kind, on any queue, or served_kinds row).

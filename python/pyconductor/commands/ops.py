@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pyconductor import statuses
 from pyconductor.cliutil import fail
 from pyconductor.commands.connect import command
 from pyconductor.durations import format_duration
@@ -243,6 +244,10 @@ def _task_show(args: argparse.Namespace, conn: Any) -> int:
         ("error", task["error"]),
     ]
     out += [f"  {name + ':':<17}{_cell(value)}" for name, value in fields if value is not None]
+    if task["status"] == statuses.QUEUED:
+        waiting = conn.execute(queries.WHY_WAITING, {"task_ids": [task["id"]]}).fetchall()
+        out.append("why it is not running:")
+        out += [f"  {r['detail']}  [{r['reason']}]" for r in waiting]
     attempts = task["attempts"] or []
     logs = {r["attempt_id"]: r for r in conn.execute(queries.TASK_LOGS, {"attempt_ids": [a["id"] for a in attempts]})}
     out.append(f"attempts ({len(attempts)}):")

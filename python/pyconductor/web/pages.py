@@ -106,6 +106,34 @@ def _steps_table(steps: Sequence[Mapping[str, Any]]) -> str:
     return "".join(out)
 
 
+# conductor.why_waiting's reasons, in its order (each task counted under its first by waiting_reasons)
+WAITING_REASONS = ("queue_paused", "due_later", "no_worker", "rate_limited", "concurrency_key", "ready")
+
+
+def _waiting_section(reasons: Sequence[Mapping[str, Any]]) -> str:
+    """Why a queued task is not running: each reason's sentence (the database writes it; names in it
+    are data, escaped), the task holding its concurrency key linked."""
+    items = "".join(
+        f'<li data-reason="{h(r["reason"])}">{h(r["detail"])}'
+        + (f' (<a href="/runs/{int(r["holder_id"])}">task {int(r["holder_id"])}</a>)' if r["holder_id"] else "")
+        + "</li>"
+        for r in reasons
+    )
+    return f"<h2>Why it is not running</h2><ul id=waiting>{items}</ul>"
+
+
+def _waiting_table(waiting: Mapping[str, Mapping[str, int]]) -> str:
+    """Per queue, how many queued tasks wait for each reason (conductor.waiting_reasons)."""
+    head = "".join(f"<th>{h(reason.replace('_', ' '))}" for reason in WAITING_REASONS)
+    rows = "".join(
+        f'<tr data-waiting-queue="{h(queue)}"><td>{h(queue)}'
+        + "".join(f'<td class=n data-reason="{reason}">{counts.get(reason, 0)}' for reason in WAITING_REASONS)
+        + "</tr>"
+        for queue, counts in waiting.items()
+    )
+    return f"<h2>Why queued tasks wait</h2><table id=waiting-reasons><tr><th>queue{head}</tr>{rows}</table>"
+
+
 def queues(request: Request, view: QueuesView, notice: str) -> str:
     """``/``: each queue's stats() with its Pause or Resume button, the live workers, the leader leases."""
     stats, paused, workers, leaders = view.stats, view.paused, view.workers, view.leaders
@@ -158,6 +186,8 @@ def queues(request: Request, view: QueuesView, notice: str) -> str:
                        f"<td><a href=\"/runs{h(query_string({'queue': queue}))}\">{q}</a>"
                        f"{blank}{controls(queue, True)}</tr>")  # fmt: skip
         out.append("</table>")
+    if view.waiting:
+        out.append(_waiting_table(view.waiting))
     out.append("<h2>Workers</h2>")
     if not workers:
         out.append("<p>No live workers.</p>")
@@ -253,6 +283,8 @@ def run(request: Request, view: RunView, notice: str) -> str:
         + (f"<tr><th>error<td class=err id=task-error>{h(task['error'])}" if task["error"] else "")
         + "</table>"
     )  # fmt: skip
+    if view.waiting:
+        out.append(_waiting_section(view.waiting))
     out.append(f"<h2>Payload</h2><pre>{json_block(task['payload'])}</pre>")
     if task["result"] is not None:
         out.append(f"<h2>Result</h2><pre id=result>{json_block(task['result'])}</pre>")

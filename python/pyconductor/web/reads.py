@@ -18,7 +18,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from pyconductor import defaults, queries
+from pyconductor import defaults, queries, statuses
 from pyconductor.dsn import redact_dsn, tcp_options
 from pyconductor.errors import mapped_errors
 from pyconductor.schema import check_schema
@@ -61,12 +61,14 @@ def check_release(dsn: str) -> None:
 
 @dataclass(frozen=True)
 class QueuesView:
-    """The queues page: stats() per queue, the paused queues by name, the live workers, the leader leases."""
+    """The queues page: stats() per queue, the paused queues by name, the live workers, the leader leases,
+    and per queue how many queued tasks wait for each reason (waiting_reasons(): queue -> reason -> tasks)."""
 
     stats: list[Row]
     paused: dict[str, Row]
     workers: list[Row]
     leaders: list[Row]
+    waiting: dict[str, dict[str, int]]
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,9 @@ class RunsView:
 @dataclass(frozen=True)
 class RunView:
     """One task and its run: the root, the root's descendants (at most TREE_LIMIT),
-    the attempts and steps of each by task id, and the log lines of the task's
-    latest attempts (``own``) by attempt id."""
+    the attempts and steps of each by task id, the log lines of the task's
+    latest attempts (``own``) by attempt id, and why the task waits when it is
+    queued (why_waiting(): its reasons, or 'ready'; empty when it is not queued)."""
 
     task: Row
     root: Row
@@ -90,6 +93,7 @@ class RunView:
     own: list[Row]
     logs: dict[int, Row]
     steps: dict[int, list[Row]]
+    waiting: list[Row]
 
 
 class DashboardData:
@@ -129,7 +133,14 @@ class DashboardData:
             paused={r["queue"]: r for r in self._rows(queries.DASHBOARD_PAUSED_QUEUES, {"limit": SCHEDULES_LIMIT})},
             workers=self._rows(queries.DASHBOARD_WORKERS),
             leaders=self._rows(queries.LEADERS),
+            waiting=self._waiting_reasons(),
         )
+
+    def _waiting_reasons(self) -> dict[str, dict[str, int]]:
+        waiting: dict[str, dict[str, int]] = {}
+        for r in self._rows(queries.WAITING_REASONS):
+            waiting.setdefault(r["queue"], {})[r["reason"]] = r["tasks"]
+        return waiting
 
     def runs(self, status: str | None, queue: str | None, kind: str | None, before: int | None,
              limit: int) -> RunsView:  # fmt: skip
@@ -156,7 +167,8 @@ class DashboardData:
         if self._has_steps_table():
             for s in self._rows(queries.DASHBOARD_STEPS, {"task_ids": ids, "limit": STEPS_LIMIT}):
                 steps.setdefault(s["task_id"], []).append(s)
-        return RunView(task, root, descendants, attempts, own, logs, steps)
+        waiting = self._rows(queries.WHY_WAITING, {"task_ids": [task_id]}) if task["status"] == statuses.QUEUED else []
+        return RunView(task, root, descendants, attempts, own, logs, steps, waiting)
 
     def schedules(self) -> list[Row]:
         """Every schedule (at most SCHEDULES_LIMIT) with its latest fire."""

@@ -1,6 +1,6 @@
 -- conductor_client enqueues, reads, cancels and retries through the API, and reads stats.
 begin;
-select plan(10);
+select plan(11);
 
 create role t_client;
 grant conductor_client to t_client;
@@ -15,6 +15,8 @@ select is((select count(*) from conductor.list_tasks(queue => 'ro-c')), 3::bigin
 select is(conductor.cancel(task_id => :t), 1, 'A client cancels a task.');
 select is(conductor.retry(task_id => :t), :t::bigint, 'A client retries the cancelled task.');
 select is((select s.ready from conductor.stats() s where s.queue = 'ro-c'), 3::bigint, 'A client reads stats().');
+select is((select tasks from conductor.waiting_reasons(queue => 'ro-c') where reason = 'no_worker'), 3::bigint,
+  'A client reads waiting_reasons(): no worker serves ro-c.');
 select lives_ok('select * from conductor.leaders()', 'A client reads who holds the leader locks.');
 select lives_ok('select * from conductor.list_schedules()', 'A client lists the schedules.');
 select is((select count(*) from conductor.tasks where queue = 'ro-c'), 3::bigint, 'A client reads conductor.tasks directly.');
