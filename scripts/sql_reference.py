@@ -58,7 +58,7 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "(the protocol: [the worker protocol](../protocol.md)).",
      ("sleep", "wake", "next_due", "next_wake", "watch", "unwatch")),
     ("Reading", "Task state and queue health, for dashboards, alerts and other languages.",
-     ("get_task", "list_attempts", "list_tasks", "stats", "unrunnable", "unfinished_statuses",
+     ("get_task", "list_attempts", "run_timeline", "list_tasks", "stats", "unrunnable", "unfinished_statuses",
       "finished_statuses")),
     ("Cancelling and retrying", "", ("cancel", "retry")),
     ("Maintenance", "Taking back lost work and deleting old history.", ("reap", "reap_report", "apply_retention", "prune")),
