@@ -254,3 +254,8 @@ APPLY_RETENTION = "select what, deleted from conductor.apply_retention(batch => 
 # enqueued before the worker (that registered worker_id) started, or more than grace ago?
 # Both on the database's clock; a worker whose row is gone counts as started after it
 TASK_PATH_AGE = "select coalesce(t.enqueued_at <= w.started_at, false) as before_start, conductor.now() - t.enqueued_at > %(grace)s::interval as past_grace from conductor.tasks t left join conductor.workers w on w.id = %(worker_id)s where t.id = %(task_id)s"
+
+
+# -- a run's timeline (issue 29: the run page's waterfall) ------------------------------
+# spans of the run a task belongs to, in time order; attempt labels say which claims resume a wait
+RUN_TIMELINE = "select * from conductor.run_timeline(run_task_id => %(task_id)s, max_tasks => %(max_tasks)s)"
