@@ -51,9 +51,9 @@ def timeline_svg(spans: Sequence[Mapping[str, Any]], now: datetime) -> str:
     if not spans:
         return "<p id=no-timeline>Nothing to draw yet.</p>"
     start = min(s["started_at"] for s in spans)
-    end = max([now, *(s["finished_at"] for s in spans if s["finished_at"])])
-    if end < now and any(s["finished_at"] is None for s in spans):
-        end = now
+    # the axis ends at the last end, or now while anything still goes on
+    ends = [s["finished_at"] or now for s in spans]
+    end = max([start, *ends])
     total = max((end - start).total_seconds(), 0.001)
     scale = (WIDTH - GUTTER - 10) / total
 
