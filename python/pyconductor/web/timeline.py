@@ -77,9 +77,11 @@ def timeline_svg(spans: Sequence[Mapping[str, Any]], now: datetime) -> str:
     kinds = {s["task_id"]: s["label"] for s in spans if s["span"] == "task"}
     for (task_id, part), i in row.items():
         y = TOP + i * LANE
-        text = f"{task_id} {safe_name(kinds.get(task_id, ''))}" if part == "task" else "steps"
+        text = f"{task_id} {kinds.get(task_id, '')}"[:40] if part == "task" else "steps"  # cut before escaping
         indent = 4 if part == "task" else 18
-        out.append(f'<text x="{indent}" y="{y + BAR - 2}" data-lane="{part}" data-task="{task_id}">{text[:40]}</text>')
+        out.append(
+            f'<text x="{indent}" y="{y + BAR - 2}" data-lane="{part}" data-task="{task_id}">{safe_name(text)}</text>'
+        )
     for n, s in enumerate(spans):
         finished = s["finished_at"] or end
         lane = (s["task_id"], "steps" if s["span"] == "step" else "task")
