@@ -261,3 +261,7 @@ TASK_PATH_AGE = "select coalesce(t.enqueued_at <= w.started_at, false) as before
 WHY_WAITING = "select task_id, reason, detail, until_at, holder_id, ahead from conductor.why_waiting(task_ids => %(task_ids)s::bigint[])"  # fmt: skip
 # per queue, how many queued tasks wait for each reason (each counted once, under its first)
 WAITING_REASONS = "select queue, reason, tasks, oldest_run_at from conductor.waiting_reasons()"
+
+# -- a run's timeline (issue 29: the run page's waterfall) ------------------------------
+# spans of the run a task belongs to, in time order; attempt labels say which claims resume a wait
+RUN_TIMELINE = "select * from conductor.run_timeline(run_task_id => %(task_id)s, max_tasks => %(max_tasks)s)"

@@ -307,3 +307,61 @@ def test_pages_poll_when_the_schema_has_no_event_bus(app: Conductor, db_conn: An
     expect(page.locator("#live")).to_have_attribute("data-stream", "unavailable")
     app.enqueue("x", {}, queue="polled")
     expect(page.locator('tr[data-queue="polled"]')).to_have_count(1)  # the 2 s re-fetch
+
+
+SCREENSHOTS = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "img")
+
+
+def test_a_run_timeline_draws_each_attempt_step_child_and_wait_in_order(app: Conductor, db_conn: Any,
+                                                                         dashboard: DashboardServer, page: Any) -> None:  # fmt: skip
+    """Issue 29: a durable run (a step, a child, a wait for it, a wait for an event, a durable sleep)
+    is one bar per attempt, step, child and wait, in time order; at 1280 and 1920 px the log panel
+    is drawn beside the attempts table, not over it; the screenshots go to docs/img."""
+
+    def claim(queue: str) -> int:
+        return int(db_conn.execute("select attempt_id from conductor.claim(worker_id => 'w1', queues => %s, "
+                                   "max_tasks => 1, lease => '60 seconds')", ([queue],)).fetchone()[0])  # fmt: skip
+
+    run = app.enqueue("order", {"order": 7}, queue="tl-run")
+    first = claim("tl-run")
+    db_conn.execute("select conductor.save_step(%s, 'reserve', '{\"shelf\": \"B-12\"}')", (first,))
+    db_conn.execute("select conductor.spawn(%s, 'pack', 'pack', '{}', 'tl-child')", (first,))
+    db_conn.execute("select conductor.suspend(%s, 'children', 'children_all')", (first,))
+    child = claim("tl-child")
+    db_conn.execute("select conductor.complete(%s, '{}')", (child,))
+    second = claim("tl-run")
+    db_conn.execute("select conductor.suspend(%s, 'event:approved', 'event', 'tl-approved-7')", (second,))
+    db_conn.execute("select conductor.emit_event('tl-approved-7', '{\"by\": \"ann\"}')")
+    third = claim("tl-run")
+    db_conn.execute("select conductor.suspend(%s, 'sleep', 'sleep', duration => '0.2 seconds')", (third,))
+    wait_until(lambda: db_conn.execute("select conductor.reap()") is not None and db_conn.execute(
+        "select status::text from conductor.tasks where id = %s", (run,)).fetchone()[0] == "queued", timeout=10)  # fmt: skip
+    last = claim("tl-run")
+    db_conn.execute("select conductor.fail(%s, '<img src=x onerror=alert(1)> out of stock')", (last,))
+
+    for width in (1280, 1920):
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.goto(f"{dashboard.url}/runs/{run}")
+        bars = page.locator("#timeline rect.bar")
+        expect(bars.first).to_be_visible()
+        drawn = [b for b in bars.evaluate_all("els => els.map(e => [e.dataset.span, e.dataset.what, e.dataset.start])")
+                 if b[0] != "queued"]  # fmt: skip
+        assert [(span, what) for span, what, _ in drawn] == [
+            ("task", "failed"), ("attempt", "suspended"), ("step", "step"), ("step", "spawn"), ("task", "succeeded"),
+            ("wait", "children"), ("attempt", "succeeded"), ("attempt", "suspended"), ("wait", "event"),
+            ("attempt", "suspended"), ("wait", "sleep"), ("attempt", "failed"),
+        ], drawn  # fmt: skip
+        starts = [start for _, _, start in drawn]
+        assert starts == sorted(starts)
+        failed = page.locator("#timeline rect[data-failed] title")
+        expect(failed).to_contain_text("<img src=x onerror=alert(1)> out of stock")  # text, not an element
+        expect(page.locator("#timeline img, #logs img")).to_have_count(0)
+        page.locator(f'li[data-id="{run}"] > details').evaluate("d => d.open = true")
+        table = page.locator(f'li[data-id="{run}"] > details table.attempts').bounding_box()
+        logs = page.locator("#logs").bounding_box()
+        assert table is not None and logs is not None
+        apart = (table["x"] + table["width"] <= logs["x"] or logs["y"] >= table["y"] + table["height"]
+                 or logs["y"] + logs["height"] <= table["y"])  # fmt: skip
+        assert apart, (width, table, logs)
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        page.screenshot(path=os.path.join(SCREENSHOTS, f"run-timeline-{width}.png"), full_page=True)

@@ -837,9 +837,30 @@ def test_the_run_page_numbers_each_attempt_in_claim_order(app: Conductor, db_con
     _, second = claim_one(db_conn, "numbers")
     db_conn.execute("select conductor.complete(%s, '{}')", (second,))
     page = client.get(f"/runs/{task}").text
-    rows = re.findall(r'<tr data-attempt="(\d+)"><td class=n>(\d+)<td class=n>(\d+)<td>', page)
-    assert [int(n) for _, n, _ in rows] == [1, 2] and int(rows[1][2]) == second, rows
+    rows = re.findall(r'<tr data-attempt="(\d+)"><td class=n>(\d+)<td class=label>([^<]*)<td class=n>(\d+)<td>', page)
+    assert [int(n) for _, n, _, _ in rows] == [1, 2] and int(rows[1][3]) == second, rows
+    assert [label for _, _, label, _ in rows] == ["attempt 1", "attempt 2"], rows  # a lost attempt is no resume
     assert re.search(r"<tr><th>tries used<td>1 of 1 \(recoveries 1", page), page[:3000]
     assert "lost" in page and "succeeded" in page
     runs = client.get("/runs?queue=numbers").text
     assert "<th>tries used" in runs and "<td class=n>1/1" in runs
+
+
+def test_the_run_page_draws_the_timeline_and_labels_each_resume(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+    """Issue 29: a durable run that waited for an event reads 'attempt 1' then 'attempt 1, resume 1', not
+    two first attempts, and its timeline draws the attempts, the step and the wait, in time order."""
+    task = app.enqueue("order", {}, queue="timeline")
+    _, first = claim_one(db_conn, "timeline")
+    db_conn.execute("select conductor.save_step(%s, 'reserve', '{}')", (first,))
+    db_conn.execute("select conductor.suspend(%s, 'approved', 'event', 'tl-approved')", (first,))
+    db_conn.execute("select conductor.emit_event('tl-approved', '{}')")
+    _, second = claim_one(db_conn, "timeline")
+    db_conn.execute("select conductor.fail(%s, '<script>alert(1)</script>')", (second,))
+    page = client.get(f"/runs/{task}").text
+    labels = re.findall(r'<tr data-attempt="\d+"><td class=n>\d+<td class=label>([^<]*)<', page)
+    assert labels == ["attempt 1", "attempt 1, resume 1"], labels
+    bars = re.findall(r'<rect class="bar \w+" data-span="(\w+)" data-what="(\w+)"', page)
+    assert [b for b in bars if b[0] != "queued"] == [
+        ("task", "failed"), ("attempt", "suspended"), ("step", "step"), ("wait", "event"), ("attempt", "failed"),
+    ], bars  # fmt: skip
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;</title>" in page

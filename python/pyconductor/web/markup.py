@@ -104,9 +104,11 @@ pre{background:#f7f7f7;padding:.5em;overflow:auto;max-height:30em}
 .notice{background:#fff6cc;padding:.5em;border:1px solid #e6d98c}
 .err{color:#a00}form.inline{display:inline}ul.tree{list-style:none;padding-left:1.2em}
 li.current>.line{font-weight:bold}button{cursor:pointer}
-.cols{display:flex;gap:1.5em;align-items:flex-start;flex-wrap:wrap}.cols>section{flex:1 1 30em;min-width:0}
+.cols{display:flex;gap:1.5em;align-items:flex-start;flex-wrap:wrap}
+.cols>section{flex:1 1 30em;min-width:0;overflow-x:auto}
 .paused{background:#f4d8a8;padding:0 .4em;border-radius:3px}tr.off td{color:#888}
 table.log td{font:12px/1.3 ui-monospace,monospace}table.log td.msg{white-space:pre-wrap;word-break:break-word}
+#timeline{max-width:100%;overflow-x:auto}#timeline svg{min-width:40em}
 .lv-warning{background:#fff6cc}.lv-error,.lv-critical{background:#f8d0d0}
 """
 

@@ -4,7 +4,7 @@ every value escaped (:mod:`pyconductor.web.markup`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +30,7 @@ from pyconductor.web.reads import (
     RunsView,
     RunView,
 )
+from pyconductor.web.timeline import timeline_svg
 
 __all__ = ["PAGE_SIZE", "notice_line", "queues", "run", "runs", "schedules"]
 
@@ -51,7 +52,9 @@ def _level_class(level: Any) -> str:
     return "lv-" + "".join(c for c in str(level or "").lower() if c.isalpha())[:16]
 
 
-def _logs_section(attempts: Sequence[Mapping[str, Any]], logs: Mapping[int, Mapping[str, Any]]) -> str:
+def _logs_section(
+    attempts: Sequence[Mapping[str, Any]], logs: Mapping[int, Mapping[str, Any]], label: Callable[[int], str]
+) -> str:
     """The handler log lines of ``attempts`` (newest first), every field escaped."""
     out = ["<h2>Log</h2>"]
     shown = [a for a in reversed(attempts) if a["id"] in logs]
@@ -61,7 +64,7 @@ def _logs_section(attempts: Sequence[Mapping[str, Any]], logs: Mapping[int, Mapp
         log = logs[a["id"]]
         lines = log["lines"] if isinstance(log["lines"], list) else []
         dropped = int(log["dropped"] or 0)
-        out.append(f"<div class=log data-attempt=\"{a['id']}\"><h3>attempt #{a['number']} "
+        out.append(f"<div class=log data-attempt=\"{a['id']}\"><h3>#{a['number']} {h(label(a['id']))} "
                    f"<small>({len(lines)} lines{f', {dropped} dropped' if dropped else ''})</small></h3>"
                    "<table class=log>")  # fmt: skip
         for line in lines:
@@ -78,17 +81,18 @@ def _logs_section(attempts: Sequence[Mapping[str, Any]], logs: Mapping[int, Mapp
     return "".join(out)
 
 
-def _attempts_table(attempts: Sequence[Mapping[str, Any]]) -> str:
+def _attempts_table(attempts: Sequence[Mapping[str, Any]], label: Callable[[int], str]) -> str:
     if not attempts:
         return "<p>No attempts yet.</p>"
     # #: the attempt's number, 1..n in claim order (conductor.list_attempts); id: its attempt id
-    out = [("<table class=attempts><tr><th>#<th>id<th>worker<th>host/pid<th>claimed<th>finished"
+    out = [("<table class=attempts><tr><th>#<th>attempt<th>id<th>worker<th>host/pid<th>claimed<th>finished"
             "<th>took<th>outcome<th>error</tr>")]  # fmt: skip
     for a in attempts:
         tb = (f"<details><summary>traceback</summary><pre class=traceback>{h(a['traceback'])}</pre></details>"
               if a.get("traceback") else "")  # fmt: skip
         out.append(
-            f'<tr data-attempt="{a["id"]}"><td class=n>{a["number"]}<td class=n>{a["id"]}'
+            f'<tr data-attempt="{a["id"]}"><td class=n>{a["number"]}<td class=label>{h(label(a["id"]))}'
+            f"<td class=n>{a['id']}"
             f"<td>{safe_name(a['worker_id'])}"
             f"<td>{safe_name(a.get('host') or '-')}/{h(a.get('pid') or '-')}<td>{ts(a['claimed_at'])}"
             f"<td>{ts(a['finished_at'])}<td class=n>{took(a['claimed_at'], a['finished_at'])}"
@@ -289,6 +293,8 @@ def run(request: Request, view: RunView, notice: str) -> str:
     if task["result"] is not None:
         out.append(f"<h2>Result</h2><pre id=result>{json_block(task['result'])}</pre>")
 
+    out.append(f"<h2>Timeline</h2><div id=timeline>{timeline_svg(view.timeline, datetime.now(UTC))}</div>")
+
     # the tree of the run: root first, children under their parent
     by_parent: dict[int | None, list[dict[str, Any]]] = {}
     for d in descendants:
@@ -308,7 +314,7 @@ def run(request: Request, view: RunView, notice: str) -> str:
             parts.append(f"<details{' open' if tid == task_id else ''}><summary>attempts "
                          f"({len(attempts.get(tid, []))}), "
                          f"steps ({len(steps.get(tid, []))})</summary>")  # fmt: skip
-            parts.append(_attempts_table(attempts.get(tid, [])))
+            parts.append(_attempts_table(attempts.get(tid, []), view.attempt_label))
             if steps.get(tid):
                 parts.append(_steps_table(steps[tid]))
             parts.append("</details>")
@@ -321,7 +327,7 @@ def run(request: Request, view: RunView, notice: str) -> str:
     out.append(f"<div class=cols><section id=run><h2>Run {root_id}</h2><ul class=tree id=tree>{node(root)}</ul>")
     if len(descendants) >= TREE_LIMIT:
         out.append(f"<p class=notice>Only the first {TREE_LIMIT} tasks of this run are shown.</p>")
-    out.append(f"</section><section id=logs>{_logs_section(own, logs)}</section></div>")
+    out.append(f"</section><section id=logs>{_logs_section(own, logs, view.attempt_label)}</section></div>")
     return "".join(out)
 
 

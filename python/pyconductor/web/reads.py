@@ -94,6 +94,11 @@ class RunView:
     logs: dict[int, Row]
     steps: dict[int, list[Row]]
     waiting: list[Row]
+    timeline: list[Row]
+
+    def attempt_label(self, attempt_id: int) -> str:
+        """The attempt's label as run_timeline names it ('attempt 1, resume 2')."""
+        return next((s["label"] for s in self.timeline if s["span"] == "attempt" and s["attempt_id"] == attempt_id), "")
 
 
 class DashboardData:
@@ -168,7 +173,8 @@ class DashboardData:
             for s in self._rows(queries.DASHBOARD_STEPS, {"task_ids": ids, "limit": STEPS_LIMIT}):
                 steps.setdefault(s["task_id"], []).append(s)
         waiting = self._rows(queries.WHY_WAITING, {"task_ids": [task_id]}) if task["status"] == statuses.QUEUED else []
-        return RunView(task, root, descendants, attempts, own, logs, steps, waiting)
+        timeline = self._rows(queries.RUN_TIMELINE, {"task_id": task_id, "max_tasks": TREE_LIMIT + 1})
+        return RunView(task, root, descendants, attempts, own, logs, steps, waiting, timeline)
 
     def schedules(self) -> list[Row]:
         """Every schedule (at most SCHEDULES_LIMIT) with its latest fire."""

@@ -42,7 +42,7 @@ select set_eq(
        and pg_catalog.has_function_privilege('conductor_admin', p.oid, 'EXECUTE')$$,
   array['pause_queue', 'resume_queue', 'set_rate_limit', 'publish', 'subscribe', 'unsubscribe', 'exclusive', 'apply_retention', 'save_log', 'overdue_schedules', 'fire_schedule', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'register_worker', 'configure_kind', 'enqueue', 'enqueue_many', 'claim', 'heartbeat',
         'save_step', 'spawn', 'children', 'suspend', 'emit_event', 'complete', 'complete_many', 'fail', 'release',
-        'reap', 'reap_report', 'create_schedule', 'tick', 'next_wake', 'next_due', 'list_schedules', 'get_task', 'list_attempts', 'list_tasks', 'stats',
+        'reap', 'reap_report', 'create_schedule', 'tick', 'next_wake', 'next_due', 'list_schedules', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'stats',
         'unrunnable', 'why_waiting', 'waiting_reasons', 'sleep', 'wake', 'watch', 'unwatch',
         'try_lead', 'leaders', 'lead_key', 'release_lead', 'foreign_lock_holders', 'cron_next', 'cron_validate', 'deregister_worker',
         'update_schedule', 'enable_schedule', 'delete_schedule', 'cancel', 'retry', 'prune'],

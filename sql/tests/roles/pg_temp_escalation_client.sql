@@ -4,7 +4,7 @@
 -- enqueue). The last test checks that this file called every function granted to
 -- conductor_client, so a new grant needs a line here.
 begin;
-select plan(25);
+select plan(26);
 \ir ../helpers.psql
 
 create role t_client;
@@ -25,6 +25,8 @@ select count(*) from conductor.get_task(task_id => :t1);
 select is(pg_temp.owner_runs(), 0::bigint, 'get_task ran no pg_temp code as the owner.');
 select count(*) from conductor.list_attempts(task_ids => array[:t1]::bigint[]);
 select is(pg_temp.owner_runs(), 0::bigint, 'list_attempts ran no pg_temp code as the owner.');
+select count(*) from conductor.run_timeline(run_task_id => :t1);
+select is(pg_temp.owner_runs(), 0::bigint, 'run_timeline ran no pg_temp code as the owner.');
 select count(*) from conductor.watch(task_id => :t1);
 select conductor.unwatch(task_id => :t1);
 select is(pg_temp.owner_runs(), 0::bigint, 'watch and unwatch ran no pg_temp code as the owner.');
@@ -68,7 +70,7 @@ select set_eq(
   $$select distinct p.proname::pg_catalog.text from pg_catalog.pg_proc p
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_client', p.oid, 'EXECUTE')$$,
-  array['publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'enqueue', 'enqueue_many', 'get_task', 'list_attempts', 'list_tasks', 'children', 'cancel', 'retry',
+  array['publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'enqueue', 'enqueue_many', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'children', 'cancel', 'retry',
         'emit_event', 'stats', 'unrunnable', 'why_waiting', 'waiting_reasons', 'list_schedules', 'leaders', 'lead_key', 'cron_next', 'cron_validate',
         'watch', 'unwatch'],
   'This file calls every function granted to conductor_client.');

@@ -2,7 +2,7 @@
 -- indexes of the hot path, every public function with its signature, SECURITY DEFINER with an
 -- empty search_path, and who may execute what.
 begin;
-select plan(167);
+select plan(173);
 
 select has_table('conductor', 'tasks', 'conductor.tasks exists.');
 select has_table('conductor', 'attempts', 'conductor.attempts exists.');
@@ -72,6 +72,7 @@ select has_function('conductor', 'register_worker', ARRAY['text', 'text', 'integ
 select has_function('conductor', 'deregister_worker', ARRAY['text']::name[], 'conductor.deregister_worker(text) exists.');
 select has_function('conductor', 'get_task', ARRAY['bigint']::name[], 'conductor.get_task(bigint) exists.');
 select has_function('conductor', 'list_attempts', ARRAY['bigint[]']::name[], 'conductor.list_attempts(bigint[]) exists.');
+select has_function('conductor', 'run_timeline', ARRAY['bigint', 'integer']::name[], 'conductor.run_timeline(bigint, integer) exists.');
 select has_function('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor.list_tasks(text, text, text, bigint, integer) exists.');
 select has_function('conductor', 'now', ARRAY[]::name[], 'conductor.now() exists.');
 
@@ -92,6 +93,7 @@ select is_definer('conductor', 'register_worker', ARRAY['text', 'text', 'integer
 select is_definer('conductor', 'deregister_worker', ARRAY['text']::name[], 'conductor.deregister_worker is SECURITY DEFINER.');
 select is_definer('conductor', 'get_task', ARRAY['bigint']::name[], 'conductor.get_task is SECURITY DEFINER.');
 select is_definer('conductor', 'list_attempts', ARRAY['bigint[]']::name[], 'conductor.list_attempts is SECURITY DEFINER.');
+select is_definer('conductor', 'run_timeline', ARRAY['bigint', 'integer']::name[], 'conductor.run_timeline is SECURITY DEFINER.');
 select is_definer('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor.list_tasks is SECURITY DEFINER.');
 select is_empty($$
   select p.oid::regprocedure from pg_proc p
@@ -165,6 +167,10 @@ select function_privs_are('conductor', 'list_attempts', ARRAY['bigint[]']::name[
 select function_privs_are('conductor', 'list_attempts', ARRAY['bigint[]']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.list_attempts.');
 select function_privs_are('conductor', 'list_attempts', ARRAY['bigint[]']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.list_attempts.');
 select ok(not has_function_privilege('public', 'conductor.list_attempts(bigint[])', 'execute'), 'PUBLIC may not execute conductor.list_attempts.');
+select function_privs_are('conductor', 'run_timeline', ARRAY['bigint', 'integer']::name[], 'conductor_client', ARRAY['EXECUTE'], 'conductor_client may execute conductor.run_timeline.');
+select function_privs_are('conductor', 'run_timeline', ARRAY['bigint', 'integer']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.run_timeline.');
+select function_privs_are('conductor', 'run_timeline', ARRAY['bigint', 'integer']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.run_timeline.');
+select ok(not has_function_privilege('public', 'conductor.run_timeline(bigint, integer)', 'execute'), 'PUBLIC may not execute conductor.run_timeline.');
 select function_privs_are('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor_client', ARRAY['EXECUTE'], 'conductor_client may execute conductor.list_tasks.');
 select function_privs_are('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.list_tasks.');
 select function_privs_are('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bigint', 'integer']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.list_tasks.');
