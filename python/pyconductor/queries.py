@@ -254,3 +254,21 @@ APPLY_RETENTION = "select what, deleted from conductor.apply_retention(batch => 
 # enqueued before the worker (that registered worker_id) started, or more than grace ago?
 # Both on the database's clock; a worker whose row is gone counts as started after it
 TASK_PATH_AGE = "select coalesce(t.enqueued_at <= w.started_at, false) as before_start, conductor.now() - t.enqueued_at > %(grace)s::interval as past_grace from conductor.tasks t left join conductor.workers w on w.id = %(worker_id)s where t.id = %(task_id)s"
+
+# -- bulk actions by filter (pyconductor.commands.ops: tasks retry|cancel; the dashboard) ---
+# the filter of conductor.preview_matching, retry_matching and cancel_matching; since and
+# until (intervals ago, on the database's clock) bound enqueued_at
+_BULK_FILTER = (
+    "status => %(status)s, queue => %(queue)s, kind => %(kind)s, "
+    "enqueued_after => conductor.now() - %(since)s::interval, enqueued_before => conductor.now() - %(until)s::interval, "
+    "error_contains => %(error_contains)s"
+)
+# how many tasks the action ('retry' or 'cancel') would take now, and the newest ids
+PREVIEW_MATCHING = f"select matching, sample_ids from conductor.preview_matching(action => %(action)s, {_BULK_FILTER})"
+# one batch; refused (QC210) when more than expected match now
+RETRY_MATCHING = (
+    f"select conductor.retry_matching({_BULK_FILTER}, expected => %(expected)s, batch => %(batch)s) as changed"
+)
+CANCEL_MATCHING = (
+    f"select conductor.cancel_matching({_BULK_FILTER}, expected => %(expected)s, batch => %(batch)s) as changed"
+)

@@ -367,3 +367,23 @@ def test_tasks_number_each_attempt_and_show_the_retry_budget_apart(db_dsn: str, 
     listed = cli(db_dsn, "tasks", "--queue", "numbers").stdout.splitlines()
     assert listed[0].split()[:6] == ["ID", "STATUS", "QUEUE", "KIND", "TRIES", "USED"], listed
     assert listed[1].split()[:5] == [str(waiting), "waiting", "numbers", "k", "0/1"], listed
+
+
+def test_tasks_retry_by_filter_counts_asks_then_retries_only_the_matching(db_dsn: str, db_conn: Conn) -> None:
+    failed = [finish(db_conn, "bulk-cli", ok=False) for _ in range(3)]
+    other = finish(db_conn, "bulk-cli-other", ok=False)
+    flags = ("--queue", "bulk-cli", "--status", "failed", "--error-contains", "BOOM")
+    declined = subprocess.run([sys.executable, "-m", "pyconductor", "tasks", "retry", *flags, "--dsn", db_dsn],
+                              input="n\n", capture_output=True, text=True, env=ENV, cwd=REPO, timeout=60, check=False)  # fmt: skip
+    assert declined.returncode == 1 and declined.stdout.startswith("3 task(s) match"), declined.stderr
+    assert "nothing changed" in declined.stdout
+    statuses = "select array_agg(status::text order by id) from conductor.tasks where id = any(%s)"
+    assert db_conn.execute(statuses, (failed,)).fetchone() == (["failed"] * 3,)
+    out = cli(db_dsn, "tasks", "retry", *flags, "--yes", "--batch", "2")
+    assert out.returncode == 0 and out.stdout.strip().endswith("retried: 3 task(s)"), out.stderr
+    assert db_conn.execute(statuses, (failed,)).fetchone() == (["queued"] * 3,)
+    assert db_conn.execute(statuses, ([other],)).fetchone() == (["failed"],)
+    empty = cli(db_dsn, "tasks", "cancel", "--yes")
+    assert empty.returncode == 1 and "[QC209]" in empty.stderr
+    cancelled = cli(db_dsn, "tasks", "cancel", "--queue", "bulk-cli", "--yes")
+    assert cancelled.stdout.strip().endswith("cancelled (descendants included): 3 task(s)"), cancelled.stderr
