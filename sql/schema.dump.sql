@@ -212,6 +212,75 @@ COMMENT ON FUNCTION conductor._backoff(task_id bigint, n integer, base interval,
 
 
 --
+-- Name: _bulk_statuses(text, text, text, text, timestamp with time zone, timestamp with time zone, timestamp with time zone, timestamp with time zone, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._bulk_statuses(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text) RETURNS conductor.task_status[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_takes conductor.task_status[];
+begin
+  v_takes := case _bulk_statuses.action
+               when 'retry' then conductor.retryable_statuses()
+               when 'cancel' then conductor.unfinished_statuses()
+             end;
+  if v_takes is null then
+    raise exception 'unknown bulk action %: retry or cancel', coalesce(pg_catalog.quote_literal(_bulk_statuses.action), 'NULL')
+      using errcode = 'QC106';
+  end if;
+  if pg_catalog.num_nulls(_bulk_statuses.status, _bulk_statuses.queue, _bulk_statuses.kind,
+               _bulk_statuses.enqueued_after, _bulk_statuses.enqueued_before,
+               _bulk_statuses.finished_after, _bulk_statuses.finished_before,
+               _bulk_statuses.error_contains) = 8 then
+    raise exception 'an empty filter matches every task: give a queue, kind, status, time range or error text'
+      using errcode = 'QC209',
+            hint = 'To act on every task the action can take, name its status.';
+  end if;
+  if _bulk_statuses.error_contains = '' then
+    raise exception 'an empty error_contains matches every error: give the text to look for, or NULL'
+      using errcode = 'QC106';
+  end if;
+  if _bulk_statuses.enqueued_after >= _bulk_statuses.enqueued_before
+     or _bulk_statuses.finished_after >= _bulk_statuses.finished_before then
+    raise exception 'an empty time range: each after must be earlier than its before'
+      using errcode = 'QC106';
+  end if;
+  if _bulk_statuses.status is null then
+    return v_takes;
+  end if;
+  if not exists (select from pg_catalog.unnest(pg_catalog.enum_range(null::conductor.task_status)) s
+                  where s::text = _bulk_statuses.status) then
+    raise exception 'unknown status %: one of %', pg_catalog.quote_literal(_bulk_statuses.status),
+      pg_catalog.array_to_string(pg_catalog.enum_range(null::conductor.task_status), ', ')
+      using errcode = 'QC105';
+  end if;
+  if _bulk_statuses.status::conductor.task_status <> all (v_takes) then
+    raise exception 'a % task cannot be %: % takes %', _bulk_statuses.status,
+      case _bulk_statuses.action when 'retry' then 'retried' else 'cancelled' end,
+      _bulk_statuses.action, pg_catalog.array_to_string(v_takes, ', ')
+      using errcode = 'QC204';
+  end if;
+  return array[_bulk_statuses.status::conductor.task_status];
+end
+$$;
+
+
+ALTER FUNCTION conductor._bulk_statuses(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _bulk_statuses(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._bulk_statuses(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text) IS 'The statuses the bulk action (''retry'' or ''cancel'') takes under the filter: status alone,
+or every status the action takes (conductor.retryable_statuses(), conductor.unfinished_statuses())
+when it is NULL. Raises QC209 for an empty filter (every argument NULL), QC105 for an unknown
+status, QC204 for a status the action cannot take, QC106 for an unknown action, an empty
+error_contains or a time range whose after is not earlier than its before.';
+
+
+--
 -- Name: _bus_message(text, jsonb, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -334,6 +403,48 @@ COMMENT ON FUNCTION conductor._check_attempt_owners(attempt_ids bigint[]) IS 'Re
 worker has no workers row, or one whose owner passes conductor._check_owner; raises QC208
 naming the first other login''s worker otherwise (an admin may report on any). Reads the
 attempts and their workers'' rows; locks nothing. Called by complete and complete_many.';
+
+
+--
+-- Name: _check_bulk_call(text, conductor.task_status[], text, text, timestamp with time zone, timestamp with time zone, timestamp with time zone, timestamp with time zone, text, bigint, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._check_bulk_call(action text, statuses conductor.task_status[], queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_matching bigint;
+begin
+  if _check_bulk_call.batch is null or _check_bulk_call.batch < 1 or _check_bulk_call.batch > 10000 then
+    raise exception 'invalid batch %: between 1 and 10000', _check_bulk_call.batch using errcode = 'QC106';
+  end if;
+  if _check_bulk_call.expected is null then
+    return;
+  end if;
+  select pg_catalog.count(*) into v_matching
+    from conductor.tasks m
+   where m.status = any (_check_bulk_call.statuses)
+     and conductor._matches_filter(m, _check_bulk_call.queue, _check_bulk_call.kind,
+           _check_bulk_call.enqueued_after, _check_bulk_call.enqueued_before,
+           _check_bulk_call.finished_after, _check_bulk_call.finished_before, _check_bulk_call.error_contains);
+  if v_matching > _check_bulk_call.expected then
+    raise exception 'the filter matches % tasks now, more than the % expected: nothing was done', v_matching, _check_bulk_call.expected
+      using errcode = 'QC210',
+            hint = pg_catalog.format('Preview again and confirm the new count before you %s them.', _check_bulk_call.action);
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor._check_bulk_call(action text, statuses conductor.task_status[], queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _check_bulk_call(action text, statuses conductor.task_status[], queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._check_bulk_call(action text, statuses conductor.task_status[], queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer) IS 'Raises QC106 for a batch outside 1-10000, and QC210 when expected is given and the filter
+(statuses, then conductor._matches_filter''s arguments) matches more tasks than expected.';
 
 
 --
@@ -2669,6 +2780,41 @@ inside a block that catches it: the tree is left for the next reap.';
 
 
 --
+-- Name: _matches_filter(conductor.tasks, text, text, timestamp with time zone, timestamp with time zone, timestamp with time zone, timestamp with time zone, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._matches_filter(task conductor.tasks, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  return (_matches_filter.queue is null or (_matches_filter.task).queue = _matches_filter.queue)
+     and (_matches_filter.kind is null or (_matches_filter.task).kind = _matches_filter.kind)
+     and (_matches_filter.enqueued_after is null or (_matches_filter.task).enqueued_at >= _matches_filter.enqueued_after)
+     and (_matches_filter.enqueued_before is null or (_matches_filter.task).enqueued_at < _matches_filter.enqueued_before)
+     and (_matches_filter.finished_after is null or (_matches_filter.task).finished_at >= _matches_filter.finished_after)
+     and (_matches_filter.finished_before is null or (_matches_filter.task).finished_at < _matches_filter.finished_before)
+     and (_matches_filter.error_contains is null
+          or exists (select from conductor.attempts a
+                      where a.id = (_matches_filter.task).attempt_id
+                        and pg_catalog.strpos(pg_catalog.lower(a.error), pg_catalog.lower(_matches_filter.error_contains)) > 0));
+end
+$$;
+
+
+ALTER FUNCTION conductor._matches_filter(task conductor.tasks, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _matches_filter(task conductor.tasks, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._matches_filter(task conductor.tasks, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text) IS 'Whether task matches a bulk filter beyond its status (each NULL argument matches any
+task): its queue, its kind, enqueued_at in [enqueued_after, enqueued_before), finished_at in
+[finished_after, finished_before) (a task with no finished_at is outside any finished range),
+error_contains a substring, ignoring case, of the error of its last attempt (tasks.attempt_id).';
+
+
+--
 -- Name: _max_payload_bytes(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -4584,6 +4730,59 @@ COMMENT ON FUNCTION conductor.cancel(task_id bigint) IS 'Cancels task_id and all
 (0 when all were already finished). Running ones learn it from their next heartbeat
 (state ''cancelled''); their complete or fail is refused with QC202. Never retried
 automatically. Raises QC203 when the task does not exist.';
+
+
+--
+-- Name: cancel_matching(text, text, text, timestamp with time zone, timestamp with time zone, timestamp with time zone, timestamp with time zone, text, bigint, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.cancel_matching(status text DEFAULT NULL::text, queue text DEFAULT NULL::text, kind text DEFAULT NULL::text, enqueued_after timestamp with time zone DEFAULT NULL::timestamp with time zone, enqueued_before timestamp with time zone DEFAULT NULL::timestamp with time zone, finished_after timestamp with time zone DEFAULT NULL::timestamp with time zone, finished_before timestamp with time zone DEFAULT NULL::timestamp with time zone, error_contains text DEFAULT NULL::text, expected bigint DEFAULT NULL::bigint, batch integer DEFAULT 1000) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_statuses conductor.task_status[] := conductor._bulk_statuses(
+    'cancel', cancel_matching.status, cancel_matching.queue, cancel_matching.kind,
+    cancel_matching.enqueued_after, cancel_matching.enqueued_before,
+    cancel_matching.finished_after, cancel_matching.finished_before, cancel_matching.error_contains);
+  v_cancelled integer;
+begin
+  perform conductor._check_bulk_call('cancel', v_statuses, cancel_matching.queue, cancel_matching.kind,
+    cancel_matching.enqueued_after, cancel_matching.enqueued_before,
+    cancel_matching.finished_after, cancel_matching.finished_before, cancel_matching.error_contains,
+    cancel_matching.expected, cancel_matching.batch);
+
+  -- lock order: matching rows newest first, SKIP LOCKED (cancel's strength); then cancel's tree
+  select coalesce(pg_catalog.sum(conductor.cancel(m.id)), 0)::integer into v_cancelled
+    from (select t.id from conductor.tasks t
+           where t.status = any (v_statuses)
+             and conductor._matches_filter(t, cancel_matching.queue, cancel_matching.kind,
+                   cancel_matching.enqueued_after, cancel_matching.enqueued_before,
+                   cancel_matching.finished_after, cancel_matching.finished_before, cancel_matching.error_contains)
+           order by t.id desc
+           limit cancel_matching.batch
+             for no key update skip locked) m;
+  return v_cancelled;
+end
+$$;
+
+
+ALTER FUNCTION conductor.cancel_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION cancel_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.cancel_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer) IS 'Cancels (conductor.cancel(id), its rules unchanged: the task and its unfinished descendants,
+a running attempt closed) at most batch (1-10000, default 1000) of the tasks the filter
+matches, newest first, in one statement; returns how many tasks it cancelled, descendants
+included. Call again until it returns 0: a cancelled task no longer matches. The filter is
+preview_matching''s (status NULL: queued, running and waiting tasks). Locks the matching rows
+FOR NO KEY UPDATE SKIP LOCKED and evaluates the filter again on each locked row: a task a
+worker is claiming is left for a later call, one that stopped matching is not touched.
+Raises as preview_matching does for the filter; QC106 for a batch outside 1-10000; QC210
+when expected is given and the filter now matches more tasks than expected. When it raises,
+nothing changes. Admin only.';
 
 
 --
@@ -6570,6 +6769,51 @@ paused_queues row; any number of callers.';
 
 
 --
+-- Name: preview_matching(text, text, text, text, timestamp with time zone, timestamp with time zone, timestamp with time zone, timestamp with time zone, text, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.preview_matching(action text, status text DEFAULT NULL::text, queue text DEFAULT NULL::text, kind text DEFAULT NULL::text, enqueued_after timestamp with time zone DEFAULT NULL::timestamp with time zone, enqueued_before timestamp with time zone DEFAULT NULL::timestamp with time zone, finished_after timestamp with time zone DEFAULT NULL::timestamp with time zone, finished_before timestamp with time zone DEFAULT NULL::timestamp with time zone, error_contains text DEFAULT NULL::text, sample integer DEFAULT 20) RETURNS TABLE(matching bigint, sample_ids bigint[])
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_statuses conductor.task_status[] := conductor._bulk_statuses(
+    preview_matching.action, preview_matching.status, preview_matching.queue, preview_matching.kind,
+    preview_matching.enqueued_after, preview_matching.enqueued_before,
+    preview_matching.finished_after, preview_matching.finished_before, preview_matching.error_contains);
+begin
+  if preview_matching.sample is null or preview_matching.sample < 0 or preview_matching.sample > 1000 then
+    raise exception 'invalid sample %: between 0 and 1000', preview_matching.sample using errcode = 'QC106';
+  end if;
+  return query
+  select pg_catalog.count(*),
+         (pg_catalog.array_agg(m.id order by m.id desc))[1:preview_matching.sample]
+    from conductor.tasks m
+   where m.status = any (v_statuses)
+     and conductor._matches_filter(m, preview_matching.queue, preview_matching.kind,
+           preview_matching.enqueued_after, preview_matching.enqueued_before,
+           preview_matching.finished_after, preview_matching.finished_before, preview_matching.error_contains);
+end
+$$;
+
+
+ALTER FUNCTION conductor.preview_matching(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, sample integer) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION preview_matching(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, sample integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.preview_matching(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, sample integer) IS 'How many tasks the bulk action (''retry'' or ''cancel'') would take under the filter now
+(matching), and the ids of the newest sample of them (newest first; NULL when none match).
+The filter as retry_matching and cancel_matching take it: queue, kind, status (NULL: every
+status the action takes), enqueued_at in [enqueued_after, enqueued_before), finished_at in
+[finished_after, finished_before), error_contains a substring, ignoring case, of the last
+attempt''s error; at least one given. Reads only, locks nothing. Raises QC209 for an empty
+filter, QC105 for an unknown status, QC204 for a status the action cannot take, QC106 for an
+unknown action, an empty error_contains, an empty time range or a sample outside 0-1000.';
+
+
+--
 -- Name: prune(interval, boolean, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -7048,7 +7292,7 @@ begin
   if not found then
     raise exception 'task % does not exist', retry.task_id using errcode = 'QC203';
   end if;
-  if v_task.status not in ('failed', 'dead', 'timed_out', 'cancelled') then
+  if v_task.status <> all (conductor.retryable_statuses()) then
     raise exception 'task % is %; only a failed, dead, timed_out or cancelled task can be retried',
       retry.task_id, v_task.status
       using errcode = 'QC204';
@@ -7120,6 +7364,84 @@ queued again with it, with fresh counts, unless keep_steps => false. Locks those
 then the task (FOR UPDATE, waiting). Raises QC203 when it does not exist, QC204 when it is
 in another status, QC205 when another unfinished task holds its dedupe_key (or that of a
 descendant it would queue again); then nothing changes.';
+
+
+--
+-- Name: retry_matching(text, text, text, timestamp with time zone, timestamp with time zone, timestamp with time zone, timestamp with time zone, text, bigint, boolean, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.retry_matching(status text DEFAULT NULL::text, queue text DEFAULT NULL::text, kind text DEFAULT NULL::text, enqueued_after timestamp with time zone DEFAULT NULL::timestamp with time zone, enqueued_before timestamp with time zone DEFAULT NULL::timestamp with time zone, finished_after timestamp with time zone DEFAULT NULL::timestamp with time zone, finished_before timestamp with time zone DEFAULT NULL::timestamp with time zone, error_contains text DEFAULT NULL::text, expected bigint DEFAULT NULL::bigint, keep_steps boolean DEFAULT true, batch integer DEFAULT 1000) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_statuses conductor.task_status[] := conductor._bulk_statuses(
+    'retry', retry_matching.status, retry_matching.queue, retry_matching.kind,
+    retry_matching.enqueued_after, retry_matching.enqueued_before,
+    retry_matching.finished_after, retry_matching.finished_before, retry_matching.error_contains);
+  v_retried integer;
+begin
+  perform conductor._check_bulk_call('retry', v_statuses, retry_matching.queue, retry_matching.kind,
+    retry_matching.enqueued_after, retry_matching.enqueued_before,
+    retry_matching.finished_after, retry_matching.finished_before, retry_matching.error_contains,
+    retry_matching.expected, retry_matching.batch);
+
+  -- lock order: matching rows newest first, SKIP LOCKED; then retry's own locks
+  select pg_catalog.count(conductor.retry(m.id, retry_matching.keep_steps))::integer into v_retried
+    from (select t.id from conductor.tasks t
+           where t.status = any (v_statuses)
+             and conductor._matches_filter(t, retry_matching.queue, retry_matching.kind,
+                   retry_matching.enqueued_after, retry_matching.enqueued_before,
+                   retry_matching.finished_after, retry_matching.finished_before, retry_matching.error_contains)
+           order by t.id desc
+           limit retry_matching.batch
+             for update skip locked) m;
+  return v_retried;
+end
+$$;
+
+
+ALTER FUNCTION conductor.retry_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, keep_steps boolean, batch integer) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION retry_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, keep_steps boolean, batch integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.retry_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, keep_steps boolean, batch integer) IS 'Retries (conductor.retry(id, keep_steps), its rules unchanged) at most batch (1-10000,
+default 1000) of the tasks the filter matches, newest first, in one statement; returns how
+many it retried. Call again until it returns 0: a retried task no longer matches. The filter
+is preview_matching''s (status NULL: failed, cancelled, timed_out and dead tasks). Locks the
+matching rows FOR UPDATE SKIP LOCKED and evaluates the filter again on each locked row: a row
+another transaction holds is left for a later call, one that stopped matching is not
+touched. Raises as preview_matching does for the filter; QC106 for a batch outside
+1-10000; QC210 when expected is given and the filter now matches more tasks than expected
+(the caller confirmed fewer); retry''s own errors (QC205: a task''s dedupe_key is held by an
+unfinished task). When it raises, nothing changes. Admin only.';
+
+
+--
+-- Name: retryable_statuses(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.retryable_statuses() RETURNS conductor.task_status[]
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  return array['failed', 'cancelled', 'timed_out', 'dead']::conductor.task_status[];
+end
+$$;
+
+
+ALTER FUNCTION conductor.retryable_statuses() OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION retryable_statuses(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.retryable_statuses() IS 'The statuses of a task that conductor.retry() puts back in its queue: failed, cancelled,
+timed_out, dead (every conductor.finished_statuses() but succeeded), in the enum''s order.
+The one list retry and retry_matching read.';
 
 
 --
@@ -9714,6 +10036,13 @@ REVOKE ALL ON FUNCTION conductor._backoff(task_id bigint, n integer, base interv
 
 
 --
+-- Name: FUNCTION _bulk_statuses(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._bulk_statuses(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _bus_message(topic text, payload jsonb, origin text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9739,6 +10068,13 @@ REVOKE ALL ON FUNCTION conductor._caller_is_admin() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION conductor._check_attempt_owners(attempt_ids bigint[]) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _check_bulk_call(action text, statuses conductor.task_status[], queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._check_bulk_call(action text, statuses conductor.task_status[], queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer) FROM PUBLIC;
 
 
 --
@@ -10049,6 +10385,13 @@ REVOKE ALL ON FUNCTION conductor._lock_tree(task_id bigint) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _matches_filter(task conductor.tasks, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._matches_filter(task conductor.tasks, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _max_payload_bytes(); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10274,6 +10617,14 @@ GRANT ALL ON FUNCTION conductor.apply_retention(batch integer) TO conductor_admi
 REVOKE ALL ON FUNCTION conductor.cancel(task_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.cancel(task_id bigint) TO conductor_client;
 GRANT ALL ON FUNCTION conductor.cancel(task_id bigint) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION cancel_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.cancel_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.cancel_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer) TO conductor_admin;
 
 
 --
@@ -10568,6 +10919,14 @@ GRANT ALL ON FUNCTION conductor.pause_queue(queue text) TO conductor_admin;
 
 
 --
+-- Name: FUNCTION preview_matching(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, sample integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.preview_matching(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, sample integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.preview_matching(action text, status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, sample integer) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION prune(older_than interval, include_failed boolean, batch integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10654,6 +11013,24 @@ GRANT ALL ON FUNCTION conductor.resume_queue(queue text) TO conductor_admin;
 REVOKE ALL ON FUNCTION conductor.retry(task_id bigint, keep_steps boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.retry(task_id bigint, keep_steps boolean) TO conductor_client;
 GRANT ALL ON FUNCTION conductor.retry(task_id bigint, keep_steps boolean) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION retry_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, keep_steps boolean, batch integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.retry_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, keep_steps boolean, batch integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.retry_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, keep_steps boolean, batch integer) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION retryable_statuses(); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.retryable_statuses() FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.retryable_statuses() TO conductor_client;
+GRANT ALL ON FUNCTION conductor.retryable_statuses() TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.retryable_statuses() TO conductor_admin;
 
 
 --

@@ -554,7 +554,9 @@ def add_tasks_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         "tasks", help="list tasks, newest first; `tasks show ID` for one with its attempts, steps and children",
         description="List tasks newest first (conductor.list_tasks), filtered by status, queue and "
         "kind; `pyconductor tasks show ID` prints one task with every attempt (its error, traceback and "
-        "handler log lines), its steps and its children.",
+        "handler log lines), its steps and its children. `pyconductor tasks retry` and `tasks cancel` with "
+        "a filter print how many tasks match (conductor.preview_matching), ask, then retry or cancel "
+        "them a batch per statement (conductor.retry_matching, cancel_matching; admin).",
     )  # fmt: skip
     _dsn_arg(p)
     p.add_argument("--status", help="only this status (queued, running, waiting, succeeded, failed, ...)")
@@ -563,7 +565,34 @@ def add_tasks_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("--limit", type=int, default=50, help="at most this many (default: %(default)s)")
     p.add_argument("--before", type=int, metavar="ID", help="only tasks with a smaller id (the next page)")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("show", nargs="*", metavar="show ID", help="show one task with its attempts and tracebacks")
+    p.add_argument(
+        "--since",
+        type=parse_duration,
+        metavar="AGO",
+        help="only tasks enqueued at most this long ago, e.g. 1h (retry, cancel)",
+    )
+    p.add_argument(
+        "--until",
+        type=parse_duration,
+        metavar="AGO",
+        help="only tasks enqueued more than this long ago, e.g. 10m (retry, cancel)",
+    )
+    p.add_argument(
+        "--error-contains",
+        metavar="TEXT",
+        help="only tasks whose last attempt's error holds this text, ignoring case (retry, cancel)",
+    )
+    p.add_argument("--yes", action="store_true", help="retry or cancel without asking for confirmation")
+    p.add_argument(
+        "--batch", type=int, default=1000, help="tasks per statement for retry, cancel (default: %(default)s)"
+    )
+    p.add_argument(
+        "show",
+        nargs="*",
+        metavar="show ID | retry | cancel",
+        help="show one task with its attempts and tracebacks; or retry or cancel every task the "
+        "filter matches, after printing the count and asking (admin)",
+    )
     p.set_defaults(func=ops.run_tasks)
 
 

@@ -169,6 +169,18 @@ class NotOwner(ConductorError):
     or an admin (conductor_admin) may change it. Nothing changed."""
 
 
+@_register("QC209")
+class EmptyFilter(ConductorError):
+    """QC209: a bulk action (retry_matching, cancel_matching, preview_matching) was given
+    no filter at all, which would match every task. Nothing changed."""
+
+
+@_register("QC210")
+class MatchesMoreThanExpected(ConductorError):
+    """QC210: a bulk action's filter matches more tasks than the caller confirmed
+    (expected); preview again. Nothing changed."""
+
+
 @_register("QC301")
 class InvalidCron(ConductorError):
     """QC301: a cron expression that does not parse."""

@@ -265,3 +265,21 @@ WAITING_REASONS = "select queue, reason, tasks, oldest_run_at from conductor.wai
 # -- a run's timeline (issue 29: the run page's waterfall) ------------------------------
 # spans of the run a task belongs to, in time order; attempt labels say which claims resume a wait
 RUN_TIMELINE = "select * from conductor.run_timeline(run_task_id => %(task_id)s, max_tasks => %(max_tasks)s)"
+
+# -- bulk actions by filter (pyconductor.commands.ops: tasks retry|cancel; the dashboard) ---
+# the filter of conductor.preview_matching, retry_matching and cancel_matching; since and
+# until (intervals ago, on the database's clock) bound enqueued_at
+_BULK_FILTER = (
+    "status => %(status)s, queue => %(queue)s, kind => %(kind)s, "
+    "enqueued_after => conductor.now() - %(since)s::interval, enqueued_before => conductor.now() - %(until)s::interval, "
+    "error_contains => %(error_contains)s"
+)
+# how many tasks the action ('retry' or 'cancel') would take now, and the newest ids
+PREVIEW_MATCHING = f"select matching, sample_ids from conductor.preview_matching(action => %(action)s, {_BULK_FILTER})"
+# one batch; refused (QC210) when more than expected match now
+RETRY_MATCHING = (
+    f"select conductor.retry_matching({_BULK_FILTER}, expected => %(expected)s, batch => %(batch)s) as changed"
+)
+CANCEL_MATCHING = (
+    f"select conductor.cancel_matching({_BULK_FILTER}, expected => %(expected)s, batch => %(batch)s) as changed"
+)

@@ -380,3 +380,23 @@ def test_tasks_show_says_why_a_queued_task_is_not_running(db_dsn: str, db_conn: 
     assert re.search(r"^  no worker seen since .* on queue 'why-paused'  \[no_worker\]$", text, re.MULTILINE), text
     text = cli(db_dsn, "tasks", "show", str(ready)).stdout
     assert "why it is not running:\n  ready: next in line on queue 'why-q'  [ready]\n" in text
+
+
+def test_tasks_retry_by_filter_counts_asks_then_retries_only_the_matching(db_dsn: str, db_conn: Conn) -> None:
+    failed = [finish(db_conn, "bulk-cli", ok=False) for _ in range(3)]
+    other = finish(db_conn, "bulk-cli-other", ok=False)
+    flags = ("--queue", "bulk-cli", "--status", "failed", "--error-contains", "BOOM")
+    declined = subprocess.run([sys.executable, "-m", "pyconductor", "tasks", "retry", *flags, "--dsn", db_dsn],
+                              input="n\n", capture_output=True, text=True, env=ENV, cwd=REPO, timeout=60, check=False)  # fmt: skip
+    assert declined.returncode == 1 and declined.stdout.startswith("3 task(s) match"), declined.stderr
+    assert "nothing changed" in declined.stdout
+    statuses = "select array_agg(status::text order by id) from conductor.tasks where id = any(%s)"
+    assert db_conn.execute(statuses, (failed,)).fetchone() == (["failed"] * 3,)
+    out = cli(db_dsn, "tasks", "retry", *flags, "--yes", "--batch", "2")
+    assert out.returncode == 0 and out.stdout.strip().endswith("retried: 3 task(s)"), out.stderr
+    assert db_conn.execute(statuses, (failed,)).fetchone() == (["queued"] * 3,)
+    assert db_conn.execute(statuses, ([other],)).fetchone() == (["failed"],)
+    empty = cli(db_dsn, "tasks", "cancel", "--yes")
+    assert empty.returncode == 1 and "[QC209]" in empty.stderr
+    cancelled = cli(db_dsn, "tasks", "cancel", "--queue", "bulk-cli", "--yes")
+    assert cancelled.stdout.strip().endswith("cancelled (descendants included): 3 task(s)"), cancelled.stderr

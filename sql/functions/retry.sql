@@ -25,6 +25,26 @@
 begin;
 set local role conductor_owner;
 
+-- The statuses retry takes a task back from: every finished one but succeeded. IMMUTABLE
+-- and plpgsql like conductor.finished_statuses() (functions/internal), so a call folds to
+-- the constant array.
+create or replace function conductor.retryable_statuses() returns conductor.task_status[]
+  language plpgsql immutable parallel safe
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  return array['failed', 'cancelled', 'timed_out', 'dead']::conductor.task_status[];
+end
+$$;
+
+comment on function conductor.retryable_statuses() is
+$$The statuses of a task that conductor.retry() puts back in its queue: failed, cancelled,
+timed_out, dead (every conductor.finished_statuses() but succeeded), in the enum's order.
+The one list retry and retry_matching read.$$;
+
+revoke execute on function conductor.retryable_statuses() from public;
+grant execute on function conductor.retryable_statuses() to conductor_client, conductor_worker, conductor_admin;
+
 create or replace function conductor.retry(task_id bigint, keep_steps boolean default true) returns bigint
   language plpgsql volatile
   security definer
@@ -45,7 +65,7 @@ begin
   if not found then
     raise exception 'task % does not exist', retry.task_id using errcode = 'QC203';
   end if;
-  if v_task.status not in ('failed', 'dead', 'timed_out', 'cancelled') then
+  if v_task.status <> all (conductor.retryable_statuses()) then
     raise exception 'task % is %; only a failed, dead, timed_out or cancelled task can be retried',
       retry.task_id, v_task.status
       using errcode = 'QC204';

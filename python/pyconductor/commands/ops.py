@@ -201,6 +201,8 @@ def _short(text: str | None, width: int = 60) -> str | None:
 def _tasks(args: argparse.Namespace, conn: Any) -> int:
     from pyconductor import queries
 
+    if args.show and args.show[0] in BULK_ACTIONS:
+        return _bulk(args, conn)
     if args.show:
         return _task_show(args, conn)
     rows = conn.execute(queries.LIST_TASKS, {"status": args.status, "queue": args.queue, "kind": args.kind,
@@ -285,6 +287,49 @@ def _parse_ts(value: Any) -> datetime | None:
     if value is None or isinstance(value, datetime):
         return value
     return datetime.fromisoformat(str(value))
+
+
+# -- tasks retry|cancel: every task a filter matches -------------------------------------
+
+BULK_ACTIONS = ("retry", "cancel")
+
+
+def bulk_filter(args: argparse.Namespace) -> dict[str, Any]:
+    """The query parameters of a bulk filter, from the tasks command's flags."""
+    return {"status": args.status, "queue": args.queue, "kind": args.kind, "since": args.since,
+            "until": args.until, "error_contains": args.error_contains}  # fmt: skip
+
+
+def _bulk(args: argparse.Namespace, conn: Any) -> int:
+    from pyconductor import queries
+
+    action = args.show[0]
+    if len(args.show) != 1:
+        return fail(f"`tasks {action}` takes a filter (--queue, --kind, --status, --since, --until, "
+                    f"--error-contains), not `{' '.join(args.show[1:])}`")  # fmt: skip
+    params = bulk_filter(args)
+    preview = conn.execute(queries.PREVIEW_MATCHING, {"action": action, **params}).fetchone()
+    matching = int(preview["matching"])
+    if matching == 0:
+        print(f"no task matches; nothing to {action}")
+        return 0
+    sample = ", ".join(str(i) for i in preview["sample_ids"])
+    print(f"{matching} task(s) match (newest: {sample})")
+    if not args.yes:
+        answer = input(f"{action} all {matching}? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("nothing changed")
+            return 1
+    statement = queries.RETRY_MATCHING if action == "retry" else queries.CANCEL_MATCHING
+    total = 0
+    while True:
+        n = int(conn.execute(statement, {**params, "expected": matching, "batch": args.batch}).fetchone()["changed"])
+        if n == 0:
+            break
+        total += n
+    done = "retried" if action == "retry" else "cancelled (descendants included)"
+    print(f"{done}: {total} task(s)")
+    return 0
 
 
 run_tasks = command(_tasks)

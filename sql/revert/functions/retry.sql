@@ -59,4 +59,6 @@ another status, QC205 when another unfinished task holds its dedupe_key.$$;
 revoke execute on function conductor.retry(bigint, boolean) from public;
 grant execute on function conductor.retry(bigint, boolean) to conductor_client, conductor_admin;
 
+drop function conductor.retryable_statuses();
+
 commit;

@@ -1,8 +1,8 @@
--- conductor_admin can do what the client and the worker do, and prune; it changes and
+-- conductor_admin can do what the client and the worker do, prune, and retry or cancel by filter; it changes and
 -- removes any login's kind, rate limit and worker registration, writes into any attempt's
 -- log, and goes under the floors a worker login cannot (issue 25).
 begin;
-select plan(13);
+select plan(15);
 
 set local conductor.fake_now = '2030-01-01 00:00:00+00';
 create role t_admin;
@@ -41,6 +41,11 @@ select lives_ok($$select conductor.register_worker(worker_id => 'ro-their-w', ki
 select lives_ok(format($$select conductor.save_log(attempt_id => %s, lines => '[]')$$, :their_att),
   'An admin writes into any attempt''s log.');
 select lives_ok($$select conductor.deregister_worker(worker_id => 'ro-their-w')$$, 'An admin deregisters any worker.');
+select conductor.cancel(conductor.enqueue(kind => 'k', queue => 'ro-bulk')) as bulk_t \gset
+select is((select matching from conductor.preview_matching(action => 'retry', queue => 'ro-bulk')), 1::bigint,
+  'An admin previews a bulk action.');
+select is(conductor.retry_matching(queue => 'ro-bulk', expected => 1) + conductor.cancel_matching(queue => 'ro-bulk'), 2,
+  'An admin retries and cancels by filter.');
 select lives_ok($$update conductor.settings set min_retention = interval '1 hour', min_rate_limit = 0.1$$,
   'An admin sets the floors.');
 

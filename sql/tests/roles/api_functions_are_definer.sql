@@ -8,7 +8,7 @@ select plan(3);
 
 create temp table pure_functions (name text);
 insert into pure_functions values
-  ('now'), ('version'), ('unfinished_statuses'), ('finished_statuses'), ('cron_next'), ('cron_validate'), ('lead_key'), ('try_lead'), ('release_lead');
+  ('now'), ('version'), ('unfinished_statuses'), ('finished_statuses'), ('retryable_statuses'), ('cron_next'), ('cron_validate'), ('lead_key'), ('try_lead'), ('release_lead');
 
 select is_empty(
   $$select p.oid::regprocedure::text

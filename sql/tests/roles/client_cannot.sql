@@ -1,6 +1,6 @@
--- conductor_client cannot work tasks, run the worker's maintenance, or prune.
+-- conductor_client cannot work tasks, run the worker's maintenance, prune, or act on tasks by filter.
 begin;
-select plan(11);
+select plan(14);
 
 select conductor.enqueue(kind => 'k', queue => 'ro-cn') as t \gset
 select attempt_id as a from conductor.claim('w-owner', array['ro-cn'], 1, interval '1 minute') \gset
@@ -23,6 +23,10 @@ select throws_ok('select * from conductor.tick()', '42501', null, 'A client cann
 select throws_ok($$select conductor.register_worker(worker_id => 'w-client')$$, '42501', null, 'A client cannot register a worker.');
 select throws_ok($$select conductor.prune(older_than => interval '1 day')$$, '42501', null, 'A client cannot prune.');
 select throws_ok($$select conductor.try_lead(name => 'scheduler')$$, '42501', null, 'A client cannot take a leader lock.');
+select throws_ok($$select * from conductor.preview_matching(action => 'cancel', queue => 'ro-cn')$$, '42501', null,
+  'A client cannot preview a bulk action.');
+select throws_ok($$select conductor.cancel_matching(queue => 'ro-cn')$$, '42501', null, 'A client cannot cancel by filter.');
+select throws_ok($$select conductor.retry_matching(queue => 'ro-cn')$$, '42501', null, 'A client cannot retry by filter.');
 
 reset role;
 select * from finish();

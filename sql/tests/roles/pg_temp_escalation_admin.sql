@@ -4,7 +4,7 @@
 -- the attacker's code as the owner. The last test checks that this file called every
 -- function conductor_admin may execute, so a new grant needs a line here.
 begin;
-select plan(63);
+select plan(67);
 \ir ../helpers.psql
 
 create role t_admin;
@@ -31,6 +31,12 @@ select conductor.cancel(task_id => :t_cancel);
 select is(pg_temp.owner_runs(), 0::bigint, 'cancel ran no pg_temp code as the owner.');
 select conductor.retry(task_id => :t_cancel);
 select is(pg_temp.owner_runs(), 0::bigint, 'retry ran no pg_temp code as the owner.');
+select * from conductor.preview_matching(action => 'cancel', queue => 'esc-cancel');
+select is(pg_temp.owner_runs(), 0::bigint, 'preview_matching ran no pg_temp code as the owner.');
+select conductor.cancel_matching(queue => 'esc-cancel', error_contains => 'x', enqueued_after => conductor.now() - interval '1 day');
+select is(pg_temp.owner_runs(), 0::bigint, 'cancel_matching ran no pg_temp code as the owner.');
+select conductor.retry_matching(queue => 'esc-cancel', error_contains => 'x', finished_before => conductor.now(), expected => 5, batch => 10);
+select is(pg_temp.owner_runs(), 0::bigint, 'retry_matching ran no pg_temp code as the owner.');
 select conductor.prune(older_than => interval '0 seconds', include_failed => true);
 select is(pg_temp.owner_runs(), 0::bigint, 'prune ran no pg_temp code as the owner.');
 select conductor.deregister_worker(worker_id => 'esc-w');
@@ -40,12 +46,12 @@ select set_eq(
   $$select distinct p.proname::pg_catalog.text from pg_catalog.pg_proc p
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_admin', p.oid, 'EXECUTE')$$,
-  array['pause_queue', 'resume_queue', 'set_rate_limit', 'publish', 'subscribe', 'unsubscribe', 'exclusive', 'apply_retention', 'save_log', 'overdue_schedules', 'fire_schedule', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'register_worker', 'configure_kind', 'enqueue', 'enqueue_many', 'claim', 'heartbeat',
+  array['pause_queue', 'resume_queue', 'set_rate_limit', 'publish', 'subscribe', 'unsubscribe', 'exclusive', 'apply_retention', 'save_log', 'overdue_schedules', 'fire_schedule', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'register_worker', 'configure_kind', 'enqueue', 'enqueue_many', 'claim', 'heartbeat',
         'save_step', 'spawn', 'children', 'suspend', 'emit_event', 'complete', 'complete_many', 'fail', 'release',
         'reap', 'reap_report', 'create_schedule', 'tick', 'next_wake', 'next_due', 'list_schedules', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'stats',
         'unrunnable', 'why_waiting', 'waiting_reasons', 'sleep', 'wake', 'watch', 'unwatch',
         'try_lead', 'leaders', 'lead_key', 'release_lead', 'foreign_lock_holders', 'cron_next', 'cron_validate', 'deregister_worker',
-        'update_schedule', 'enable_schedule', 'delete_schedule', 'cancel', 'retry', 'prune'],
+        'update_schedule', 'enable_schedule', 'delete_schedule', 'cancel', 'retry', 'prune', 'preview_matching', 'retry_matching', 'cancel_matching'],
   'This file calls every function granted to conductor_admin.');
 
 reset role;

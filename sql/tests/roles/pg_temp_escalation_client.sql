@@ -4,7 +4,7 @@
 -- enqueue). The last test checks that this file called every function granted to
 -- conductor_client, so a new grant needs a line here.
 begin;
-select plan(26);
+select plan(27);
 \ir ../helpers.psql
 
 create role t_client;
@@ -17,6 +17,8 @@ select conductor.now();
 select is(pg_temp.owner_runs(), 0::bigint, 'version() and now() ran no pg_temp code as another role.');
 select conductor.unfinished_statuses(), conductor.finished_statuses();
 select is(pg_temp.owner_runs(), 0::bigint, 'unfinished_statuses() and finished_statuses() ran no pg_temp code as another role.');
+select conductor.retryable_statuses();
+select is(pg_temp.owner_runs(), 0::bigint, 'retryable_statuses() ran no pg_temp code as another role.');
 select conductor.enqueue(kind => 'esc.k', queue => 'esc', payload => '{"a": 1}', run_at => conductor.now()) as t1 \gset
 select is(pg_temp.owner_runs(), 0::bigint, 'enqueue ran no pg_temp code as the owner.');
 select count(*) from conductor.enqueue_many('[{"kind": "esc.k", "queue": "esc"}]');
@@ -70,7 +72,7 @@ select set_eq(
   $$select distinct p.proname::pg_catalog.text from pg_catalog.pg_proc p
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_client', p.oid, 'EXECUTE')$$,
-  array['publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'enqueue', 'enqueue_many', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'children', 'cancel', 'retry',
+  array['publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'enqueue', 'enqueue_many', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'children', 'cancel', 'retry',
         'emit_event', 'stats', 'unrunnable', 'why_waiting', 'waiting_reasons', 'list_schedules', 'leaders', 'lead_key', 'cron_next', 'cron_validate',
         'watch', 'unwatch'],
   'This file calls every function granted to conductor_client.');

@@ -4,7 +4,7 @@
 -- settings.min_rate_limit (QC106), pause a queue (42501), prune (42501) or change the
 -- settings (42501). Two worker logins, neither the owner.
 begin;
-select plan(16);
+select plan(18);
 
 create role t_worker;
 grant conductor_worker to t_worker;
@@ -43,6 +43,8 @@ select throws_ok($$select conductor.set_rate_limit(queue => 'ro-own', per_second
   'A worker cannot set a rate under settings.min_rate_limit (a pause by another name).');
 select throws_ok($$select conductor.pause_queue(queue => 'ro-own')$$, '42501', null, 'A worker cannot pause a queue.');
 select throws_ok($$select conductor.prune(older_than => interval '0')$$, '42501', null, 'A worker cannot prune.');
+select throws_ok($$select conductor.cancel_matching(queue => 'ro-own')$$, '42501', null, 'A worker cannot cancel by filter.');
+select throws_ok($$select conductor.retry_matching(queue => 'ro-own')$$, '42501', null, 'A worker cannot retry by filter.');
 select throws_ok($$update conductor.settings set min_retention = interval '0'$$, '42501', null,
   'A worker cannot lower the retention floor.');
 select throws_ok($$update conductor.settings set min_rate_limit = 0$$, '42501', null,
