@@ -5,7 +5,9 @@ Pages (plain HTML, one inline script for live refresh, no build step):
   /                queues (depth, backlog age, throughput from ``conductor.stats()``),
                    live workers and leader leases
   /runs            tasks newest first, filtered by status, kind and queue, paginated
-                   by keyset on id (``conductor.list_tasks(before_id => ...)``)
+                   by keyset on id (``conductor.list_tasks(before_id => ...)``); its
+                   form also takes a time range (from, until; on enqueued or finished)
+                   and error text, and once a filter is set links to the bulk actions
   /runs/{id}       one run: the task, its tree (parent, root, descendants by
                    root_id), each task's attempts (worker, times, error, traceback)
                    and, when ``conductor.steps`` exists, its steps
@@ -17,6 +19,14 @@ Pages (plain HTML, one inline script for live refresh, no build step):
                    (field ``name``)
   POST /queues/pause, /queues/resume          ``conductor.pause_queue`` / ``resume_queue``
                    (field ``queue``)
+  /bulk/retry, /bulk/cancel   retry or cancel every task a filter matches (the query of
+                   /runs): a confirmation page, never refreshed live, with the count and
+                   newest ids from ``conductor.preview_matching``, the filter in words and
+                   a form; it changes nothing
+  POST /bulk/retry, /bulk/cancel   ``conductor.retry_matching`` / ``cancel_matching`` (admin
+                   only) with the filter and ``expected``, the count confirmed, a batch a
+                   statement until none is left; back to /runs with a notice (QC210: more
+                   match now than confirmed; the login lacks conductor_admin)
   /events          Server-Sent Events: one message per event-bus message of topic
                    ``tasks`` (a task queued or finished), for the pages' live updates
 
@@ -58,7 +68,8 @@ Security (see DESIGN.md, Security):
 The app is its routes: each parses the request, asks the data layer
 (:mod:`pyconductor.web.reads`, whose statements are the ``DASHBOARD_*`` ones of
 :mod:`pyconductor.queries`: index-backed and bounded, nothing counts or scans
-finished history) and hands what it read to a page (:mod:`pyconductor.web.pages`).
+finished history but a bulk action's confirmation, once for the person who asked)
+and hands what it read to a page (:mod:`pyconductor.web.pages`).
 Who may use it is :mod:`pyconductor.web.auth`; the live updates,
 :mod:`pyconductor.web.events`.
 """

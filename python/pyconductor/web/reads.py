@@ -4,7 +4,10 @@ the operators' calls) on a small pool; no HTML, no HTTP.
 
 Every read is index-backed and bounded: list_tasks is keyset on the primary key;
 a run's tasks come by tasks_run (root_id), their attempts by attempts_task;
-nothing counts or scans finished history.
+nothing counts or scans finished history. The one exception is asked for: a bulk
+action's confirmation page counts the tasks its filter matches (preview_matching,
+which may read every task of the statuses the action takes), once per visit and
+never in a live refresh.
 """
 
 from __future__ import annotations
