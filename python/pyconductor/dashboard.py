@@ -335,7 +335,8 @@ def bulk_refusal(exc: Exception, expected: int | None = None) -> str:
         return f"more tasks match now than you confirmed ({expected}); look again"
     if isinstance(exc, ConductorError):
         return exc.message
-    return redact_dsn(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+    text = str(exc).strip()
+    return redact_dsn(text.splitlines()[0] if text else type(exc).__name__)
 
 
 def bulk_action_of(request: Request) -> str | None:
@@ -382,7 +383,7 @@ async def bulk_action(request: Request) -> Response:
     expected = parse_id(checked.get("expected"))
     if not expected:
         return PlainTextResponse("400 bad request: expected is the count confirmed, at least 1", status_code=400)
-    done, calls, refusal = 0, 0, ""
+    done, calls, refusal, unsure = 0, 0, "", False
     try:
         while True:
             # a retried task may fail again and match again: retry takes at most the count confirmed;
@@ -395,15 +396,16 @@ async def bulk_action(request: Request) -> Response:
             if changed == 0:
                 break
             done += changed
-    except psycopg.OperationalError as exc:
-        refusal = f"the database went away ({redact_dsn(str(exc).strip().splitlines()[0])})"
-    except (psycopg.Error, ConductorError) as exc:
+    except psycopg.OperationalError as exc:  # the last batch may have committed: say so
+        refusal = f"the database went away ({bulk_refusal(exc)}); look at the tasks again"
+        unsure = True
+    except (psycopg.Error, ConductorError) as exc:  # the batch that raised changed nothing
         refusal = bulk_refusal(exc, expected)
     past = "Retried" if action == "retry" else "Cancelled"
     tasks = "1 task" if done == 1 else f"{done} tasks"
     if action == "cancel":
         tasks += ", descendants included"
-    if refusal and done:
+    if refusal and (done or unsure):
         notice = f"{past} {tasks}, then stopped: {refusal}."
     elif refusal:
         notice = f"Could not {action}: {refusal}. Nothing changed."
