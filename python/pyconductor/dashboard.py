@@ -5,7 +5,9 @@ Pages (plain HTML, one inline script for live refresh, no build step):
   /                queues (depth, backlog age, throughput from ``conductor.stats()``),
                    live workers and leader leases
   /runs            tasks newest first, filtered by status, kind and queue, paginated
-                   by keyset on id (``conductor.list_tasks(before_id => ...)``)
+                   by keyset on id (``conductor.list_tasks(before_id => ...)``); its
+                   form also takes a time range (from, until; on enqueued or finished)
+                   and error text, and once a filter is set links to the bulk actions
   /runs/{id}       one run: the task, its tree (parent, root, descendants by
                    root_id), each task's attempts (worker, times, error, traceback)
                    and, when ``conductor.steps`` exists, its steps
@@ -17,6 +19,14 @@ Pages (plain HTML, one inline script for live refresh, no build step):
                    (field ``name``)
   POST /queues/pause, /queues/resume          ``conductor.pause_queue`` / ``resume_queue``
                    (field ``queue``)
+  /bulk/retry, /bulk/cancel   retry or cancel every task a filter matches (the query of
+                   /runs): a confirmation page, never refreshed live, with the count and
+                   newest ids from ``conductor.preview_matching``, the filter in words and
+                   a form; it changes nothing
+  POST /bulk/retry, /bulk/cancel   ``conductor.retry_matching`` / ``cancel_matching`` (admin
+                   only) with the filter and ``expected``, the count confirmed, a batch a
+                   statement until none is left; back to /runs with a notice (QC210: more
+                   match now than confirmed; the login lacks conductor_admin)
   /events          Server-Sent Events: one message per event-bus message of topic
                    ``tasks`` (a task queued or finished), for the pages' live updates
 
@@ -58,7 +68,8 @@ Security (see DESIGN.md, Security):
 The app is its routes: each parses the request, asks the data layer
 (:mod:`pyconductor.web.reads`, whose statements are the ``DASHBOARD_*`` ones of
 :mod:`pyconductor.queries`: index-backed and bounded, nothing counts or scans
-finished history) and hands what it read to a page (:mod:`pyconductor.web.pages`).
+finished history but a bulk action's confirmation, once for the person who asked)
+and hands what it read to a page (:mod:`pyconductor.web.pages`).
 Who may use it is :mod:`pyconductor.web.auth`; the live updates,
 :mod:`pyconductor.web.events`.
 """
@@ -86,10 +97,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from pyconductor import statuses
 from pyconductor.access import HostCheck, is_loopback
 from pyconductor.dsn import redact_dsn
-from pyconductor.errors import ConductorError, InvalidState, NotFound
+from pyconductor.errors import ConductorError, InvalidState, MatchesMoreThanExpected, NotFound
 from pyconductor.web import pages
 from pyconductor.web.auth import (
     AUTH_COOKIE,
@@ -103,7 +113,7 @@ from pyconductor.web.auth import (
 )
 from pyconductor.web.events import EventHub, sse
 from pyconductor.web.markup import content_digest, h, layout, query_string
-from pyconductor.web.reads import DashboardData, check_release
+from pyconductor.web.reads import BULK_ACTIONS, BULK_BATCH, DashboardData, check_release
 
 __all__ = [
     "AUTH_COOKIE",
@@ -182,9 +192,10 @@ def queues_page(request: Request) -> str:
 def runs_page(request: Request) -> str | Response:
     dash: Dashboard = request.app.state.dashboard
     p = request.query_params
-    status = p.get("status") or None
-    kind = p.get("kind") or None
-    queue = p.get("queue") or None
+    try:
+        bulk = pages.parse_bulk(p)
+    except ValueError as exc:
+        return PlainTextResponse(f"400 bad request: {exc}", status_code=400)
     before = parse_id(p["before"]) if p.get("before") else None
     if p.get("before") and before is None:  # not an id within bigint: the database would refuse it (22003)
         return PlainTextResponse("400 bad request: before is a task id", status_code=400)
@@ -192,10 +203,8 @@ def runs_page(request: Request) -> str | Response:
         limit = max(1, min(MAX_PAGE_SIZE, int(p.get("limit") or pages.PAGE_SIZE)))
     except ValueError:
         return PlainTextResponse("400 bad request: limit is an integer", status_code=400)
-    if status is not None and status not in statuses.ALL:
-        return PlainTextResponse(f"400 bad request: unknown status {status!r}", status_code=400)
-    view = dash.data.runs(status, queue, kind, before, limit)
-    return pages.runs(view, status=status, kind=kind, queue=queue, before=before, limit=limit)
+    view = dash.data.runs(bulk.status, bulk.queue, bulk.kind, before, limit)
+    return pages.runs(view, bulk=bulk, before=before, limit=limit, notice=notice_of(request))
 
 
 def run_page(request: Request) -> str | Response:
@@ -314,6 +323,98 @@ async def queue_action(request: Request) -> Response:
         done = "paused" if what == "pause" else "resumed"
         notice = f"Queue {queue} is {done}." if changed else f"Queue {queue} was {done} already."
     return RedirectResponse(f"/{dash.notice_query(request, notice)}", status_code=303)
+
+
+def bulk_refusal(exc: Exception, expected: int | None = None) -> str:
+    """Why a bulk action could not be done, in a person's words (the server's message else)."""
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return "bulk actions need the conductor_admin role"
+    if isinstance(exc, psycopg.errors.UndefinedFunction):
+        return "the database's conductor schema is too old (run pyconductor migrate)"
+    if isinstance(exc, MatchesMoreThanExpected):
+        return f"more tasks match now than you confirmed ({expected}); look again"
+    if isinstance(exc, ConductorError):
+        return exc.message
+    text = str(exc).strip()
+    return redact_dsn(text.splitlines()[0] if text else type(exc).__name__)
+
+
+def bulk_action_of(request: Request) -> str | None:
+    action = request.path_params["action"]
+    return action if action in BULK_ACTIONS else None
+
+
+async def bulk_confirm(request: Request) -> Response:
+    """GET /bulk/{action}: the confirmation page (preview_matching); it changes nothing, and it is
+    not refreshed live: its form confirms the count it shows."""
+    dash: Dashboard = request.app.state.dashboard
+    action = bulk_action_of(request)
+    if action is None:
+        return PlainTextResponse("404 not found", status_code=404)
+    try:
+        bulk = pages.parse_bulk(request.query_params)
+    except ValueError as exc:
+        return PlainTextResponse(f"400 bad request: {exc}", status_code=400)
+    matching, sample, refusal = 0, list[int](), ""
+    try:
+        matching, sample = await run_in_threadpool(dash.data.preview_matching, action, bulk)
+    except psycopg.OperationalError as exc:
+        return PlainTextResponse(f"503 database unavailable: {redact_dsn(str(exc))}", status_code=503)
+    except (psycopg.Error, ConductorError) as exc:
+        refusal = bulk_refusal(exc)
+    content = pages.bulk_confirm(request, action, bulk, matching, sample, refusal)
+    return HTMLResponse(layout(request, f"{action.capitalize()} by filter", content, static=True))
+
+
+async def bulk_action(request: Request) -> Response:
+    """POST /bulk/{action}: retry_matching or cancel_matching, a batch a statement until none is
+    left, with the count the confirmation showed as ``expected``; back to /runs with a notice."""
+    dash: Dashboard = request.app.state.dashboard
+    checked = await dash.check_csrf(request)
+    if isinstance(checked, Response):
+        return checked
+    action = bulk_action_of(request)
+    if action is None:
+        return PlainTextResponse("404 not found", status_code=404)
+    try:
+        bulk = pages.parse_bulk(checked)
+    except ValueError as exc:
+        return PlainTextResponse(f"400 bad request: {exc}", status_code=400)
+    expected = parse_id(checked.get("expected"))
+    if not expected:
+        return PlainTextResponse("400 bad request: expected is the count confirmed, at least 1", status_code=400)
+    done, calls, refusal, unsure = 0, 0, "", False
+    try:
+        while True:
+            # a retried task may fail again and match again: retry takes at most the count confirmed;
+            # a cancelled task never matches again, and cancel's count includes descendants
+            batch = min(BULK_BATCH, expected - done) if action == "retry" else BULK_BATCH
+            if batch <= 0 or calls > expected // BULK_BATCH + 1:
+                break
+            changed = await run_in_threadpool(dash.data.act_matching, action, bulk, expected, batch)
+            calls += 1
+            if changed == 0:
+                break
+            done += changed
+    except psycopg.OperationalError as exc:  # the last batch may have committed: say so
+        refusal = f"the database went away ({bulk_refusal(exc)}); look at the tasks again"
+        unsure = True
+    except (psycopg.Error, ConductorError) as exc:  # the batch that raised changed nothing
+        refusal = bulk_refusal(exc, expected)
+    past = "Retried" if action == "retry" else "Cancelled"
+    tasks = "1 task" if done == 1 else f"{done} tasks"
+    if action == "cancel":
+        tasks += ", descendants included"
+    if refusal and (done or unsure):
+        notice = f"{past} {tasks}, then stopped: {refusal}."
+    elif refusal:
+        notice = f"Could not {action}: {refusal}. Nothing changed."
+    else:
+        notice = f"{past} {tasks}."
+    logger.info("dashboard: bulk %s of %d task(s)%s", action, done, f" ({refusal})" if refusal else "",
+                extra={"bulk_action": action, "changed": done})  # fmt: skip
+    return RedirectResponse(f"/runs{query_string({**pages.bulk_query(bulk), **dash.notice_params(request, notice)})}",
+                            status_code=303)  # fmt: skip
 
 
 async def event_stream(request: Request) -> Response:
@@ -445,6 +546,8 @@ def create_app(
             Route("/schedules", page("Schedules", schedules_page)),
             Route("/schedules/{action}", schedule_action, methods=["POST"]),
             Route("/queues/{action}", queue_action, methods=["POST"]),
+            Route("/bulk/{action}", bulk_confirm, methods=["GET"]),
+            Route("/bulk/{action}", bulk_action, methods=["POST"]),
             Route("/events", event_stream),
             Route("/login", login, methods=["GET", "POST"]),
         ],

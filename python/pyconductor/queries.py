@@ -283,3 +283,17 @@ RETRY_MATCHING = (
 CANCEL_MATCHING = (
     f"select conductor.cancel_matching({_BULK_FILTER}, expected => %(expected)s, batch => %(batch)s) as changed"
 )
+# the dashboard's: its time range is timestamps (the confirmation page names them, and the
+# confirmed action takes the same ones), on enqueued_at or on finished_at
+_DASHBOARD_BULK_FILTER = (
+    "status => %(status)s, queue => %(queue)s, kind => %(kind)s, "
+    "enqueued_after => %(enqueued_after)s::timestamptz, enqueued_before => %(enqueued_before)s::timestamptz, "
+    "finished_after => %(finished_after)s::timestamptz, finished_before => %(finished_before)s::timestamptz, "
+    "error_contains => %(error_contains)s"
+)
+DASHBOARD_PREVIEW_MATCHING = (
+    "select matching, sample_ids from conductor.preview_matching("
+    f"action => %(action)s, {_DASHBOARD_BULK_FILTER}, sample => %(sample)s)"
+)
+DASHBOARD_RETRY_MATCHING = f"select conductor.retry_matching({_DASHBOARD_BULK_FILTER}, expected => %(expected)s, batch => %(batch)s) as changed"
+DASHBOARD_CANCEL_MATCHING = f"select conductor.cancel_matching({_DASHBOARD_BULK_FILTER}, expected => %(expected)s, batch => %(batch)s) as changed"

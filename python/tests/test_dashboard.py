@@ -864,3 +864,105 @@ def test_the_run_page_draws_the_timeline_and_labels_each_resume(app: Conductor, 
         ("task", "failed"), ("attempt", "suspended"), ("step", "step"), ("wait", "event"), ("attempt", "failed"),
     ], bars  # fmt: skip
     assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;</title>" in page
+
+
+# -- bulk actions by filter (issue 29; the browser's walk-through is test_browser_bulk.py) --
+
+
+def bulk_links(page: str) -> list[str]:
+    return re.findall(r"<a id=bulk-(\w+) ", page)
+
+
+def test_the_runs_page_offers_the_bulk_actions_a_filter_allows(client: httpx.Client) -> None:
+    assert bulk_links(client.get("/runs").text) == []  # no filter: every task would match
+    assert bulk_links(client.get("/runs", params={"kind": "x"}).text) == ["retry", "cancel"]
+    assert bulk_links(client.get("/runs", params={"status": "failed"}).text) == ["retry"]
+    assert bulk_links(client.get("/runs", params={"status": "waiting"}).text) == ["cancel"]
+    assert bulk_links(client.get("/runs", params={"status": "succeeded"}).text) == []
+    assert bulk_links(client.get("/runs", params={"error": "boom"}).text) == ["retry", "cancel"]
+    bad = client.get("/runs", params={"from": "last tuesday"})
+    assert bad.status_code == 400 and "from is a time" in bad.text
+
+
+def test_bulk_requests_the_database_refuses_are_said_and_change_nothing(
+    app: Conductor, db_conn: Conn, client: httpx.Client
+) -> None:
+    app.enqueue("bulk.refused", {}, queue="br")
+    failed = fail_task(db_conn, "br")
+    token = csrf_of(client)
+    assert client.get("/bulk/explode", params={"kind": "x"}).status_code == 404
+    assert client.get("/bulk/retry", params={"status": "nope"}).status_code == 400
+    assert client.get("/bulk/retry", params={"until": "soon"}).status_code == 400
+    empty = client.get("/bulk/retry")  # QC209, from the database
+    assert empty.status_code == 200 and "an empty filter matches every task" in empty.text
+    assert "id=confirm" not in empty.text
+    wrong_status = client.get("/bulk/cancel", params={"status": "failed"})  # QC204
+    assert "a failed task cannot be cancelled" in wrong_status.text and "id=confirm" not in wrong_status.text
+    nothing = client.get("/bulk/retry", params={"queue": "no-such-queue"})
+    assert "No task matches now: nothing to retry." in nothing.text and "id=confirm" not in nothing.text
+    # the confirmation is not refreshed live: no live region, no script
+    assert "id=live" not in nothing.text and "<script" not in nothing.text
+
+    form = {"csrf": token, "queue": "br", "status": "failed"}
+    assert client.post("/bulk/retry", data=form).status_code == 400  # no expected count
+    assert client.post("/bulk/retry", data={**form, "expected": "0"}).status_code == 400
+    assert client.post("/bulk/retry", data={**form, "expected": "two"}).status_code == 400
+    assert client.post("/bulk/retry", data={**form, "status": "gone", "expected": "1"}).status_code == 400
+    assert client.post("/bulk/retry", data={**form, "expected": "1"}, headers={"Origin": "https://evil.example"}
+                       ).status_code == 403  # fmt: skip
+    assert app.get(failed).status == "failed"
+
+
+def test_a_bulk_action_runs_in_batches_and_a_retry_takes_no_more_than_confirmed(
+    app: Conductor, db_conn: Conn, server: DashboardServer, client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyconductor.dashboard
+
+    monkeypatch.setattr(pyconductor.dashboard, "BULK_BATCH", 2)  # the server runs in this process
+    data = server.app.state.dashboard.data
+    act = data.act_matching
+    batches: list[tuple[str, int, int]] = []
+
+    def recorded(action: str, bulk: object, expected: int, batch: int) -> int:
+        changed: int = act(action, bulk, expected, batch)
+        batches.append((action, batch, changed))
+        return changed
+
+    monkeypatch.setattr(data, "act_matching", recorded)
+    for _ in range(5):
+        app.enqueue("bulk.batched", {}, queue="bb")
+    ids = [fail_task(db_conn, "bb") for _ in range(5)]
+    token = csrf_of(client)
+    resp = client.post("/bulk/retry", data={"csrf": token, "kind": "bulk.batched", "expected": "5"},
+                       follow_redirects=True)  # fmt: skip
+    assert resp.status_code == 200 and "Retried 5 tasks." in resp.text
+    assert {app.get(i).status for i in ids} == {"queued"}
+    # a retried task that failed again would match again: retry stops at the count confirmed
+    assert batches == [("retry", 2, 2), ("retry", 2, 2), ("retry", 1, 1)]
+
+    batches.clear()
+    resp = client.post("/bulk/cancel", data={"csrf": token, "queue": "bb", "expected": "5"}, follow_redirects=True)
+    assert "Cancelled 5 tasks, descendants included." in resp.text
+    assert {app.get(i).status for i in ids} == {"cancelled"}
+    assert batches == [("cancel", 2, 2), ("cancel", 2, 2), ("cancel", 2, 1), ("cancel", 2, 0)]
+
+
+def test_a_dashboard_without_the_admin_role_says_bulk_actions_need_it(app: Conductor, db_dsn: str,
+                                                                     db_conn: Conn) -> None:  # fmt: skip
+    from logins import worker_logins
+
+    app.enqueue("bulk.noadmin", {}, queue="bn")
+    task = fail_task(db_conn, "bn")
+    with (
+        worker_logins(db_dsn, "dashclient", grant="conductor_client") as [(_, dsn)],
+        DashboardServer(dsn, "127.0.0.1", 0) as server,
+        httpx.Client(base_url=server.url, timeout=10) as c,
+    ):
+        page = c.get("/bulk/retry", params={"queue": "bn"})
+        assert page.status_code == 200
+        assert "Could not retry: bulk actions need the conductor_admin role" in page.text
+        assert "id=confirm" not in page.text
+        done = c.post("/bulk/retry", data={"csrf": csrf_of(c), "queue": "bn", "expected": "1"},
+                      follow_redirects=True)  # fmt: skip
+        assert "Could not retry: bulk actions need the conductor_admin role. Nothing changed." in done.text
+    assert app.get(task).status == "failed"

@@ -144,9 +144,14 @@ class Access:
         message = f"conductor-dashboard-notice:{csrf}:{notice}".encode("utf-8", "surrogatepass")
         return hmac.new(self._notice_key, message, hashlib.sha256).hexdigest()[:32]
 
+    def notice_params(self, request: Request, notice: str) -> dict[str, str]:
+        """``notice`` and its signature as query parameters, for a redirect after an action of
+        ``request``'s browser (to a page whose other parameters are kept)."""
+        return {"notice": notice, NOTICE_SIG: self.notice_sig(request.state.csrf, notice)}
+
     def notice_query(self, request: Request, notice: str) -> str:
         """``?notice=...&sig=...`` for a redirect after an action of ``request``'s browser."""
-        return query_string({"notice": notice, NOTICE_SIG: self.notice_sig(request.state.csrf, notice)})
+        return query_string(self.notice_params(request, notice))
 
     def notice(self, request: Request) -> str | None:
         """The ``?notice=`` text when this process issued it to this browser, else None."""

@@ -165,22 +165,28 @@ def content_digest(content: str) -> str:
     return hashlib.sha256(content.encode()).hexdigest()[:32]
 
 
-def layout(request: Request, title: str, content: str, *, live: bool = True, digest: str = "") -> str:
+def layout(request: Request, title: str, content: str, *, live: bool = True, digest: str = "",
+           static: bool = False) -> str:  # fmt: skip
     """A whole page around ``content``, which the live script re-fetches (when
-    ``/events`` says something changed, with ``live``; else every 2 s)."""
+    ``/events`` says something changed, with ``live``; else every 2 s). A ``static``
+    page is never re-fetched (a confirmation must show what its form confirms)."""
     nonce = request.state.nonce
     src = request.url.path + query_string({**dict(request.query_params), "fragment": "1"})
     events = ' data-events="/events"' if live else ""
     script = SCRIPT % {"debounce": DEBOUNCE_MS, "refresh": REFRESH_MS, "safety": SAFETY_MS,
                        "reconnect": 5 * REFRESH_MS}  # fmt: skip
+    body = (
+        f"<main>{content}</main>"
+        if static
+        else f'<main><div id=live data-src="{h(src)}" data-digest="{h(digest)}"{events}>{content}</div></main>'
+        f"<script nonce={nonce}>{script}</script>"
+    )
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>{h(title)} · Conductor</title><style>{CSS}</style></head><body>"
         "<header><b>Conductor</b><a href=/>Queues</a><a href=/runs>Runs</a>"
         "<a href='/runs?status=failed'>Failed</a><a href='/runs?status=running'>Running</a>"
-        "<a href=/schedules>Schedules</a></header>"
-        f'<main><div id=live data-src="{h(src)}" data-digest="{h(digest)}"{events}>{content}</div></main>'
-        f"<script nonce={nonce}>{script}</script></body></html>"
+        f"<a href=/schedules>Schedules</a></header>{body}</body></html>"
     )
 
 

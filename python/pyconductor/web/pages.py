@@ -24,15 +24,29 @@ from pyconductor.web.markup import (
     ts,
 )
 from pyconductor.web.reads import (
+    BULK_ACTIONS,
     SCHEDULES_LIMIT,
+    TIME_FIELDS,
     TREE_LIMIT,
+    BulkFilter,
     QueuesView,
     RunsView,
     RunView,
 )
 from pyconductor.web.timeline import timeline_svg
 
-__all__ = ["PAGE_SIZE", "notice_line", "queues", "run", "runs", "schedules"]
+__all__ = [
+    "PAGE_SIZE",
+    "bulk_confirm",
+    "bulk_query",
+    "bulk_words",
+    "notice_line",
+    "parse_bulk",
+    "queues",
+    "run",
+    "runs",
+    "schedules",
+]
 
 PAGE_SIZE = 50  # tasks a page of /runs lists unless ?limit= says otherwise
 
@@ -212,22 +226,118 @@ def queues(request: Request, view: QueuesView, notice: str) -> str:
     return "".join(out)
 
 
-def runs(view: RunsView, *, status: str | None, kind: str | None, queue: str | None, before: int | None,
-         limit: int) -> str:  # fmt: skip
-    """``/runs``: the filters, one page of tasks, and the links to the newest and the older page."""
+# -- the filter of /runs and of the bulk actions -------------------------------------
+
+
+def _time_text(value: datetime | None) -> str | None:
+    """A time as the filter form shows and takes it: ISO 8601 in UTC ('2026-12-06 04:00:00Z')."""
+    return None if value is None else value.astimezone(UTC).isoformat(sep=" ").replace("+00:00", "Z")
+
+
+def _parse_time(name: str, text: str | None) -> datetime | None:
+    if not text or not text.strip():
+        return None
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"{name} is a time like 2026-12-06 04:00 (UTC unless it names an offset)") from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def parse_bulk(params: Mapping[str, str]) -> BulkFilter:
+    """The filter a request's query or form gives (the fields of /runs' filter form: status, kind,
+    queue, time_of, from, until, error; empty means any). ValueError, saying what is wrong, for an
+    unknown status or time field or a time that does not parse."""
+    status = params.get("status") or None
+    if status is not None and status not in statuses.ALL:
+        raise ValueError(f"unknown status {status!r}")
+    time_of = params.get("time_of") or TIME_FIELDS[0]
+    if time_of not in TIME_FIELDS:
+        raise ValueError(f"time_of is one of {', '.join(TIME_FIELDS)}")
+    return BulkFilter(
+        status=status, kind=params.get("kind") or None, queue=params.get("queue") or None, time_of=time_of,
+        start=_parse_time("from", params.get("from")), end=_parse_time("until", params.get("until")),
+        error=params.get("error") or None,
+    )  # fmt: skip
+
+
+def bulk_query(bulk: BulkFilter) -> dict[str, str | None]:
+    """The query parameters (and form fields) that :func:`parse_bulk` reads back as ``bulk``."""
+    timed = bulk.start is not None or bulk.end is not None
+    return {
+        "status": bulk.status, "kind": bulk.kind, "queue": bulk.queue,
+        "time_of": bulk.time_of if timed and bulk.time_of != TIME_FIELDS[0] else None,
+        "from": _time_text(bulk.start), "until": _time_text(bulk.end), "error": bulk.error,
+    }  # fmt: skip
+
+
+def bulk_words(action: str, bulk: BulkFilter) -> str:
+    """The filter in words, as HTML (every value escaped): 'tasks with status failed, kind ...'."""
+    if bulk.status:
+        parts = [f"tasks with status {h(bulk.status)}"]
+    else:
+        parts = [f"tasks of any status {action} takes ({h(', '.join(BULK_ACTIONS[action]))})"]
+    if bulk.kind is not None:
+        parts.append(f"of kind <code class=kind>{safe_name(bulk.kind)}</code>")
+    if bulk.queue is not None:
+        parts.append(f"on queue <code class=queue>{safe_name(bulk.queue)}</code>")
+    if bulk.start is not None and bulk.end is not None:
+        parts.append(f"{h(bulk.time_of)} from {ts(bulk.start)} until (before) {ts(bulk.end)}")
+    elif bulk.start is not None:
+        parts.append(f"{h(bulk.time_of)} at or after {ts(bulk.start)}")
+    elif bulk.end is not None:
+        parts.append(f"{h(bulk.time_of)} before {ts(bulk.end)}")
+    if bulk.error is not None:
+        parts.append(f"whose last error contains <code class=error-text>{safe_name(bulk.error)}</code> (ignoring case)")
+    return ", ".join(parts)
+
+
+def _bulk_links(bulk: BulkFilter) -> str:
+    """The links to the bulk actions' confirmation pages (GET: nothing changes until confirmed)."""
+    links = [
+        f'<a id=bulk-{action} href="/bulk/{action}{h(query_string(bulk_query(bulk)))}">'
+        f"{action.capitalize()} all matching…</a>"
+        for action in BULK_ACTIONS
+        if bulk.takes(action)
+    ]
+    if not links:
+        return ""
+    note = (
+        "<p class=note id=bulk-note>The list below is filtered by status, kind and queue only; the time range "
+        "and error text narrow the bulk actions, whose confirmation counts the tasks they match.</p>"
+        if bulk.start is not None or bulk.end is not None or bulk.error is not None
+        else ""
+    )
+    return f"<p class=actions id=bulk>{' '.join(links)}</p>{note}"
+
+
+def runs(view: RunsView, *, bulk: BulkFilter, before: int | None, limit: int, notice: str = "") -> str:
+    """``/runs``: the filters, the bulk actions a filter allows, one page of tasks (by status, kind
+    and queue), and the links to the newest and the older page."""
     rows, more = view.rows, view.more
+    status = bulk.status
     options = "".join(
         f'<option value="{s}"{" selected" if s == status else ""}>{s or "any status"}</option>'
         for s in ("", *statuses.ALL)
     )
+    time_options = "".join(
+        f'<option value="{f}"{" selected" if f == bulk.time_of else ""}>{f}</option>' for f in TIME_FIELDS
+    )
     out = [
+        "<h1>Runs</h1>",
+        notice,
         (
-            "<h1>Runs</h1><form id=filters method=get action=/runs>"
+            "<form id=filters method=get action=/runs>"
             f"<select name=status>{options}</select> "
-            f'<input name=kind placeholder=kind value="{h(kind)}"> '
-            f'<input name=queue placeholder=queue value="{h(queue)}"> '
+            f'<input name=kind placeholder=kind value="{h(bulk.kind)}"> '
+            f'<input name=queue placeholder=queue value="{h(bulk.queue)}"> '
+            f'<select name=time_of title="which time the range bounds">{time_options}</select> '
+            f'<input name=from size=26 placeholder="from (UTC)" value="{h(_time_text(bulk.start))}"> '
+            f'<input name=until size=26 placeholder="until (UTC)" value="{h(_time_text(bulk.end))}"> '
+            f'<input name=error placeholder="error contains" value="{h(bulk.error)}"> '
             f'<input type=hidden name=limit value="{limit}"><button type=submit>Filter</button></form>'
-        )
+        ),
+        _bulk_links(bulk),
     ]
     if not rows:
         out.append("<p id=empty>No tasks match.</p>")
@@ -245,12 +355,48 @@ def runs(view: RunsView, *, status: str | None, kind: str | None, queue: str | N
             )
         out.append("</table>")
     nav = []
-    filters = {"status": status, "kind": kind, "queue": queue, "limit": limit if limit != PAGE_SIZE else None}
+    filters = {**bulk_query(bulk), "limit": limit if limit != PAGE_SIZE else None}
     if before is not None:
         nav.append(f'<a id=newest href="/runs{h(query_string(filters))}">« newest</a>')
     if more:
         nav.append(f'<a id=older href="/runs{h(query_string({**filters, "before": rows[-1]["id"]}))}">older »</a>')
     out.append(f"<p class=pager>{' · '.join(nav)}</p>")
+    return "".join(out)
+
+
+def bulk_confirm(request: Request, action: str, bulk: BulkFilter, matching: int, sample: Sequence[int],
+                 refusal: str = "") -> str:  # fmt: skip
+    """``/bulk/{action}``: what the action would take (the filter in words, how many tasks match now
+    and the newest of them, linked) and the form that confirms it, a POST carrying the CSRF value,
+    the filter and the count shown as ``expected``; or why it cannot (``refusal``)."""
+    verb = action.capitalize()
+    back = f'<a id=back href="/runs{h(query_string(bulk_query(bulk)))}">Back to the runs (nothing changes)</a>'
+    out = [f"<h1>{verb} tasks by filter</h1>", f"<p id=filter-words>{verb} {bulk_words(action, bulk)}.</p>"]
+    if refusal:
+        out.append(f"<p class=err id=refusal>Could not {h(action)}: {h(refusal)}</p><p>{back}</p>")
+        return "".join(out)
+    if matching == 0:
+        out.append(f"<p id=matching data-matching=0>No task matches now: nothing to {h(action)}.</p><p>{back}</p>")
+        return "".join(out)
+    tasks = "1 task matches" if matching == 1 else f"{matching} tasks match"
+    newest = f"the newest {len(sample)} of them" if len(sample) < matching else "these"
+    out.append(f"<p id=matching data-matching={matching}>{tasks} now; {newest}:</p><ul id=sample>")
+    out.extend(f'<li><a href="/runs/{int(i)}" data-id="{int(i)}">task {int(i)}</a></li>' for i in sample)
+    out.append("</ul>")
+    if action == "cancel":
+        out.append("<p>Cancelling a task cancels its unfinished descendants too; running ones stop at their "
+                   "next heartbeat. A cancelled task is never retried on its own.</p>")  # fmt: skip
+    else:
+        out.append("<p>Each is queued again with fresh counts, its saved steps kept.</p>")
+    hidden = "".join(
+        f'<input type=hidden name="{h(k)}" value="{h(v)}">' for k, v in bulk_query(bulk).items() if v is not None
+    )
+    out.append(
+        f'<form id=confirm method=post action="/bulk/{h(action)}">'
+        f'<input type=hidden name=csrf value="{h(request.state.csrf)}">{hidden}'
+        f'<input type=hidden name=expected value="{matching}">'
+        f"<button type=submit id=confirm-button>{verb} all {matching} matching</button> {back}</form>"
+    )
     return "".join(out)
 
 

@@ -4,7 +4,10 @@ the operators' calls) on a small pool; no HTML, no HTTP.
 
 Every read is index-backed and bounded: list_tasks is keyset on the primary key;
 a run's tasks come by tasks_run (root_id), their attempts by attempts_task;
-nothing counts or scans finished history.
+nothing counts or scans finished history. The one exception is asked for: a bulk
+action's confirmation page counts the tasks its filter matches (preview_matching,
+which may read every task of the statuses the action takes), once per visit and
+never in a live refresh.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -25,8 +29,13 @@ from pyconductor.schema import check_schema
 from pyconductor.wire import load_infinite_times
 
 __all__ = [
+    "BULK_ACTIONS",
+    "BULK_BATCH",
+    "BULK_SAMPLE",
     "SCHEDULES_LIMIT",
+    "TIME_FIELDS",
     "TREE_LIMIT",
+    "BulkFilter",
     "DashboardData",
     "QueuesView",
     "RunView",
@@ -38,6 +47,12 @@ TREE_LIMIT = 500  # tasks of a run shown at most
 STEPS_LIMIT = 1000
 SCHEDULES_LIMIT = 1000  # schedules, and paused queues, listed at most
 LOG_ATTEMPTS = 10  # the run page shows the log lines of the task's latest attempts
+BULK_SAMPLE = 20  # the newest matching ids a bulk action's confirmation lists
+BULK_BATCH = 1000  # tasks one statement of a bulk action takes at most
+# each bulk action and the statuses it takes when the filter names none (retryable_statuses(),
+# unfinished_statuses() in SQL)
+BULK_ACTIONS: dict[str, tuple[str, ...]] = {"retry": statuses.RETRYABLE, "cancel": statuses.UNFINISHED}
+TIME_FIELDS = ("enqueued", "finished")  # the timestamps a bulk filter's time range may bound
 
 Row = dict[str, Any]
 
@@ -57,6 +72,41 @@ def check_release(dsn: str) -> None:
         return
     with conn:
         check_schema(conn)
+
+
+@dataclass(frozen=True)
+class BulkFilter:
+    """What a bulk action (retry or cancel by filter) takes, as the dashboard's forms say it:
+    status, kind, queue (None: any), a time range [start, end) on enqueued_at or finished_at
+    (``time_of``), and a text the last attempt's error contains, ignoring case."""
+
+    status: str | None = None
+    kind: str | None = None
+    queue: str | None = None
+    time_of: str = "enqueued"
+    start: datetime | None = None
+    end: datetime | None = None
+    error: str | None = None
+
+    def is_empty(self) -> bool:
+        """No filter at all: it would match every task, so no bulk action takes it (QC209)."""
+        values = (self.status, self.kind, self.queue, self.start, self.end, self.error)
+        return all(v is None for v in values)
+
+    def takes(self, action: str) -> bool:
+        """Whether ``action`` can take the tasks this filter matches: a filter is set, and its
+        status (if any) is one the action takes."""
+        return not self.is_empty() and (self.status is None or self.status in BULK_ACTIONS[action])
+
+    def params(self) -> dict[str, Any]:
+        """The statements' parameters (DASHBOARD_PREVIEW_MATCHING and the actions')."""
+        finished = self.time_of == "finished"
+        return {
+            "status": self.status, "queue": self.queue, "kind": self.kind,
+            "enqueued_after": None if finished else self.start, "enqueued_before": None if finished else self.end,
+            "finished_after": self.start if finished else None, "finished_before": self.end if finished else None,
+            "error_contains": self.error,
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -180,7 +230,22 @@ class DashboardData:
         """Every schedule (at most SCHEDULES_LIMIT) with its latest fire."""
         return self._rows(queries.DASHBOARD_SCHEDULES, {"limit": SCHEDULES_LIMIT})
 
+    def preview_matching(self, action: str, bulk: BulkFilter) -> tuple[int, list[int]]:
+        """conductor.preview_matching: how many tasks ``action`` would take under ``bulk`` now,
+        and the newest BULK_SAMPLE of their ids (newest first)."""
+        row = self._rows(queries.DASHBOARD_PREVIEW_MATCHING, {"action": action, **bulk.params(),
+                                                              "sample": BULK_SAMPLE})[0]  # fmt: skip
+        return int(row["matching"]), list(row["sample_ids"] or [])
+
     # -- buttons -----------------------------------------------------------------------
+
+    def act_matching(self, action: str, bulk: BulkFilter, expected: int, batch: int) -> int:
+        """One batch of conductor.retry_matching or cancel_matching: how many tasks it changed
+        (a cancel counts the descendants it cancelled). MatchesMoreThanExpected (QC210) when
+        more than ``expected`` tasks match now; nothing changed then."""
+        statement = queries.DASHBOARD_RETRY_MATCHING if action == "retry" else queries.DASHBOARD_CANCEL_MATCHING
+        changed: int = self._rows(statement, {**bulk.params(), "expected": expected, "batch": batch})[0]["changed"]
+        return changed
 
     def retry(self, task_id: int) -> None:
         """conductor.retry: the task is queued again."""
