@@ -2491,9 +2491,7 @@ CREATE TABLE conductor.tasks (
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
     timeout interval,
-    traceparent text,
-    CONSTRAINT tasks_finished_when_terminal CHECK (((status = ANY (ARRAY['queued'::conductor.task_status, 'running'::conductor.task_status, 'waiting'::conductor.task_status])) = (finished_at IS NULL))),
-    CONSTRAINT tasks_running_has_lease CHECK ((((status = 'running'::conductor.task_status) = (lease_expires_at IS NOT NULL)) AND ((status <> 'running'::conductor.task_status) OR (attempt_id IS NOT NULL))))
+    traceparent text
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02', fillfactor='50');
 
@@ -8893,9 +8891,7 @@ CREATE TABLE conductor.attempts (
     outcome text,
     error text,
     traceback text,
-    timed_out boolean DEFAULT false NOT NULL,
-    CONSTRAINT attempts_finished_with_outcome CHECK (((outcome IS NULL) = (finished_at IS NULL))),
-    CONSTRAINT attempts_outcome_valid CHECK ((outcome = ANY (ARRAY['succeeded'::text, 'failed'::text, 'released'::text, 'lost'::text, 'cancelled'::text, 'suspended'::text])))
+    timed_out boolean DEFAULT false NOT NULL
 )
 WITH (autovacuum_vacuum_scale_factor='0.05', autovacuum_vacuum_insert_scale_factor='0.05', fillfactor='50');
 

@@ -1,6 +1,6 @@
 -- The statuses are named once: conductor.unfinished_statuses() and
 -- conductor.finished_statuses() (functions/internal). What cannot call a function
--- (a partial index's predicate, a CHECK, a trigger's WHEN) names them itself, so
+-- (a partial index's predicate, a trigger's WHEN, a CHECK if one comes back) names them itself, so
 -- this file holds each such list on conductor.tasks to the functions: a list
 -- naming any unfinished status names exactly the unfinished ones, and one naming
 -- every finished status names only those. And a query testing
@@ -39,7 +39,7 @@ create temporary table status_lists as
          pg_catalog.regexp_matches(d.def, 'ARRAY\[([^]]*)\]', 'g') m(list);
 
 select cmp_ok((select pg_catalog.count(*) from status_lists), '>=', 3::bigint,
-              'The status lists on conductor.tasks are found (the dedupe index, the finished check, the trigger).');
+              'The status lists on conductor.tasks are found (the dedupe index, the unsuccessful index, the trigger).');
 
 select is_empty(
   $$select s.what, s.statuses from status_lists s
