@@ -15,7 +15,7 @@ fetched), the page by a GET of /search on a DashboardServer in this process
 (the whole HTML read). Also: walking the whole history for the rare kind by
 following next_before_id ("search further") until the search ends.
 
-    .venv/bin/python bench/search.py [--dsn URL] [--tasks 1000000] [--rounds 7]
+    .venv/bin/python bench/search.py [--dsn URL] [--tasks 1000000] [--rounds 12]
 
 Without --dsn it starts a throwaway cluster (pyconductor devdb, in a temporary
 directory, stopped and removed at the end) and migrates it from the working tree.
@@ -174,7 +174,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dsn", help="a throwaway database (every task in it is destroyed)")
     p.add_argument("--tasks", type=int, default=1_000_000)
-    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--rounds", type=int, default=12)
     args = p.parse_args()
     if args.dsn:
         run(args.dsn, args.tasks, args.rounds)

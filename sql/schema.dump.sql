@@ -7804,6 +7804,7 @@ CREATE FUNCTION conductor.search_tasks(kind text DEFAULT NULL::text, queue text 
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET enable_seqscan TO 'off'
     SET jit TO 'off'
+    SET plan_cache_mode TO 'force_custom_plan'
     AS $$
 declare
   v_skew constant interval := interval '5 minutes';

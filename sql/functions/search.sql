@@ -101,6 +101,10 @@ create or replace function conductor.search_tasks(
   -- history (and no JIT for the plans a seqscan-off costing would make look expensive)
   set enable_seqscan = off
   set jit = off
+  -- each statement planned for its values: a generic plan, which PL/pgSQL adopts after five
+  -- calls, cannot tell a narrow finished range from the whole history (measured: 190 ms
+  -- against 6 ms a page on a million tasks)
+  set plan_cache_mode = force_custom_plan
 as $$
 declare
   v_skew constant interval := interval '5 minutes';

@@ -1,7 +1,7 @@
 -- search_tasks never scans conductor.tasks sequentially, whatever the filter: each source
 -- is an index (its settings price sequential scans out, and JIT off with them).
 begin;
-select plan(3);
+select plan(4);
 \ir ../helpers.psql
 \ir fixture.psql
 analyze conductor.tasks;
@@ -9,6 +9,10 @@ analyze conductor.tasks;
 select ok((select 'enable_seqscan=off' = any(p.proconfig) and 'jit=off' = any(p.proconfig) from pg_proc p
             where p.oid = 'conductor.search_tasks(text, text, text, text, jsonb, timestamptz, timestamptz, timestamptz, timestamptz, bigint, integer, integer)'::regprocedure),
   'search_tasks runs with sequential scans off and JIT off.');
+
+select ok((select 'plan_cache_mode=force_custom_plan' = any(p.proconfig) from pg_proc p
+            where p.oid = 'conductor.search_tasks(text, text, text, text, jsonb, timestamptz, timestamptz, timestamptz, timestamptz, bigint, integer, integer)'::regprocedure),
+  'search_tasks plans each statement for its values (no generic plan after five calls).');
 
 select conductor_tests.seq_scans('tasks') as scans_before \gset
 select count(*) from (
