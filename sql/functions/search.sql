@@ -115,6 +115,8 @@ declare
   v_exhausted boolean;
   v_in_range integer;
   v_page conductor.tasks[];
+  v_bad_what text;
+  v_bad_at timestamptz;
 begin
   -- validate: every refusal names the value
   if search_tasks.status is not null then
@@ -137,6 +139,16 @@ begin
     raise exception 'invalid payload_contains %: a JSON object whose fields the payload must hold',
       pg_catalog.left(search_tasks.payload_contains::text, 200)
       using errcode = 'QC106', hint = 'For instance {"order_id": 42}.';
+  end if;
+  -- the engine's times only (conductor._time_range()), so a bound widened by 5 minutes stays a time
+  select r.what, r.at into v_bad_what, v_bad_at
+    from (values ('enqueued_after', search_tasks.enqueued_after), ('enqueued_before', search_tasks.enqueued_before),
+                 ('finished_after', search_tasks.finished_after), ('finished_before', search_tasks.finished_before)) r (what, at)
+   where r.at is not null and not r.at <@ conductor._time_range()
+   limit 1;
+  if v_bad_what is not null then
+    raise exception 'invalid % %: a time is finite, from 0001-01-02 to 9999-12-30 UTC', v_bad_what, v_bad_at
+      using errcode = 'QC106', hint = 'Pass NULL for no bound on that side.';
   end if;
   if search_tasks.enqueued_after >= search_tasks.enqueued_before then
     raise exception 'empty enqueued range [%, %): enqueued_after must be before enqueued_before',
@@ -261,7 +273,8 @@ with next_before_id). A page examines at most scan_limit tasks, taken through an
 range's id bounds), so its cost is bounded whatever the history. An enqueued range is turned into id
 bounds widened by 5 minutes: a task enqueued in a transaction that stayed open longer than that may
 be left out; none outside the range is returned. Raises QC105 for an unknown status, QC106 for an
-empty kind, queue or dedupe_key, a payload_contains that is not a JSON object, an empty time range,
+empty kind, queue or dedupe_key, a payload_contains that is not a JSON object, a time that is not finite or outside 0001-01-02 to
+9999-12-30 UTC, an empty time range,
 a before_id under 1, a limit outside 1..1000 or a scan_limit outside 1..1000000. Reads only.$$;
 
 revoke execute on function conductor._enqueued_id_bound(timestamptz) from public;

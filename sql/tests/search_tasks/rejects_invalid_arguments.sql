@@ -1,6 +1,6 @@
 -- search_tasks refuses what it cannot search by, with a SQLSTATE and a message naming the value.
 begin;
-select plan(13);
+select plan(15);
 \ir ../helpers.psql
 
 select throws_ok($$select * from conductor.search_tasks(status => 'nope')$$, 'QC105',
@@ -19,6 +19,11 @@ select throws_ok($$select * from conductor.search_tasks(enqueued_after => '2031-
   'QC106', NULL, 'An empty enqueued range is QC106.');
 select throws_ok($$select * from conductor.search_tasks(finished_after => '2031-01-01', finished_before => '2031-01-01')$$,
   'QC106', NULL, 'An empty finished range is QC106.');
+select throws_ok($$select * from conductor.search_tasks(enqueued_before => 'infinity')$$, 'QC106',
+  'invalid enqueued_before infinity: a time is finite, from 0001-01-02 to 9999-12-30 UTC',
+  'A time that is not finite is QC106, naming the parameter and the value.');
+select throws_ok($$select * from conductor.search_tasks(finished_after => '9999-12-31 12:00:00+00')$$, 'QC106', NULL,
+  'A time past 9999-12-30 UTC is QC106 (a bound widened by 5 minutes stays a time).');
 select throws_ok($$select * from conductor.search_tasks(before_id => 0)$$, 'QC106',
   'invalid before_id 0: a task id (1 or more), or NULL for the newest', 'A before_id under 1 is QC106.');
 select throws_ok($$select * from conductor.search_tasks("limit" => 0)$$, 'QC106',
