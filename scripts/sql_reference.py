@@ -57,7 +57,7 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "(the protocol: [the worker protocol](../protocol.md)).",
      ("sleep", "wake", "next_due", "next_wake", "watch", "unwatch")),
     ("Reading", "Task state and queue health, for dashboards, alerts and other languages.",
-     ("get_task", "list_attempts", "run_timeline", "list_tasks", "stats", "unrunnable", "why_waiting",
+     ("get_task", "list_attempts", "run_timeline", "list_tasks", "search_tasks", "stats", "unrunnable", "why_waiting",
       "waiting_reasons", "unfinished_statuses", "finished_statuses", "retryable_statuses")),
     ("Cancelling and retrying", "One task, or every task a filter matches (admin only, a batch per call).",
      ("cancel", "retry", "preview_matching", "retry_matching", "cancel_matching")),

@@ -2333,6 +2333,52 @@ the same dedupe_key. Called by enqueue_many, spawn, tick and fire_schedule.';
 
 
 --
+-- Name: _enqueued_id_bound(timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._enqueued_id_bound(at timestamp with time zone) RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_lo bigint;
+  v_hi bigint;
+  v_mid bigint;
+  v_id bigint;
+  v_at timestamptz;
+begin
+  -- the answer lies in [v_lo, v_hi]: v_hi (one past the newest id) means none
+  v_lo := coalesce((select t.id from conductor.tasks t order by t.id limit 1), 1);
+  v_hi := coalesce((select t.id from conductor.tasks t order by t.id desc limit 1), 0) + 1;
+  while v_lo < v_hi loop
+    v_mid := v_lo + (v_hi - v_lo) / 2;
+    -- ids have gaps (rolled back, pruned): the first task at or past v_mid
+    select t.id, t.enqueued_at into v_id, v_at
+      from conductor.tasks t where t.id >= v_mid order by t.id limit 1;
+    if v_id is null or v_at >= _enqueued_id_bound.at then
+      v_hi := v_mid;
+    else
+      v_lo := v_id + 1;
+    end if;
+    v_id := null;
+  end loop;
+  return v_lo;
+end
+$$;
+
+
+ALTER FUNCTION conductor._enqueued_id_bound(at timestamp with time zone) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _enqueued_id_bound(at timestamp with time zone); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._enqueued_id_bound(at timestamp with time zone) IS 'The first id whose task was enqueued at or after at, by a binary search on the primary key
+(about 2 log2(ids) index probes), taking ids to grow with enqueued_at; one past the newest id when
+none was. A bound for search_tasks (see its comment for when it is exact), not an API.';
+
+
+--
 -- Name: _event_outcome(text, jsonb); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -7748,6 +7794,194 @@ larger than conductor.settings.max_result_bytes (bytes of its jsonb form).';
 
 
 --
+-- Name: search_tasks(text, text, text, text, jsonb, timestamp with time zone, timestamp with time zone, timestamp with time zone, timestamp with time zone, bigint, integer, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.search_tasks(kind text DEFAULT NULL::text, queue text DEFAULT NULL::text, status text DEFAULT NULL::text, dedupe_key text DEFAULT NULL::text, payload_contains jsonb DEFAULT NULL::jsonb, enqueued_after timestamp with time zone DEFAULT NULL::timestamp with time zone, enqueued_before timestamp with time zone DEFAULT NULL::timestamp with time zone, finished_after timestamp with time zone DEFAULT NULL::timestamp with time zone, finished_before timestamp with time zone DEFAULT NULL::timestamp with time zone, before_id bigint DEFAULT NULL::bigint, "limit" integer DEFAULT 50, scan_limit integer DEFAULT 10000) RETURNS TABLE(tasks conductor.tasks[], next_before_id bigint, scanned integer, cut_short boolean)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $$
+declare
+  v_skew constant interval := interval '5 minutes';
+  v_status conductor.task_status;
+  v_ceiling bigint := coalesce(search_tasks.before_id, 9223372036854775807::bigint);
+  v_floor bigint := 0::bigint;
+  v_ids bigint[];
+  v_exhausted boolean;
+  v_in_range integer;
+  v_page conductor.tasks[];
+  v_bad_what text;
+  v_bad_at timestamptz;
+begin
+  -- validate: every refusal names the value
+  if search_tasks.status is not null then
+    if not exists (select from pg_catalog.unnest(pg_catalog.enum_range(null::conductor.task_status)) s
+                    where s::text = search_tasks.status) then
+      raise exception 'unknown status %: one of %', pg_catalog.quote_literal(search_tasks.status),
+        pg_catalog.array_to_string(pg_catalog.enum_range(null::conductor.task_status), ', ')
+        using errcode = 'QC105';
+    end if;
+    v_status := search_tasks.status::conductor.task_status;
+  end if;
+  if search_tasks.kind = '' or search_tasks.queue = '' or search_tasks.dedupe_key = '' then
+    raise exception 'an empty % matches no task: give the % to look for, or NULL',
+      case when search_tasks.kind = '' then 'kind' when search_tasks.queue = '' then 'queue' else 'dedupe_key' end,
+      case when search_tasks.kind = '' then 'kind' when search_tasks.queue = '' then 'queue' else 'dedupe_key' end
+      using errcode = 'QC106';
+  end if;
+  if pg_catalog.jsonb_typeof(search_tasks.payload_contains) is distinct from 'object'
+     and search_tasks.payload_contains is not null then
+    raise exception 'invalid payload_contains %: a JSON object whose fields the payload must hold',
+      pg_catalog.left(search_tasks.payload_contains::text, 200)
+      using errcode = 'QC106', hint = 'For instance {"order_id": 42}.';
+  end if;
+  -- the engine's times only (conductor._time_range()), so a bound widened by 5 minutes stays a time
+  select r.what, r.at into v_bad_what, v_bad_at
+    from (values ('enqueued_after', search_tasks.enqueued_after), ('enqueued_before', search_tasks.enqueued_before),
+                 ('finished_after', search_tasks.finished_after), ('finished_before', search_tasks.finished_before)) r (what, at)
+   where r.at is not null and not r.at <@ conductor._time_range()
+   limit 1;
+  if v_bad_what is not null then
+    raise exception 'invalid % %: a time is finite, from 0001-01-02 to 9999-12-30 UTC', v_bad_what, v_bad_at
+      using errcode = 'QC106', hint = 'Pass NULL for no bound on that side.';
+  end if;
+  if search_tasks.enqueued_after >= search_tasks.enqueued_before then
+    raise exception 'empty enqueued range [%, %): enqueued_after must be before enqueued_before',
+      search_tasks.enqueued_after, search_tasks.enqueued_before using errcode = 'QC106';
+  end if;
+  if search_tasks.finished_after >= search_tasks.finished_before then
+    raise exception 'empty finished range [%, %): finished_after must be before finished_before',
+      search_tasks.finished_after, search_tasks.finished_before using errcode = 'QC106';
+  end if;
+  if search_tasks.before_id < 1 then
+    raise exception 'invalid before_id %: a task id (1 or more), or NULL for the newest',
+      search_tasks.before_id using errcode = 'QC106';
+  end if;
+  if search_tasks."limit" is null or search_tasks."limit" < 1 or search_tasks."limit" > 1000 then
+    raise exception 'invalid limit %: between 1 and 1000', coalesce(search_tasks."limit"::text, 'NULL')
+      using errcode = 'QC106';
+  end if;
+  if search_tasks.scan_limit is null or search_tasks.scan_limit < 1 or search_tasks.scan_limit > 1000000 then
+    raise exception 'invalid scan_limit %: between 1 and 1000000', coalesce(search_tasks.scan_limit::text, 'NULL')
+      using errcode = 'QC106';
+  end if;
+
+  -- the id bounds an enqueued range gives (finished_before bounds enqueued_at too)
+  if coalesce(search_tasks.enqueued_before, search_tasks.finished_before) is not null then
+    v_ceiling := least(v_ceiling, conductor._enqueued_id_bound(
+      least(search_tasks.enqueued_before, search_tasks.finished_before) + v_skew));
+  end if;
+  if search_tasks.enqueued_after is not null then
+    v_floor := conductor._enqueued_id_bound(search_tasks.enqueued_after - v_skew);
+  end if;
+
+  -- the candidates: at most scan_limit ids, newest first, from the narrowest source
+  if search_tasks.dedupe_key is not null and v_status in ('queued', 'running', 'waiting') then
+    v_ids := array(select t.id from conductor.tasks t
+                    where t.dedupe_key = search_tasks.dedupe_key
+                      and t.status in ('queued', 'running', 'waiting')
+                      and t.id < v_ceiling and t.id >= v_floor);
+    v_exhausted := true;
+  elsif v_status = 'queued' then
+    v_ids := array(select c.id from (select t.id from conductor.tasks t
+                                      where t.status = 'queued' and t.id < v_ceiling and t.id >= v_floor offset 0) c
+                    order by c.id desc limit search_tasks.scan_limit);
+  elsif v_status = 'running' then
+    v_ids := array(select c.id from (select t.id from conductor.tasks t
+                                      where t.status = 'running' and t.id < v_ceiling and t.id >= v_floor offset 0) c
+                    order by c.id desc limit search_tasks.scan_limit);
+  elsif v_status = 'waiting' then
+    v_ids := array(select c.id from (select t.id from conductor.tasks t
+                                      where t.status = 'waiting' and t.id < v_ceiling and t.id >= v_floor offset 0) c
+                    order by c.id desc limit search_tasks.scan_limit);
+  elsif v_status in ('failed', 'dead', 'timed_out') then
+    v_ids := array(select t.id from conductor.tasks t
+                    where t.status in ('failed', 'dead', 'timed_out') and t.id < v_ceiling and t.id >= v_floor
+                    order by t.id desc limit search_tasks.scan_limit);
+  end if;
+
+  if v_ids is null and coalesce(search_tasks.finished_after, search_tasks.finished_before) is not null then
+    -- a finished range holding few tasks is read whole from tasks_finished (counted there first)
+    select count(*)::integer into v_in_range
+      from (select from conductor.tasks t
+             where t.finished_at is not null
+               and t.finished_at >= coalesce(search_tasks.finished_after, '-infinity')
+               and t.finished_at < coalesce(search_tasks.finished_before, 'infinity')
+             limit search_tasks.scan_limit + 1) c;
+    if v_in_range <= search_tasks.scan_limit then
+      v_ids := array(select c.id from (select t.id from conductor.tasks t
+                                        where t.finished_at is not null
+                                          and t.finished_at >= coalesce(search_tasks.finished_after, '-infinity')
+                                          and t.finished_at < coalesce(search_tasks.finished_before, 'infinity')
+                                          and t.id < v_ceiling and t.id >= v_floor) c
+                      order by c.id desc);
+      v_exhausted := true;
+    end if;
+  end if;
+
+  if v_ids is null then
+    v_ids := array(select t.id from conductor.tasks t where t.id < v_ceiling and t.id >= v_floor
+                    order by t.id desc limit search_tasks.scan_limit);
+  end if;
+  v_exhausted := coalesce(v_exhausted, pg_catalog.cardinality(v_ids) < search_tasks.scan_limit);
+
+  -- every filter, exactly, on the candidates; one more than a page says whether a page follows
+  v_page := array(
+    select t from conductor.tasks t
+     where t.id = any(v_ids)
+       and (search_tasks.kind is null or t.kind = search_tasks.kind)
+       and (search_tasks.queue is null or t.queue = search_tasks.queue)
+       and (v_status is null or t.status = v_status)
+       and (search_tasks.dedupe_key is null or t.dedupe_key = search_tasks.dedupe_key)
+       and (search_tasks.payload_contains is null or t.payload @> search_tasks.payload_contains)
+       and (search_tasks.enqueued_after is null or t.enqueued_at >= search_tasks.enqueued_after)
+       and (search_tasks.enqueued_before is null or t.enqueued_at < search_tasks.enqueued_before)
+       and (search_tasks.finished_after is null or t.finished_at >= search_tasks.finished_after)
+       and (search_tasks.finished_before is null or t.finished_at < search_tasks.finished_before)
+     order by t.id desc
+     limit search_tasks."limit" + 1);
+
+  if pg_catalog.cardinality(v_page) > search_tasks."limit" then
+    tasks := v_page[1:search_tasks."limit"];
+    next_before_id := (v_page[search_tasks."limit"]).id;
+    cut_short := false;
+  else
+    tasks := v_page;
+    next_before_id := case when v_exhausted then null else v_ids[pg_catalog.cardinality(v_ids)] end;
+    cut_short := not v_exhausted;
+  end if;
+  scanned := pg_catalog.cardinality(v_ids);
+  return next;
+end
+$$;
+
+
+ALTER FUNCTION conductor.search_tasks(kind text, queue text, status text, dedupe_key text, payload_contains jsonb, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, before_id bigint, "limit" integer, scan_limit integer) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION search_tasks(kind text, queue text, status text, dedupe_key text, payload_contains jsonb, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, before_id bigint, "limit" integer, scan_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.search_tasks(kind text, queue text, status text, dedupe_key text, payload_contains jsonb, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, before_id bigint, "limit" integer, scan_limit integer) IS 'One page of a search, newest first: tasks whose kind, queue, status and dedupe_key equal the ones
+given, whose payload contains payload_contains (jsonb @>), enqueued in [enqueued_after,
+enqueued_before) and finished in [finished_after, finished_before) (NULL: any). Returns one row:
+tasks (the first "limit" matches, newest first), next_before_id (pass it as before_id for the next
+page; NULL: nothing older matches), scanned (candidates examined) and cut_short (the page stopped
+after examining scan_limit candidates: it may hold fewer than "limit" matches; search further
+with next_before_id). A page examines at most scan_limit tasks, taken through an existing index
+(the dedupe, status or finished-time partial indexes, else the primary key between the enqueued
+range''s id bounds), so its cost is bounded whatever the history. An enqueued range is turned into id
+bounds widened by 5 minutes: a task enqueued in a transaction that stayed open longer than that may
+be left out; none outside the range is returned. Raises QC105 for an unknown status, QC106 for an
+empty kind, queue or dedupe_key, a payload_contains that is not a JSON object, a time that is not finite or outside 0001-01-02 to
+9999-12-30 UTC, an empty time range,
+a before_id under 1, a limit outside 1..1000 or a scan_limit outside 1..1000000. Reads only.';
+
+
+--
 -- Name: set_rate_limit(text, text, double precision, double precision); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10302,6 +10536,13 @@ REVOKE ALL ON FUNCTION conductor._enqueue(specs conductor._task_spec[]) FROM PUB
 
 
 --
+-- Name: FUNCTION _enqueued_id_bound(at timestamp with time zone); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._enqueued_id_bound(at timestamp with time zone) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _event_outcome(name text, payload jsonb); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11055,6 +11296,16 @@ GRANT ALL ON FUNCTION conductor.save_log(attempt_id bigint, lines jsonb, dropped
 REVOKE ALL ON FUNCTION conductor.save_step(attempt_id bigint, name text, result jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.save_step(attempt_id bigint, name text, result jsonb) TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.save_step(attempt_id bigint, name text, result jsonb) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION search_tasks(kind text, queue text, status text, dedupe_key text, payload_contains jsonb, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, before_id bigint, "limit" integer, scan_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.search_tasks(kind text, queue text, status text, dedupe_key text, payload_contains jsonb, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, before_id bigint, "limit" integer, scan_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.search_tasks(kind text, queue text, status text, dedupe_key text, payload_contains jsonb, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, before_id bigint, "limit" integer, scan_limit integer) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.search_tasks(kind text, queue text, status text, dedupe_key text, payload_contains jsonb, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, before_id bigint, "limit" integer, scan_limit integer) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.search_tasks(kind text, queue text, status text, dedupe_key text, payload_contains jsonb, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, before_id bigint, "limit" integer, scan_limit integer) TO conductor_admin;
 
 
 --

@@ -554,7 +554,9 @@ def add_tasks_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         "tasks", help="list tasks, newest first; `tasks show ID` for one with its attempts, steps and children",
         description="List tasks newest first (conductor.list_tasks), filtered by status, queue and "
         "kind; `pyconductor tasks show ID` prints one task with every attempt (its error, traceback and "
-        "handler log lines), its steps and its children. `pyconductor tasks retry` and `tasks cancel` with "
+        "handler log lines), its steps and its children. `pyconductor tasks search` finds tasks by kind, "
+        "queue, status, dedupe key, a payload field and time, a page at a time (conductor.search_tasks: each "
+        "page examines at most --scan tasks). `pyconductor tasks retry` and `tasks cancel` with "
         "a filter print how many tasks match (conductor.preview_matching), ask, then retry or cancel "
         "them a batch per statement (conductor.retry_matching, cancel_matching; admin).",
     )  # fmt: skip
@@ -582,6 +584,18 @@ def add_tasks_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         metavar="TEXT",
         help="only tasks whose last attempt's error holds this text, ignoring case (retry, cancel)",
     )
+    p.add_argument("--dedupe-key", metavar="KEY", help="only tasks with this dedupe key (search)")
+    p.add_argument(
+        "--payload",
+        metavar="JSON",
+        help="only tasks whose payload contains this JSON object, e.g. '{\"order_id\": 42}' (search)",
+    )
+    for edge, word in (("after", "at or after"), ("before", "before")):
+        p.add_argument(f"--enqueued-{edge}", metavar="TIME", help=f"only tasks enqueued {word} TIME, ISO 8601, "
+                       "UTC unless it says (search)")  # fmt: skip
+        p.add_argument(f"--finished-{edge}", metavar="TIME", help=f"only tasks finished {word} TIME (search)")
+    p.add_argument("--scan", type=int, default=10000,
+                   help="tasks a search page examines at most (default: %(default)s)")  # fmt: skip
     p.add_argument("--yes", action="store_true", help="retry or cancel without asking for confirmation")
     p.add_argument(
         "--batch", type=int, default=1000, help="tasks per statement for retry, cancel (default: %(default)s)"
@@ -589,9 +603,9 @@ def add_tasks_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument(
         "show",
         nargs="*",
-        metavar="show ID | retry | cancel",
-        help="show one task with its attempts and tracebacks; or retry or cancel every task the "
-        "filter matches, after printing the count and asking (admin)",
+        metavar="show ID | search | retry | cancel",
+        help="show one task with its attempts and tracebacks; or search (one page, newest first); or "
+        "retry or cancel every task the filter matches, after printing the count and asking (admin)",
     )
     p.set_defaults(func=ops.run_tasks)
 

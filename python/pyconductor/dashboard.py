@@ -12,6 +12,11 @@ Pages (plain HTML, one inline script for live refresh, no build step):
                    root_id), each task's attempts (worker, times, error, traceback)
                    and, when ``conductor.steps`` exists, its steps
                    and the handler log lines of the task's attempts beside it
+  /search          find tasks by kind, queue, status, dedupe key, a payload field
+                   (JSON containment) and enqueued or finished time, a page at a time
+                   (``conductor.search_tasks``: each page examines at most 10,000
+                   tasks through an index; a page cut short says so and links
+                   "search further"); not live-refreshed, so the form stays as typed
   /schedules       every schedule: cron, next due time, last fire (manual or due),
                    last error; Enable/Disable and Run now
   POST /runs/{id}/retry, /runs/{id}/cancel   ``conductor.retry`` / ``conductor.cancel``
@@ -78,6 +83,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import logging
 import math
 import re
@@ -86,6 +92,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any, Self, TypeVar
 
 import psycopg
@@ -97,9 +104,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from pyconductor import statuses
 from pyconductor.access import HostCheck, is_loopback
 from pyconductor.dsn import redact_dsn
-from pyconductor.errors import ConductorError, InvalidState, MatchesMoreThanExpected, NotFound
+from pyconductor.errors import ConductorError, InvalidArgument, InvalidState, MatchesMoreThanExpected, NotFound
 from pyconductor.web import pages
 from pyconductor.web.auth import (
     AUTH_COOKIE,
@@ -113,7 +121,7 @@ from pyconductor.web.auth import (
 )
 from pyconductor.web.events import EventHub, sse
 from pyconductor.web.markup import content_digest, h, layout, query_string
-from pyconductor.web.reads import BULK_ACTIONS, BULK_BATCH, DashboardData, check_release
+from pyconductor.web.reads import BULK_ACTIONS, BULK_BATCH, SEARCH_SCAN, DashboardData, SearchFilter, check_release
 
 __all__ = [
     "AUTH_COOKIE",
@@ -134,6 +142,7 @@ T = TypeVar("T")
 
 DEFAULT_PORT = 8765
 MAX_PAGE_SIZE = 500
+MAX_SEARCH_SCAN = 100_000  # tasks a search page may be asked to examine (?scan=)
 SSE_RETRY_MS = 1000  # the browser reconnects a dropped stream after this
 SSE_KEEPALIVE = 15.0  # seconds between comment lines on an idle stream
 SSE_MAX_AGE = 600.0  # seconds a stream lasts before the browser is asked to reconnect
@@ -207,6 +216,61 @@ def runs_page(request: Request) -> str | Response:
     return pages.runs(view, bulk=bulk, before=before, limit=limit, notice=notice_of(request))
 
 
+def _search_time(text: str) -> datetime:
+    """A time typed into the search form: ISO 8601 (``2031-01-01 09:00``, ``...T09:00:00+02:00``), UTC
+    when it names no zone. ValueError when it is not one."""
+    at = datetime.fromisoformat(text.strip())
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def search_page(request: Request) -> str | Response:
+    dash: Dashboard = request.app.state.dashboard
+    p = request.query_params
+    values = {name: p.get(name, "") for name, _, _ in pages.SEARCH_FIELDS}
+    before = parse_id(p["before"]) if p.get("before") else None
+    if p.get("before") and before is None:
+        return PlainTextResponse("400 bad request: before is a task id", status_code=400)
+    try:
+        limit = max(1, min(MAX_PAGE_SIZE, int(p.get("limit") or pages.PAGE_SIZE)))
+    except ValueError:
+        return PlainTextResponse("400 bad request: limit is an integer", status_code=400)
+    try:  # tasks a page examines at most (search_tasks' scan_limit): ?scan=, SEARCH_SCAN by default
+        scan = max(1, min(MAX_SEARCH_SCAN, int(p.get("scan") or SEARCH_SCAN)))
+    except ValueError:
+        return PlainTextResponse("400 bad request: scan is an integer", status_code=400)
+    given = {k: v.strip() or None for k, v in values.items()}
+    errors = []
+    if given["status"] is not None and given["status"] not in statuses.ALL:
+        errors.append(f"unknown status {given['status']!r}")
+    payload = given.pop("payload")
+    if payload is not None:
+        try:
+            parsed = json.loads(payload)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            errors.append(f'payload contains must be a JSON object, like {{"order_id": 42}}: not {payload!r}')
+        else:
+            payload = json.dumps(parsed)
+    times: dict[str, datetime | None] = {}
+    for name in ("enqueued_after", "enqueued_before", "finished_after", "finished_before"):
+        text = given.pop(name)
+        try:
+            times[name] = _search_time(text) if text is not None else None
+        except ValueError:
+            errors.append(f"{name.replace('_', ' ')}: {text!r} is not a time (2031-01-01 09:00, UTC unless it says)")
+    if errors:
+        return pages.search(None, values=values, error="; ".join(errors), before=before, limit=limit, scan=scan)
+    what = SearchFilter(kind=given["kind"], queue=given["queue"], status=given["status"],
+                        dedupe_key=given["dedupe_key"], payload_contains=payload, **times)  # fmt: skip
+    try:
+        view = dash.data.search(what, before, limit, scan)
+    except InvalidArgument as exc:  # an empty time range: the database says which
+        return pages.search(None, values=values, error=str(exc).splitlines()[0], before=before, limit=limit,
+                            scan=scan)  # fmt: skip
+    return pages.search(view, values=values, error=None, before=before, limit=limit, scan=scan)
+
+
 def run_page(request: Request) -> str | Response:
     dash: Dashboard = request.app.state.dashboard
     task_id = parse_id(request.path_params["task_id"])
@@ -227,7 +291,8 @@ def schedules_page(request: Request) -> str:
 # -- wiring -------------------------------------------------------------------
 
 
-def page(title: str, render: Callable[[Request], str | Response]) -> Callable[[Request], Awaitable[Response]]:
+def page(title: str, render: Callable[[Request], str | Response],
+         refresh: bool = True) -> Callable[[Request], Awaitable[Response]]:  # fmt: skip
     async def endpoint(request: Request) -> Response:
         try:
             content = await run_in_threadpool(render, request)
@@ -240,7 +305,7 @@ def page(title: str, render: Callable[[Request], str | Response]) -> Callable[[R
             if request.headers.get(DIGEST_HEADER) == digest:  # what the page shows already
                 return Response(status_code=204, headers={DIGEST_HEADER: digest})
             return HTMLResponse(content, headers={DIGEST_HEADER: digest})
-        return HTMLResponse(layout(request, title, content, digest=digest))
+        return HTMLResponse(layout(request, title, content, digest=digest, refresh=refresh))
 
     return endpoint
 
@@ -363,7 +428,7 @@ async def bulk_confirm(request: Request) -> Response:
     except (psycopg.Error, ConductorError) as exc:
         refusal = bulk_refusal(exc)
     content = pages.bulk_confirm(request, action, bulk, matching, sample, refusal)
-    return HTMLResponse(layout(request, f"{action.capitalize()} by filter", content, static=True))
+    return HTMLResponse(layout(request, f"{action.capitalize()} by filter", content, refresh=False))
 
 
 async def bulk_action(request: Request) -> Response:
@@ -543,6 +608,7 @@ def create_app(
             Route("/runs", page("Runs", runs_page)),
             Route("/runs/{task_id}", page("Run", run_page)),
             Route("/runs/{task_id}/{action}", task_action, methods=["POST"]),
+            Route("/search", page("Search", search_page, refresh=False)),
             Route("/schedules", page("Schedules", schedules_page)),
             Route("/schedules/{action}", schedule_action, methods=["POST"]),
             Route("/queues/{action}", queue_action, methods=["POST"]),

@@ -163,6 +163,10 @@ STATS = "select * from conductor.stats()"
 UNRUNNABLE = "select * from conductor.unrunnable()"
 PRUNE = "select conductor.prune(older_than => %(older_than)s::interval, include_failed => %(include_failed)s, batch => %(batch)s) as pruned"
 LIST_TASKS = 'select * from conductor.list_tasks(status => %(status)s, queue => %(queue)s, kind => %(kind)s, before_id => %(before_id)s, "limit" => %(limit)s)'
+# one page of a search (search_tasks): its matches newest first, one row each, every row carrying
+# the page's cursor (next_before_id: NULL when nothing older matches; cut_short: the page stopped
+# at scan_limit examined tasks); a page with no match is one row whose task columns are NULL
+SEARCH_TASKS = 'select s.next_before_id, s.scanned, s.cut_short, t.* from conductor.search_tasks(kind => %(kind)s, queue => %(queue)s, status => %(status)s, dedupe_key => %(dedupe_key)s, payload_contains => %(payload_contains)s::jsonb, enqueued_after => %(enqueued_after)s, enqueued_before => %(enqueued_before)s, finished_after => %(finished_after)s, finished_before => %(finished_before)s, before_id => %(before_id)s, "limit" => %(limit)s, scan_limit => %(scan_limit)s) s left join lateral unnest(s.tasks) with ordinality t on true order by t.ordinality'
 # every live leader lease (the scheduler, retention, singleton:NAME)
 LEADERS = "select * from conductor.leaders()"
 # sessions outside the engine that hold one of its advisory keys (/health, status): looks

@@ -107,6 +107,23 @@ def test_pages_render(app: Conductor, db_conn: Conn, client: httpx.Client) -> No
     assert client.get("/runs", params={"status": "bogus"}).status_code == 400
 
 
+def test_the_search_page_escapes_and_checks_what_it_is_given(app: Conductor, client: httpx.Client) -> None:
+    """/search (search_tasks): a payload's markup is text; what the form cannot search by is said on
+    the page or refused with 400, before anything is searched; the page carries no script."""
+    task = app.enqueue("srch.x", {"note": "<img src=x onerror=alert(1)>"}, queue="srch")
+    app.enqueue("srch.y", {}, queue="srch")
+    page = client.get("/search", params={"kind": "srch.x", "payload": '{"note": "<img src=x onerror=alert(1)>"}'})
+    assert page.status_code == 200 and ids_on(page.text) == [task]
+    assert "<img src=x" not in page.text and "&lt;img src=x onerror=alert(1)&gt;" in page.text
+    assert "<script" not in page.text and "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    assert ids_on(client.get("/search", params={"queue": "srch", "enqueued_after": "2000-01-01"}).text)[-1] == task
+    assert "payload contains must be a JSON object" in client.get("/search", params={"payload": "[1]"}).text
+    assert "is not a time" in client.get("/search", params={"finished_before": "soon"}).text
+    assert "unknown status" in client.get("/search", params={"status": "bogus"}).text
+    assert client.get("/search", params={"before": "x"}).status_code == 400
+    assert client.get("/search", params={"scan": "many"}).status_code == 400
+
+
 def test_the_run_page_shows_the_tree_and_steps(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
     root = app.enqueue("flow.root", {})
     child = app.enqueue("flow.child", {}, parent_id=root)
@@ -257,6 +274,7 @@ def test_with_a_token_every_request_needs_it(app: Conductor, db_dsn: str) -> Non
             assert home.status_code == 401 and home.headers["www-authenticate"].startswith("Bearer")
             assert "guarded" not in home.text and 'name=token' in home.text  # a login form, nothing else
             assert anon.get("/runs").status_code == 401
+            assert anon.get("/search", params={"kind": "guarded"}).status_code == 401
             assert anon.get(f"/runs/{task}", params={"fragment": "1"}).status_code == 401
             assert anon.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
             token = str(anon.cookies[CSRF_COOKIE])
@@ -305,7 +323,7 @@ def test_a_foreign_host_header_is_refused(app: Conductor, server: DashboardServe
     task = app.enqueue("rebound", {"secret": "payload-of-rebound"})
     token = csrf_of(client)
     evil = {"Host": f"evil.example:{server.port}"}
-    for path in ("/", "/runs", f"/runs/{task}", f"/runs/{task}?fragment=1", "/login"):
+    for path in ("/", "/runs", f"/runs/{task}", f"/runs/{task}?fragment=1", "/search?kind=rebound", "/login"):
         resp = client.get(path, headers=evil)
         assert resp.status_code == 421, (path, resp.status_code)
         assert "payload-of-rebound" not in resp.text and "evil.example" in resp.text

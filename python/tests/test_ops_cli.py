@@ -237,6 +237,30 @@ def test_tasks_list_filters_and_show(db_dsn: str, db_conn: Conn, busy: dict[str,
     assert "  timeout:         1m30s" in cli(db_dsn, "tasks", "show", str(with_limit)).stdout
 
 
+def test_tasks_search_pages_and_says_when_a_page_was_cut_short(db_dsn: str, db_conn: Conn) -> None:
+    """``tasks search`` (conductor.search_tasks): the matches newest first, the cursor of the next page,
+    and a page that examined --scan tasks without filling says so."""
+    ids = [int(db_conn.execute("select conductor.enqueue(kind => %s, payload => %s::jsonb, queue => 'srch', "
+                               "dedupe_key => %s)", (kind, json.dumps({"n": n}), f"d-{n}")).fetchone()[0])
+           for n, kind in enumerate(["s.a", "s.b", "s.a", "s.b", "s.b"])]  # fmt: skip
+    out = cli(db_dsn, "tasks", "search", "--kind", "s.a")
+    assert out.returncode == 0, out.stderr
+    assert [int(line.split()[0]) for line in out.stdout.splitlines()[1:]] == [ids[2], ids[0]]
+    found = json.loads(cli(db_dsn, "tasks", "search", "--payload", '{"n": 3}', "--json").stdout)
+    assert [t["id"] for t in found["tasks"]] == [ids[3]] and found["next_before_id"] is None
+    paged = cli(db_dsn, "tasks", "search", "--kind", "s.b", "--limit", "1").stdout
+    assert paged.splitlines()[-1] == f"older: --before {ids[4]}"
+    short = cli(db_dsn, "tasks", "search", "--kind", "s.a", "--scan", "2").stdout
+    assert short.splitlines()[0] == "no tasks match in the tasks examined"
+    assert f"search further with --before {ids[3]}" in short
+    assert [t["id"] for t in json.loads(cli(db_dsn, "tasks", "search", "--dedupe-key", "d-1", "--json").stdout)["tasks"]] \
+        == [ids[1]]  # fmt: skip
+    bad = cli(db_dsn, "tasks", "search", "--enqueued-after", "yesterday")
+    assert bad.returncode != 0 and "not a time" in bad.stderr
+    refused = cli(db_dsn, "tasks", "search", "--payload", "[1]")
+    assert refused.returncode != 0 and "invalid payload_contains [1]" in refused.stderr
+
+
 def test_tasks_show_lists_steps_children_and_handler_logs(db_dsn: str, db_conn: Conn) -> None:
     db_conn.execute("select conductor.register_worker(worker_id => 'w-test', queues => array['runs'])")
     parent = enqueue(db_conn, "runs")

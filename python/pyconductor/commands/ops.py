@@ -203,6 +203,8 @@ def _tasks(args: argparse.Namespace, conn: Any) -> int:
 
     if args.show and args.show[0] in BULK_ACTIONS:
         return _bulk(args, conn)
+    if args.show and args.show[0] == "search":
+        return _search(args, conn)
     if args.show:
         return _task_show(args, conn)
     rows = conn.execute(queries.LIST_TASKS, {"status": args.status, "queue": args.queue, "kind": args.kind,
@@ -215,6 +217,47 @@ def _tasks(args: argparse.Namespace, conn: Any) -> int:
         return 0
     shown = [dict(r, error=_short(r["error"]), **{"tries used": f"{r['attempt']}/{r['max_attempts']}"}) for r in rows]
     print(render_table(shown, TASK_COLUMNS))
+    return 0
+
+
+def _search(args: argparse.Namespace, conn: Any) -> int:
+    """``tasks search``: one page of conductor.search_tasks, then where the next one starts."""
+    from pyconductor import queries
+
+    if len(args.show) != 1:
+        return fail(f"`tasks search` takes filters (--kind, --queue, --status, --dedupe-key, --payload, "
+                    f"--enqueued-after, ...), not `{' '.join(args.show[1:])}`")  # fmt: skip
+    try:
+        times = {name: _parse_ts(getattr(args, name)) for name in
+                 ("enqueued_after", "enqueued_before", "finished_after", "finished_before")}  # fmt: skip
+    except ValueError as exc:
+        return fail(f"not a time (ISO 8601, e.g. 2031-01-01T09:00:00+00:00): {exc}")
+    times = {k: v if v is None or v.tzinfo else v.replace(tzinfo=UTC) for k, v in times.items()}
+    rows = conn.execute(queries.SEARCH_TASKS, {
+        "kind": args.kind, "queue": args.queue, "status": args.status, "dedupe_key": args.dedupe_key,
+        "payload_contains": args.payload, **times, "before_id": args.before, "limit": args.limit,
+        "scan_limit": args.scan,
+    }).fetchall()  # fmt: skip
+    found = [r for r in rows if r["id"] is not None]
+    cursor = {"next_before_id": rows[0]["next_before_id"], "scanned": rows[0]["scanned"],
+              "cut_short": rows[0]["cut_short"]}  # fmt: skip
+    if args.json:
+        task_keys = [k for k in found[0] if k not in (*cursor, "ordinality")] if found else []
+        print(json.dumps({"tasks": [{k: _jsonable(r[k]) for k in task_keys} for r in found], **cursor},
+                         indent=2, default=str))  # fmt: skip
+        return 0
+    if found:
+        shown = [dict(r, error=_short(r["error"]), **{"tries used": f"{r['attempt']}/{r['max_attempts']}"})
+                 for r in found]  # fmt: skip
+        print(render_table(shown, TASK_COLUMNS))
+    else:
+        print("no tasks match" + (" in the tasks examined" if cursor["cut_short"] else ""))
+    nxt = cursor["next_before_id"]
+    if nxt is not None and cursor["cut_short"]:
+        print(f"examined {cursor['scanned']} tasks down to task {nxt} and stopped: older tasks may match; "
+              f"search further with --before {nxt}")  # fmt: skip
+    elif nxt is not None:
+        print(f"older: --before {nxt}")
     return 0
 
 

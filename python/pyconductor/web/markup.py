@@ -108,6 +108,11 @@ li.current>.line{font-weight:bold}button{cursor:pointer}
 .cols>section{flex:1 1 30em;min-width:0;overflow-x:auto}
 .paused{background:#f4d8a8;padding:0 .4em;border-radius:3px}tr.off td{color:#888}
 table.log td{font:12px/1.3 ui-monospace,monospace}table.log td.msg{white-space:pre-wrap;word-break:break-word}
+form#search{display:grid;grid-template-columns:repeat(auto-fill,minmax(14em,1fr));gap:.5em 1em;max-width:80em}
+form#search label{display:flex;flex-direction:column;font-size:12px;color:#555}
+form#search input,form#search select{font:inherit;min-width:0}form#search .go{align-self:end}
+table#results{width:100%}table#results td{overflow-wrap:anywhere}
+table#results td.payload{font:12px/1.3 ui-monospace,monospace;white-space:pre-wrap;max-width:40em}
 #timeline{max-width:100%;overflow-x:auto}#timeline svg{min-width:40em}
 .lv-warning{background:#fff6cc}.lv-error,.lv-critical{background:#f8d0d0}
 """
@@ -161,32 +166,37 @@ SCRIPT = """
 """
 
 
+HEADER = ("<header><b>Conductor</b><a href=/>Queues</a><a href=/runs>Runs</a>"
+          "<a href='/runs?status=failed'>Failed</a><a href='/runs?status=running'>Running</a>"
+          "<a href=/search>Search</a><a href=/schedules>Schedules</a></header>")  # fmt: skip
+
+
 def content_digest(content: str) -> str:
     return hashlib.sha256(content.encode()).hexdigest()[:32]
 
 
 def layout(request: Request, title: str, content: str, *, live: bool = True, digest: str = "",
-           static: bool = False) -> str:  # fmt: skip
+           refresh: bool = True) -> str:  # fmt: skip
     """A whole page around ``content``, which the live script re-fetches (when
-    ``/events`` says something changed, with ``live``; else every 2 s). A ``static``
-    page is never re-fetched (a confirmation must show what its form confirms)."""
+    ``/events`` says something changed, with ``live``; else every 2 s). Without
+    ``refresh``, the page as served (a form a person fills in is not redrawn under them)."""
+    if not refresh:
+        return (
+            "<!doctype html><html lang=en><head><meta charset=utf-8>"
+            f"<title>{h(title)} · Conductor</title><style>{CSS}</style></head><body>{HEADER}"
+            f"<main>{content}</main></body></html>"
+        )
     nonce = request.state.nonce
     src = request.url.path + query_string({**dict(request.query_params), "fragment": "1"})
     events = ' data-events="/events"' if live else ""
     script = SCRIPT % {"debounce": DEBOUNCE_MS, "refresh": REFRESH_MS, "safety": SAFETY_MS,
                        "reconnect": 5 * REFRESH_MS}  # fmt: skip
-    body = (
-        f"<main>{content}</main>"
-        if static
-        else f'<main><div id=live data-src="{h(src)}" data-digest="{h(digest)}"{events}>{content}</div></main>'
-        f"<script nonce={nonce}>{script}</script>"
-    )
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>{h(title)} · Conductor</title><style>{CSS}</style></head><body>"
-        "<header><b>Conductor</b><a href=/>Queues</a><a href=/runs>Runs</a>"
-        "<a href='/runs?status=failed'>Failed</a><a href='/runs?status=running'>Running</a>"
-        f"<a href=/schedules>Schedules</a></header>{body}</body></html>"
+        f"{HEADER}"
+        f'<main><div id=live data-src="{h(src)}" data-digest="{h(digest)}"{events}>{content}</div></main>'
+        f"<script nonce={nonce}>{script}</script></body></html>"
     )
 
 

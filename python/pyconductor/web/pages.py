@@ -4,6 +4,7 @@ every value escaped (:mod:`pyconductor.web.markup`)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -26,17 +27,20 @@ from pyconductor.web.markup import (
 from pyconductor.web.reads import (
     BULK_ACTIONS,
     SCHEDULES_LIMIT,
+    SEARCH_SCAN,
     TIME_FIELDS,
     TREE_LIMIT,
     BulkFilter,
     QueuesView,
     RunsView,
     RunView,
+    SearchView,
 )
 from pyconductor.web.timeline import timeline_svg
 
 __all__ = [
     "PAGE_SIZE",
+    "SEARCH_FIELDS",
     "bulk_confirm",
     "bulk_query",
     "bulk_words",
@@ -46,6 +50,7 @@ __all__ = [
     "run",
     "runs",
     "schedules",
+    "search",
 ]
 
 PAGE_SIZE = 50  # tasks a page of /runs lists unless ?limit= says otherwise
@@ -397,6 +402,72 @@ def bulk_confirm(request: Request, action: str, bulk: BulkFilter, matching: int,
         f'<input type=hidden name=expected value="{matching}">'
         f"<button type=submit id=confirm-button>{verb} all {matching} matching</button> {back}</form>"
     )
+    return "".join(out)
+
+
+# the search form's fields, in its order: (query parameter, label, placeholder); status is a select
+SEARCH_FIELDS = (
+    ("kind", "kind", "shop.send_receipt"),
+    ("queue", "queue", "default"),
+    ("status", "status", ""),
+    ("dedupe_key", "dedupe key", ""),
+    ("payload", "payload contains (JSON object)", '{"order_id": 42}'),
+    ("enqueued_after", "enqueued from (UTC)", "2031-01-01 09:00"),
+    ("enqueued_before", "enqueued before (UTC)", ""),
+    ("finished_after", "finished from (UTC)", ""),
+    ("finished_before", "finished before (UTC)", ""),
+)
+
+
+def search(view: SearchView | None, *, values: Mapping[str, str], error: str | None, before: int | None,
+           limit: int, scan: int = SEARCH_SCAN) -> str:  # fmt: skip
+    """``/search``: the form (``values``: what was typed, shown back as typed), then one page of
+    matches newest first, with "older" or, when the page's scan was cut short, "search further"."""
+    out = ["<h1>Search</h1><form id=search method=get action=/search>"]
+    for name, label, placeholder in SEARCH_FIELDS:
+        value = values.get(name, "")
+        if name == "status":
+            options = "".join(f'<option value="{s}"{" selected" if s == value else ""}>{s or "any status"}</option>'
+                              for s in ("", *statuses.ALL))  # fmt: skip
+            field = f"<select name=status id=f-status>{options}</select>"
+        else:
+            field = f'<input name={name} id=f-{name} value="{h(value)}" placeholder="{h(placeholder)}">'
+        out.append(f"<label for=f-{name}>{h(label)}{field}</label>")
+    out.append(f'<input type=hidden name=limit value="{limit}">'
+               + (f'<input type=hidden name=scan value="{scan}">' if scan != SEARCH_SCAN else "")
+               + "<button type=submit class=go id=search-go>Search</button></form>")  # fmt: skip
+    if error:
+        out.append(f"<p class=err id=search-error>{h(error)}</p>")
+    if view is None:
+        return "".join(out)
+    if not view.rows:
+        out.append("<p id=empty>No tasks match" + (" in the tasks examined." if view.cut_short else ".") + "</p>")
+    else:
+        out.append("<table id=results><tr><th>id<th>kind<th>queue<th>status<th>dedupe key<th>enqueued"
+                   "<th>finished<th>payload</tr>")  # fmt: skip
+        for t in view.rows:
+            payload = json.dumps(t["payload"], ensure_ascii=False, sort_keys=True)
+            out.append(
+                f'<tr data-id="{t["id"]}" data-status="{h(t["status"])}">'
+                f'<td><a href="/runs/{t["id"]}">{t["id"]}</a>'
+                f"<td>{safe_name(t['kind'])}<td>{h(t['queue'])}<td>{status_badge(t['status'])}"
+                f"<td>{h(t['dedupe_key'])}<td>{ts(t['enqueued_at'])}<td>{ts(t['finished_at'])}"
+                f"<td class=payload>{h(payload[:300] + ('…' if len(payload) > 300 else ''))}</tr>"
+            )
+        out.append("</table>")
+    params = {**values, "limit": limit if limit != PAGE_SIZE else None, "scan": scan if scan != SEARCH_SCAN else None}
+    nav = []
+    if before is not None:
+        nav.append(f'<a id=newest href="/search{h(query_string(params))}">« newest</a>')
+    if view.next_before is not None:
+        further = h(query_string({**params, "before": view.next_before}))
+        if view.cut_short:
+            out.append(f"<p class=notice id=cut-short>This page examined {view.scanned} tasks, down to task "
+                       f"{view.next_before}, and stopped there: older tasks may match. "
+                       f'<a id=search-further href="/search{further}">Search further »</a></p>')  # fmt: skip
+        else:
+            nav.append(f'<a id=older href="/search{further}">older »</a>')
+    out.append(f"<p class=pager>{' · '.join(nav)}</p>")
     return "".join(out)
 
 

@@ -3,6 +3,7 @@ buttons, each one statement of :mod:`pyconductor.queries` (``DASHBOARD_*`` and
 the operators' calls) on a small pool; no HTML, no HTTP.
 
 Every read is index-backed and bounded: list_tasks is keyset on the primary key;
+a search page (search_tasks) examines at most SEARCH_SCAN tasks through an index;
 a run's tasks come by tasks_run (root_id), their attempts by attempts_task;
 nothing counts or scans finished history. The one exception is asked for: a bulk
 action's confirmation page counts the tasks its filter matches (preview_matching,
@@ -40,12 +41,15 @@ __all__ = [
     "QueuesView",
     "RunView",
     "RunsView",
+    "SearchFilter",
+    "SearchView",
     "check_release",
 ]
 
 TREE_LIMIT = 500  # tasks of a run shown at most
 STEPS_LIMIT = 1000
 SCHEDULES_LIMIT = 1000  # schedules, and paused queues, listed at most
+SEARCH_SCAN = 10000  # tasks a search page examines at most (search_tasks' scan_limit)
 LOG_ATTEMPTS = 10  # the run page shows the log lines of the task's latest attempts
 BULK_SAMPLE = 20  # the newest matching ids a bulk action's confirmation lists
 BULK_BATCH = 1000  # tasks one statement of a bulk action takes at most
@@ -130,6 +134,37 @@ class RunsView:
 
 
 @dataclass(frozen=True)
+class SearchFilter:
+    """What a search looks for (None: any): search_tasks' parameters, the times as timestamps
+    and payload_contains as the JSON text of an object."""
+
+    kind: str | None = None
+    queue: str | None = None
+    status: str | None = None
+    dedupe_key: str | None = None
+    payload_contains: str | None = None
+    enqueued_after: datetime | None = None
+    enqueued_before: datetime | None = None
+    finished_after: datetime | None = None
+    finished_before: datetime | None = None
+
+    def any(self) -> bool:
+        return any(v is not None for v in vars(self).values())
+
+
+@dataclass(frozen=True)
+class SearchView:
+    """One page of a search: its matches newest first; ``next_before`` where the next page starts
+    (None: nothing older matches); ``cut_short``: the page stopped after examining ``scanned`` tasks,
+    so it may hold fewer matches than a page, and searching further may find more."""
+
+    rows: list[Row]
+    next_before: int | None
+    scanned: int
+    cut_short: bool
+
+
+@dataclass(frozen=True)
 class RunView:
     """One task and its run: the root, the root's descendants (at most TREE_LIMIT),
     the attempts and steps of each by task id, the log lines of the task's
@@ -203,6 +238,15 @@ class DashboardData:
             "status": status, "queue": queue, "kind": kind, "before_id": before, "limit": limit + 1,
         })  # fmt: skip
         return RunsView(rows[:limit], more=len(rows) > limit)
+
+    def search(self, what: SearchFilter, before: int | None, limit: int, scan: int = SEARCH_SCAN) -> SearchView:
+        """One page of conductor.search_tasks: at most ``limit`` matches below task ``before``,
+        examining at most ``scan`` tasks."""
+        rows = self._rows(queries.SEARCH_TASKS, {**vars(what), "before_id": before, "limit": limit,
+                                                  "scan_limit": scan})  # fmt: skip
+        first = rows[0]
+        return SearchView([r for r in rows if r["id"] is not None], first["next_before_id"], first["scanned"],
+                          first["cut_short"])  # fmt: skip
 
     def run(self, task_id: int) -> RunView:
         """Task ``task_id`` and its run; NotFound when there is no such task."""

@@ -2,7 +2,7 @@
 -- removes any login's kind, rate limit and worker registration, writes into any attempt's
 -- log, and goes under the floors a worker login cannot (issue 25).
 begin;
-select plan(15);
+select plan(16);
 
 set local conductor.fake_now = '2030-01-01 00:00:00+00';
 create role t_admin;
@@ -15,6 +15,8 @@ select lives_ok(format('select conductor.complete(attempt_id => %s)', :a), 'An a
 select conductor.enqueue(kind => 'k', queue => 'ro-a') as t2 \gset
 select is(conductor.cancel(task_id => :t2), 1, 'An admin cancels a task.');
 select lives_ok('select * from conductor.stats()', 'An admin reads stats().');
+select is((select pg_catalog.cardinality(tasks) from conductor.search_tasks(queue => 'ro-a', status => 'cancelled')), 1,
+  'An admin searches tasks.');
 select lives_ok('select conductor.reap()', 'An admin reaps.');
 set local conductor.fake_now = '2030-02-01 00:00:00+00';
 select is(conductor.prune(older_than => interval '7 days'), 2::bigint, 'An admin prunes old finished tasks.');

@@ -1,6 +1,6 @@
 -- conductor_client enqueues, reads, cancels and retries through the API, and reads stats.
 begin;
-select plan(12);
+select plan(13);
 
 create role t_client;
 grant conductor_client to t_client;
@@ -14,6 +14,8 @@ select is((select status::text from conductor.get_task(task_id => :t)), 'queued'
 select is((select count(*) from conductor.list_tasks(queue => 'ro-c')), 3::bigint, 'A client lists tasks.');
 select is((select count(*) from conductor.run_timeline(run_task_id => :t)), 2::bigint,
   'A client reads a run''s timeline (the task and its queued time).');
+select is((select pg_catalog.cardinality(tasks) from conductor.search_tasks(queue => 'ro-c', status => 'queued')), 3,
+  'A client searches tasks.');
 select is(conductor.cancel(task_id => :t), 1, 'A client cancels a task.');
 select is(conductor.retry(task_id => :t), :t::bigint, 'A client retries the cancelled task.');
 select is((select s.ready from conductor.stats() s where s.queue = 'ro-c'), 3::bigint, 'A client reads stats().');

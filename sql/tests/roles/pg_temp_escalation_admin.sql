@@ -4,7 +4,7 @@
 -- the attacker's code as the owner. The last test checks that this file called every
 -- function conductor_admin may execute, so a new grant needs a line here.
 begin;
-select plan(67);
+select plan(68);
 \ir ../helpers.psql
 
 create role t_admin;
@@ -48,7 +48,7 @@ select set_eq(
        and pg_catalog.has_function_privilege('conductor_admin', p.oid, 'EXECUTE')$$,
   array['pause_queue', 'resume_queue', 'set_rate_limit', 'publish', 'subscribe', 'unsubscribe', 'exclusive', 'apply_retention', 'save_log', 'overdue_schedules', 'fire_schedule', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'register_worker', 'configure_kind', 'enqueue', 'enqueue_many', 'claim', 'heartbeat',
         'save_step', 'spawn', 'children', 'suspend', 'emit_event', 'complete', 'complete_many', 'fail', 'release',
-        'reap', 'reap_report', 'create_schedule', 'tick', 'next_wake', 'next_due', 'list_schedules', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'stats',
+        'reap', 'reap_report', 'create_schedule', 'tick', 'next_wake', 'next_due', 'list_schedules', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'search_tasks', 'stats',
         'unrunnable', 'why_waiting', 'waiting_reasons', 'sleep', 'wake', 'watch', 'unwatch',
         'try_lead', 'leaders', 'lead_key', 'release_lead', 'foreign_lock_holders', 'cron_next', 'cron_validate', 'deregister_worker',
         'update_schedule', 'enable_schedule', 'delete_schedule', 'cancel', 'retry', 'prune', 'preview_matching', 'retry_matching', 'cancel_matching'],

@@ -4,7 +4,7 @@
 -- enqueue). The last test checks that this file called every function granted to
 -- conductor_client, so a new grant needs a line here.
 begin;
-select plan(27);
+select plan(28);
 \ir ../helpers.psql
 
 create role t_client;
@@ -34,6 +34,8 @@ select conductor.unwatch(task_id => :t1);
 select is(pg_temp.owner_runs(), 0::bigint, 'watch and unwatch ran no pg_temp code as the owner.');
 select count(*) from conductor.list_tasks(queue => 'esc');
 select is(pg_temp.owner_runs(), 0::bigint, 'list_tasks ran no pg_temp code as the owner.');
+select count(*) from conductor.search_tasks(queue => 'esc', payload_contains => '{"a": 1}', enqueued_after => '2000-01-01', finished_before => '3000-01-01');
+select is(pg_temp.owner_runs(), 0::bigint, 'search_tasks ran no pg_temp code as the owner.');
 select count(*) from conductor.children(task_id => :t1);
 select is(pg_temp.owner_runs(), 0::bigint, 'children ran no pg_temp code as the owner.');
 select conductor.cancel(task_id => :t1);
@@ -72,7 +74,7 @@ select set_eq(
   $$select distinct p.proname::pg_catalog.text from pg_catalog.pg_proc p
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_client', p.oid, 'EXECUTE')$$,
-  array['publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'enqueue', 'enqueue_many', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'children', 'cancel', 'retry',
+  array['publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'enqueue', 'enqueue_many', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'search_tasks', 'children', 'cancel', 'retry',
         'emit_event', 'stats', 'unrunnable', 'why_waiting', 'waiting_reasons', 'list_schedules', 'leaders', 'lead_key', 'cron_next', 'cron_validate',
         'watch', 'unwatch'],
   'This file calls every function granted to conductor_client.');

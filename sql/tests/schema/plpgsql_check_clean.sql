@@ -4,7 +4,7 @@
 -- of those is still reported (a fixed one leaves the list).
 --
 -- Explained, and kept:
---   list_tasks: parameter "limit" is a reserved word. It is the SQL API's name
+--   list_tasks, search_tasks: parameter "limit" is a reserved word. It is the SQL API's name
 --     (callers use named notation: limit => 20); renaming it breaks them.
 --   _claim_keys, _pick_queue, _pick_queues, _pick_keyed: "VOLATILE, should be
 --     STABLE". They lock rows (FOR UPDATE SKIP LOCKED), which PostgreSQL
@@ -36,6 +36,7 @@ select p.proname::text as fn, r.level, r.lineno, r.message, r.detail
 create temp table explained (fn text, message text);
 insert into explained values
   ('list_tasks', 'name of parameter "limit" is reserved keyword'),
+  ('search_tasks', 'name of parameter "limit" is reserved keyword'),
   ('_claim_keys', 'routine is marked as VOLATILE, should be STABLE'),
   ('_pick_queue', 'routine is marked as VOLATILE, should be STABLE'),
   ('_pick_queues', 'routine is marked as VOLATILE, should be STABLE'),
