@@ -4,7 +4,8 @@ the operators' calls) on a small pool; no HTML, no HTTP.
 
 Every read is index-backed and bounded: list_tasks is keyset on the primary key;
 a run's tasks come by tasks_run (root_id), their attempts by attempts_task;
-nothing counts or scans finished history.
+nothing counts or scans finished history (the charts read conductor.queue_samples,
+a row per queue and minute, through queue_series).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pyconductor import defaults, queries, statuses
 from pyconductor.dsn import redact_dsn, tcp_options
 from pyconductor.errors import mapped_errors
 from pyconductor.schema import check_schema
+from pyconductor.web.charts import RANGES
 from pyconductor.wire import load_infinite_times
 
 __all__ = [
@@ -62,13 +64,16 @@ def check_release(dsn: str) -> None:
 @dataclass(frozen=True)
 class QueuesView:
     """The queues page: stats() per queue, the paused queues by name, the live workers, the leader leases,
-    and per queue how many queued tasks wait for each reason (waiting_reasons(): queue -> reason -> tasks)."""
+    per queue how many queued tasks wait for each reason (waiting_reasons(): queue -> reason -> tasks),
+    and the charts' points over ``range`` (queue_series(): by queue, then time)."""
 
     stats: list[Row]
     paused: dict[str, Row]
     workers: list[Row]
     leaders: list[Row]
     waiting: dict[str, dict[str, int]]
+    series: list[Row]
+    range: str
 
 
 @dataclass(frozen=True)
@@ -132,14 +137,22 @@ class DashboardData:
 
     # -- pages -----------------------------------------------------------------------
 
-    def queues(self) -> QueuesView:
+    def queues(self, range_name: str = "hour") -> QueuesView:
         return QueuesView(
             stats=self._rows(queries.STATS),
             paused={r["queue"]: r for r in self._rows(queries.DASHBOARD_PAUSED_QUEUES, {"limit": SCHEDULES_LIMIT})},
             workers=self._rows(queries.DASHBOARD_WORKERS),
             leaders=self._rows(queries.LEADERS),
             waiting=self._waiting_reasons(),
+            series=self.series(range_name),
+            range=range_name,
         )
+
+    def series(self, range_name: str, queues: list[str] | None = None) -> list[Row]:
+        """queue_series() over the range (a key of :data:`~pyconductor.web.charts.RANGES`) up to the
+        current minute on the database's clock: every queue sampled in it, or those of ``queues``."""
+        span, step = RANGES[range_name]
+        return self._rows(queries.QUEUE_SERIES, {"span": span, "step": step, "queues": queues or None})
 
     def _waiting_reasons(self) -> dict[str, dict[str, int]]:
         waiting: dict[str, dict[str, int]] = {}
