@@ -263,8 +263,11 @@ def test_with_a_token_every_request_needs_it(app: Conductor, db_dsn: str) -> Non
             assert anon.post(f"/runs/{task}/cancel", data={"csrf": token}).status_code == 401
             assert app.get(task).status == "queued"
 
+            assert anon.get("/series").status_code == 401  # the charts' JSON too
+
             bearer = {"Authorization": "Bearer s3cret-token"}
             assert anon.get("/runs", headers=bearer).status_code == 200
+            assert anon.get("/series", headers=bearer).json()["range"] == "hour"
             assert "guarded" in anon.get(f"/runs/{task}", headers=bearer).text
 
             # the login form: a wrong token, then the right one sets the session cookie
@@ -864,3 +867,27 @@ def test_the_run_page_draws_the_timeline_and_labels_each_resume(app: Conductor, 
         ("task", "failed"), ("attempt", "suspended"), ("step", "step"), ("wait", "event"), ("attempt", "failed"),
     ], bars  # fmt: skip
     assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;</title>" in page
+
+
+def test_the_sampler_feeds_the_charts_once_a_minute(db_dsn: str, client: httpx.Client) -> None:
+    """The maintenance role's duty (pyconductor.samples.Sampler) writes the last whole minute once
+    and waits for the next minute on the database's clock; the queues page and /series read it."""
+    from psycopg.rows import dict_row
+
+    from pyconductor.samples import Sampler
+
+    with psycopg.connect(db_dsn, autocommit=True, row_factory=dict_row) as conn:
+        conn.execute("select conductor.enqueue(kind => 'k', queue => 'sampled')")
+        sampler = Sampler()
+        wait = sampler.lead(conn)
+        assert 1.0 <= wait <= 61.0 and sampler.minutes >= 1
+        last = conn.execute("select max(minute) as m from conductor.sample_minutes where sampled_at is not null").fetchone()
+        depth = conn.execute("select depth from conductor.queue_samples where queue = 'sampled' and minute = %s",
+                             (last["m"],)).fetchone()  # fmt: skip
+        assert depth == {"depth": 1}
+    series = client.get("/series", params={"range": "day", "queue": "sampled"}).json()
+    assert series["step_s"] == 600 and max(p["depth"] or 0 for p in series["queues"]["sampled"]) == 1
+    page = client.get("/").text
+    assert 'data-chart-queue="sampled"' in page and 'id=range-day href="/?range=day"' in page
+    assert client.get("/", params={"range": "week"}).status_code == 400
+    assert client.get("/series", params={"range": "week"}).status_code == 400
