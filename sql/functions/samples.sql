@@ -59,6 +59,10 @@ create or replace function conductor.sample_queues()
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp
+  -- index probes whatever the statistics: a sequential scan of conductor.tasks would read the
+  -- whole history every minute
+  set enable_seqscan = off
+  set jit = off
 as $$
 declare
   v_now      timestamptz := conductor.now();
@@ -99,7 +103,8 @@ begin
                 else greatest(v_now - greatest(pg_catalog.min(r.oldest), v_earliest), interval '0') end
       from (
         -- tasks_finished, index-only: the finished rows of the minutes written
-        select t.queue, conductor._minute_of(t.finished_at) as minute,
+        -- (date_bin inline: _minute_of, pinning its search_path, is not inlined and would cost a call a row)
+        select t.queue, pg_catalog.date_bin(interval '1 minute', t.finished_at, timestamptz '2000-01-01 00:00:00+00') as minute,
                pg_catalog.count(*) as finished,
                pg_catalog.count(*) filter (where t.status in ('failed', 'dead')) as failed,
                0::bigint as depth, null::timestamptz as oldest
@@ -157,6 +162,9 @@ create or replace function conductor.queue_series(
   language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
+  -- the planner's estimate of the queues x steps join is far above what it returns (a
+  -- thousand rows), enough to JIT-compile it: half a second on each custom plan
+  set jit = off
 as $$
 declare
   v_origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
