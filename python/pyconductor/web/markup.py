@@ -110,7 +110,7 @@ li.current>.line{font-weight:bold}button{cursor:pointer}
 table.log td{font:12px/1.3 ui-monospace,monospace}table.log td.msg{white-space:pre-wrap;word-break:break-word}
 #timeline{max-width:100%;overflow-x:auto}#timeline svg{min-width:40em}
 .lv-warning{background:#fff6cc}.lv-error,.lv-critical{background:#f8d0d0}
-.chart-row{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:.8em 1.2em}
+.chart-row{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:.8em 1.2em;max-width:1500px}
 .chart-row svg{display:block;width:100%;height:auto}.chart-queue h3{margin:.8em 0 .2em}
 """
 
