@@ -112,10 +112,9 @@ from pyconductor.web.auth import (
     LoginLimiter,
     check_bind,
 )
-from pyconductor.web.charts import RANGES
 from pyconductor.web.events import EventHub, sse
 from pyconductor.web.markup import content_digest, h, layout, query_string
-from pyconductor.web.reads import DashboardData, check_release
+from pyconductor.web.reads import RANGES, DashboardData, check_release
 
 __all__ = [
     "AUTH_COOKIE",

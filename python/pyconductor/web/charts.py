@@ -17,14 +17,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pyconductor.web.markup import h
+from pyconductor.web.reads import RANGES
 
-__all__ = ["MEASURES", "RANGES", "chart_svg", "charts_section", "number"]
+__all__ = ["MEASURES", "chart_svg", "charts_section", "number"]
 
-# range name -> (span, step): what queue_series is asked for
-RANGES: dict[str, tuple[timedelta, timedelta]] = {
-    "hour": (timedelta(hours=1), timedelta(minutes=1)),
-    "day": (timedelta(days=1), timedelta(minutes=10)),
-}
 # (column of queue_series' row, title, colour, whether it is a count per step)
 MEASURES: tuple[tuple[str, str, str, bool], ...] = (
     ("finished", "finished", "#4a90d9", True),

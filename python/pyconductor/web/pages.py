@@ -11,7 +11,7 @@ from typing import Any
 from starlette.requests import Request
 
 from pyconductor import statuses
-from pyconductor.web.charts import RANGES, charts_section
+from pyconductor.web.charts import charts_section
 from pyconductor.web.markup import (
     age,
     h,
@@ -25,6 +25,7 @@ from pyconductor.web.markup import (
     ts,
 )
 from pyconductor.web.reads import (
+    RANGES,
     SCHEDULES_LIMIT,
     TREE_LIMIT,
     QueuesView,

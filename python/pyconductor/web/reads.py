@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -23,10 +24,10 @@ from pyconductor import defaults, queries, statuses
 from pyconductor.dsn import redact_dsn, tcp_options
 from pyconductor.errors import mapped_errors
 from pyconductor.schema import check_schema
-from pyconductor.web.charts import RANGES
 from pyconductor.wire import load_infinite_times
 
 __all__ = [
+    "RANGES",
     "SCHEDULES_LIMIT",
     "TREE_LIMIT",
     "DashboardData",
@@ -40,6 +41,11 @@ TREE_LIMIT = 500  # tasks of a run shown at most
 STEPS_LIMIT = 1000
 SCHEDULES_LIMIT = 1000  # schedules, and paused queues, listed at most
 LOG_ATTEMPTS = 10  # the run page shows the log lines of the task's latest attempts
+# the queues page's chart ranges: name -> (span, step), what queue_series is asked for
+RANGES: dict[str, tuple[timedelta, timedelta]] = {
+    "hour": (timedelta(hours=1), timedelta(minutes=1)),
+    "day": (timedelta(days=1), timedelta(minutes=10)),
+}
 
 Row = dict[str, Any]
 
