@@ -1,7 +1,7 @@
 -- Two samplers at once write each minute once: the first writes its minutes and keeps its
 -- transaction open; the second waits on the first's minute keys, then, once the first
 -- commits, writes nothing. Both run on the same fake time, as conductor_worker (to whom
--- sample_queues is granted). Committed through dblink sessions, deleted at the end.
+-- sample_queues is granted). Committed through dblink sessions, deleted at the end (the role too).
 begin;
 select plan(5);
 \ir ../helpers.psql
@@ -42,9 +42,10 @@ select is((select n from dblink('stage', format(
 select dblink_exec('stage', 'delete from conductor.queue_samples where minute > ''2032-04-30 00:00:00+00''') as d1 \gset
 select dblink_exec('stage', 'delete from conductor.sample_minutes where minute > ''2032-04-30 00:00:00+00''') as d2 \gset
 select dblink_exec('stage', format('delete from conductor.tasks where queue = %L', :'q')) as d3 \gset
-select dblink_disconnect('stage') as x1 \gset
 select dblink_disconnect('first') as x2 \gset
 select dblink_disconnect('second') as x3 \gset
+select dblink_exec('stage', 'drop role t_sq_worker') as d4 \gset
+select dblink_disconnect('stage') as x1 \gset
 
 select * from finish();
 rollback;
