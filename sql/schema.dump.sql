@@ -7781,8 +7781,10 @@ begin
      group by r.queue, r.minute;
   end if;
 
-  delete from conductor.queue_samples q where q.minute < v_now - v_keep;
-  delete from conductor.sample_minutes m where m.minute < v_now - v_keep;
+  -- kept: the minutes from retain_samples before the current minute on, which holds every
+  -- minute a backfill writes (so no call deletes what it, or another, is writing)
+  delete from conductor.queue_samples q where q.minute < conductor._minute_of(v_now) - v_keep;
+  delete from conductor.sample_minutes m where m.minute < conductor._minute_of(v_now) - v_keep;
 
   return coalesce(pg_catalog.cardinality(v_written), 0);
 end
@@ -7804,7 +7806,8 @@ index tasks_finished; for the last minute also depth (ready tasks: queued and du
 oldest_age (the backlog age, as stats() reads them), at the time of the call. Missed minutes
 get their finished counts (of the tasks retention kept) but no depth or age (NULL: nobody read
 them then). A queue that finished nothing and had nothing ready gets no row. Deletes the
-samples of minutes older than settings.retain_samples (2 days). Each minute is written once
+samples of minutes that began more than settings.retain_samples (2 days) before the current
+minute. Each minute is written once
 however many callers run at once: a caller waits on the minutes another is writing, then skips
 them. Meant for one caller a minute (the maintenance role''s leader duty); raises nothing.';
 

@@ -6,7 +6,8 @@
 --   conductor.sample_queues() -> integer            worker, admin
 --        writes the last whole minute (and the whole minutes missed since the
 --        last sample, a day back at most), once per minute however many samplers
---        run; deletes samples older than settings.retain_samples
+--        run; deletes samples of minutes older than settings.retain_samples
+--        before the current minute
 --   conductor.queue_series(since, until, step, queues) -> (queue, at, finished,
 --        failed, depth, oldest_age, minutes)         client, worker, admin
 --        the points of a chart: per queue (queues NULL: every queue sampled) and
@@ -122,8 +123,10 @@ begin
      group by r.queue, r.minute;
   end if;
 
-  delete from conductor.queue_samples q where q.minute < v_now - v_keep;
-  delete from conductor.sample_minutes m where m.minute < v_now - v_keep;
+  -- kept: the minutes from retain_samples before the current minute on, which holds every
+  -- minute a backfill writes (so no call deletes what it, or another, is writing)
+  delete from conductor.queue_samples q where q.minute < conductor._minute_of(v_now) - v_keep;
+  delete from conductor.sample_minutes m where m.minute < conductor._minute_of(v_now) - v_keep;
 
   return coalesce(pg_catalog.cardinality(v_written), 0);
 end
@@ -139,7 +142,8 @@ index tasks_finished; for the last minute also depth (ready tasks: queued and du
 oldest_age (the backlog age, as stats() reads them), at the time of the call. Missed minutes
 get their finished counts (of the tasks retention kept) but no depth or age (NULL: nobody read
 them then). A queue that finished nothing and had nothing ready gets no row. Deletes the
-samples of minutes older than settings.retain_samples (2 days). Each minute is written once
+samples of minutes that began more than settings.retain_samples (2 days) before the current
+minute. Each minute is written once
 however many callers run at once: a caller waits on the minutes another is writing, then skips
 them. Meant for one caller a minute (the maintenance role's leader duty); raises nothing.$$;
 

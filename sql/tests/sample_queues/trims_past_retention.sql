@@ -1,7 +1,7 @@
 -- sample_queues deletes the samples of minutes older than settings.retain_samples, and
 -- never backfills further back than it keeps.
 begin;
-select plan(4);
+select plan(5);
 \ir ../helpers.psql
 delete from conductor.queue_samples;
 delete from conductor.sample_minutes;
@@ -16,8 +16,10 @@ set local conductor.fake_now = '2031-03-03 10:30:30+00';
 select is(conductor.sample_queues(), 30, 'Half an hour later, 30 minutes are written.');
 select results_eq(
   $$select count(*), min(minute) from conductor.sample_minutes$$,
-  $$values (59::bigint, '2031-03-03 09:31:00+00'::timestamptz)$$,
-  'Minutes older than an hour before the call are deleted, with their queue rows.');
+  $$values (60::bigint, '2031-03-03 09:30:00+00'::timestamptz)$$,
+  'Minutes that began over an hour before the current minute (10:30) are deleted.');
+select is((select count(*) from conductor.queue_samples where queue = 'sq-trim'), 0::bigint,
+  'The 09:10 row went with its minute.');
 
 select * from finish();
 rollback;
