@@ -2882,6 +2882,27 @@ COMMENT ON FUNCTION conductor._max_payload_bytes() IS 'The largest payload enque
 
 
 --
+-- Name: _minute_of(timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._minute_of(at timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  select pg_catalog.date_bin(interval '1 minute', _minute_of.at, timestamptz '2000-01-01 00:00:00+00')
+$$;
+
+
+ALTER FUNCTION conductor._minute_of(at timestamp with time zone) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _minute_of(at timestamp with time zone); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._minute_of(at timestamp with time zone) IS 'The start of the minute holding at (whole minutes of UTC, whatever the session''s TimeZone).';
+
+
+--
 -- Name: _notify_done(bigint[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -6995,6 +7016,99 @@ when the message is over 7999 bytes (whether or not anyone subscribes).';
 
 
 --
+-- Name: queue_series(timestamp with time zone, timestamp with time zone, interval, text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.queue_series(since timestamp with time zone, until timestamp with time zone DEFAULT NULL::timestamp with time zone, step interval DEFAULT '00:01:00'::interval, queues text[] DEFAULT NULL::text[]) RETURNS TABLE(queue text, at timestamp with time zone, finished bigint, failed bigint, depth bigint, oldest_age interval, minutes integer)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+declare
+  v_origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
+  v_until  timestamptz := coalesce(queue_series.until, conductor.now());
+  v_first  timestamptz;
+begin
+  if queue_series.since is null then
+    raise exception 'invalid since NULL: the start of the range'
+      using errcode = 'QC106';
+  end if;
+  perform conductor._check_time(queue_series.since, 'since', null);
+  perform conductor._check_time(v_until, 'until', null);
+  if queue_series.step is null or queue_series.step < interval '1 minute' or queue_series.step > interval '1 day'
+     or pg_catalog.date_part('month', queue_series.step) <> 0 or pg_catalog.date_part('year', queue_series.step) <> 0
+     or pg_catalog.mod(extract(epoch from queue_series.step), 60) <> 0 then
+    raise exception 'invalid step %: whole minutes, from 1 minute to 1 day', coalesce(queue_series.step::text, 'NULL')
+      using errcode = 'QC106';
+  end if;
+  if v_until <= queue_series.since then
+    raise exception 'invalid range: since % is not before until %', queue_series.since, v_until
+      using errcode = 'QC106';
+  end if;
+  if extract(epoch from v_until - queue_series.since) / extract(epoch from queue_series.step) > 1440 then
+    raise exception 'invalid range: % to % by % is over 1440 points', queue_series.since, v_until, queue_series.step
+      using errcode = 'QC106', hint = 'Take a longer step or a shorter range.';
+  end if;
+  v_first := pg_catalog.date_bin(queue_series.step, queue_series.since, v_origin);
+
+  return query
+  with buckets as (
+    select g.at
+      from pg_catalog.generate_series(v_first, v_until, queue_series.step) g (at)
+     where g.at < v_until
+  ), sampled as (
+    select pg_catalog.date_bin(queue_series.step, m.minute, v_origin) as at,
+           pg_catalog.count(*) as minutes, pg_catalog.count(m.sampled_at) as live
+      from conductor.sample_minutes m
+     where m.minute >= v_first and m.minute < v_until
+     group by 1
+  ), sums as (
+    select s.queue, pg_catalog.date_bin(queue_series.step, s.minute, v_origin) as at,
+           pg_catalog.sum(s.finished) as finished, pg_catalog.sum(s.failed) as failed,
+           pg_catalog.max(s.depth) as depth, pg_catalog.max(s.oldest_age) as oldest_age
+      from conductor.queue_samples s
+     where (queue_series.queues is null or s.queue = any (queue_series.queues))
+       and s.minute >= v_first and s.minute < v_until
+     group by 1, 2
+  ), queues as (
+    select n.name from pg_catalog.unnest(queue_series.queues) n (name) where n.name is not null
+    union
+    select x.queue from sums x
+  )
+  select q.name, b.at,
+         case when m.minutes > 0 then coalesce(x.finished, 0)::bigint end,
+         case when m.minutes > 0 then coalesce(x.failed, 0)::bigint end,
+         case when m.live > 0 then coalesce(x.depth, 0)::bigint end,
+         case when m.live > 0 then coalesce(x.oldest_age, interval '0') end,
+         coalesce(m.minutes, 0)::integer
+    from queues q
+   cross join buckets b
+    left join sampled m on m.at = b.at
+    left join sums x on x.queue = q.name and x.at = b.at
+   order by q.name, b.at;
+end
+$$;
+
+
+ALTER FUNCTION conductor.queue_series(since timestamp with time zone, until timestamp with time zone, step interval, queues text[]) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION queue_series(since timestamp with time zone, until timestamp with time zone, step interval, queues text[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.queue_series(since timestamp with time zone, until timestamp with time zone, step interval, queues text[]) IS 'The points of a chart of the queues over time, from conductor.queue_samples: one row per queue
+(each of queues, else every queue with a sample in the range) and per step (1 minute; whole
+minutes up to 1 day) from since (rounded down to a multiple of step since 2000-01-01 UTC) to
+until (conductor.now() when NULL), by queue and time: at (the start of the step), finished and
+failed (the sums over the step''s sampled minutes; NULL when no minute of the step was sampled),
+depth and oldest_age (the largest read in the step; NULL when no minute of the step was sampled
+live, e.g. only backfilled), minutes (how many minutes of the step were sampled). A sampled
+minute without a row for the queue counts 0. Raises QC106 for a since or until outside the
+engine''s times, a step that is not whole minutes from 1 minute to 1 day, since not before until,
+or over 1440 points. Reads a snapshot; takes no locks; any number of callers.';
+
+
+--
 -- Name: reap(interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -7641,6 +7755,105 @@ checkpoint an attempt saved, from its previous checkpoint or its claim; what: ''
 ''event'', ''children'', or ''waiting'' when it ended without a wake). finished_at NULL: still
 going. Raises QC203 when the task does not exist, QC106 for a max_tasks outside 1..10000.
 Reads only, takes no locks; any number of callers.';
+
+
+--
+-- Name: sample_queues(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.sample_queues() RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+declare
+  v_now      timestamptz := conductor.now();
+  v_minute   timestamptz := conductor._minute_of(v_now) - interval '1 minute';  -- the last whole minute
+  v_earliest timestamptz := pg_catalog.lower(conductor._time_range());
+  v_keep     interval;
+  v_from     timestamptz;
+  v_written  timestamptz[];
+  v_live     boolean;
+begin
+  select s.retain_samples into v_keep from conductor.settings s where s.one;
+
+  -- the minutes since the last one written, a day (or the retention) back at most
+  select greatest(pg_catalog.max(m.minute) + interval '1 minute',
+                  v_minute - least(interval '1 day', v_keep) + interval '1 minute')
+    into v_from
+    from conductor.sample_minutes m;
+  v_from := coalesce(v_from, v_minute - least(interval '1 day', v_keep) + interval '1 minute');
+
+  -- claimed in ascending order: a minute another sampler holds is waited for, then skipped
+  with claimed as (
+    insert into conductor.sample_minutes as m (minute, sampled_at)
+    select g.minute, case when g.minute = v_minute then v_now end
+      from pg_catalog.generate_series(v_from, v_minute, interval '1 minute') g (minute)
+     order by g.minute
+    on conflict (minute) do nothing
+    returning m.minute)
+  select pg_catalog.array_agg(c.minute) into v_written from claimed c;
+
+  if v_written is not null then
+    v_live := v_minute = any (v_written);
+    insert into conductor.queue_samples (queue, minute, finished, failed, depth, oldest_age)
+    select r.queue, r.minute,
+           pg_catalog.sum(r.finished)::integer, pg_catalog.sum(r.failed)::integer,
+           case when r.minute = v_minute and v_live then pg_catalog.sum(r.depth)::integer end,
+           case when r.minute <> v_minute or not v_live then null
+                when pg_catalog.min(r.oldest) is null then interval '0'
+                else greatest(v_now - greatest(pg_catalog.min(r.oldest), v_earliest), interval '0') end
+      from (
+        -- tasks_finished, index-only: the finished rows of the minutes written
+        -- (date_bin inline: _minute_of, pinning its search_path, is not inlined and would cost a call a row)
+        select t.queue, pg_catalog.date_bin(interval '1 minute', t.finished_at, timestamptz '2000-01-01 00:00:00+00') as minute,
+               pg_catalog.count(*) as finished,
+               pg_catalog.count(*) filter (where t.status in ('failed', 'dead')) as failed,
+               0::bigint as depth, null::timestamptz as oldest
+          from conductor.tasks t
+         where t.finished_at >= (select pg_catalog.min(w) from pg_catalog.unnest(v_written) w)
+           and t.finished_at < v_minute + interval '1 minute'
+         group by 1, 2
+        union all
+        -- tasks_ready_by_queue: the backlog now, for the live minute only
+        select t.queue, v_minute, 0::bigint, 0::bigint, pg_catalog.count(*), pg_catalog.min(t.run_at)
+          from conductor.tasks t
+         where v_live and t.status = 'queued' and t.run_at <= v_now
+         group by t.queue) r
+     where r.minute = any (v_written)
+     group by r.queue, r.minute;
+  end if;
+
+  -- kept: the minutes from retain_samples before the current minute on, which holds every
+  -- minute a backfill writes (so no call deletes what it, or another, is writing)
+  delete from conductor.queue_samples q where q.minute < conductor._minute_of(v_now) - v_keep;
+  delete from conductor.sample_minutes m where m.minute < conductor._minute_of(v_now) - v_keep;
+
+  return coalesce(pg_catalog.cardinality(v_written), 0);
+end
+$$;
+
+
+ALTER FUNCTION conductor.sample_queues() OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION sample_queues(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.sample_queues() IS 'Writes the last whole minute (the one before conductor.now()''s) into conductor.sample_minutes
+and conductor.queue_samples, with every whole minute since the last minute written (a day back
+at most, or settings.retain_samples when shorter), and answers how many minutes it wrote (0:
+another sampler wrote them). Per queue and minute: finished (tasks whose finished_at falls in
+the minute, whatever their final status) and failed (of them failed or dead), read from the
+index tasks_finished; for the last minute also depth (ready tasks: queued and due) and
+oldest_age (the backlog age, as stats() reads them), at the time of the call. Missed minutes
+get their finished counts (of the tasks retention kept) but no depth or age (NULL: nobody read
+them then). A queue that finished nothing and had nothing ready gets no row. Deletes the
+samples of minutes that began more than settings.retain_samples (2 days) before the current
+minute. Each minute is written once
+however many callers run at once: a caller waits on the minutes another is writing, then skips
+them. Meant for one caller a minute (the maintenance role''s leader duty); raises nothing.';
 
 
 --
@@ -9465,6 +9678,33 @@ COMMENT ON TABLE conductor.paused_queues IS 'Queues an operator paused (pause_qu
 
 
 --
+-- Name: queue_samples; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.queue_samples (
+    queue text NOT NULL,
+    minute timestamp with time zone NOT NULL,
+    finished integer NOT NULL,
+    failed integer NOT NULL,
+    depth integer,
+    oldest_age interval,
+    CONSTRAINT queue_samples_check CHECK (((failed >= 0) AND (failed <= finished))),
+    CONSTRAINT queue_samples_depth_check CHECK ((depth >= 0)),
+    CONSTRAINT queue_samples_finished_check CHECK ((finished >= 0)),
+    CONSTRAINT queue_samples_oldest_age_check CHECK ((oldest_age >= '00:00:00'::interval))
+);
+
+
+ALTER TABLE conductor.queue_samples OWNER TO conductor_owner;
+
+--
+-- Name: TABLE queue_samples; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.queue_samples IS 'Per queue and sampled minute (sample_minutes): finished (tasks whose finished_at falls in [minute, minute + 1 minute), any final status), failed (of them failed or dead, as stats() counts), depth (ready tasks: queued and due) and oldest_age (the backlog age) read at the minute''s sampled_at (NULL when backfilled). A queue with no row in a sampled minute finished nothing and had nothing ready.';
+
+
+--
 -- Name: rate_limits; Type: TABLE; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9540,6 +9780,26 @@ COMMENT ON TABLE conductor.run_recoveries IS 'Per run (root_id), the lost worker
 
 
 --
+-- Name: sample_minutes; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.sample_minutes (
+    minute timestamp with time zone NOT NULL,
+    sampled_at timestamp with time zone,
+    CONSTRAINT sample_minutes_minute_check CHECK ((mod(EXTRACT(epoch FROM minute), (60)::numeric) = (0)::numeric))
+);
+
+
+ALTER TABLE conductor.sample_minutes OWNER TO conductor_owner;
+
+--
+-- Name: TABLE sample_minutes; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.sample_minutes IS 'Each minute sample_queues() wrote, once (the key): minute is its start; sampled_at when the depth and age were read (NULL: backfilled from the finished tasks after the sampler missed it).';
+
+
+--
 -- Name: schedule_fires; Type: TABLE; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9606,6 +9866,7 @@ CREATE TABLE conductor.settings (
     min_retention interval DEFAULT '1 day'::interval NOT NULL,
     min_rate_limit double precision DEFAULT 1 NOT NULL,
     max_run_recoveries integer DEFAULT 4,
+    retain_samples interval DEFAULT '2 days'::interval NOT NULL,
     CONSTRAINT settings_claim_slow_scan_check CHECK ((claim_slow_scan >= '00:00:00'::interval)),
     CONSTRAINT settings_max_lease_check CHECK (((max_lease >= '00:00:01'::interval) AND (max_lease <= '7 days'::interval))),
     CONSTRAINT settings_max_log_bytes_check CHECK (((max_log_bytes >= 0) AND (max_log_bytes <= 16777216))),
@@ -9617,6 +9878,7 @@ CREATE TABLE conductor.settings (
     CONSTRAINT settings_one_check CHECK (one),
     CONSTRAINT settings_retain_events_check CHECK ((retain_events >= '00:00:00'::interval)),
     CONSTRAINT settings_retain_failed_check CHECK ((retain_failed >= '00:00:00'::interval)),
+    CONSTRAINT settings_retain_samples_check CHECK (((retain_samples >= '01:00:00'::interval) AND (retain_samples <= '400 days'::interval))),
     CONSTRAINT settings_retain_succeeded_check CHECK ((retain_succeeded >= '00:00:00'::interval)),
     CONSTRAINT settings_unknown_kind_after_check CHECK (((unknown_kind_after >= '00:00:01'::interval) AND (unknown_kind_after <= '30 days'::interval)))
 );
@@ -9720,6 +9982,13 @@ COMMENT ON COLUMN conductor.settings.min_rate_limit IS 'The slowest per_second a
 --
 
 COMMENT ON COLUMN conductor.settings.max_run_recoveries IS 'A run (a root and its descendants) whose lost workers reach this many while its root is unfinished is failed, its unfinished descendants cancelled (default 4; NULL: no limit per run).';
+
+
+--
+-- Name: COLUMN settings.retain_samples; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.settings.retain_samples IS 'sample_queues() deletes the queue samples of minutes older than this (default 2 days, 1 hour to 400 days).';
 
 
 --
@@ -9961,6 +10230,14 @@ ALTER TABLE ONLY conductor.paused_queues
 
 
 --
+-- Name: queue_samples queue_samples_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.queue_samples
+    ADD CONSTRAINT queue_samples_pkey PRIMARY KEY (queue, minute);
+
+
+--
 -- Name: rate_limits rate_limits_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9982,6 +10259,14 @@ ALTER TABLE ONLY conductor.result_waiters
 
 ALTER TABLE ONLY conductor.run_recoveries
     ADD CONSTRAINT run_recoveries_pkey PRIMARY KEY (root_id);
+
+
+--
+-- Name: sample_minutes sample_minutes_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.sample_minutes
+    ADD CONSTRAINT sample_minutes_pkey PRIMARY KEY (minute);
 
 
 --
@@ -10067,6 +10352,13 @@ CREATE INDEX events_emitted_at ON conductor.events USING btree (emitted_at);
 --
 
 CREATE INDEX events_pending ON conductor.events USING btree (name) WHERE pending;
+
+
+--
+-- Name: queue_samples_minute; Type: INDEX; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE INDEX queue_samples_minute ON conductor.queue_samples USING btree (minute);
 
 
 --
@@ -10636,6 +10928,13 @@ REVOKE ALL ON FUNCTION conductor._max_payload_bytes() FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _minute_of(at timestamp with time zone); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._minute_of(at timestamp with time zone) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _notify_done(task_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11182,6 +11481,16 @@ GRANT ALL ON FUNCTION conductor.publish(topic text, payload jsonb, origin text) 
 
 
 --
+-- Name: FUNCTION queue_series(since timestamp with time zone, until timestamp with time zone, step interval, queues text[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.queue_series(since timestamp with time zone, until timestamp with time zone, step interval, queues text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.queue_series(since timestamp with time zone, until timestamp with time zone, step interval, queues text[]) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.queue_series(since timestamp with time zone, until timestamp with time zone, step interval, queues text[]) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.queue_series(since timestamp with time zone, until timestamp with time zone, step interval, queues text[]) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION reap(stale_workers_after interval); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11278,6 +11587,15 @@ REVOKE ALL ON FUNCTION conductor.run_timeline(run_task_id bigint, max_tasks inte
 GRANT ALL ON FUNCTION conductor.run_timeline(run_task_id bigint, max_tasks integer) TO conductor_client;
 GRANT ALL ON FUNCTION conductor.run_timeline(run_task_id bigint, max_tasks integer) TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.run_timeline(run_task_id bigint, max_tasks integer) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION sample_queues(); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.sample_queues() FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.sample_queues() TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.sample_queues() TO conductor_admin;
 
 
 --
@@ -11579,6 +11897,15 @@ GRANT SELECT ON TABLE conductor.paused_queues TO conductor_admin;
 
 
 --
+-- Name: TABLE queue_samples; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.queue_samples TO conductor_client;
+GRANT SELECT ON TABLE conductor.queue_samples TO conductor_worker;
+GRANT SELECT ON TABLE conductor.queue_samples TO conductor_admin;
+
+
+--
 -- Name: TABLE rate_limits; Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11603,6 +11930,15 @@ GRANT SELECT ON TABLE conductor.result_waiters TO conductor_admin;
 GRANT SELECT ON TABLE conductor.run_recoveries TO conductor_client;
 GRANT SELECT ON TABLE conductor.run_recoveries TO conductor_worker;
 GRANT SELECT ON TABLE conductor.run_recoveries TO conductor_admin;
+
+
+--
+-- Name: TABLE sample_minutes; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.sample_minutes TO conductor_client;
+GRANT SELECT ON TABLE conductor.sample_minutes TO conductor_worker;
+GRANT SELECT ON TABLE conductor.sample_minutes TO conductor_admin;
 
 
 --

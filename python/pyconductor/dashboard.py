@@ -3,7 +3,11 @@
 Pages (plain HTML, one inline script for live refresh, no build step):
 
   /                queues (depth, backlog age, throughput from ``conductor.stats()``),
+                   charts over time per queue (``?range=hour`` or ``day``: finished and
+                   failed per step, backlog depth and age, from ``conductor.queue_series``),
                    live workers and leader leases
+  /series          the charts' points as JSON (``?range=hour|day``, ``&queue=`` any number
+                   of times; none: every queue sampled), for scripts without Prometheus
   /runs            tasks newest first, filtered by status, kind and queue, paginated
                    by keyset on id (``conductor.list_tasks(before_id => ...)``); its
                    form also takes a time range (from, until; on enqueued or finished)
@@ -101,7 +105,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
 from pyconductor import statuses
@@ -121,7 +132,15 @@ from pyconductor.web.auth import (
 )
 from pyconductor.web.events import EventHub, sse
 from pyconductor.web.markup import content_digest, h, layout, query_string
-from pyconductor.web.reads import BULK_ACTIONS, BULK_BATCH, SEARCH_SCAN, DashboardData, SearchFilter, check_release
+from pyconductor.web.reads import (
+    BULK_ACTIONS,
+    BULK_BATCH,
+    RANGES,
+    SEARCH_SCAN,
+    DashboardData,
+    SearchFilter,
+    check_release,
+)
 
 __all__ = [
     "AUTH_COOKIE",
@@ -193,9 +212,38 @@ def notice_of(request: Request) -> str:
     return pages.notice_line(dash.notice(request))  # only what this dashboard said after this browser's action
 
 
-def queues_page(request: Request) -> str:
+def range_of(request: Request) -> str | None:
+    """The ``range`` asked for (``hour`` when none); None for one that is not in RANGES."""
+    name = request.query_params.get("range") or "hour"
+    return name if name in RANGES else None
+
+
+def queues_page(request: Request) -> str | Response:
     dash: Dashboard = request.app.state.dashboard
-    return pages.queues(request, dash.data.queues(), notice_of(request))
+    range_name = range_of(request)
+    if range_name is None:
+        return PlainTextResponse(f"400 bad request: range is one of {', '.join(RANGES)}", status_code=400)
+    return pages.queues(request, dash.data.queues(range_name), notice_of(request))
+
+
+async def series_json(request: Request) -> Response:
+    """``/series``: the charts' points as JSON, per queue in time order (oldest_age in seconds)."""
+    dash: Dashboard = request.app.state.dashboard
+    range_name = range_of(request)
+    if range_name is None:
+        return PlainTextResponse(f"400 bad request: range is one of {', '.join(RANGES)}", status_code=400)
+    queues = [q for q in request.query_params.getlist("queue") if q] or None
+    try:
+        rows = await run_in_threadpool(dash.data.series, range_name, queues)
+    except psycopg.OperationalError as exc:
+        return PlainTextResponse(f"503 database unavailable: {redact_dsn(str(exc))}", status_code=503)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(r["queue"], []).append({
+            "at": r["at"].isoformat(), "finished": r["finished"], "failed": r["failed"], "depth": r["depth"],
+            "oldest_age_s": r["oldest_age_s"], "minutes": r["minutes"],
+        })  # fmt: skip
+    return JSONResponse({"range": range_name, "step_s": int(RANGES[range_name][1].total_seconds()), "queues": out})
 
 
 def runs_page(request: Request) -> str | Response:
@@ -605,6 +653,7 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/", page("Queues", queues_page)),
+            Route("/series", series_json),
             Route("/runs", page("Runs", runs_page)),
             Route("/runs/{task_id}", page("Run", run_page)),
             Route("/runs/{task_id}/{action}", task_action, methods=["POST"]),

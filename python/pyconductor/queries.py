@@ -301,3 +301,17 @@ DASHBOARD_PREVIEW_MATCHING = (
 )
 DASHBOARD_RETRY_MATCHING = f"select conductor.retry_matching({_DASHBOARD_BULK_FILTER}, expected => %(expected)s, batch => %(batch)s) as changed"
 DASHBOARD_CANCEL_MATCHING = f"select conductor.cancel_matching({_DASHBOARD_BULK_FILTER}, expected => %(expected)s, batch => %(batch)s) as changed"
+
+# -- queues over time (issue 29: the maintenance role's sampler, the queues page's charts) -------
+# the last whole minute (and the minutes missed since the last sample), once per minute across
+# the fleet; now on the database's clock, to wait for the next minute
+SAMPLE_QUEUES = "select conductor.sample_queues() as minutes, extract(epoch from conductor.now())::float8 as now"
+# a chart's points: per queue (queues NULL: every queue sampled) and step over span up to the
+# start of the current minute on the database's clock; oldest_age in seconds
+QUEUE_SERIES = (
+    "select queue, at, finished, failed, depth, extract(epoch from oldest_age)::float8 as oldest_age_s, minutes "
+    "from conductor.queue_series("
+    "since => date_bin('1 minute', conductor.now(), timestamptz '2000-01-01 00:00:00+00') - %(span)s::interval, "
+    "until => date_bin('1 minute', conductor.now(), timestamptz '2000-01-01 00:00:00+00'), "
+    "step => %(step)s::interval, queues => %(queues)s::text[])"
+)

@@ -15,8 +15,10 @@ The roles (:data:`ROLES`; default: all four):
 - ``maintenance``: the reaper (a worker reaps too, for its own durable waits;
   this one runs without a worker), the retention loop
   (:class:`~pyconductor.retention.Retention` under the leader lease
-  'retention'), and the app's singletons (``@app.singleton``, each under the
-  leader lease ``singleton:NAME``);
+  'retention'), the queue sampler (:class:`~pyconductor.samples.Sampler`:
+  ``sample_queues()`` once a minute under the leader lease 'samples', for the
+  dashboard's charts), and the app's singletons (``@app.singleton``, each under
+  the leader lease ``singleton:NAME``);
 - ``web``: the dashboard (:class:`~pyconductor.dashboard.DashboardServer`).
 
 Every role but ``web`` needs the app (:data:`APP_ROLES`: its kinds, schedules
@@ -76,6 +78,7 @@ from pyconductor.profile import ConnectionProfile, profile_from
 from pyconductor.retention import BATCH as RETENTION_BATCH
 from pyconductor.retention import INTERVAL as RETENTION_INTERVAL
 from pyconductor.retention import Retention
+from pyconductor.samples import Sampler
 from pyconductor.services import Services
 from pyconductor.signals import StopRequest, run_until_stopped
 
@@ -191,6 +194,7 @@ class Node:
         self._halt = threading.Event()
         self.reaper: Reaper | None = None
         self.retention: Retention | None = None
+        self.sampler: Sampler | None = None
         self.singletons: list[SingletonRunner] = []
         if app is not None and "maintenance" in self.roles:
             if self.worker is None or not self.worker.process_tasks:
@@ -199,11 +203,13 @@ class Node:
                                      interval=float(options.get("reap_interval", defaults.REAP_INTERVAL)))  # fmt: skip
             self.retention = Retention(self.dsn, interval=retention_interval, batch=retention_batch,
                                        pooler=self.profile)  # fmt: skip
+            self.sampler = Sampler()
             self.singletons = _singleton_runners(app, self.dsn, self.profile)
         # every lease of the process on one connection: the worker's (its scheduler), else one of its own
         self.leader = self.worker.leader if self.worker is not None else \
             Leader(self.dsn, application_name=f"pyconductor leader {self.worker_id}", profile=self.profile)  # fmt: skip
-        for duty in [*([self.retention] if self.retention is not None else []), *self.singletons]:
+        maintenance = [self.retention, self.sampler] if self.retention is not None and self.sampler is not None else []
+        for duty in [*maintenance, *self.singletons]:
             self.leader.add(duty)
         self.web_options = web
         self.web: DashboardServer | None = None

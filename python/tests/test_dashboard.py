@@ -135,7 +135,7 @@ def test_the_run_page_shows_the_tree_and_steps(app: Conductor, db_conn: Conn, cl
                         "values (%s, 'fetch-page', '{\"bytes\": 1234}', now())", (child,))  # fmt: skip
 
     page = client.get(f"/runs/{grandchild}").text
-    tree = page[page.index("id=tree"):]
+    tree = page[page.index("id=tree") :]
     for tid in (root, child, grandchild):
         assert f'data-id="{tid}"' in tree
     assert f'data-id="{other}"' not in tree
@@ -272,7 +272,7 @@ def test_with_a_token_every_request_needs_it(app: Conductor, db_dsn: str) -> Non
         with httpx.Client(base_url=server.url, timeout=10) as anon:
             home = anon.get("/")
             assert home.status_code == 401 and home.headers["www-authenticate"].startswith("Bearer")
-            assert "guarded" not in home.text and 'name=token' in home.text  # a login form, nothing else
+            assert "guarded" not in home.text and "name=token" in home.text  # a login form, nothing else
             assert anon.get("/runs").status_code == 401
             assert anon.get("/search", params={"kind": "guarded"}).status_code == 401
             assert anon.get(f"/runs/{task}", params={"fragment": "1"}).status_code == 401
@@ -281,8 +281,11 @@ def test_with_a_token_every_request_needs_it(app: Conductor, db_dsn: str) -> Non
             assert anon.post(f"/runs/{task}/cancel", data={"csrf": token}).status_code == 401
             assert app.get(task).status == "queued"
 
+            assert anon.get("/series").status_code == 401  # the charts' JSON too
+
             bearer = {"Authorization": "Bearer s3cret-token"}
             assert anon.get("/runs", headers=bearer).status_code == 200
+            assert anon.get("/series", headers=bearer).json()["range"] == "hour"
             assert "guarded" in anon.get(f"/runs/{task}", headers=bearer).text
 
             # the login form: a wrong token, then the right one sets the session cookie
@@ -400,7 +403,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def dashboard_process(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+def dashboard_process(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """``python -m pyconductor dashboard ARGS`` on a free port: (process, its URL) once it answers."""
     port = free_port()
     log = (tmp_path / f"dashboard-{port}.log").open("wb")
@@ -427,7 +432,10 @@ def command_line(proc: subprocess.Popen[bytes]) -> str:
 def test_cli_takes_the_token_from_a_file_or_the_environment(db_dsn: str, tmp_path: Path) -> None:
     secret = "t0ken-from-a-file-" + os.urandom(4).hex()
     (tmp_path / "token").write_text(secret + "\n")
-    with dashboard_process(tmp_path, "--dsn", db_dsn, "--host", "0.0.0.0", "--token-file", str(tmp_path / "token")) as (proc, url):
+    with dashboard_process(tmp_path, "--dsn", db_dsn, "--host", "0.0.0.0", "--token-file", str(tmp_path / "token")) as (
+        proc,
+        url,
+    ):
         assert secret not in command_line(proc)
         assert httpx.get(url + "/runs").status_code == 401
         assert httpx.get(url + "/runs", headers={"Authorization": f"Bearer {secret}"}).status_code == 200
@@ -525,7 +533,9 @@ def test_enable_disable_and_run_now_need_the_csrf_token(db_conn: Conn, client: h
         return bool(row and row[0])
 
     def tasks() -> int:
-        return int(str(db_conn.execute("select count(*) from conductor.tasks where kind = 'report.nightly'").fetchone()[0]))  # type: ignore[index]
+        return int(
+            str(db_conn.execute("select count(*) from conductor.tasks where kind = 'report.nightly'").fetchone()[0])
+        )  # type: ignore[index]
 
     due = db_conn.execute("select next_due_at from conductor.schedules").fetchone()
     for path in ("/schedules/disable", "/schedules/run"):
@@ -597,7 +607,9 @@ def claim_one(conn: Conn, queue: str) -> tuple[int, int]:
     return int(str(row[0])), int(str(row[1]))
 
 
-def test_the_run_page_shows_each_attempts_log_lines_escaped(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+def test_the_run_page_shows_each_attempts_log_lines_escaped(
+    app: Conductor, db_conn: Conn, client: httpx.Client
+) -> None:
     app.enqueue("scrape.page", {}, queue="logs")
     task, attempt = claim_one(db_conn, "logs")
     assert "No log lines." in client.get(f"/runs/{task}").text
@@ -610,7 +622,7 @@ def test_the_run_page_shows_each_attempts_log_lines_escaped(app: Conductor, db_c
                     (attempt, psycopg.types.json.Jsonb(lines)))  # fmt: skip
 
     page = client.get(f"/runs/{task}").text
-    logs = page[page.index("<section id=logs>"):]
+    logs = page[page.index("<section id=logs>") :]
     assert page.index("id=tree") < page.index("<section id=logs>")  # beside the tree
     assert f'<div class=log data-attempt="{attempt}">' in logs and "(2 lines, 3 dropped)" in logs
     assert "fetching page 1" in logs and "2026-11-30T12:00:00.123Z" in logs and "<tr class=lv-warning>" in logs
@@ -635,7 +647,7 @@ class EventReader:
         self.file = self.sock.makefile("rb")
         self.status = int(self.file.readline().split()[1])
         self.headers: dict[str, str] = {}
-        while (line := self.file.readline().decode().strip()):
+        while line := self.file.readline().decode().strip():
             name, _, value = line.partition(":")
             self.headers[name.strip().lower()] = value.strip()
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -694,7 +706,9 @@ def subscribers(conn: Conn) -> list[tuple[object, ...]]:
     return conn.execute("select topic from conductor.subscriptions order by topic").fetchall()
 
 
-def test_events_need_the_token_and_stream_a_message_after_an_enqueue(app: Conductor, db_conn: Conn, db_dsn: str) -> None:
+def test_events_need_the_token_and_stream_a_message_after_an_enqueue(
+    app: Conductor, db_conn: Conn, db_dsn: str
+) -> None:
     with DashboardServer(db_dsn, "127.0.0.1", 0, token="s3cret-token") as server:
         anon = httpx.get(server.url + "/events", timeout=10)
         assert anon.status_code == 401 and anon.text.startswith("401 unauthorized") and "<form" not in anon.text
@@ -770,7 +784,9 @@ def test_a_notice_shows_only_what_the_dashboard_said_to_this_browser(app: Conduc
     for params in ({"notice": spoof}, {"notice": spoof, "sig": "0" * 32}, {"notice": spoof, "sig": ""}):
         for path in (f"/runs/{task}", "/", "/schedules"):
             page = client.get(path, params=params)
-            assert page.status_code == 200 and "id=notice" not in page.text and "Your session expired" not in page.text, path
+            assert (
+                page.status_code == 200 and "id=notice" not in page.text and "Your session expired" not in page.text
+            ), path
 
     token = csrf_of(client)
     done = client.post(f"/runs/{task}/cancel", data={"csrf": token})
@@ -829,7 +845,9 @@ def test_the_login_limiter_counts_per_address_and_forgets() -> None:
     assert limiter.retry_after("10.0.0.2") == 0 and not limiter._failures.get("10.0.0.2")
 
 
-def test_names_stored_before_the_kind_rule_are_shown_escaped(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+def test_names_stored_before_the_kind_rule_are_shown_escaped(
+    app: Conductor, db_conn: Conn, client: httpx.Client
+) -> None:
     """A kind stored before v0.3.0 (the rule refuses it now) and a worker's id follow no
     display rule of their own: a page shows their control and format characters as escapes,
     so a U+202E reorders nothing and a newline starts no line."""
@@ -864,7 +882,9 @@ def test_the_run_page_numbers_each_attempt_in_claim_order(app: Conductor, db_con
     assert "<th>tries used" in runs and "<td class=n>1/1" in runs
 
 
-def test_the_run_page_draws_the_timeline_and_labels_each_resume(app: Conductor, db_conn: Conn, client: httpx.Client) -> None:
+def test_the_run_page_draws_the_timeline_and_labels_each_resume(
+    app: Conductor, db_conn: Conn, client: httpx.Client
+) -> None:
     """Issue 29: a durable run that waited for an event reads 'attempt 1' then 'attempt 1, resume 1', not
     two first attempts, and its timeline draws the attempts, the step and the wait, in time order."""
     task = app.enqueue("order", {}, queue="timeline")
@@ -984,3 +1004,29 @@ def test_a_dashboard_without_the_admin_role_says_bulk_actions_need_it(app: Condu
                       follow_redirects=True)  # fmt: skip
         assert "Could not retry: bulk actions need the conductor_admin role. Nothing changed." in done.text
     assert app.get(task).status == "failed"
+
+
+def test_the_sampler_feeds_the_charts_once_a_minute(db_dsn: str, client: httpx.Client) -> None:
+    """The maintenance role's duty (pyconductor.samples.Sampler) writes the last whole minute once
+    and waits for the next minute on the database's clock; the queues page and /series read it."""
+    from psycopg.rows import dict_row
+
+    from pyconductor.samples import Sampler
+
+    with psycopg.connect(db_dsn, autocommit=True, row_factory=dict_row) as conn:
+        conn.execute("select conductor.enqueue(kind => 'k', queue => 'sampled')")
+        sampler = Sampler()
+        wait = sampler.lead(conn)
+        assert 1.0 <= wait <= 61.0 and sampler.minutes >= 1
+        last = conn.execute(
+            "select max(minute) as m from conductor.sample_minutes where sampled_at is not null"
+        ).fetchone()
+        depth = conn.execute("select depth from conductor.queue_samples where queue = 'sampled' and minute = %s",
+                             (last["m"],)).fetchone()  # fmt: skip
+        assert depth == {"depth": 1}
+    series = client.get("/series", params={"range": "day", "queue": "sampled"}).json()
+    assert series["step_s"] == 600 and max(p["depth"] or 0 for p in series["queues"]["sampled"]) == 1
+    page = client.get("/").text
+    assert 'data-chart-queue="sampled"' in page and 'id=range-day href="/?range=day"' in page
+    assert client.get("/", params={"range": "week"}).status_code == 400
+    assert client.get("/series", params={"range": "week"}).status_code == 400

@@ -153,12 +153,15 @@ def test_every_role_in_one_process(db_dsn: str, db_conn: Conn, serve: Any) -> No
 
     def leading_all() -> dict[str, Any] | None:
         code, body = health(proc)
-        return body if code == 200 and set(body["leader_locks"]) == {"scheduler", "retention", "singleton:beacon"} else None
+        return body if code == 200 and set(body["leader_locks"]) == {"scheduler", "retention", "samples", "singleton:beacon"} else None
 
     body = wait_until(leading_all, timeout=30, message=lambda: str(health(proc)))
     assert body["status"] == "ok" and body["roles"] == ["web", "worker", "scheduler", "maintenance"]
     assert body["schedules"]["scheduler_leader"] is True and body["schedules"]["overdue"] == []
     assert body["problems"] == []
+    # maintenance: the queues are sampled (the first sample writes the last whole minute and the day before)
+    wait_until(lambda: one(db_conn, "select count(*) from conductor.sample_minutes where sampled_at is not null") >= 1,
+               timeout=30)  # fmt: skip
     registered = one(db_conn, "select roles from conductor.workers")
     assert set(registered) == {"web", "worker", "scheduler", "maintenance"}
 
@@ -344,7 +347,7 @@ def test_the_web_role_alone_needs_no_app_and_the_others_say_why_they_do(db_dsn: 
 
 
 def test_every_lease_of_a_process_is_held_on_one_connection(db_dsn: str, db_conn: psycopg.Connection[Any]) -> None:
-    """The scheduler, retention and each singleton are duties of the process's one leader
+    """The scheduler, retention, the sampler and each singleton are duties of the process's one leader
     service: however many leases it holds, they cost one backend, outside any pool; a stop
     releases every one of them."""
     import threading
@@ -356,7 +359,7 @@ def test_every_lease_of_a_process_is_held_on_one_connection(db_dsn: str, db_conn
     for name in ("one", "two", "three"):
         app.singleton(name, failover=1.0)(lambda stop: stop.wait())
     node = Node(app, "worker,scheduler,maintenance", worker_options={"shutdown_grace": 5, "poll_interval": 0.2})
-    names = {"scheduler", "retention", "singleton:one", "singleton:two", "singleton:three"}
+    names = {"scheduler", "retention", "samples", "singleton:one", "singleton:two", "singleton:three"}
     try:
         node.start()
         wait_until(lambda: node.leader_locks == dict.fromkeys(names, True), timeout=15,

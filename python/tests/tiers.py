@@ -43,7 +43,8 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_claim_durability.py", "test_failover.py", "test_partition.py", "test_pgbouncer.py",
         "test_private_checkout.py",
     ),
-    "browser": ("test_browser.py", "test_browser_bulk.py", "test_browser_search.py", "test_browser_waiting.py"),
+    "browser": ("test_browser.py", "test_browser_bulk.py", "test_browser_charts.py", "test_browser_search.py",
+                "test_browser_waiting.py"),
 }  # fmt: skip
 
 QUICK: tuple[str, ...] = ("test_client.py", "test_worker.py", "test_docs.py")

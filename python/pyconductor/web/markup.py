@@ -115,6 +115,8 @@ table#results{width:100%}table#results td{overflow-wrap:anywhere}
 table#results td.payload{font:12px/1.3 ui-monospace,monospace;white-space:pre-wrap;max-width:40em}
 #timeline{max-width:100%;overflow-x:auto}#timeline svg{min-width:40em}
 .lv-warning{background:#fff6cc}.lv-error,.lv-critical{background:#f8d0d0}
+.chart-row{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:.8em 1.2em;max-width:1500px}
+.chart-row svg{display:block;width:100%;height:auto}.chart-queue h3{margin:.8em 0 .2em}
 """
 
 # The live refresh: re-fetch the page's fragment when /events says something changed

@@ -12,6 +12,7 @@ from typing import Any
 from starlette.requests import Request
 
 from pyconductor import statuses
+from pyconductor.web.charts import charts_section
 from pyconductor.web.markup import (
     age,
     h,
@@ -26,6 +27,7 @@ from pyconductor.web.markup import (
 )
 from pyconductor.web.reads import (
     BULK_ACTIONS,
+    RANGES,
     SCHEDULES_LIMIT,
     SEARCH_SCAN,
     TIME_FIELDS,
@@ -158,7 +160,8 @@ def _waiting_table(waiting: Mapping[str, Mapping[str, int]]) -> str:
 
 
 def queues(request: Request, view: QueuesView, notice: str) -> str:
-    """``/``: each queue's stats() with its Pause or Resume button, the live workers, the leader leases."""
+    """``/``: each queue's stats() with its Pause or Resume button, the charts over time
+    (``?range=hour`` or ``day``), why queued tasks wait, the live workers, the leader leases."""
     stats, paused, workers, leaders = view.stats, view.paused, view.workers, view.leaders
     out = ["<h1>Queues</h1>", notice]
     # a paused queue with nothing to show in stats() still gets its row, to be resumed
@@ -209,6 +212,8 @@ def queues(request: Request, view: QueuesView, notice: str) -> str:
                        f"<td><a href=\"/runs{h(query_string({'queue': queue}))}\">{q}</a>"
                        f"{blank}{controls(queue, True)}</tr>")  # fmt: skip
         out.append("</table>")
+    links = {name: "/" + query_string({"range": name if name != "hour" else None}) for name in RANGES}
+    out.append(charts_section(view.series, view.range, links))
     if view.waiting:
         out.append(_waiting_table(view.waiting))
     out.append("<h2>Workers</h2>")

@@ -5,7 +5,8 @@ the operators' calls) on a small pool; no HTML, no HTTP.
 Every read is index-backed and bounded: list_tasks is keyset on the primary key;
 a search page (search_tasks) examines at most SEARCH_SCAN tasks through an index;
 a run's tasks come by tasks_run (root_id), their attempts by attempts_task;
-nothing counts or scans finished history. The one exception is asked for: a bulk
+nothing counts or scans finished history (the charts read conductor.queue_samples,
+a row per queue and minute, through queue_series). The one exception is asked for: a bulk
 action's confirmation page counts the tasks its filter matches (preview_matching,
 which may read every task of the statuses the action takes), once per visit and
 never in a live refresh.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -33,6 +34,7 @@ __all__ = [
     "BULK_ACTIONS",
     "BULK_BATCH",
     "BULK_SAMPLE",
+    "RANGES",
     "SCHEDULES_LIMIT",
     "TIME_FIELDS",
     "TREE_LIMIT",
@@ -57,6 +59,11 @@ BULK_BATCH = 1000  # tasks one statement of a bulk action takes at most
 # unfinished_statuses() in SQL)
 BULK_ACTIONS: dict[str, tuple[str, ...]] = {"retry": statuses.RETRYABLE, "cancel": statuses.UNFINISHED}
 TIME_FIELDS = ("enqueued", "finished")  # the timestamps a bulk filter's time range may bound
+# the queues page's chart ranges: name -> (span, step), what queue_series is asked for
+RANGES: dict[str, tuple[timedelta, timedelta]] = {
+    "hour": (timedelta(hours=1), timedelta(minutes=1)),
+    "day": (timedelta(days=1), timedelta(minutes=10)),
+}
 
 Row = dict[str, Any]
 
@@ -116,13 +123,16 @@ class BulkFilter:
 @dataclass(frozen=True)
 class QueuesView:
     """The queues page: stats() per queue, the paused queues by name, the live workers, the leader leases,
-    and per queue how many queued tasks wait for each reason (waiting_reasons(): queue -> reason -> tasks)."""
+    per queue how many queued tasks wait for each reason (waiting_reasons(): queue -> reason -> tasks),
+    and the charts' points over ``range`` (queue_series(): by queue, then time)."""
 
     stats: list[Row]
     paused: dict[str, Row]
     workers: list[Row]
     leaders: list[Row]
     waiting: dict[str, dict[str, int]]
+    series: list[Row]
+    range: str
 
 
 @dataclass(frozen=True)
@@ -217,14 +227,22 @@ class DashboardData:
 
     # -- pages -----------------------------------------------------------------------
 
-    def queues(self) -> QueuesView:
+    def queues(self, range_name: str = "hour") -> QueuesView:
         return QueuesView(
             stats=self._rows(queries.STATS),
             paused={r["queue"]: r for r in self._rows(queries.DASHBOARD_PAUSED_QUEUES, {"limit": SCHEDULES_LIMIT})},
             workers=self._rows(queries.DASHBOARD_WORKERS),
             leaders=self._rows(queries.LEADERS),
             waiting=self._waiting_reasons(),
+            series=self.series(range_name),
+            range=range_name,
         )
+
+    def series(self, range_name: str, queues: list[str] | None = None) -> list[Row]:
+        """queue_series() over the range (a key of :data:`~pyconductor.web.charts.RANGES`) up to the
+        current minute on the database's clock: every queue sampled in it, or those of ``queues``."""
+        span, step = RANGES[range_name]
+        return self._rows(queries.QUEUE_SERIES, {"span": span, "step": step, "queues": queues or None})
 
     def _waiting_reasons(self) -> dict[str, dict[str, int]]:
         waiting: dict[str, dict[str, int]] = {}

@@ -1,6 +1,6 @@
 -- conductor_client enqueues, reads, cancels and retries through the API, and reads stats.
 begin;
-select plan(13);
+select plan(14);
 
 create role t_client;
 grant conductor_client to t_client;
@@ -21,6 +21,9 @@ select is(conductor.retry(task_id => :t), :t::bigint, 'A client retries the canc
 select is((select s.ready from conductor.stats() s where s.queue = 'ro-c'), 3::bigint, 'A client reads stats().');
 select is((select tasks from conductor.waiting_reasons(queue => 'ro-c') where reason = 'no_worker'), 3::bigint,
   'A client reads waiting_reasons(): no worker serves ro-c.');
+select is((select count(*) from conductor.queue_series(since => '2030-01-01 00:00:00+00', until => '2030-01-01 01:00:00+00',
+                                                       queues => array['ro-c'])), 60::bigint,
+  'A client reads queue_series(): an hour of points by minute.');
 select lives_ok('select * from conductor.leaders()', 'A client reads who holds the leader locks.');
 select lives_ok('select * from conductor.list_schedules()', 'A client lists the schedules.');
 select is((select count(*) from conductor.tasks where queue = 'ro-c'), 3::bigint, 'A client reads conductor.tasks directly.');

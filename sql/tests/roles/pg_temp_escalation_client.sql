@@ -4,7 +4,7 @@
 -- enqueue). The last test checks that this file called every function granted to
 -- conductor_client, so a new grant needs a line here.
 begin;
-select plan(28);
+select plan(29);
 \ir ../helpers.psql
 
 create role t_client;
@@ -51,6 +51,8 @@ select is(pg_temp.owner_runs(), 0::bigint, 'unrunnable ran no pg_temp code as th
 select count(*) from conductor.why_waiting(task_ids => array(select id from conductor.tasks where status = 'queued'));
 select count(*) from conductor.waiting_reasons();
 select is(pg_temp.owner_runs(), 0::bigint, 'why_waiting and waiting_reasons ran no pg_temp code as the owner.');
+select count(*) from conductor.queue_series(since => conductor.now() - interval '1 hour');
+select is(pg_temp.owner_runs(), 0::bigint, 'queue_series ran no pg_temp code as the owner.');
 select count(*) from conductor.overdue_schedules(grace => interval '1 minute');
 select is(pg_temp.owner_runs(), 0::bigint, 'overdue_schedules ran no pg_temp code as the owner.');
 select conductor.subscribe(topics => array['esc-topic']);
@@ -75,7 +77,7 @@ select set_eq(
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_client', p.oid, 'EXECUTE')$$,
   array['publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'enqueue', 'enqueue_many', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'search_tasks', 'children', 'cancel', 'retry',
-        'emit_event', 'stats', 'unrunnable', 'why_waiting', 'waiting_reasons', 'list_schedules', 'leaders', 'lead_key', 'cron_next', 'cron_validate',
+        'emit_event', 'stats', 'unrunnable', 'why_waiting', 'waiting_reasons', 'queue_series', 'list_schedules', 'leaders', 'lead_key', 'cron_next', 'cron_validate',
         'watch', 'unwatch'],
   'This file calls every function granted to conductor_client.');
 

@@ -1,7 +1,7 @@
 -- conductor_worker claims, heartbeats, completes, fails, releases, registers, reaps and
--- ticks; it cannot prune or cancel.
+-- ticks, and samples the queues (the maintenance role's duty); it cannot prune or cancel.
 begin;
-select plan(15);
+select plan(16);
 
 select conductor.enqueue(kind => 'k', queue => 'ro-w') as t1 \gset
 select conductor.enqueue(kind => 'k', queue => 'ro-w') as t2 \gset
@@ -30,6 +30,7 @@ select lives_ok($$select conductor.enqueue(kind => 'k', queue => 'ro-w')$$, 'A w
 select lives_ok($$select conductor.deregister_worker(worker_id => 'w-role')$$, 'A worker deregisters itself.');
 select is((select pg_catalog.cardinality(tasks) from conductor.search_tasks(queue => 'ro-w', kind => 'k')), 4,
   'A worker searches tasks.');
+select lives_ok($$select conductor.sample_queues()$$, 'A worker samples the queues (the maintenance role).');
 select throws_ok($$select conductor.prune(older_than => interval '1 day')$$, '42501', null, 'A worker cannot prune.');
 select throws_ok(format('select conductor.cancel(task_id => %s)', :t3), '42501', null, 'A worker cannot cancel a task.');
 
