@@ -250,13 +250,7 @@ begin
   if _bulk_statuses.status is null then
     return v_takes;
   end if;
-  if not exists (select from pg_catalog.unnest(pg_catalog.enum_range(null::conductor.task_status)) s
-                  where s::text = _bulk_statuses.status) then
-    raise exception 'unknown status %: one of %', pg_catalog.quote_literal(_bulk_statuses.status),
-      pg_catalog.array_to_string(pg_catalog.enum_range(null::conductor.task_status), ', ')
-      using errcode = 'QC105';
-  end if;
-  if _bulk_statuses.status::conductor.task_status <> all (v_takes) then
+  if conductor._task_status(_bulk_statuses.status) <> all (v_takes) then
     raise exception 'a % task cannot be %: % takes %', _bulk_statuses.status,
       case _bulk_statuses.action when 'retry' then 'retried' else 'cancelled' end,
       _bulk_statuses.action, pg_catalog.array_to_string(v_takes, ', ')
@@ -4234,6 +4228,40 @@ characters, a lease not in (0, 1 hour].';
 
 
 --
+-- Name: _task_status(text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._task_status(word text) RETURNS conductor.task_status
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  if _task_status.word is null then
+    return null;
+  end if;
+  if not exists (select from pg_catalog.unnest(pg_catalog.enum_range(null::conductor.task_status)) s
+                  where s::text = _task_status.word) then
+    raise exception 'unknown status %: one of %', pg_catalog.quote_literal(_task_status.word),
+      pg_catalog.array_to_string(pg_catalog.enum_range(null::conductor.task_status), ', ')
+      using errcode = 'QC105';
+  end if;
+  return _task_status.word::conductor.task_status;
+end
+$$;
+
+
+ALTER FUNCTION conductor._task_status(word text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _task_status(word text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._task_status(word text) IS 'The status word as a conductor.task_status (NULL for NULL); raises QC105 naming the word and
+every status when it is none. The one reading of a status a caller typed: list_tasks,
+search_tasks and the bulk actions'' filter.';
+
+
+--
 -- Name: _time_range(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -6522,15 +6550,7 @@ CREATE FUNCTION conductor.list_tasks(status text DEFAULT NULL::text, queue text 
 declare
   v_status conductor.task_status;
 begin
-  if list_tasks.status is not null then
-    if not exists (select from pg_catalog.unnest(pg_catalog.enum_range(null::conductor.task_status)) s
-                    where s::text = list_tasks.status) then
-      raise exception 'unknown status %: one of %', pg_catalog.quote_literal(list_tasks.status),
-        pg_catalog.array_to_string(pg_catalog.enum_range(null::conductor.task_status), ', ')
-        using errcode = 'QC105';
-    end if;
-    v_status := list_tasks.status::conductor.task_status;
-  end if;
+  v_status := conductor._task_status(list_tasks.status);
   if list_tasks."limit" is null or list_tasks."limit" < 0 or list_tasks."limit" > 10000 then
     raise exception 'invalid limit %: between 0 and 10000', list_tasks."limit" using errcode = 'QC106';
   end if;
@@ -8030,15 +8050,7 @@ declare
   v_bad_at timestamptz;
 begin
   -- validate: every refusal names the value
-  if search_tasks.status is not null then
-    if not exists (select from pg_catalog.unnest(pg_catalog.enum_range(null::conductor.task_status)) s
-                    where s::text = search_tasks.status) then
-      raise exception 'unknown status %: one of %', pg_catalog.quote_literal(search_tasks.status),
-        pg_catalog.array_to_string(pg_catalog.enum_range(null::conductor.task_status), ', ')
-        using errcode = 'QC105';
-    end if;
-    v_status := search_tasks.status::conductor.task_status;
-  end if;
+  v_status := conductor._task_status(search_tasks.status);
   if search_tasks.kind = '' or search_tasks.queue = '' or search_tasks.dedupe_key = '' then
     raise exception 'an empty % matches no task: give the % to look for, or NULL',
       case when search_tasks.kind = '' then 'kind' when search_tasks.queue = '' then 'queue' else 'dedupe_key' end,
@@ -11079,6 +11091,13 @@ REVOKE ALL ON FUNCTION conductor._spec_problems(specs conductor._task_spec[]) FR
 --
 
 REVOKE ALL ON FUNCTION conductor._take_lead(name text, holder text, lease interval, session_pid integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _task_status(word text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._task_status(word text) FROM PUBLIC;
 
 
 --

@@ -85,13 +85,7 @@ begin
   if _bulk_statuses.status is null then
     return v_takes;
   end if;
-  if not exists (select from pg_catalog.unnest(pg_catalog.enum_range(null::conductor.task_status)) s
-                  where s::text = _bulk_statuses.status) then
-    raise exception 'unknown status %: one of %', pg_catalog.quote_literal(_bulk_statuses.status),
-      pg_catalog.array_to_string(pg_catalog.enum_range(null::conductor.task_status), ', ')
-      using errcode = 'QC105';
-  end if;
-  if _bulk_statuses.status::conductor.task_status <> all (v_takes) then
+  if conductor._task_status(_bulk_statuses.status) <> all (v_takes) then
     raise exception 'a % task cannot be %: % takes %', _bulk_statuses.status,
       case _bulk_statuses.action when 'retry' then 'retried' else 'cancelled' end,
       _bulk_statuses.action, pg_catalog.array_to_string(v_takes, ', ')

@@ -11,6 +11,8 @@
 --   conductor.unfinished_statuses() the statuses of a task not yet finished (queued,
 --   conductor.finished_statuses()   running, waiting) and the terminal ones: the one
 --                                   list of each, read by every function and driver
+--   conductor._task_status(word)    a status word as conductor.task_status; QC105 naming it
+--                                   and the statuses when it is none (NULL stays NULL)
 --   conductor._task_spec            one task to enqueue (the shape enqueue_many reads)
 --   conductor._max_payload_bytes()  the payload size limit (conductor.settings)
 --   conductor._hidden_char_class()  the characters a name may not hold (control, format)
@@ -124,6 +126,31 @@ comment on function conductor.finished_statuses() is
 $$The terminal statuses of a task, every conductor.task_status not in
 conductor.unfinished_statuses(), in the enum's order: succeeded, failed, cancelled,
 timed_out, dead. A finished task never changes status again except through retry().$$;
+
+create or replace function conductor._task_status(word text) returns conductor.task_status
+  language plpgsql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _task_status.word is null then
+    return null;
+  end if;
+  if not exists (select from pg_catalog.unnest(pg_catalog.enum_range(null::conductor.task_status)) s
+                  where s::text = _task_status.word) then
+    raise exception 'unknown status %: one of %', pg_catalog.quote_literal(_task_status.word),
+      pg_catalog.array_to_string(pg_catalog.enum_range(null::conductor.task_status), ', ')
+      using errcode = 'QC105';
+  end if;
+  return _task_status.word::conductor.task_status;
+end
+$$;
+
+comment on function conductor._task_status(text) is
+$$The status word as a conductor.task_status (NULL for NULL); raises QC105 naming the word and
+every status when it is none. The one reading of a status a caller typed: list_tasks,
+search_tasks and the bulk actions' filter.$$;
+
+revoke execute on function conductor._task_status(text) from public;
 
 create or replace function conductor._max_payload_bytes() returns integer
   language plpgsql stable parallel safe

@@ -93,15 +93,7 @@ as $$
 declare
   v_status conductor.task_status;
 begin
-  if list_tasks.status is not null then
-    if not exists (select from pg_catalog.unnest(pg_catalog.enum_range(null::conductor.task_status)) s
-                    where s::text = list_tasks.status) then
-      raise exception 'unknown status %: one of %', pg_catalog.quote_literal(list_tasks.status),
-        pg_catalog.array_to_string(pg_catalog.enum_range(null::conductor.task_status), ', ')
-        using errcode = 'QC105';
-    end if;
-    v_status := list_tasks.status::conductor.task_status;
-  end if;
+  v_status := conductor._task_status(list_tasks.status);
   if list_tasks."limit" is null or list_tasks."limit" < 0 or list_tasks."limit" > 10000 then
     raise exception 'invalid limit %: between 0 and 10000', list_tasks."limit" using errcode = 'QC106';
   end if;

@@ -119,15 +119,7 @@ declare
   v_bad_at timestamptz;
 begin
   -- validate: every refusal names the value
-  if search_tasks.status is not null then
-    if not exists (select from pg_catalog.unnest(pg_catalog.enum_range(null::conductor.task_status)) s
-                    where s::text = search_tasks.status) then
-      raise exception 'unknown status %: one of %', pg_catalog.quote_literal(search_tasks.status),
-        pg_catalog.array_to_string(pg_catalog.enum_range(null::conductor.task_status), ', ')
-        using errcode = 'QC105';
-    end if;
-    v_status := search_tasks.status::conductor.task_status;
-  end if;
+  v_status := conductor._task_status(search_tasks.status);
   if search_tasks.kind = '' or search_tasks.queue = '' or search_tasks.dedupe_key = '' then
     raise exception 'an empty % matches no task: give the % to look for, or NULL',
       case when search_tasks.kind = '' then 'kind' when search_tasks.queue = '' then 'queue' else 'dedupe_key' end,

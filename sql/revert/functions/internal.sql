@@ -34,6 +34,7 @@
 begin;
 set local role conductor_owner;
 
+drop function conductor._task_status(text);
 drop function conductor.finished_statuses();
 drop function conductor.unfinished_statuses();
 drop function conductor._check_attempt_owners(bigint[]);
