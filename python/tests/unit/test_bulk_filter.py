@@ -8,6 +8,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+# the pages need the dashboard extra, which the other Pythons' venvs do not install
+pytest.importorskip("starlette", reason="the dashboard extra is not installed (pip install 'conductor-pg[dashboard]')")
+
 from pyconductor.web.pages import bulk_query, bulk_words, parse_bulk
 from pyconductor.web.reads import BulkFilter
 
