@@ -96,7 +96,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Self, TypeVar
 
 import psycopg
@@ -264,13 +264,6 @@ def runs_page(request: Request) -> str | Response:
     return pages.runs(view, bulk=bulk, before=before, limit=limit, notice=notice_of(request))
 
 
-def _search_time(text: str) -> datetime:
-    """A time typed into the search form: ISO 8601 (``2031-01-01 09:00``, ``...T09:00:00+02:00``), UTC
-    when it names no zone. ValueError when it is not one."""
-    at = datetime.fromisoformat(text.strip())
-    return at if at.tzinfo else at.replace(tzinfo=UTC)
-
-
 def search_page(request: Request) -> str | Response:
     dash: Dashboard = request.app.state.dashboard
     p = request.query_params
@@ -304,9 +297,9 @@ def search_page(request: Request) -> str | Response:
     for name in ("enqueued_after", "enqueued_before", "finished_after", "finished_before"):
         text = given.pop(name)
         try:
-            times[name] = _search_time(text) if text is not None else None
-        except ValueError:
-            errors.append(f"{name.replace('_', ' ')}: {text!r} is not a time (2031-01-01 09:00, UTC unless it says)")
+            times[name] = pages.form_time(name.replace("_", " "), text)
+        except ValueError as exc:
+            errors.append(f"{exc}, not {text!r}")
     if errors:
         return pages.search(None, values=values, error="; ".join(errors), before=before, limit=limit, scan=scan)
     what = SearchFilter(kind=given["kind"], queue=given["queue"], status=given["status"],

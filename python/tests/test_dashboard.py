@@ -118,7 +118,7 @@ def test_the_search_page_escapes_and_checks_what_it_is_given(app: Conductor, cli
     assert "<script" not in page.text and "frame-ancestors 'none'" in page.headers["content-security-policy"]
     assert ids_on(client.get("/search", params={"queue": "srch", "enqueued_after": "2000-01-01"}).text)[-1] == task
     assert "payload contains must be a JSON object" in client.get("/search", params={"payload": "[1]"}).text
-    assert "is not a time" in client.get("/search", params={"finished_before": "soon"}).text
+    assert "finished before is a time like" in client.get("/search", params={"finished_before": "soon"}).text
     assert "unknown status" in client.get("/search", params={"status": "bogus"}).text
     assert client.get("/search", params={"before": "x"}).status_code == 400
     assert client.get("/search", params={"scan": "many"}).status_code == 400

@@ -46,6 +46,7 @@ __all__ = [
     "bulk_confirm",
     "bulk_query",
     "bulk_words",
+    "form_time",
     "notice_line",
     "parse_bulk",
     "queues",
@@ -244,7 +245,10 @@ def _time_text(value: datetime | None) -> str | None:
     return None if value is None else value.astimezone(UTC).isoformat(sep=" ").replace("+00:00", "Z")
 
 
-def _parse_time(name: str, text: str | None) -> datetime | None:
+def form_time(name: str, text: str | None) -> datetime | None:
+    """A time typed into a form (the runs filter, the search): ISO 8601 (``2031-01-01 09:00``,
+    ``...T09:00:00+02:00``), UTC when it names no offset; None when empty. ValueError naming the
+    field (``name``) when it is not a time."""
     if not text or not text.strip():
         return None
     try:
@@ -266,7 +270,7 @@ def parse_bulk(params: Mapping[str, str]) -> BulkFilter:
         raise ValueError(f"time_of is one of {', '.join(TIME_FIELDS)}")
     return BulkFilter(
         status=status, kind=params.get("kind") or None, queue=params.get("queue") or None, time_of=time_of,
-        start=_parse_time("from", params.get("from")), end=_parse_time("until", params.get("until")),
+        start=form_time("from", params.get("from")), end=form_time("until", params.get("until")),
         error=params.get("error") or None,
     )  # fmt: skip
 
