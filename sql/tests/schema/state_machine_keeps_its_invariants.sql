@@ -4,12 +4,13 @@
 --   a task is unfinished (queued, running, waiting) exactly when it has no finished_at;
 --   an attempt's outcome is one of the six, and it has one exactly when it has finished_at.
 -- A task goes through every transition the engine makes (claim, complete, fail with a
--- retry and for good, release, suspend for a sleep and for an event and their wake-ups,
+-- retry and for good, release, suspend for a sleep, for an event and for children and their
+-- wake-ups (the last by the child-finished trigger),
 -- cancel, retry, a lost lease and a lost worker's last recovery, a time limit, an
 -- unknown kind); after each step every row of both tables is checked, so a function
 -- that breaks one fails here.
 begin;
-select plan(17);
+select plan(19);
 \ir ../helpers.psql
 delete from conductor.workers;
 set local conductor.fake_now = '2030-01-01 00:00:00+00';
@@ -38,6 +39,7 @@ select conductor.enqueue('k', '{}', 'inv-cancel') as t_cancel \gset
 select conductor.enqueue('k', '{}', 'inv-lost', max_recoveries => 2) as t_lost \gset
 select conductor.enqueue('k', '{}', 'inv-limit', timeout => '2 seconds') as t_limit \gset
 select conductor.enqueue('k', '{}', 'inv-unknown') as t_unknown \gset
+select conductor.enqueue('k', '{}', 'inv-parent') as t_parent \gset
 select is_empty('select * from pg_temp.broken()', 'Enqueued tasks keep the invariants.');
 
 select conductor_tests.claim_one('inv-done', 'inv-w') as a_done \gset
@@ -49,6 +51,7 @@ select conductor_tests.claim_one('inv-cancel', 'inv-w') as a_cancel \gset
 select conductor_tests.claim_one('inv-lost', 'inv-w', '10 seconds') as a_lost \gset
 select conductor_tests.claim_one('inv-limit', 'inv-w') as a_limit \gset
 select conductor_tests.claim_one('inv-unknown', 'inv-w') as a_unknown \gset
+select conductor_tests.claim_one('inv-parent', 'inv-w') as a_parent \gset
 select is_empty('select * from pg_temp.broken()', 'Claimed tasks keep them.');
 
 select conductor.complete(:a_done, '{"ok": true}');
@@ -70,6 +73,14 @@ select state from conductor.suspend(:a_event, 'hear', 'event', event => 'inv-bel
 select is_empty('select * from pg_temp.broken()', 'Suspended tasks keep them.');
 select conductor.emit_event('inv-bell', '{}');
 select is_empty('select * from pg_temp.broken()', 'An event''s wake-up keeps them.');
+
+select conductor.spawn(:a_parent, 'kid', 'k', '{}', 'inv-kids') as t_kid \gset
+select state from conductor.suspend(:a_parent, 'kids', 'children_all') \gset
+select conductor_tests.claim_one('inv-kids', 'inv-w') as a_kid \gset
+select conductor.complete(:a_kid, '{}');
+select is((select status::text from conductor.tasks where id = :t_parent), 'queued',
+  'A child''s end wakes its waiting parent...');
+select is_empty('select * from pg_temp.broken()', '...and the trigger keeps them.');
 
 select conductor.cancel(:t_cancel);
 select is_empty('select * from pg_temp.broken()', 'A cancel of a running task keeps them.');
