@@ -6144,7 +6144,9 @@ declare
   v_keys bigint[];
   v_spaces text[];
   v_labels text[];
-  v_watch text[];     -- pid/vxid/key/mode of the in-transaction holders seen first
+  v_watch text[];       -- pid/key/mode of the holders to look at again until hold has passed
+  v_idle text[];        -- those of them seen idle at some look
+  v_seen_idle text[];
   v_deadline timestamptz;
 begin
   if foreign_lock_holders.hold is null or foreign_lock_holders.hold < interval '0'
@@ -6179,45 +6181,52 @@ begin
           select pg_catalog.hashtextextended('conductor.exclusive:' || x.name, 0), 'exclusive() (v0.2.0)', x.name
             from conductor.exclusive_locks x) x;
 
-  -- Holders inside a transaction: the engine's enqueues hold the enqueue keys shared,
-  -- sleep() tries them exclusively for an instant, and nothing of the engine takes the
-  -- retired keys any more. So an exclusive holder of the enqueue keys, or any holder of
-  -- a retired key, that keeps it in one transaction for hold is not the engine: look
-  -- again until hold has passed (and not at all when there is none).
-  select pg_catalog.array_agg(distinct h.pid || '/' || h.vxid || '/' || h.classid || '/' || h.objid || '/'
-                              || h.objsubid || '/' || h.mode)
-    into v_watch
+  -- The engine's enqueues hold the enqueue keys shared in their transaction, sleep()
+  -- tries them exclusively for an instant, and nothing of the engine takes the retired
+  -- keys any more. So a session that holds one while idle (a session-level lock), or
+  -- holds an enqueue key exclusively or a retired key at all at every look until hold
+  -- has passed, is not the engine. A look keys a lock by its session, not by its
+  -- transaction: a session lock of a busy session is held in one transaction at one
+  -- look and in the next at the next, and is named all the same.
+  select pg_catalog.array_agg(distinct h.pid || '/' || h.classid || '/' || h.objid || '/' || h.objsubid || '/' || h.mode),
+         pg_catalog.array_agg(distinct h.pid || '/' || h.classid || '/' || h.objid || '/' || h.objsubid || '/' || h.mode)
+           filter (where h.idle)
+    into v_watch, v_idle
     from conductor._advisory_holders(v_keys, v_spaces, v_labels) h
-   where h.granted and not h.idle and (h.key_space <> 'enqueue in-flight' or h.mode = 'ExclusiveLock');
+   where h.granted and (h.idle or h.key_space <> 'enqueue in-flight' or h.mode = 'ExclusiveLock');
   v_deadline := pg_catalog.clock_timestamp() + foreign_lock_holders.hold;
   while v_watch is not null and pg_catalog.clock_timestamp() < v_deadline loop
     perform pg_catalog.pg_sleep(least(0.05, extract(epoch from v_deadline - pg_catalog.clock_timestamp())));
-    select pg_catalog.array_agg(distinct w.w)
-      into v_watch
+    select pg_catalog.array_agg(distinct w.w), pg_catalog.array_agg(distinct w.w) filter (where h.idle)
+      into v_watch, v_seen_idle
       from pg_catalog.unnest(v_watch) w(w)
       join conductor._advisory_holders(v_keys, v_spaces, v_labels) h
-        on h.granted and w.w = h.pid || '/' || h.vxid || '/' || h.classid || '/' || h.objid || '/'
-                               || h.objsubid || '/' || h.mode;
+        on h.granted and w.w = h.pid || '/' || h.classid || '/' || h.objid || '/' || h.objsubid || '/' || h.mode;
+    v_idle := v_idle || v_seen_idle;
   end loop;
 
   perform pg_catalog.pg_stat_clear_snapshot();  -- pg_stat_activity as it is now
   return query
+  with h as (
+    select h.*, h.pid || '/' || h.classid || '/' || h.objid || '/' || h.objsubid || '/' || h.mode as w
+      from conductor._advisory_holders(v_keys, v_spaces, v_labels) h
+  ), named as (
+    select h.*, h.granted and (h.idle or h.w = any (coalesce(v_idle, '{}'))) as was_idle
+      from h
+     where (h.granted and (h.idle or h.w = any (coalesce(v_watch, '{}'))))
+        or (not h.granted and h.key_space = 'enqueue in-flight' and h.mode = 'ExclusiveLock'
+            and h.waitstart <= pg_catalog.clock_timestamp() - foreign_lock_holders.hold)
+  )
   select h.pid, a.usename::text, a.application_name, h.key_space, h.label, pg_catalog.count(*)::integer,
-         h.mode, h.idle,
+         h.mode, h.was_idle,
          case when not h.granted then 'waits for it in ' || h.mode || ' mode, so enqueues queue behind it'
-              when h.idle then 'holds it while idle (a session-level lock: the engine takes only transaction locks)'
-              when h.key_space = 'enqueue in-flight' then 'holds it exclusively in one transaction for over '
-                                                         || foreign_lock_holders.hold
-              else 'holds a key the engine no longer takes, in one transaction for over ' || foreign_lock_holders.hold
+              when h.was_idle then 'holds it while idle (a session-level lock: the engine takes only transaction locks)'
+              when h.key_space = 'enqueue in-flight' then 'holds it exclusively for over ' || foreign_lock_holders.hold
+              else 'holds a key the engine no longer takes, for over ' || foreign_lock_holders.hold
          end
-    from conductor._advisory_holders(v_keys, v_spaces, v_labels) h
+    from named h
     left join pg_catalog.pg_stat_activity a on a.pid = h.pid
-   where (h.granted and h.idle)
-      or (h.granted and h.pid || '/' || h.vxid || '/' || h.classid || '/' || h.objid || '/' || h.objsubid || '/' || h.mode
-                        = any (coalesce(v_watch, '{}')))
-      or (not h.granted and h.key_space = 'enqueue in-flight' and h.mode = 'ExclusiveLock'
-          and h.waitstart <= pg_catalog.clock_timestamp() - foreign_lock_holders.hold)
-   group by h.pid, a.usename, a.application_name, h.key_space, h.label, h.mode, h.idle, h.granted
+   group by h.pid, a.usename, a.application_name, h.key_space, h.label, h.mode, h.was_idle, h.granted
    order by h.pid, h.key_space, h.label;
 end
 $$;
@@ -6234,9 +6243,10 @@ key space, label (the queue, the leader, key, event or exclusive() name) and mod
 usename, application_name, key_space (''enqueue in-flight'', or a key space v0.2.0 used and
 v0.3.0 retired: ''leader (v0.2.0)'', ''concurrency key (v0.2.0)'', ''event (v0.2.0)'', ''exclusive()
 (v0.2.0)''), locks (how many), mode, idle, and reason. A session is named when it holds such
-a key while idle (a session-level lock: the engine takes only transaction-level ones), holds
-an enqueue key exclusively or a retired key in one transaction for longer than hold (default
-1 s, at most 10 s: the call looks again until then, only when there is such a holder), or
+a key while idle (a session-level lock: the engine takes only transaction-level ones; idle
+true when it was idle at one of the call''s looks), holds an enqueue key exclusively or a
+retired key for longer than hold (default 1 s, at most 10 s: the call looks again until
+then, only when there is such a holder; in one transaction or across several), or
 waits for an enqueue key exclusively for longer than hold (enqueues queue behind it).
 A v0.2.0 process that took its session leader lock before the upgrade is named too (idle,
 ''leader (v0.2.0)''). Empty when all is well. Reads pg_locks and pg_stat_activity, which any

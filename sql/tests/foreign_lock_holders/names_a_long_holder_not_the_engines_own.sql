@@ -45,7 +45,7 @@ select * from dblink('squatter', $$select pg_advisory_xact_lock(hashtext('conduc
 select is(pg_temp.named(:squatter_pid, '0.2 s'), 'enqueue in-flight:a queue:ExclusiveLock',
   'An exclusive holder that keeps the key in one transaction for hold is named.');
 select is((select reason from conductor.foreign_lock_holders('0.2 s') h where h.pid = :squatter_pid),
-  'holds it exclusively in one transaction for over 00:00:00.2', 'The reason says so.');
+  'holds it exclusively for over 00:00:00.2', 'The reason says so.');
 select dblink_exec('squatter', 'commit') as c \gset
 
 -- a session that waits for the key exclusively, behind an enqueue's open transaction
