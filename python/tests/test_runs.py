@@ -362,7 +362,12 @@ def test_wait_before_emit_and_two_waiters(app: Conductor, db_conn: Conn) -> None
         wait_until(lambda: statuses(db_conn, [a, b]) == {"waiting": 2}, timeout=10)
         # the handlers return just after their suspend commits
         wait_until(lambda: worker.running == 0 and worker.held == [], timeout=10)
-        assert app.emit_event("ev.approve", {"by": "alice"}) == 2
+        woken = app.emit_event("ev.approve", {"by": "alice"})
+        # emit_event skips a waiter another transaction holds this instant (never waits);
+        # reap() wakes it at its next pass, as here (CI on a loaded machine woke 1 of 2)
+        assert woken in (1, 2)
+        if woken == 1:
+            db_conn.execute("select conductor.reap()")
         ra, rb = app.result(a, timeout=10), app.result(b, timeout=10)
     assert ra.result == {"before": 1, "got": {"by": "alice"}}
     assert rb.result == {"before": 2, "got": {"by": "alice"}}
