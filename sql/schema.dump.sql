@@ -581,6 +581,7 @@ CREATE TABLE conductor.schedules (
     last_error text,
     last_error_at timestamp with time zone,
     owner text,
+    concurrency_limit integer,
     CONSTRAINT schedules_catch_up_limit_valid CHECK (((catch_up_limit >= 1) AND (catch_up_limit <= 10000))),
     CONSTRAINT schedules_catch_up_valid CHECK ((catch_up = ANY (ARRAY['once'::text, 'all'::text]))),
     CONSTRAINT schedules_declared_by_valid CHECK ((declared_by = ANY (ARRAY['code'::text, 'admin'::text]))),
@@ -634,6 +635,13 @@ COMMENT ON COLUMN conductor.schedules.owner IS 'The login that declared the sche
 
 
 --
+-- Name: COLUMN schedules.concurrency_limit; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.schedules.concurrency_limit IS 'The concurrency_limit of the tasks the schedule fires (with its concurrency_key; NULL: the kind''s, else 1).';
+
+
+--
 -- Name: _check_schedule(conductor.schedules); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -644,7 +652,7 @@ CREATE FUNCTION conductor._check_schedule(s conductor.schedules) RETURNS void
 declare
   v_spec conductor._task_spec := row(
     s.kind, s.payload, s.queue, s.priority, null, s.max_attempts, s.dedupe_key, s.concurrency_key,
-    null, null, null, null, null, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, s.concurrency_limit)::conductor._task_spec;
   v_problem text;
 begin
   if s.name is null or s.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -3249,6 +3257,7 @@ begin
                    pg_catalog.row_number() over (partition by k.key order by t.priority desc, t.run_at, t.id) as rank
               from k
              cross join lateral (
+               -- read, not locked: only the tasks chosen below are (the caller holds the key's slot)
                select t.id, t.started_at, t.priority, t.run_at, t.concurrency_limit
                  from conductor.tasks t
                 where t.status = 'queued' and t.concurrency_key is not null
@@ -3260,12 +3269,11 @@ begin
                   and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
                 order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc,
                          t.run_at, t.id
-                limit greatest(0, least(_pick_keyed.max_tasks, coalesce(k.head_limit, 0) - k.running))
-                  for update skip locked) t) c
+                limit greatest(0, least(_pick_keyed.max_tasks, coalesce(k.head_limit, 0) - k.running))) t) c
   ), unkeyed as (
     -- the first max_tasks tasks in claim order that are unkeyed or of keys (no
     -- index holds the unkeyed ones alone: the keys' tasks end the scan as soon as
-    -- the unkeyed would), of which the unkeyed
+    -- the unkeyed would), of which the unkeyed; read, not locked
     select u.id, u.started_at, u.priority, u.run_at
       from (select t.id, t.started_at, t.priority, t.run_at, t.concurrency_key
               from conductor.tasks t
@@ -3276,19 +3284,27 @@ begin
                and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
                and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
              order by t.priority desc, t.run_at, t.id
-             limit _pick_keyed.max_tasks
-               for update skip locked) u
+             limit _pick_keyed.max_tasks) u
      where u.concurrency_key is null
+  ), chosen as materialized (
+    select a.* from (select kd.id, kd.started_at, kd.priority, kd.run_at, kd.turn from keyed kd where kd.fits
+                     union all
+                     select u.id, u.started_at, u.priority, u.run_at, 1 from unkeyed u) a
+     order by a.priority desc, a.turn, a.run_at, a.id
+     limit _pick_keyed.max_tasks
+  ), locked as (
+    -- only the chosen rows are locked: one a concurrent claim (of an unkeyed task) or
+    -- a cancel holds, or that stopped being queued, is left out, and the claim takes fewer
+    select t.id from conductor.tasks t
+     where t.id = any (array(select c.id from chosen c)) and t.status = 'queued'
+       for update skip locked
   )
   select pg_catalog.array_agg(p.id order by p.priority desc, p.turn, p.run_at, p.id),
          pg_catalog.array_agg(p.id order by p.priority desc, p.turn, p.run_at, p.id)
            filter (where p.started_at is not null)
     into _pick_keyed.ids, _pick_keyed.seen_ids
-    from (select a.* from (select kd.id, kd.started_at, kd.priority, kd.run_at, kd.turn from keyed kd where kd.fits
-                           union all
-                           select u.id, u.started_at, u.priority, u.run_at, 1 from unkeyed u) a
-           order by a.priority desc, a.turn, a.run_at, a.id
-           limit _pick_keyed.max_tasks) p;
+    from chosen p
+   where p.id in (select l.id from locked l);
 end
 $$;
 
@@ -5478,10 +5494,10 @@ many callers at once.';
 
 
 --
--- Name: create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, timezone text DEFAULT 'UTC'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, catch_up text DEFAULT 'once'::text, catch_up_limit integer DEFAULT 100, enabled boolean DEFAULT NULL::boolean, replace boolean DEFAULT false) RETURNS conductor.schedules
+CREATE FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, timezone text DEFAULT 'UTC'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, catch_up text DEFAULT 'once'::text, catch_up_limit integer DEFAULT 100, enabled boolean DEFAULT NULL::boolean, replace boolean DEFAULT false, concurrency_limit integer DEFAULT NULL::integer) RETURNS conductor.schedules
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -5503,6 +5519,7 @@ begin
   v_new.max_attempts := create_schedule.max_attempts;
   v_new.dedupe_key := create_schedule.dedupe_key;
   v_new.concurrency_key := create_schedule.concurrency_key;
+  v_new.concurrency_limit := create_schedule.concurrency_limit;
   v_new.catch_up := create_schedule.catch_up;
   v_new.catch_up_limit := create_schedule.catch_up_limit;
   perform conductor._check_schedule(v_new);
@@ -5512,11 +5529,12 @@ begin
     insert into conductor.schedules as s
            (name, cron, timezone, kind, payload, queue, priority, max_attempts, dedupe_key,
             concurrency_key, catch_up, catch_up_limit, enabled, next_due_at, created_at, updated_at,
-            declared_by, changed_by, owner)
+            declared_by, changed_by, owner, concurrency_limit)
     values (v_new.name, v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority,
             v_new.max_attempts, v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit,
             coalesce(create_schedule.enabled, true), conductor.cron_next(v_new.cron, v_now, v_new.timezone),
-            v_now, v_now, case when v_admin then 'admin' else 'code' end, v_caller, v_caller)
+            v_now, v_now, case when v_admin then 'admin' else 'code' end, v_caller, v_caller,
+            v_new.concurrency_limit)
     on conflict on constraint schedules_pkey do nothing
     returning s.* into v_row;
     if found then
@@ -5535,10 +5553,12 @@ begin
 
   v_new.enabled := coalesce(create_schedule.enabled, v_old.enabled);
   if (v_old.cron, v_old.timezone, v_old.kind, v_old.payload, v_old.queue, v_old.priority, v_old.max_attempts,
-      v_old.dedupe_key, v_old.concurrency_key, v_old.catch_up, v_old.catch_up_limit, v_old.enabled)
+      v_old.dedupe_key, v_old.concurrency_key, v_old.catch_up, v_old.catch_up_limit, v_old.enabled,
+      v_old.concurrency_limit)
      is not distinct from
      (v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority, v_new.max_attempts,
-      v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit, v_new.enabled) then
+      v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit, v_new.enabled,
+      v_new.concurrency_limit) then
     -- a worker restarting re-declares what is there: nothing to change, nothing written,
     -- except that the first login to declare a code schedule from before v0.3.0 claims it
     if v_old.owner is null and v_old.declared_by = 'code' then
@@ -5565,7 +5585,7 @@ begin
      set cron = v_new.cron, timezone = v_new.timezone, kind = v_new.kind, payload = v_new.payload,
          queue = v_new.queue, priority = v_new.priority, max_attempts = v_new.max_attempts,
          dedupe_key = v_new.dedupe_key, concurrency_key = v_new.concurrency_key,
-         catch_up = v_new.catch_up, catch_up_limit = v_new.catch_up_limit, enabled = v_new.enabled,
+         concurrency_limit = v_new.concurrency_limit, catch_up = v_new.catch_up, catch_up_limit = v_new.catch_up_limit, enabled = v_new.enabled,
          -- a changed line or zone, or switching it on, starts from now; else it keeps its place
          next_due_at = case
            when (s.cron, s.timezone) is distinct from (v_new.cron, v_new.timezone)
@@ -5585,17 +5605,18 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean) IS 'Creates a schedule that enqueues kind with payload on queue at every due time of the
+COMMENT ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) IS 'Creates a schedule that enqueues kind with payload on queue at every due time of the
 cron line (5 fields, or 6 with seconds first; evaluated in timezone, default UTC), with
-the task options priority, max_attempts, dedupe_key and concurrency_key, checked by the
-rules of enqueue. queue (''default'') and priority (0) are stored as given; max_attempts
-and concurrency_key left NULL, and the task''s max_recoveries and timeout, are the kind''s
+the task options priority, max_attempts, dedupe_key, concurrency_key and concurrency_limit
+(1-10000, with the schedule''s concurrency_key), checked by the rules of enqueue. queue
+(''default'') and priority (0) are stored as given; max_attempts, concurrency_key and
+concurrency_limit left NULL, and the task''s max_recoveries and timeout, are the kind''s
 when it fires (configure_kind), else enqueue''s defaults. Returns the row, next_due_at included. catch_up ''once'' (default): after
 downtime the schedule fires once for the missed stretch, then continues from the next
 future time; ''all'' replays every missed due time; a tick fires at most catch_up_limit (100)
@@ -6286,7 +6307,7 @@ begin
   -- the task tick would enqueue
   v_task := (conductor._enqueue(array[row(
                v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, null
+               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit
              )::conductor._task_spec]))[1];
   insert into conductor.schedule_fires (schedule_name, due_at, task_id, fired_at, manual)
   values (v_s.name, v_now, v_task, v_now, true);
@@ -6698,7 +6719,7 @@ attempt''s. Reads only; any number of callers.';
 -- Name: list_schedules(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.list_schedules() RETURNS TABLE(name text, cron text, timezone text, kind text, payload jsonb, queue text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, next_due_at timestamp with time zone, last_due_at timestamp with time zone, last_task_id bigint, created_at timestamp with time zone, updated_at timestamp with time zone, declared_by text, changed_by text, last_error text, last_error_at timestamp with time zone, last_fired_at timestamp with time zone, owner text)
+CREATE FUNCTION conductor.list_schedules() RETURNS TABLE(name text, cron text, timezone text, kind text, payload jsonb, queue text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, next_due_at timestamp with time zone, last_due_at timestamp with time zone, last_task_id bigint, created_at timestamp with time zone, updated_at timestamp with time zone, declared_by text, changed_by text, last_error text, last_error_at timestamp with time zone, last_fired_at timestamp with time zone, owner text, concurrency_limit integer)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -6707,7 +6728,7 @@ CREATE FUNCTION conductor.list_schedules() RETURNS TABLE(name text, cron text, t
          s.last_due_at, s.last_task_id, s.created_at, s.updated_at, s.declared_by, s.changed_by,
          s.last_error, s.last_error_at,
          (select pg_catalog.max(f.fired_at) from conductor.schedule_fires f where f.schedule_name = s.name),
-         s.owner
+         s.owner, s.concurrency_limit
     from conductor.schedules s
    order by s.name
 $$;
@@ -8976,7 +8997,7 @@ begin
         if found then
           v_task := (conductor._enqueue(array[row(
                        v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, null
+                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit
                      )::conductor._task_spec]))[1];
           update conductor.schedule_fires f set task_id = v_task
            where f.schedule_name = v_s.name and f.due_at = v_due and not f.manual;
@@ -9258,6 +9279,7 @@ begin
     max_attempts => coalesce(update_schedule.max_attempts, v_s.max_attempts),
     dedupe_key => v_s.dedupe_key,
     concurrency_key => v_s.concurrency_key,
+    concurrency_limit => v_s.concurrency_limit,
     catch_up => coalesce(update_schedule.catch_up, v_s.catch_up),
     catch_up_limit => v_s.catch_up_limit,
     enabled => coalesce(update_schedule.enabled, v_s.enabled),
@@ -11435,12 +11457,12 @@ GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, 
 
 
 --
--- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) TO conductor_admin;
 
 
 --

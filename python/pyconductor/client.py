@@ -186,9 +186,9 @@ class Conductor:
         tz="Europe/Berlin")`` also registers the function as the handler of the
         kind (default: the function's ``module.qualname``, angle brackets left out:
         registry.default_kind). ``name`` defaults to the kind. ``options``: queue, priority, max_attempts, dedupe_key,
-        concurrency_key, catch_up ('once' or 'all'), catch_up_limit; queue,
+        concurrency_key, concurrency_limit, catch_up ('once' or 'all'), catch_up_limit; queue,
         priority, max_attempts and concurrency_key default to the kind's
-        registered ones."""
+        registered ones (a kind's concurrency_limit applies when the task fires: SQL's)."""
 
         def declare(k: str) -> None:
             task = self.registry.get(k)

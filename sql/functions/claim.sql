@@ -792,7 +792,10 @@ revoke execute on function conductor._pick_queues(text[], text[], text[], text[]
 -- before them in this pick), stopping at the first that does not: a key's
 -- tasks start in claim order. The unkeyed tasks come from a ready index in
 -- claim order: of its first max_tasks unkeyed or of keys, the unkeyed ones
--- (tasks of other keys are stepped over, as v0.2.0's pick did). Planned per
+-- (tasks of other keys are stepped over, as v0.2.0's pick did). Candidates are
+-- read without locks; only the max_tasks chosen are then locked (FOR UPDATE
+-- SKIP LOCKED): locking every candidate, up to each key's limit, locked four
+-- rows for each one taken with 64 keys of limit 4 (bench/keys.sh, limited). Planned per
 -- call (which ready index serves the unkeyed tasks depends on the queues, as
 -- for the pick from several queues), but sequential and bitmap scans and sorts
 -- are off, so each read is an index in order stopping at its limit: no key's
@@ -849,6 +852,7 @@ begin
                    pg_catalog.row_number() over (partition by k.key order by t.priority desc, t.run_at, t.id) as rank
               from k
              cross join lateral (
+               -- read, not locked: only the tasks chosen below are (the caller holds the key's slot)
                select t.id, t.started_at, t.priority, t.run_at, t.concurrency_limit
                  from conductor.tasks t
                 where t.status = 'queued' and t.concurrency_key is not null
@@ -860,12 +864,11 @@ begin
                   and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
                 order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc,
                          t.run_at, t.id
-                limit greatest(0, least(_pick_keyed.max_tasks, coalesce(k.head_limit, 0) - k.running))
-                  for update skip locked) t) c
+                limit greatest(0, least(_pick_keyed.max_tasks, coalesce(k.head_limit, 0) - k.running))) t) c
   ), unkeyed as (
     -- the first max_tasks tasks in claim order that are unkeyed or of keys (no
     -- index holds the unkeyed ones alone: the keys' tasks end the scan as soon as
-    -- the unkeyed would), of which the unkeyed
+    -- the unkeyed would), of which the unkeyed; read, not locked
     select u.id, u.started_at, u.priority, u.run_at
       from (select t.id, t.started_at, t.priority, t.run_at, t.concurrency_key
               from conductor.tasks t
@@ -876,19 +879,27 @@ begin
                and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
                and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
              order by t.priority desc, t.run_at, t.id
-             limit _pick_keyed.max_tasks
-               for update skip locked) u
+             limit _pick_keyed.max_tasks) u
      where u.concurrency_key is null
+  ), chosen as materialized (
+    select a.* from (select kd.id, kd.started_at, kd.priority, kd.run_at, kd.turn from keyed kd where kd.fits
+                     union all
+                     select u.id, u.started_at, u.priority, u.run_at, 1 from unkeyed u) a
+     order by a.priority desc, a.turn, a.run_at, a.id
+     limit _pick_keyed.max_tasks
+  ), locked as (
+    -- only the chosen rows are locked: one a concurrent claim (of an unkeyed task) or
+    -- a cancel holds, or that stopped being queued, is left out, and the claim takes fewer
+    select t.id from conductor.tasks t
+     where t.id = any (array(select c.id from chosen c)) and t.status = 'queued'
+       for update skip locked
   )
   select pg_catalog.array_agg(p.id order by p.priority desc, p.turn, p.run_at, p.id),
          pg_catalog.array_agg(p.id order by p.priority desc, p.turn, p.run_at, p.id)
            filter (where p.started_at is not null)
     into _pick_keyed.ids, _pick_keyed.seen_ids
-    from (select a.* from (select kd.id, kd.started_at, kd.priority, kd.run_at, kd.turn from keyed kd where kd.fits
-                           union all
-                           select u.id, u.started_at, u.priority, u.run_at, 1 from unkeyed u) a
-           order by a.priority desc, a.turn, a.run_at, a.id
-           limit _pick_keyed.max_tasks) p;
+    from chosen p
+   where p.id in (select l.id from locked l);
 end
 $$;
 

@@ -8,6 +8,8 @@
 --                                         enqueue (the caller's, else the kind's); stored
 --                                         only with a concurrency_key
 --   conductor.kinds.concurrency_limit     the kind's default (configure_kind; NULL: 1)
+--   conductor.schedules.concurrency_limit a schedule's tasks' limit (create_schedule;
+--                                         NULL: the kind's, else 1)
 --   conductor._task_spec.concurrency_limit  the same, in a task to enqueue (the LAST
 --                                         attribute: row(...) constructors are positional)
 --   tasks_ready_by_key                    the ready keyed tasks by key: claim's key probe
@@ -33,6 +35,10 @@ comment on column conductor.tasks.concurrency_limit is
 alter table conductor.kinds add column concurrency_limit integer;
 comment on column conductor.kinds.concurrency_limit is
   'The concurrency_limit of a keyed task of this kind enqueued without one (NULL: 1).';
+
+alter table conductor.schedules add column concurrency_limit integer;
+comment on column conductor.schedules.concurrency_limit is
+  'The concurrency_limit of the tasks the schedule fires (with its concurrency_key; NULL: the kind''s, else 1).';
 
 alter type conductor._task_spec add attribute concurrency_limit integer;
 
