@@ -5,7 +5,12 @@
 # without keys and with a key per task (every task of the backlog has a key of its
 # own, so each claim locks one slot per task it takes: the most a claim can pay),
 # and the raw SKIP LOCKED baseline (bench/raw_*.sql) in each database, all in one
-# throwaway cluster, each run BENCH_ROUNDS times, the order alternated.
+# throwaway cluster, each run BENCH_ROUNDS times, the order alternated. A fourth
+# variant, limited (issue 30), gives the backlog's tasks 64 keys (tenants) and
+# concurrency_limit 4: the keys and their limits are in every claim's way, while
+# 256 places are more than two claimers of 50 can hold, so limited/plain is what
+# the limits cost a drain they do not hold back (@v0.2.0 has no limit and ignores
+# it: its limited run is 64 keys of one task at a time).
 #
 #   (c) bench/keys_claim_complete.sql      claim 1, then complete it
 #   (d) bench/keys_claim_complete_50.sql   claim 50, then complete_many the 50
@@ -15,9 +20,9 @@
 # The figure is tasks finished per second, counted in the table after each run.
 #
 # PostgreSQL's defaults (fsync and synchronous_commit on), as bench/run.sh.
-# Knobs: BENCH_TAG (@v0.2.0), BENCH_DURATION (10 s), BENCH_ROUNDS (2),
+# Knobs: BENCH_PAIRS ("c d"), BENCH_DBS ("tag head"; "head" runs the head only), BENCH_TAG (@v0.2.0), BENCH_DURATION (10 s), BENCH_ROUNDS (2),
 # BENCH_CLIENTS (2), BENCH_SINGLE_FILL / BENCH_BATCH_FILL (8000 / 40000 ready
-# tasks per second of a run, for (c) / (d): a drained queue aborts the run). `bash bench/keys.sh`; about 5 minutes on a 2-core machine.
+# tasks per second of a run, for (c) / (d): a drained queue aborts the run). `bash bench/keys.sh`; about 7 minutes on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -52,17 +57,19 @@ echo "pgbench -c $CLIENTS -j $CLIENTS -T $DURATION, simple protocol, PostgreSQL'
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
-prepare() {  # $1 database, $2 pair (c|d), $3 variant (plain|keyed|raw): a backlog, nothing else
-  local fill=$(( ${BENCH_BATCH_FILL:-40000} * DURATION )) key="null"
+prepare() {  # $1 database, $2 pair (c|d), $3 variant (plain|keyed|limited|raw): a backlog, nothing else
+  local fill=$(( ${BENCH_BATCH_FILL:-40000} * DURATION )) key="null" limit="null"
   [[ $2 == c ]] && fill=$(( ${BENCH_SINGLE_FILL:-8000} * DURATION ))
   [[ $3 == keyed ]] && key="'k' || i"
+  [[ $3 == limited ]] && key="'tenant-' || (i % 64)" && limit=4
   psql_ -d "$(url "$1")" -c "delete from conductor.attempts" -c "delete from conductor.tasks" -c "delete from bench_raw.jobs" >/dev/null
   if [[ $3 == raw ]]; then
     psql_ -d "$(url "$1")" -c "insert into bench_raw.jobs (queue, kind, payload)
       select 'bench', 'bench', jsonb_build_object('n', i) from generate_series(1, $fill) i" >/dev/null
   else
     psql_ -d "$(url "$1")" -c "select count(*) from conductor.enqueue_many((select jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
-      'kind', 'bench', 'queue', 'bench', 'concurrency_key', $key))) from generate_series(1, $fill) i))" >/dev/null
+      'kind', 'bench', 'queue', 'bench', 'concurrency_key', $key, 'concurrency_limit', $limit)))
+      from generate_series(1, $fill) i))" >/dev/null
   fi
   psql_ -d "$(url "$1")" -c "vacuum analyze conductor.tasks" -c "vacuum analyze conductor.attempts" \
     -c "vacuum analyze bench_raw.jobs" -c "checkpoint" >/dev/null
@@ -85,11 +92,12 @@ run() {  # $1 database, $2 pair, $3 variant -> tasks finished per second
 results=$work/results.tsv
 : >"$results"
 for (( round = 1; round <= ROUNDS; round++ )); do
-  for pair in c d; do
+  for pair in ${BENCH_PAIRS:-c d}; do
     order=(tag head)
     (( round % 2 == 0 )) && order=(head tag)
+    [[ ${BENCH_DBS:-} == head ]] && order=(head)
     for db in "${order[@]}"; do
-      for variant in raw plain keyed; do
+      for variant in raw plain keyed limited; do
         tps=$(run "$db" "$pair" "$variant")
         printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$pair" "$db" "$variant" "$tps" >>"$results"
         printf '  round %s (%s) %-4s %-5s %8.1f tasks/s\n' "$round" "$pair" "$db" "$variant" "$tps" >&2
@@ -98,17 +106,21 @@ for (( round = 1; round <= ROUNDS; round++ )); do
   done
 done
 
-echo "| pair | db | raw tasks/s | plain tasks/s | keyed tasks/s | plain/raw | keyed/raw | keyed/plain (per round) |"
-echo "|---|---|---|---|---|---|---|---|"
-for pair in c d; do
-  for db in tag head; do
+echo "| pair | db | raw tasks/s | plain tasks/s | keyed tasks/s | limited tasks/s | plain/raw | keyed/raw | keyed/plain (per round) | limited/plain (per round) |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for pair in ${BENCH_PAIRS:-c d}; do
+  for db in ${BENCH_DBS:-tag head}; do
     awk -F'\t' -v p="$pair" -v d="$db" -v label="$([[ $db == tag ]] && echo "$TAG" || echo head)" '
       $2 == p && $3 == d { s[$4] += $5; c[$4]++; r[$1, $4] = $5; if ($1 > maxr) maxr = $1 }
       END {
-        raw = s["raw"] / c["raw"]; plain = s["plain"] / c["plain"]; keyed = s["keyed"] / c["keyed"]; per = ""
-        for (i = 1; i <= maxr; i++) per = per sprintf("%s%.2f", i > 1 ? ", " : "", r[i, "keyed"] / r[i, "plain"])
-        printf "| (%s) | %s | %.0f | %.0f | %.0f | %.2f | %.2f | **%.2f** (%s) |\n", p, label, raw, plain, keyed,
-               plain / raw, keyed / raw, keyed / plain, per
+        raw = s["raw"] / c["raw"]; plain = s["plain"] / c["plain"]; keyed = s["keyed"] / c["keyed"]
+        limited = s["limited"] / c["limited"]; per = ""; lper = ""
+        for (i = 1; i <= maxr; i++) {
+          per = per sprintf("%s%.2f", i > 1 ? ", " : "", r[i, "keyed"] / r[i, "plain"])
+          lper = lper sprintf("%s%.2f", i > 1 ? ", " : "", r[i, "limited"] / r[i, "plain"])
+        }
+        printf "| (%s) | %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | **%.2f** (%s) | **%.2f** (%s) |\n", p, label,
+               raw, plain, keyed, limited, plain / raw, keyed / raw, keyed / plain, per, limited / plain, lper
       }' "$results"
   done
 done

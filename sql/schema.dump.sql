@@ -54,7 +54,8 @@ CREATE TYPE conductor._task_spec AS (
 	backoff_factor double precision,
 	backoff_max interval,
 	timeout interval,
-	traceparent text
+	traceparent text,
+	concurrency_limit integer
 );
 
 
@@ -454,7 +455,7 @@ declare
   v_spec conductor._task_spec := row(
     case when _check_control_target.scope = 'kind' then _check_control_target.name else 'k' end, '{}',
     case when _check_control_target.scope = 'queue' then _check_control_target.name else 'default' end,
-    null, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec, 2147483647);
 begin
   if v_problem in ('kind', 'queue') then
@@ -528,7 +529,7 @@ begin
     v_ord := v_ord + 1;
     continue when v_queue is null;  -- the list's own rule (conductor._check_scope) says NULL
     v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null,
-                  null)::conductor._task_spec;
+                  null, null)::conductor._task_spec;
     if conductor._spec_problem(v_spec, 2147483647) = 'queue' then
       perform conductor._raise_spec_problem('queue', v_spec, pg_catalog.format('queue #%s of the list', v_ord));
     end if;
@@ -580,6 +581,7 @@ CREATE TABLE conductor.schedules (
     last_error text,
     last_error_at timestamp with time zone,
     owner text,
+    concurrency_limit integer,
     CONSTRAINT schedules_catch_up_limit_valid CHECK (((catch_up_limit >= 1) AND (catch_up_limit <= 10000))),
     CONSTRAINT schedules_catch_up_valid CHECK ((catch_up = ANY (ARRAY['once'::text, 'all'::text]))),
     CONSTRAINT schedules_declared_by_valid CHECK ((declared_by = ANY (ARRAY['code'::text, 'admin'::text]))),
@@ -633,6 +635,13 @@ COMMENT ON COLUMN conductor.schedules.owner IS 'The login that declared the sche
 
 
 --
+-- Name: COLUMN schedules.concurrency_limit; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.schedules.concurrency_limit IS 'The concurrency_limit of the tasks the schedule fires (with its concurrency_key; NULL: the kind''s, else 1).';
+
+
+--
 -- Name: _check_schedule(conductor.schedules); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -643,7 +652,7 @@ CREATE FUNCTION conductor._check_schedule(s conductor.schedules) RETURNS void
 declare
   v_spec conductor._task_spec := row(
     s.kind, s.payload, s.queue, s.priority, null, s.max_attempts, s.dedupe_key, s.concurrency_key,
-    null, null, null, null, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, s.concurrency_limit)::conductor._task_spec;
   v_problem text;
 begin
   if s.name is null or s.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -1071,6 +1080,10 @@ CREATE FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_
     SET enable_mergejoin TO 'off'
     SET enable_bitmapscan TO 'off'
     AS $$
+declare
+  -- where the walk over keys starts: a random point of the hash order, so that
+  -- with more ready keys than one walk reads, each key's turn comes as often
+  v_start bigint := ((pg_catalog.random() - 0.5) * 1.8e19)::bigint;
 begin
   -- the common case, no keyed task ready at all: one descent of tasks_ready_keyed
   -- instead of the whole probe's plan (15 us a claim)
@@ -1080,19 +1093,83 @@ begin
     return null;
   end if;
   return (
-  with c as materialized (
-    select t.concurrency_key as key, conductor._concurrency_slot(t.concurrency_key) as slot,
-           pg_catalog.row_number() over (order by t.priority desc, t.run_at, t.id) as n
-      from conductor.tasks t
-     where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
-       and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
-       and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
-       and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
-       and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
-       -- offset 0: a probe of the key per candidate, never an anti-join that reads them all
-       and not exists (select from conductor.tasks r
-                        where r.concurrency_key = t.concurrency_key and r.status = 'running' offset 0)
-     order by t.priority desc, t.run_at, t.id
+  with recursive walk (h, key, wrapped, steps) as (
+    -- (b): the first key at or after v_start, else (wrapped) the first of all
+    select f.h, f.key, f.wrapped, 1
+      from ((select pg_catalog.hashtextextended(t.concurrency_key, 0) as h, t.concurrency_key as key,
+                    false as wrapped
+               from conductor.tasks t
+              where t.status = 'queued' and t.concurrency_key is not null
+                and (pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key) >= (v_start, '')
+              order by 1, 2
+              limit 1)
+            union all
+            (select pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, true
+               from conductor.tasks t
+              where t.status = 'queued' and t.concurrency_key is not null
+              order by 1, 2
+              limit 1)
+            limit 1) f
+    union all
+    -- the next key, one descent; after the last, the first (once), up to v_start
+    select nx.h, nx.key, nx.wrapped, w.steps + 1
+      from walk w
+     cross join lateral (
+       (select pg_catalog.hashtextextended(t.concurrency_key, 0) as h, t.concurrency_key as key, w.wrapped
+          from conductor.tasks t
+         where t.status = 'queued' and t.concurrency_key is not null
+           and (pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key) > (w.h, w.key)
+           and (not w.wrapped
+                or (pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key) < (v_start, ''))
+         order by 1, 2
+         limit 1)
+       union all
+       (select pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, true
+          from conductor.tasks t
+         where not w.wrapped and t.status = 'queued' and t.concurrency_key is not null
+           and (pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key) < (v_start, '')
+         order by 1, 2
+         limit 1)
+       limit 1) nx
+     where w.steps < 2 * _claim_keys.max_tasks + 16
+  ), found as (
+    select w.key from walk w
+    union
+    -- (a): the keys at the head of the claim order
+    select f.key
+      from (select t.concurrency_key as key
+              from conductor.tasks t
+             where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
+               and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
+               and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
+               and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
+               and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
+             order by t.priority desc, t.run_at, t.id
+             limit _claim_keys.max_tasks + 16) f
+  ), c as materialized (
+    -- each key's head in the claim's scope, kept while fewer of its key run than its limit
+    select f.key, conductor._concurrency_slot(f.key) as slot,
+           pg_catalog.row_number() over (order by hd.priority desc, hd.run_at, hd.id) as n
+      from found f
+     cross join lateral (
+       select t.id, t.priority, t.run_at, coalesce(t.concurrency_limit, 1) as lim
+         from conductor.tasks t
+        where t.status = 'queued' and t.concurrency_key is not null
+          and pg_catalog.hashtextextended(t.concurrency_key, 0) = pg_catalog.hashtextextended(f.key, 0)
+          and t.concurrency_key = f.key
+          and t.run_at <= _claim_keys.claimed_at
+          and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
+          and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
+          and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
+          and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
+        order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc, t.run_at, t.id
+        limit 1) hd
+     -- offset 0: a probe of the key per candidate, stopping at its limit, never an anti-join
+     where (select pg_catalog.count(*)
+              from (select from conductor.tasks r
+                     where r.concurrency_key = f.key and r.status = 'running'
+                     limit hd.lim offset 0) r) < hd.lim
+     order by hd.priority desc, hd.run_at, hd.id
      limit 2 * _claim_keys.max_tasks + 16
   ), locked as materialized (
     select s.slot from conductor.concurrency_slots s
@@ -1112,13 +1189,16 @@ ALTER FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_a
 -- Name: FUNCTION _claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[]) IS 'claim''s key probe: among the first 2 * max_tasks + 16 ready keyed tasks of queues and kinds
-(NULL: every one), none of not_queues and not_kinds, in claim order, those whose key has no
-running task; locks the rows of conductor.concurrency_slots (conductor._concurrency_slot) of
-their keys in that order, FOR UPDATE SKIP LOCKED, at most max_tasks (a slot another claimer
-holds is passed over for the next; no session outside the engine can lock a slot), and
-returns the keys whose slot it locked. NULL when there are none. Planned once per connection
-(index probes only).';
+COMMENT ON FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[]) IS 'claim''s key probe: candidate keys from the first max_tasks + 16 ready keyed tasks of queues
+and kinds (NULL: every one), none of not_queues and not_kinds, in claim order, and from a
+walk over the distinct ready keys (tasks_ready_by_key, one descent per key from a random
+point of their hash order, at most 2 * max_tasks + 16); keeps the keys whose head (first
+ready task in scope, claim order) finds fewer of its key running than its concurrency_limit
+(NULL: 1); locks the rows of conductor.concurrency_slots (conductor._concurrency_slot) of
+those keys in their heads'' claim order, FOR UPDATE SKIP LOCKED, at most max_tasks (a slot
+another claimer holds is passed over for the next; no session outside the engine can lock a
+slot), and returns the keys whose slot it locked. NULL when there are none. Planned once per
+connection (index descents only, none reading a key''s backlog).';
 
 
 --
@@ -2218,7 +2298,11 @@ begin
                s.run_at, coalesce(s.max_attempts, k.max_attempts, 1), s.dedupe_key,
                coalesce(s.concurrency_key, k.concurrency_key), s.parent_id,
                coalesce(s.max_recoveries, k.max_recoveries, 3), s.backoff_base, s.backoff_factor,
-               s.backoff_max, coalesce(s.timeout, k.timeout), s.traceparent)::conductor._task_spec
+               s.backoff_max, coalesce(s.timeout, k.timeout), s.traceparent,
+               -- the kind's limit applies to a keyed task only (a limit without a key is refused)
+               coalesce(s.concurrency_limit,
+                        case when coalesce(s.concurrency_key, k.concurrency_key) is not null
+                             then k.concurrency_limit end))::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -2245,10 +2329,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
+           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
+           spec.concurrency_limit
       from spec
      where spec.root_id is not null  -- null: the parent does not exist
        and spec.dedupe_key is null
@@ -2257,10 +2342,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
+           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
+           spec.concurrency_limit
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
@@ -2531,7 +2617,8 @@ CREATE TABLE conductor.tasks (
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
     timeout interval,
-    traceparent text
+    traceparent text,
+    concurrency_limit integer
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02', fillfactor='50');
 
@@ -2571,6 +2658,13 @@ COMMENT ON COLUMN conductor.tasks.timeout IS 'How long one attempt may run (NULL
 --
 
 COMMENT ON COLUMN conductor.tasks.traceparent IS 'The W3C traceparent of the context that enqueued the task (NULL: none); claim returns it, so a worker''s span for each attempt continues that trace.';
+
+
+--
+-- Name: COLUMN tasks.concurrency_limit; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.tasks.concurrency_limit IS 'At most this many tasks of the task''s concurrency_key run at once when it starts: claim starts it only while fewer than this many of its key run (NULL: 1). 1..10000; NULL without a concurrency_key.';
 
 
 --
@@ -3132,29 +3226,85 @@ CREATE FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues te
     SET jit TO 'off'
     AS $$
 begin
-  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+  with k as materialized (
+    -- each locked key: its running tasks and its head's limit (this statement's
+    -- snapshot is newer than the slot locks: every claim of the key before is seen)
+    select u.key, pg_catalog.hashtextextended(u.key, 0) as h,
+           (select pg_catalog.count(*)
+              from (select from conductor.tasks r
+                     where r.concurrency_key = u.key and r.status = 'running' limit 10000 offset 0) r)::integer
+             as running,
+           (select coalesce(t.concurrency_limit, 1)
+              from conductor.tasks t
+             where t.status = 'queued' and t.concurrency_key is not null
+               and pg_catalog.hashtextextended(t.concurrency_key, 0) = pg_catalog.hashtextextended(u.key, 0)
+               and t.concurrency_key = u.key and t.run_at <= _pick_keyed.claimed_at
+               and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
+               and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
+               and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
+               and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+             order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc,
+                      t.run_at, t.id
+             limit 1) as head_limit
+      from pg_catalog.unnest(_pick_keyed.keys) as u(key)
+  ), keyed as (
+    select c.id, c.started_at, c.priority, c.run_at,
+           -- its turn: the key's running tasks count as turns it had
+           c.running + pg_catalog.row_number() over (partition by c.key, c.priority order by c.run_at, c.id) as turn,
+           -- a key's tasks start in claim order: each while fewer of its key run than its own limit
+           pg_catalog.bool_and(c.running + c.rank <= c.lim) over (partition by c.key order by c.rank) as fits
+      from (select k.key, k.running, t.id, t.started_at, t.priority, t.run_at, coalesce(t.concurrency_limit, 1) as lim,
+                   pg_catalog.row_number() over (partition by k.key order by t.priority desc, t.run_at, t.id) as rank
+              from k
+             cross join lateral (
+               -- read, not locked: only the tasks chosen below are (the caller holds the key's slot)
+               select t.id, t.started_at, t.priority, t.run_at, t.concurrency_limit
+                 from conductor.tasks t
+                where t.status = 'queued' and t.concurrency_key is not null
+                  and pg_catalog.hashtextextended(t.concurrency_key, 0) = k.h
+                  and t.concurrency_key = k.key and t.run_at <= _pick_keyed.claimed_at
+                  and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
+                  and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
+                  and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
+                  and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+                order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc,
+                         t.run_at, t.id
+                limit greatest(0, least(_pick_keyed.max_tasks, coalesce(k.head_limit, 0) - k.running))) t) c
+  ), unkeyed as (
+    -- the first max_tasks tasks in claim order that are unkeyed or of keys (no
+    -- index holds the unkeyed ones alone: the keys' tasks end the scan as soon as
+    -- the unkeyed would), of which the unkeyed; read, not locked
+    select u.id, u.started_at, u.priority, u.run_at
+      from (select t.id, t.started_at, t.priority, t.run_at, t.concurrency_key
+              from conductor.tasks t
+             where t.status = 'queued' and t.run_at <= _pick_keyed.claimed_at
+               and (t.concurrency_key is null or t.concurrency_key = any (_pick_keyed.keys))
+               and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
+               and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
+               and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
+               and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+             order by t.priority desc, t.run_at, t.id
+             limit _pick_keyed.max_tasks) u
+     where u.concurrency_key is null
+  ), chosen as materialized (
+    select a.* from (select kd.id, kd.started_at, kd.priority, kd.run_at, kd.turn from keyed kd where kd.fits
+                     union all
+                     select u.id, u.started_at, u.priority, u.run_at, 1 from unkeyed u) a
+     order by a.priority desc, a.turn, a.run_at, a.id
+     limit _pick_keyed.max_tasks
+  ), locked as (
+    -- only the chosen rows are locked: one a concurrent claim (of an unkeyed task) or
+    -- a cancel holds, or that stopped being queued, is left out, and the claim takes fewer
+    select t.id from conductor.tasks t
+     where t.id = any (array(select c.id from chosen c)) and t.status = 'queued'
+       for update skip locked
+  )
+  select pg_catalog.array_agg(p.id order by p.priority desc, p.turn, p.run_at, p.id),
+         pg_catalog.array_agg(p.id order by p.priority desc, p.turn, p.run_at, p.id)
+           filter (where p.started_at is not null)
     into _pick_keyed.ids, _pick_keyed.seen_ids
-    from (select p.id, p.started_at,
-                 pg_catalog.row_number() over (partition by p.concurrency_key
-                                               order by p.priority desc, p.run_at, p.id) as n,
-                 p.concurrency_key
-            from (select t.id, t.started_at, t.concurrency_key, t.priority, t.run_at
-                    from conductor.tasks t
-                   where t.status = 'queued' and t.run_at <= _pick_keyed.claimed_at
-                     and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
-                     and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
-                     and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
-                     and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
-                     and (t.concurrency_key is null
-                          or (t.concurrency_key = any (_pick_keyed.keys)
-                              -- offset 0: probed for the few tasks of keys, not a hash of every running task
-                              and not exists (select from conductor.tasks r
-                                               where r.concurrency_key = t.concurrency_key
-                                                 and r.status = 'running' offset 0)))
-                   order by t.priority desc, t.run_at, t.id
-                   limit _pick_keyed.max_tasks
-                     for update skip locked) p) p
-   where p.concurrency_key is null or p.n = 1;  -- one task per key
+    from chosen p
+   where p.id in (select l.id from locked l);
 end
 $$;
 
@@ -3166,10 +3316,13 @@ ALTER FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues tex
 --
 
 COMMENT ON FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at of
-queues and kinds (NULL: every one), none of not_queues and not_kinds, in claim order, that
-are unkeyed or of keys with no running task, FOR UPDATE SKIP LOCKED, and returns the ids of
-the unkeyed ones and of the first of each key, in claim order, and of those the ones claimed
-before (seen_ids). Planned per call, on a ready index in claim order.';
+queues and kinds (NULL: every one), none of not_queues and not_kinds, FOR UPDATE SKIP LOCKED:
+unkeyed ones, and of each of keys (whose slots the caller holds) its first tasks in claim
+order while each finds fewer of its key running (with those before it) than its own
+concurrency_limit (NULL: 1). Returns their ids in fair order (priority, then turn: each
+key''s first task, then each key''s second, its running tasks counting as turns it had, an
+unkeyed task''s turn the first; then run_at, id) and, of those, the ones claimed before (seen_ids). Reads each key from its head
+(tasks_ready_by_key), never its backlog. Planned per call.';
 
 
 --
@@ -3421,6 +3574,16 @@ begin
   when 'concurrency_key' then
     v_message := pg_catalog.format('invalid concurrency_key %s: at most 1000 bytes', conductor._echo(s.concurrency_key));
     v_hint := 'Use a short identifier; hash a longer one.';
+  when 'concurrency_limit' then
+    if s.concurrency_key is null then
+      v_message := pg_catalog.format('invalid concurrency_limit %s for kind %s: a limit is per concurrency_key, and the task has none',
+                                     s.concurrency_limit, conductor._echo(s.kind));
+      v_hint := 'Pass concurrency_key too (e.g. the customer''s id), or give the kind one (configure_kind).';
+    else
+      v_message := pg_catalog.format('invalid concurrency_limit %s for kind %s: it must be from 1 to 10000',
+                                     s.concurrency_limit, conductor._echo(s.kind));
+      v_hint := 'How many tasks of one key may run at once; NULL: the kind''s, else 1.';
+    end if;
   when 'traceparent' then
     v_message := pg_catalog.format('invalid traceparent %s: a W3C traceparent is version-traceid-parentid-flags in '
                                    'lowercase hex (2, 32, 16 and 2 digits), the version not ff, neither id all zeros',
@@ -4066,6 +4229,9 @@ begin
            when s.timeout <= interval '0' or s.timeout > interval '30 days' then 'timeout'
            when pg_catalog.octet_length(s.dedupe_key) > 1000 then 'dedupe_key'
            when pg_catalog.octet_length(s.concurrency_key) > 1000 then 'concurrency_key'
+           -- a limit is per key: one without a key would limit nothing
+           when not s.concurrency_limit between 1 and 10000
+                or (s.concurrency_limit is not null and s.concurrency_key is null) then 'concurrency_limit'
            -- W3C Trace Context, version 00's shape; NULL (no trace) costs nothing
            when s.traceparent !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
                 or pg_catalog.left(s.traceparent, 2) = 'ff'
@@ -4084,14 +4250,15 @@ ALTER FUNCTION conductor._spec_problem(s conductor._task_spec, max_payload_bytes
 
 COMMENT ON FUNCTION conductor._spec_problem(s conductor._task_spec, max_payload_bytes integer) IS 'The rules of a task, in one place: the first field of s that breaks one (kind, payload,
 payload_size, queue, run_at, max_attempts, max_recoveries, backoff_base, backoff_max,
-backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent), or NULL
-when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
+backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent,
+concurrency_limit), or NULL when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
 characters without surrounding spaces, control characters (C0, DEL, C1), format characters
 (Unicode Cf: bidi controls such as U+202E, zero widths, U+FEFF, tags), U+2028, U+2029 or
 markup (< > & " '' `); a queue is 1-100 of A-Z a-z 0-9 _ . : / -, starting with a letter or
 digit. A timeout is more than 0 and at most 30 days; payload_size compares with
 max_payload_bytes. A traceparent is W3C Trace Context''s: version-traceid-parentid-flags,
 lowercase hex of 2, 32, 16 and 2 digits, the version not ff, neither id all zeros.
+A concurrency_limit is 1 to 10000 and needs a concurrency_key.
 conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
 payload_size, QC104 queue, QC106 the rest.';
 
@@ -4117,7 +4284,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout, s.traceparent)::conductor._task_spec as spec
+               s.timeout, s.traceparent, s.concurrency_limit)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -4386,10 +4553,10 @@ index, never the finished history.';
 
 
 --
--- Name: _wait_reasons(text, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: _wait_reasons(text, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone) RETURNS TABLE(reason text, detail text, until_at timestamp with time zone, holder_id bigint)
+CREATE FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer DEFAULT NULL::integer) RETURNS TABLE(reason text, detail text, until_at timestamp with time zone, holder_id bigint)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -4397,6 +4564,7 @@ declare
   v_paused conductor.paused_queues;
   v_bucket record;
   v_holder bigint;
+  v_running bigint;
 begin
   select p.* into v_paused from conductor.paused_queues p where p.queue = _wait_reasons.queue;
   if found then
@@ -4443,12 +4611,15 @@ begin
   end loop;
 
   if _wait_reasons.concurrency_key is not null then
-    select r.id into v_holder from conductor.tasks r
-     where r.status = 'running' and r.concurrency_key = _wait_reasons.concurrency_key
-     limit 1;
-    if found then
+    -- claim's rule: fewer of its key running than its limit (counted up to the limit)
+    select pg_catalog.count(*), pg_catalog.min(r.id) into v_running, v_holder
+      from (select r.id from conductor.tasks r
+             where r.status = 'running' and r.concurrency_key = _wait_reasons.concurrency_key
+             limit coalesce(_wait_reasons.concurrency_limit, 1)) r;
+    if v_running >= coalesce(_wait_reasons.concurrency_limit, 1) then
       return query select 'concurrency_key'::text,
-        pg_catalog.format('concurrency key %s is held by running task %s',
+        pg_catalog.format('%s of %s running for concurrency key %s (task %s among them)',
+                          v_running, coalesce(_wait_reasons.concurrency_limit, 1),
                           conductor._echo(_wait_reasons.concurrency_key), v_holder),
         null::timestamptz, v_holder;
     end if;
@@ -4457,19 +4628,20 @@ end
 $$;
 
 
-ALTER FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone) IS 'What keeps a queued task of queue, kind, run_at and concurrency_key from being claimed at
+COMMENT ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer) IS 'What keeps a queued task of queue, kind, run_at and concurrency_key from being claimed at
 time at, one row per reason in this order: queue_paused (paused_queues), due_later (run_at
 after at; until_at the run_at), no_worker (no worker seen since live_since serves queue
 and kind, conductor._serves), then for a due task only rate_limited (a bucket of its queue
 or its kind holds no whole token at at, conductor._tokens; until_at when the next comes;
-one row per bucket, the queue''s first) and concurrency_key (a running task holds the key;
-holder_id names it). No row: the task is ready. detail is a sentence for a person, every
+one row per bucket, the queue''s first) and concurrency_key (as many tasks of the key run as
+concurrency_limit, NULL: 1, allows: "2 of 2 running for concurrency key ''x'' (task n among
+them)"; holder_id names the running task of the key with the lowest id). No row: the task is ready. detail is a sentence for a person, every
 name in it through conductor._echo. The one rule of why_waiting and waiting_reasons. A
 few index probes (the paused row, the live workers, the buckets, tasks_running_keyed); no
 locks.';
@@ -5031,9 +5203,11 @@ changed it) must be extended by heartbeat before it expires, or reap() takes the
 A task with a timeout is leased until now + least(lease, timeout) at most: its attempt''s
 deadline is claimed_at + timeout (the row''s timeout; NULL: no limit), which neither
 heartbeat nor anything else extends. Returns no rows when nothing is ready.
-At most one task per concurrency_key runs at a time: a keyed task is claimed only while
-no task of its key is running, one per key per claim; the others wait in order and block
-no other key or queue.
+At most concurrency_limit tasks of a concurrency_key run at a time: a keyed task is claimed
+only while fewer tasks of its key run (counting those the claim takes before it) than its
+own concurrency_limit (NULL: 1), a key''s tasks in claim order; the others wait in order and
+block no other key or queue. Within a priority, keyed tasks are taken in turns across their
+keys (each key''s first, then each key''s second, running tasks counting as turns had).
 Raises QC106 for a missing worker_id, negative max_tasks, a lease not positive or over
 max_lease (the message names it) (or a
 claim of keyed tasks outside READ COMMITTED), QC104 for an empty queue list or one holding
@@ -5186,22 +5360,26 @@ attempts (an admin may complete any).';
 
 
 --
--- Name: configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.configure_kind(kind text, max_attempts integer DEFAULT NULL::integer, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, concurrency_key text DEFAULT NULL::text, timeout interval DEFAULT NULL::interval, retain_succeeded interval DEFAULT NULL::interval, retain_failed interval DEFAULT NULL::interval) RETURNS void
+CREATE FUNCTION conductor.configure_kind(kind text, max_attempts integer DEFAULT NULL::integer, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, concurrency_key text DEFAULT NULL::text, timeout interval DEFAULT NULL::interval, retain_succeeded interval DEFAULT NULL::interval, retain_failed interval DEFAULT NULL::interval, concurrency_limit integer DEFAULT NULL::integer) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
   v_now    timestamptz := conductor.now();
   v_caller text := conductor._caller();
-  -- checked by the rules of a task (conductor._spec_problem); a queue not given is valid
+  -- checked by the rules of a task (conductor._spec_problem); a queue not given is valid,
+  -- and so is a limit without the kind's own key (the key may come with each task: a
+  -- stand-in key, which the limit's messages do not show)
   v_spec conductor._task_spec := row(
     configure_kind.kind, '{}', coalesce(configure_kind.queue, 'default'), configure_kind.priority, null,
-    configure_kind.max_attempts, null, configure_kind.concurrency_key, null, configure_kind.max_recoveries,
+    configure_kind.max_attempts, null,
+    coalesce(configure_kind.concurrency_key, case when configure_kind.concurrency_limit is not null then '' end),
+    null, configure_kind.max_recoveries,
     configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
-    configure_kind.timeout, null)::conductor._task_spec;
+    configure_kind.timeout, null, configure_kind.concurrency_limit)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec);
   v_old    conductor.kinds;
   v_floor  interval;
@@ -5224,12 +5402,12 @@ begin
     if v_exists then
       if (v_old.max_attempts, v_old.max_recoveries, v_old.backoff_base, v_old.backoff_factor, v_old.backoff_max,
           v_old.queue, v_old.priority, v_old.concurrency_key, v_old.timeout, v_old.retain_succeeded,
-          v_old.retain_failed)
+          v_old.retain_failed, v_old.concurrency_limit)
          is not distinct from
          (configure_kind.max_attempts, configure_kind.max_recoveries, configure_kind.backoff_base,
           configure_kind.backoff_factor, configure_kind.backoff_max, configure_kind.queue, configure_kind.priority,
           configure_kind.concurrency_key, configure_kind.timeout, configure_kind.retain_succeeded,
-          configure_kind.retain_failed) then
+          configure_kind.retain_failed, configure_kind.concurrency_limit) then
         -- a worker restarting writes what is there: no change, no new row version;
         -- a row from before v0.3.0 becomes the caller's
         if v_old.owner is null then
@@ -5258,19 +5436,21 @@ begin
              backoff_max = configure_kind.backoff_max, queue = configure_kind.queue,
              priority = configure_kind.priority, concurrency_key = configure_kind.concurrency_key,
              timeout = configure_kind.timeout, retain_succeeded = configure_kind.retain_succeeded,
-             retain_failed = configure_kind.retain_failed, updated_at = v_now, owner = v_caller
+             retain_failed = configure_kind.retain_failed, concurrency_limit = configure_kind.concurrency_limit,
+             updated_at = v_now, owner = v_caller
        where k.kind = configure_kind.kind;
       return;
     end if;
 
     insert into conductor.kinds as k
            (kind, max_attempts, max_recoveries, backoff_base, backoff_factor, backoff_max,
-            queue, priority, concurrency_key, timeout, retain_succeeded, retain_failed, updated_at, owner)
+            queue, priority, concurrency_key, timeout, retain_succeeded, retain_failed, concurrency_limit,
+            updated_at, owner)
     values (configure_kind.kind, configure_kind.max_attempts, configure_kind.max_recoveries,
             configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
             configure_kind.queue, configure_kind.priority, configure_kind.concurrency_key,
             configure_kind.timeout, configure_kind.retain_succeeded, configure_kind.retain_failed,
-            v_now, v_caller)
+            configure_kind.concurrency_limit, v_now, v_caller)
     on conflict on constraint kinds_pkey do nothing;
     if found then
       return;
@@ -5283,17 +5463,19 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval) IS 'Sets the defaults and policy of kind, replacing the whole previous row (a NULL argument
+COMMENT ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer) IS 'Sets the defaults and policy of kind, replacing the whole previous row (a NULL argument
 is the engine default, not "unchanged"). For tasks enqueued afterwards (enqueue,
 enqueue_many, spawn, tick) that do not give their own: queue (''default''), priority (0),
 concurrency_key (none), timeout (how long one attempt may run; none), max_attempts (1),
-max_recoveries (3: the third lost worker ends the task). At each failure of a task that does not set its own: backoff_base
+max_recoveries (3: the third lost worker ends the task), concurrency_limit (for a task with a
+concurrency_key, the kind''s or its own: how many of its key may run at once, 1-10000; 1).
+At each failure of a task that does not set its own: backoff_base
 (30 s), backoff_factor (2), backoff_max (1 h). The rules are enqueue''s: a queue name of
 1-100 letters, digits and _ . : / -; max_attempts >= 1, max_recoveries >= 0, backoff_base
 and backoff_max 0-30 days (base not over max), backoff_factor 1-10, timeout more than 0
@@ -5312,10 +5494,10 @@ many callers at once.';
 
 
 --
--- Name: create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, timezone text DEFAULT 'UTC'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, catch_up text DEFAULT 'once'::text, catch_up_limit integer DEFAULT 100, enabled boolean DEFAULT NULL::boolean, replace boolean DEFAULT false) RETURNS conductor.schedules
+CREATE FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, timezone text DEFAULT 'UTC'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, catch_up text DEFAULT 'once'::text, catch_up_limit integer DEFAULT 100, enabled boolean DEFAULT NULL::boolean, replace boolean DEFAULT false, concurrency_limit integer DEFAULT NULL::integer) RETURNS conductor.schedules
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -5337,6 +5519,7 @@ begin
   v_new.max_attempts := create_schedule.max_attempts;
   v_new.dedupe_key := create_schedule.dedupe_key;
   v_new.concurrency_key := create_schedule.concurrency_key;
+  v_new.concurrency_limit := create_schedule.concurrency_limit;
   v_new.catch_up := create_schedule.catch_up;
   v_new.catch_up_limit := create_schedule.catch_up_limit;
   perform conductor._check_schedule(v_new);
@@ -5346,11 +5529,12 @@ begin
     insert into conductor.schedules as s
            (name, cron, timezone, kind, payload, queue, priority, max_attempts, dedupe_key,
             concurrency_key, catch_up, catch_up_limit, enabled, next_due_at, created_at, updated_at,
-            declared_by, changed_by, owner)
+            declared_by, changed_by, owner, concurrency_limit)
     values (v_new.name, v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority,
             v_new.max_attempts, v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit,
             coalesce(create_schedule.enabled, true), conductor.cron_next(v_new.cron, v_now, v_new.timezone),
-            v_now, v_now, case when v_admin then 'admin' else 'code' end, v_caller, v_caller)
+            v_now, v_now, case when v_admin then 'admin' else 'code' end, v_caller, v_caller,
+            v_new.concurrency_limit)
     on conflict on constraint schedules_pkey do nothing
     returning s.* into v_row;
     if found then
@@ -5369,10 +5553,12 @@ begin
 
   v_new.enabled := coalesce(create_schedule.enabled, v_old.enabled);
   if (v_old.cron, v_old.timezone, v_old.kind, v_old.payload, v_old.queue, v_old.priority, v_old.max_attempts,
-      v_old.dedupe_key, v_old.concurrency_key, v_old.catch_up, v_old.catch_up_limit, v_old.enabled)
+      v_old.dedupe_key, v_old.concurrency_key, v_old.catch_up, v_old.catch_up_limit, v_old.enabled,
+      v_old.concurrency_limit)
      is not distinct from
      (v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority, v_new.max_attempts,
-      v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit, v_new.enabled) then
+      v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit, v_new.enabled,
+      v_new.concurrency_limit) then
     -- a worker restarting re-declares what is there: nothing to change, nothing written,
     -- except that the first login to declare a code schedule from before v0.3.0 claims it
     if v_old.owner is null and v_old.declared_by = 'code' then
@@ -5399,7 +5585,7 @@ begin
      set cron = v_new.cron, timezone = v_new.timezone, kind = v_new.kind, payload = v_new.payload,
          queue = v_new.queue, priority = v_new.priority, max_attempts = v_new.max_attempts,
          dedupe_key = v_new.dedupe_key, concurrency_key = v_new.concurrency_key,
-         catch_up = v_new.catch_up, catch_up_limit = v_new.catch_up_limit, enabled = v_new.enabled,
+         concurrency_limit = v_new.concurrency_limit, catch_up = v_new.catch_up, catch_up_limit = v_new.catch_up_limit, enabled = v_new.enabled,
          -- a changed line or zone, or switching it on, starts from now; else it keeps its place
          next_due_at = case
            when (s.cron, s.timezone) is distinct from (v_new.cron, v_new.timezone)
@@ -5419,17 +5605,18 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean) IS 'Creates a schedule that enqueues kind with payload on queue at every due time of the
+COMMENT ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) IS 'Creates a schedule that enqueues kind with payload on queue at every due time of the
 cron line (5 fields, or 6 with seconds first; evaluated in timezone, default UTC), with
-the task options priority, max_attempts, dedupe_key and concurrency_key, checked by the
-rules of enqueue. queue (''default'') and priority (0) are stored as given; max_attempts
-and concurrency_key left NULL, and the task''s max_recoveries and timeout, are the kind''s
+the task options priority, max_attempts, dedupe_key, concurrency_key and concurrency_limit
+(1-10000, with the schedule''s concurrency_key), checked by the rules of enqueue. queue
+(''default'') and priority (0) are stored as given; max_attempts, concurrency_key and
+concurrency_limit left NULL, and the task''s max_recoveries and timeout, are the kind''s
 when it fires (configure_kind), else enqueue''s defaults. Returns the row, next_due_at included. catch_up ''once'' (default): after
 downtime the schedule fires once for the missed stretch, then continues from the next
 future time; ''all'' replays every missed due time; a tick fires at most catch_up_limit (100)
@@ -5695,10 +5882,10 @@ due times passed while it was off are not fired. Raises QC203 when it does not e
 
 
 --
--- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval, traceparent text DEFAULT NULL::text) RETURNS bigint
+CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -5713,7 +5900,7 @@ declare
 begin
   -- the kind's defaults (one probe of kinds_pkey) and the payload limit, in one statement
   select k.queue, k.priority, k.concurrency_key, k.timeout, k.max_attempts, k.max_recoveries,
-         st.max_payload_bytes
+         k.concurrency_limit, st.max_payload_bytes
     into v_kind
     from conductor.settings st
     left join conductor.kinds k on k.kind = enqueue.kind
@@ -5725,7 +5912,11 @@ begin
     coalesce(enqueue.concurrency_key, v_kind.concurrency_key), enqueue.parent_id,
     coalesce(enqueue.max_recoveries, v_kind.max_recoveries, 3), enqueue.backoff_base,
     enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout),
-    enqueue.traceparent)::conductor._task_spec;
+    enqueue.traceparent,
+    -- the kind's limit applies to a keyed task only (a limit without a key is refused)
+    coalesce(enqueue.concurrency_limit,
+             case when coalesce(enqueue.concurrency_key, v_kind.concurrency_key) is not null
+                  then v_kind.concurrency_limit end))::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -5744,11 +5935,12 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
     values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
-            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent);
+            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
+            v_spec.concurrency_limit);
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -5756,11 +5948,12 @@ begin
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-    parent_id, root_id, enqueued_at, timeout, traceparent)
+    parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
   values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
-          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent)
+          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
+          v_spec.concurrency_limit)
   on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
@@ -5783,16 +5976,18 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) IS 'Writes one task and returns its id.
+COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) IS 'Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
-queue, priority (higher first), concurrency_key (at most one running task per key),
+queue, priority (higher first), concurrency_key (at most concurrency_limit running tasks
+per key), concurrency_limit (1-10000, needs a key: this task starts only while fewer than
+this many of its key run; NULL: the kind''s, else 1),
 timeout (how long one attempt may run), max_attempts, max_recoveries: NULL takes the
 kind''s (configure_kind), else ''default'', 0, none, no limit, 1 attempt (retries are
 opt-in), max_recoveries 3 (the third lost worker ends the task). backoff_*: NULL takes the kind''s at each failure, else 30 s
@@ -5804,10 +5999,11 @@ with the task and returned by claim, so the worker''s span continues that trace.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
 0-30 days (base not over max), backoff_factor 1-10; timeout more than 0 and at most
-30 days; dedupe_key and concurrency_key at most 1000 bytes; traceparent W3C''s
+30 days; dedupe_key and concurrency_key at most 1000 bytes; concurrency_limit 1-10000
+with a concurrency_key (the caller''s or the kind''s); traceparent W3C''s
 version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout, key or traceparent, QC203 parent not found. Any number of callers
+QC106 run_at, retry policy, timeout, key, concurrency_limit or traceparent, QC203 parent not found. Any number of callers
 at once.';
 
 
@@ -5857,7 +6053,8 @@ begin
                (t->>'backoff_factor')::double precision,
                (t->>'backoff_max')::interval,
                (t->>'timeout')::interval,
-               t->>'traceparent'
+               t->>'traceparent',
+               (t->>'concurrency_limit')::integer
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -5867,9 +6064,10 @@ begin
       select a.n, a.t from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n) order by a.n
     loop
       foreach v_key in array array['priority', 'run_at', 'max_attempts', 'parent_id', 'max_recoveries',
-                                   'backoff_base', 'backoff_factor', 'backoff_max', 'timeout'] loop
+                                   'backoff_base', 'backoff_factor', 'backoff_max', 'timeout',
+                                   'concurrency_limit'] loop
         begin
-          if v_key in ('priority', 'max_attempts', 'max_recoveries') then
+          if v_key in ('priority', 'max_attempts', 'max_recoveries', 'concurrency_limit') then
             perform (v_task->>v_key)::integer;
           elsif v_key = 'parent_id' then
             perform (v_task->>v_key)::bigint;
@@ -5884,7 +6082,8 @@ begin
           raise exception using errcode = 'QC106',
             message = pg_catalog.format('invalid %s %s in task #%s of the batch: it must be %s',
               v_key, conductor._echo(v_task->>v_key), v_ord,
-              case when v_key in ('priority', 'max_attempts', 'max_recoveries', 'parent_id') then 'an integer'
+              case when v_key in ('priority', 'max_attempts', 'max_recoveries', 'parent_id', 'concurrency_limit')
+                   then 'an integer'
                    when v_key = 'run_at' then 'a timestamp with time zone'
                    when v_key = 'backoff_factor' then 'a number'
                    else 'an interval' end),
@@ -5909,7 +6108,8 @@ ALTER FUNCTION conductor.enqueue_many(tasks jsonb) OWNER TO conductor_owner;
 COMMENT ON FUNCTION conductor.enqueue_many(tasks jsonb) IS 'Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
-backoff_base, backoff_factor, backoff_max, timeout, traceparent); a missing key is resolved per task
+backoff_base, backoff_factor, backoff_max, timeout, traceparent, concurrency_limit); a missing key
+is resolved per task
 as enqueue resolves a NULL argument: the task''s kind''s value (configure_kind), else the
 engine''s default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
@@ -6107,7 +6307,7 @@ begin
   -- the task tick would enqueue
   v_task := (conductor._enqueue(array[row(
                v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null
+               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit
              )::conductor._task_spec]))[1];
   insert into conductor.schedule_fires (schedule_name, due_at, task_id, fired_at, manual)
   values (v_s.name, v_now, v_task, v_now, true);
@@ -6519,7 +6719,7 @@ attempt''s. Reads only; any number of callers.';
 -- Name: list_schedules(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.list_schedules() RETURNS TABLE(name text, cron text, timezone text, kind text, payload jsonb, queue text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, next_due_at timestamp with time zone, last_due_at timestamp with time zone, last_task_id bigint, created_at timestamp with time zone, updated_at timestamp with time zone, declared_by text, changed_by text, last_error text, last_error_at timestamp with time zone, last_fired_at timestamp with time zone, owner text)
+CREATE FUNCTION conductor.list_schedules() RETURNS TABLE(name text, cron text, timezone text, kind text, payload jsonb, queue text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, next_due_at timestamp with time zone, last_due_at timestamp with time zone, last_task_id bigint, created_at timestamp with time zone, updated_at timestamp with time zone, declared_by text, changed_by text, last_error text, last_error_at timestamp with time zone, last_fired_at timestamp with time zone, owner text, concurrency_limit integer)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -6528,7 +6728,7 @@ CREATE FUNCTION conductor.list_schedules() RETURNS TABLE(name text, cron text, t
          s.last_due_at, s.last_task_id, s.created_at, s.updated_at, s.declared_by, s.changed_by,
          s.last_error, s.last_error_at,
          (select pg_catalog.max(f.fired_at) from conductor.schedule_fires f where f.schedule_name = s.name),
-         s.owner
+         s.owner, s.concurrency_limit
     from conductor.schedules s
    order by s.name
 $$;
@@ -8410,10 +8610,10 @@ for an unregistered id is the caller''s.';
 
 
 --
--- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text) RETURNS bigint
+CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -8437,7 +8637,7 @@ begin
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
                 spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
-                spawn.traceparent
+                spawn.traceparent, spawn.concurrency_limit
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -8447,16 +8647,16 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
+COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
-priority, max_attempts, concurrency_key, max_recoveries) is the child''s kind''s
+priority, max_attempts, concurrency_key, max_recoveries, concurrency_limit) is the child''s kind''s
 (configure_kind), else enqueue''s default; the child''s timeout is its kind''s. Nothing is
 taken from the parent. traceparent: the child''s trace context, as enqueue''s (a worker
 passes the span that spawns it). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
@@ -8797,7 +8997,7 @@ begin
         if found then
           v_task := (conductor._enqueue(array[row(
                        v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null
+                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit
                      )::conductor._task_spec]))[1];
           update conductor.schedule_fires f set task_id = v_task
            where f.schedule_name = v_s.name and f.due_at = v_due and not f.manual;
@@ -9079,6 +9279,7 @@ begin
     max_attempts => coalesce(update_schedule.max_attempts, v_s.max_attempts),
     dedupe_key => v_s.dedupe_key,
     concurrency_key => v_s.concurrency_key,
+    concurrency_limit => v_s.concurrency_limit,
     catch_up => coalesce(update_schedule.catch_up, v_s.catch_up),
     catch_up_limit => v_s.catch_up_limit,
     enabled => coalesce(update_schedule.enabled, v_s.enabled),
@@ -9136,19 +9337,20 @@ CREATE FUNCTION conductor.waiting_reasons(queue text DEFAULT NULL::text) RETURNS
       from conductor.settings s where s.one
   ), groups as (
     -- tasks alike for every reason: one call of the rule per group, not per task
-    select t.queue, t.kind, t.concurrency_key, t.run_at > c.now as later,
+    select t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.run_at > c.now as later,
            pg_catalog.count(*) as tasks, pg_catalog.min(t.run_at) as oldest_run_at
       from conductor.tasks t cross join clock c
      where t.status = 'queued'
        and (waiting_reasons.queue is null or t.queue = waiting_reasons.queue)
-     group by t.queue, t.kind, t.concurrency_key, t.run_at > c.now
+     group by t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.run_at > c.now
   )
   select g.queue, coalesce(r.reason, 'ready'), pg_catalog.sum(g.tasks)::bigint, pg_catalog.min(g.oldest_run_at)
     from groups g
    cross join clock c
     left join lateral (
       select w.reason
-        from conductor._wait_reasons(g.queue, g.kind, g.oldest_run_at, g.concurrency_key, c.now, c.live_since) w
+        from conductor._wait_reasons(g.queue, g.kind, g.oldest_run_at, g.concurrency_key, c.now, c.live_since,
+                                     g.concurrency_limit) w
        limit 1) r on true
    group by g.queue, coalesce(r.reason, 'ready')
    order by g.queue, coalesce(r.reason, 'ready')
@@ -9282,7 +9484,7 @@ begin
     return query
     select v_task.id, w.reason, w.detail, w.until_at, w.holder_id, null::bigint
       from conductor._wait_reasons(v_task.queue, v_task.kind, v_task.run_at, v_task.concurrency_key,
-                                   v_now, v_live_since) w;
+                                   v_now, v_live_since, v_task.concurrency_limit) w;
     if not found then
       -- ready: the due tasks of its queue that claim takes first, counted up to 1000
       select pg_catalog.count(*) into v_ahead
@@ -9314,8 +9516,9 @@ order conductor._wait_reasons gives them: queue_paused (its queue is paused), du
 (until_at: its run_at), no_worker (no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
 for a due task rate_limited (its queue''s or kind''s bucket holds no whole token; until_at:
-when the next comes; one row per dry bucket) and concurrency_key (holder_id: the running
-task holding its key). A task with none of these is ready: one row reason ''ready'' with
+when the next comes; one row per dry bucket) and concurrency_key (as many tasks of its key
+run as its concurrency_limit allows; detail: "N of limit running for concurrency key X";
+holder_id: one of them, the lowest id). A task with none of these is ready: one row reason ''ready'' with
 ahead, the due tasks of its queue that claim takes first (higher priority, or the same and
 an earlier run_at or lower id), counted up to 1000 (1000: at least that many). detail is a
 sentence for a person (names quoted and cut by conductor._echo, times in the session''s
@@ -9538,6 +9741,7 @@ CREATE TABLE conductor.kinds (
     retain_succeeded interval,
     retain_failed interval,
     owner text,
+    concurrency_limit integer,
     CONSTRAINT kinds_kind_not_empty CHECK ((kind <> ''::text)),
     CONSTRAINT kinds_policy_valid CHECK (((max_attempts >= 1) AND (max_recoveries >= 0) AND (backoff_base >= '00:00:00'::interval) AND (backoff_factor >= (1)::double precision) AND (backoff_max >= '00:00:00'::interval))),
     CONSTRAINT kinds_retain_failed_check CHECK ((retain_failed >= '00:00:00'::interval)),
@@ -9601,6 +9805,13 @@ COMMENT ON COLUMN conductor.kinds.retain_failed IS 'settings.retain_failed for r
 --
 
 COMMENT ON COLUMN conductor.kinds.owner IS 'The login (conductor._caller()) that last changed the kind''s policy with configure_kind; only it or an admin may change it (QC208). NULL: declared before v0.3.0; the next login to declare it claims it.';
+
+
+--
+-- Name: COLUMN kinds.concurrency_limit; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.kinds.concurrency_limit IS 'The concurrency_limit of a keyed task of this kind enqueued without one (NULL: 1).';
 
 
 --
@@ -10461,6 +10672,13 @@ CREATE INDEX tasks_ready ON conductor.tasks USING btree (priority DESC, run_at, 
 
 
 --
+-- Name: tasks_ready_by_key; Type: INDEX; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE INDEX tasks_ready_by_key ON conductor.tasks USING btree (hashtextextended(concurrency_key, (0)::bigint), concurrency_key, priority DESC, run_at, id) WHERE ((status = 'queued'::conductor.task_status) AND (concurrency_key IS NOT NULL));
+
+
+--
 -- Name: tasks_ready_by_queue; Type: INDEX; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11139,10 +11357,10 @@ REVOKE ALL ON FUNCTION conductor._unserved(live_since timestamp with time zone) 
 
 
 --
--- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer) FROM PUBLIC;
 
 
 --
@@ -11230,21 +11448,21 @@ GRANT ALL ON FUNCTION conductor.complete_many(attempt_ids bigint[], results json
 
 
 --
--- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer) TO conductor_admin;
 
 
 --
--- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) TO conductor_admin;
 
 
 --
@@ -11303,13 +11521,13 @@ GRANT ALL ON FUNCTION conductor.enable_schedule(name text, enabled boolean) TO c
 
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) TO conductor_client;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) TO conductor_admin;
 
 
 --
@@ -11674,12 +11892,12 @@ GRANT ALL ON FUNCTION conductor.sleep(worker_id text, queues text[]) TO conducto
 
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer) TO conductor_admin;
 
 
 --

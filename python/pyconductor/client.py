@@ -143,7 +143,7 @@ class Conductor:
         """Register the decorated function as the handler of ``kind`` (default: the
         function's ``module.qualname``, angle brackets left out: registry.default_kind).
         ``defaults`` are the kind's options (registry.KIND_OPTIONS: queue, priority, concurrency_key, max_attempts,
-        max_recoveries, backoff_base, backoff_factor, backoff_max, timeout):
+        max_recoveries, backoff_base, backoff_factor, backoff_max, timeout, concurrency_limit):
         applied whenever this kind is enqueued through this app, and written to
         the database by a worker's start (``conductor.configure_kind``), so an
         enqueue from anywhere else gets them too. ``timeout`` (seconds or a
@@ -186,9 +186,9 @@ class Conductor:
         tz="Europe/Berlin")`` also registers the function as the handler of the
         kind (default: the function's ``module.qualname``, angle brackets left out:
         registry.default_kind). ``name`` defaults to the kind. ``options``: queue, priority, max_attempts, dedupe_key,
-        concurrency_key, catch_up ('once' or 'all'), catch_up_limit; queue,
+        concurrency_key, concurrency_limit, catch_up ('once' or 'all'), catch_up_limit; queue,
         priority, max_attempts and concurrency_key default to the kind's
-        registered ones."""
+        registered ones (a kind's concurrency_limit applies when the task fires: SQL's)."""
 
         def declare(k: str) -> None:
             task = self.registry.get(k)
@@ -243,6 +243,7 @@ class Conductor:
         backoff_max: timedelta | float | str | None = None,
         timeout: timedelta | float | str | None = None,
         traceparent: str | None = None,
+        concurrency_limit: int | None = None,
         conn: CallerConn | None = None,
     ) -> int:
         """Write one task and return its id.
@@ -254,6 +255,8 @@ class Conductor:
         due now, max_attempts 1, no timeout, ...). ``timeout`` limits each
         attempt (seconds or a timedelta; more than 0, at most 30 days).
         A ``dedupe_key`` held by an unfinished task returns that task's id.
+        ``concurrency_limit`` (1-10000, with a ``concurrency_key``): at most
+        that many tasks of the key run at once (None: the kind's, else 1).
         ``traceparent``: the W3C trace context the worker's span continues;
         None: the current span's when opentelemetry is installed
         (:mod:`pyconductor.tracing`), else none.
@@ -274,6 +277,7 @@ class Conductor:
             "dedupe_key": dedupe_key, "concurrency_key": concurrency_key, "parent_id": parent_id,
             "max_recoveries": max_recoveries, "backoff_base": backoff_base, "backoff_factor": backoff_factor,
             "backoff_max": backoff_max, "timeout": timeout, "traceparent": traceparent,
+            "concurrency_limit": concurrency_limit,
         }  # fmt: skip
         return self._run(calls.enqueue(self.registry, kind, payload, options), conn)
 

@@ -247,7 +247,7 @@ class TaskContext:
         """Enqueue a child task (same run, ``parent_id`` = this task) and return
         its id; a replay gets the same child, never a second one (step
         'spawn:<kind>', numbered). ``options``: queue, priority, run_at,
-        max_attempts, dedupe_key, concurrency_key, max_recoveries; those left
+        max_attempts, dedupe_key, concurrency_key, max_recoveries, concurrency_limit; those left
         out take the kind's registered defaults, else the database's.
         ``traceparent`` (W3C) defaults to the current span's (pyconductor.tracing)."""
         unknown = set(options) - set(queries.SPAWN_OPTIONS)

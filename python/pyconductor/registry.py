@@ -41,7 +41,7 @@ __all__ = ["INTERVAL_OPTIONS", "KIND_OPTIONS", "RETENTION_OPTIONS", "Registry", 
 # parameters after kind (what a worker writes at start for each kind it serves).
 KIND_OPTIONS = (
     "queue", "priority", "concurrency_key", "max_attempts", "max_recoveries",
-    "backoff_base", "backoff_factor", "backoff_max", "timeout",
+    "backoff_base", "backoff_factor", "backoff_max", "timeout", "concurrency_limit",
 )  # fmt: skip
 
 # A kind's retention (how long its finished runs are kept; None: the settings'),

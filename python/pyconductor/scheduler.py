@@ -84,6 +84,7 @@ class ScheduleSpec:
     catch_up: str = "once"
     catch_up_limit: int = 100
     enabled: bool | None = None  # None: on when new, unchanged when it exists (an operator's off stays off)
+    concurrency_limit: int | None = None  # with concurrency_key; None: the kind's, else 1
 
     def params(self) -> dict[str, Any]:
         p = asdict(self)

@@ -46,7 +46,7 @@ def test_the_task_page_says_why_each_task_waits(page: Any, dashboard: DashboardS
         (later, "due_later", "due at"),
         (paused, "queue_paused", "queue 'ww-paused' is paused"),
         (rated, "rate_limited", "the rate limit of queue 'ww-rate'"),
-        (keyed, "concurrency_key", f"concurrency key 'account-7' is held by running task {holder}"),
+        (keyed, "concurrency_key", f"1 of 1 running for concurrency key 'account-7' (task {holder} among them)"),
         (unserved, "no_worker", "serves kind 'ww.job' on queue 'ww-nobody'"),
         (ready, "ready", "ready: next in line on queue 'ww-ready'"),
     ]:

@@ -28,6 +28,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "unit": ("unit/", "test_lint.py", "test_tiers.py"),
     "integration": (
         "test_aio.py", "test_async_handlers.py", "test_buffer.py", "test_bus.py", "test_client.py",
+        "test_concurrency_limits.py",
         "test_cron_oracle.py", "test_dashboard.py", "test_demo.py", "test_devdb.py", "test_django_backend.py",
         "test_django_commands.py", "test_django_docs.py", "test_django_worker.py", "test_docs.py", "test_endpoints.py",
         "test_enqueue_in_transaction.py", "test_exclusive.py", "test_fleet.py", "test_foreign_locks.py",

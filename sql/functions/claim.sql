@@ -14,6 +14,7 @@
 --   conductor._claim_controls(...)          the scope the operator's controls leave:
 --                                           paused queues and dry buckets out (below)
 --   conductor._claim_keys(...)              the key probe: locks the slots of keys
+--                                           with room under their limits
 --   conductor._pick(...)                    the pick, every claim's one: the ready
 --                                           tasks of the scope, in claim order, locked;
 --                                           the scan position while scans are slow;
@@ -80,18 +81,35 @@
 -- worker together never exceed the tokens. A rate-limited claim remembers no
 -- scan position (below): a task trimmed away must stay first in line.
 --
--- Concurrency keys (at most one running task per key; the others stay queued
--- in order and block nothing else): a first statement locks, without waiting
--- (FOR UPDATE SKIP LOCKED, in claim order, at most max_tasks, passing over a
--- slot another claim holds to the next candidate key), the row of
--- conductor.concurrency_slots of each key it may claim (schema/coordination:
+-- Concurrency keys (at most concurrency_limit running tasks per key, 1 unless
+-- the task says otherwise; the others stay queued in order and block nothing
+-- else): a first statement (conductor._claim_keys) finds candidate keys, from
+-- the head of the claim order and from a walk over the distinct ready keys
+-- (tasks_ready_by_key, one index descent per key: never a key's backlog), keeps
+-- those whose head finds fewer of its key running than its limit, and locks,
+-- without waiting (FOR UPDATE SKIP LOCKED, in the heads' claim order, at most
+-- max_tasks, passing over a slot another claim holds to the next candidate
+-- key), the row of conductor.concurrency_slots of each (schema/coordination:
 -- 65536 fixed rows, slot hashtextextended(key, 0) & 65535, read-only to every
 -- role, so only another claim can hold one, and no enqueue touches them); a
--- second statement, whose
--- snapshot is newer than those locks, claims only tasks of keys whose slot it
--- locked and that have no running task, one per key. A claimer that made a
--- key's task running committed before releasing the slot, so the next holder
--- of the slot sees it running. Two keys that share a slot only make a claim
+-- second statement (conductor._pick_keyed), whose snapshot is newer than those
+-- locks, counts each locked key's running tasks and takes its first ready
+-- tasks in claim order while each finds fewer of its key running (with those
+-- taken before it) than its own concurrency_limit. A claimer that made a key's
+-- tasks running committed before releasing the slot, so the next holder of the
+-- slot sees them running: however many claimers race for a key's last place,
+-- one holds the slot and the others pass the key over.
+--   Fair turns (always, for keyed tasks: a key is the unit a team shares a
+--   queue by, a tenant or a customer, and with one task per key per claim
+--   before v0.3.0 a key already had one turn a claim): within a priority, the
+--   keyed pick orders its tasks by turn (each key's first ready task, then each
+--   key's second, ...; a key's running tasks count as turns it had; an unkeyed
+--   task has the first turn), then run_at and id, so a tenant with 100,000
+--   tasks queued does not starve one with 10 enqueued after them (Hatchet's
+--   group round robin). With more ready keys than a claim's walk reads
+--   (2 * max_tasks + 16), the walk starts at a random point of the keys' hash
+--   order, so each key's turn comes as often; the head of the claim order is
+--   always among the candidates, so a higher priority still goes first. Two keys that share a slot only make a claim
 -- pass over the second key's tasks while another claim holds the slot
 -- uncommitted. (v0.2.0 took pg_try_advisory_xact_lock on
 -- hashtextextended('conductor:concurrency:' || key, 0): any login, with no
@@ -334,21 +352,33 @@ hashtextextended(key, 0) & 65535.$$;
 
 revoke execute on function conductor._concurrency_slot(text) from public;
 
--- The keys a claim may use: among the first 2 * max_tasks + 16 ready keyed
--- tasks, in claim order, those whose key has no running task; the slot rows of
--- their keys are locked in that order without waiting, at most max_tasks of
--- them (a slot another claimer holds is skipped, and with it its keys, and the
--- next candidate's is tried: two claimers of the same queue get different keys
--- rather than the second none). NULL when there are none, the common case.
+-- The keys a claim may use (see the map): candidate keys from two sources, each
+-- read one index descent at a time, never a key's backlog: (a) the keys of the
+-- first max_tasks + 16 ready keyed tasks in claim order (the highest priority
+-- and the oldest), and (b) a walk over the distinct keys of tasks_ready_by_key
+-- (a skip scan: one descent per key, in the order of hashtextextended(key, 0),
+-- starting at a random point and wrapping round, at most 2 * max_tasks + 16
+-- keys), so that a key whose tasks stand behind another key's 100,000 is
+-- found too. For each candidate key, its head (its first ready task in the
+-- claim's scope, in claim order: one descent of tasks_ready_by_key); a key is
+-- kept while fewer of its tasks run than its head's concurrency_limit (a count
+-- of tasks_running_keyed stopping at the limit). The slot rows of the kept
+-- keys are locked in the heads' claim order without waiting, at most
+-- max_tasks (a slot another claimer holds is skipped, and with it its keys,
+-- and the next candidate's is tried: two claimers of the same queue get
+-- different keys rather than the second none). NULL when there are none, the
+-- common case.
 --
--- Planned once per connection, as a generic plan: the candidates come from
--- tasks_ready_keyed in its order, stopping at the limit (bitmap scans off), and
--- the running-task check is a probe of tasks_running_keyed per candidate (a
--- subquery kept apart by offset 0: as an anti-join, the plan made while few
--- tasks ran read every running keyed task for each candidate). v0.2.0's probe
--- had neither: with 100,000 ready keyed tasks and 100 running, a claim of 50
--- spent 2 s in it, its bitmap scan sorting every ready keyed task and its
--- anti-join reading every running one per candidate (bench/keys.sh).
+-- Planned once per connection, as a generic plan: every read is an index
+-- descent bounded by a limit (bitmap scans off), and the running count is a
+-- probe of tasks_running_keyed per candidate (a subquery kept apart by offset
+-- 0: as an anti-join, the plan made while few tasks ran read every running
+-- keyed task for each candidate). v0.2.0's probe had neither: with 100,000
+-- ready keyed tasks and 100 running, a claim of 50 spent 2 s in it, its bitmap
+-- scan sorting every ready keyed task and its anti-join reading every running
+-- one per candidate (bench/keys.sh). v0.3.0's first probe walked the ready
+-- keyed tasks in claim order: behind one key's backlog whose key was full it
+-- stepped over every task of that key.
 create or replace function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz,
                                                  kinds text[] default null, not_queues text[] default null,
                                                  not_kinds text[] default null)
@@ -362,6 +392,10 @@ create or replace function conductor._claim_keys(queues text[], max_tasks intege
   set enable_mergejoin = off
   set enable_bitmapscan = off
 as $$
+declare
+  -- where the walk over keys starts: a random point of the hash order, so that
+  -- with more ready keys than one walk reads, each key's turn comes as often
+  v_start bigint := ((pg_catalog.random() - 0.5) * 1.8e19)::bigint;
 begin
   -- the common case, no keyed task ready at all: one descent of tasks_ready_keyed
   -- instead of the whole probe's plan (15 us a claim)
@@ -371,19 +405,83 @@ begin
     return null;
   end if;
   return (
-  with c as materialized (
-    select t.concurrency_key as key, conductor._concurrency_slot(t.concurrency_key) as slot,
-           pg_catalog.row_number() over (order by t.priority desc, t.run_at, t.id) as n
-      from conductor.tasks t
-     where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
-       and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
-       and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
-       and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
-       and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
-       -- offset 0: a probe of the key per candidate, never an anti-join that reads them all
-       and not exists (select from conductor.tasks r
-                        where r.concurrency_key = t.concurrency_key and r.status = 'running' offset 0)
-     order by t.priority desc, t.run_at, t.id
+  with recursive walk (h, key, wrapped, steps) as (
+    -- (b): the first key at or after v_start, else (wrapped) the first of all
+    select f.h, f.key, f.wrapped, 1
+      from ((select pg_catalog.hashtextextended(t.concurrency_key, 0) as h, t.concurrency_key as key,
+                    false as wrapped
+               from conductor.tasks t
+              where t.status = 'queued' and t.concurrency_key is not null
+                and (pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key) >= (v_start, '')
+              order by 1, 2
+              limit 1)
+            union all
+            (select pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, true
+               from conductor.tasks t
+              where t.status = 'queued' and t.concurrency_key is not null
+              order by 1, 2
+              limit 1)
+            limit 1) f
+    union all
+    -- the next key, one descent; after the last, the first (once), up to v_start
+    select nx.h, nx.key, nx.wrapped, w.steps + 1
+      from walk w
+     cross join lateral (
+       (select pg_catalog.hashtextextended(t.concurrency_key, 0) as h, t.concurrency_key as key, w.wrapped
+          from conductor.tasks t
+         where t.status = 'queued' and t.concurrency_key is not null
+           and (pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key) > (w.h, w.key)
+           and (not w.wrapped
+                or (pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key) < (v_start, ''))
+         order by 1, 2
+         limit 1)
+       union all
+       (select pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, true
+          from conductor.tasks t
+         where not w.wrapped and t.status = 'queued' and t.concurrency_key is not null
+           and (pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key) < (v_start, '')
+         order by 1, 2
+         limit 1)
+       limit 1) nx
+     where w.steps < 2 * _claim_keys.max_tasks + 16
+  ), found as (
+    select w.key from walk w
+    union
+    -- (a): the keys at the head of the claim order
+    select f.key
+      from (select t.concurrency_key as key
+              from conductor.tasks t
+             where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
+               and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
+               and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
+               and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
+               and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
+             order by t.priority desc, t.run_at, t.id
+             limit _claim_keys.max_tasks + 16) f
+  ), c as materialized (
+    -- each key's head in the claim's scope, kept while fewer of its key run than its limit
+    select f.key, conductor._concurrency_slot(f.key) as slot,
+           pg_catalog.row_number() over (order by hd.priority desc, hd.run_at, hd.id) as n
+      from found f
+     cross join lateral (
+       select t.id, t.priority, t.run_at, coalesce(t.concurrency_limit, 1) as lim
+         from conductor.tasks t
+        where t.status = 'queued' and t.concurrency_key is not null
+          and pg_catalog.hashtextextended(t.concurrency_key, 0) = pg_catalog.hashtextextended(f.key, 0)
+          and t.concurrency_key = f.key
+          and t.run_at <= _claim_keys.claimed_at
+          and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
+          and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
+          and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
+          and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
+        order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc, t.run_at, t.id
+        limit 1) hd
+     -- offset 0: a probe of the key per candidate, stopping at its limit, never an anti-join
+     where (select pg_catalog.count(*)
+              from (select from conductor.tasks r
+                     where r.concurrency_key = f.key and r.status = 'running'
+                     limit hd.lim offset 0) r) < hd.lim
+     order by hd.priority desc, hd.run_at, hd.id
      limit 2 * _claim_keys.max_tasks + 16
   ), locked as materialized (
     select s.slot from conductor.concurrency_slots s
@@ -397,13 +495,16 @@ end
 $$;
 
 comment on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) is
-$$claim's key probe: among the first 2 * max_tasks + 16 ready keyed tasks of queues and kinds
-(NULL: every one), none of not_queues and not_kinds, in claim order, those whose key has no
-running task; locks the rows of conductor.concurrency_slots (conductor._concurrency_slot) of
-their keys in that order, FOR UPDATE SKIP LOCKED, at most max_tasks (a slot another claimer
-holds is passed over for the next; no session outside the engine can lock a slot), and
-returns the keys whose slot it locked. NULL when there are none. Planned once per connection
-(index probes only).$$;
+$$claim's key probe: candidate keys from the first max_tasks + 16 ready keyed tasks of queues
+and kinds (NULL: every one), none of not_queues and not_kinds, in claim order, and from a
+walk over the distinct ready keys (tasks_ready_by_key, one descent per key from a random
+point of their hash order, at most 2 * max_tasks + 16); keeps the keys whose head (first
+ready task in scope, claim order) finds fewer of its key running than its concurrency_limit
+(NULL: 1); locks the rows of conductor.concurrency_slots (conductor._concurrency_slot) of
+those keys in their heads' claim order, FOR UPDATE SKIP LOCKED, at most max_tasks (a slot
+another claimer holds is passed over for the next; no session outside the engine can lock a
+slot), and returns the keys whose slot it locked. NULL when there are none. Planned once per
+connection (index descents only, none reading a key's backlog).$$;
 
 revoke execute on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) from public;
 
@@ -678,15 +779,29 @@ queues' sizes.$$;
 
 revoke execute on function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) from public;
 
--- The pick with concurrency keys (see the map): up to max_tasks ready tasks in
--- claim order that are unkeyed or of keys (the ones the probe locked), whose key
--- has no running task, locked, one per key. Planned per call (which ready index
--- serves depends on the queues, as for the pick from several queues), but
--- sequential and bitmap scans and sorts are off, so the plan reads a ready index
--- in claim order and stops at the limit: the tasks of keys are at the head of
--- the keyed ones, where the probe found them. The planner, estimating a handful
--- of rows for keys, read the whole queue instead (a bitmap or sequential scan
--- and a sort: 75 ms for 50 tasks with 200,000 keyed tasks ready, bench/keys.sh).
+-- The pick with concurrency keys (see the map): up to max_tasks ready tasks, the
+-- unkeyed ones of the scope and the tasks of keys (the ones the probe locked),
+-- locked, in fair order: by priority, then by turn (a key's first task, then
+-- every key's second, ...; a key's running tasks count as turns it had, so a
+-- key with none running goes before one with three; an unkeyed task has the
+-- first turn), then run_at and id. For each key: the tasks of it running now (counted on
+-- tasks_running_keyed, stopping at 10000), and its first tasks in claim order,
+-- read from the key's head in tasks_ready_by_key, as many as its head's
+-- concurrency_limit leaves (and at most max_tasks); of those, in order, the ones
+-- that find fewer of their key running than their own limit (counting those
+-- before them in this pick), stopping at the first that does not: a key's
+-- tasks start in claim order. The unkeyed tasks come from a ready index in
+-- claim order: of its first max_tasks unkeyed or of keys, the unkeyed ones
+-- (tasks of other keys are stepped over, as v0.2.0's pick did). Candidates are
+-- read without locks; only the max_tasks chosen are then locked (FOR UPDATE
+-- SKIP LOCKED): locking every candidate, up to each key's limit, locked four
+-- rows for each one taken with 64 keys of limit 4 (bench/keys.sh, limited). Planned per
+-- call (which ready index serves the unkeyed tasks depends on the queues, as
+-- for the pick from several queues), but sequential and bitmap scans and sorts
+-- are off, so each read is an index in order stopping at its limit: no key's
+-- backlog is read past what it may start. (v0.2.0's planner, estimating a handful of rows for keys, read the
+-- whole queue instead: a bitmap or sequential scan and a sort, 75 ms for 50
+-- tasks with 200,000 keyed tasks ready, bench/keys.sh.)
 create or replace function conductor._pick_keyed(
   queues        text[],
   kinds         text[],
@@ -706,38 +821,97 @@ create or replace function conductor._pick_keyed(
   set jit = off
 as $$
 begin
-  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+  with k as materialized (
+    -- each locked key: its running tasks and its head's limit (this statement's
+    -- snapshot is newer than the slot locks: every claim of the key before is seen)
+    select u.key, pg_catalog.hashtextextended(u.key, 0) as h,
+           (select pg_catalog.count(*)
+              from (select from conductor.tasks r
+                     where r.concurrency_key = u.key and r.status = 'running' limit 10000 offset 0) r)::integer
+             as running,
+           (select coalesce(t.concurrency_limit, 1)
+              from conductor.tasks t
+             where t.status = 'queued' and t.concurrency_key is not null
+               and pg_catalog.hashtextextended(t.concurrency_key, 0) = pg_catalog.hashtextextended(u.key, 0)
+               and t.concurrency_key = u.key and t.run_at <= _pick_keyed.claimed_at
+               and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
+               and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
+               and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
+               and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+             order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc,
+                      t.run_at, t.id
+             limit 1) as head_limit
+      from pg_catalog.unnest(_pick_keyed.keys) as u(key)
+  ), keyed as (
+    select c.id, c.started_at, c.priority, c.run_at,
+           -- its turn: the key's running tasks count as turns it had
+           c.running + pg_catalog.row_number() over (partition by c.key, c.priority order by c.run_at, c.id) as turn,
+           -- a key's tasks start in claim order: each while fewer of its key run than its own limit
+           pg_catalog.bool_and(c.running + c.rank <= c.lim) over (partition by c.key order by c.rank) as fits
+      from (select k.key, k.running, t.id, t.started_at, t.priority, t.run_at, coalesce(t.concurrency_limit, 1) as lim,
+                   pg_catalog.row_number() over (partition by k.key order by t.priority desc, t.run_at, t.id) as rank
+              from k
+             cross join lateral (
+               -- read, not locked: only the tasks chosen below are (the caller holds the key's slot)
+               select t.id, t.started_at, t.priority, t.run_at, t.concurrency_limit
+                 from conductor.tasks t
+                where t.status = 'queued' and t.concurrency_key is not null
+                  and pg_catalog.hashtextextended(t.concurrency_key, 0) = k.h
+                  and t.concurrency_key = k.key and t.run_at <= _pick_keyed.claimed_at
+                  and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
+                  and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
+                  and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
+                  and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+                order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc,
+                         t.run_at, t.id
+                limit greatest(0, least(_pick_keyed.max_tasks, coalesce(k.head_limit, 0) - k.running))) t) c
+  ), unkeyed as (
+    -- the first max_tasks tasks in claim order that are unkeyed or of keys (no
+    -- index holds the unkeyed ones alone: the keys' tasks end the scan as soon as
+    -- the unkeyed would), of which the unkeyed; read, not locked
+    select u.id, u.started_at, u.priority, u.run_at
+      from (select t.id, t.started_at, t.priority, t.run_at, t.concurrency_key
+              from conductor.tasks t
+             where t.status = 'queued' and t.run_at <= _pick_keyed.claimed_at
+               and (t.concurrency_key is null or t.concurrency_key = any (_pick_keyed.keys))
+               and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
+               and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
+               and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
+               and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+             order by t.priority desc, t.run_at, t.id
+             limit _pick_keyed.max_tasks) u
+     where u.concurrency_key is null
+  ), chosen as materialized (
+    select a.* from (select kd.id, kd.started_at, kd.priority, kd.run_at, kd.turn from keyed kd where kd.fits
+                     union all
+                     select u.id, u.started_at, u.priority, u.run_at, 1 from unkeyed u) a
+     order by a.priority desc, a.turn, a.run_at, a.id
+     limit _pick_keyed.max_tasks
+  ), locked as (
+    -- only the chosen rows are locked: one a concurrent claim (of an unkeyed task) or
+    -- a cancel holds, or that stopped being queued, is left out, and the claim takes fewer
+    select t.id from conductor.tasks t
+     where t.id = any (array(select c.id from chosen c)) and t.status = 'queued'
+       for update skip locked
+  )
+  select pg_catalog.array_agg(p.id order by p.priority desc, p.turn, p.run_at, p.id),
+         pg_catalog.array_agg(p.id order by p.priority desc, p.turn, p.run_at, p.id)
+           filter (where p.started_at is not null)
     into _pick_keyed.ids, _pick_keyed.seen_ids
-    from (select p.id, p.started_at,
-                 pg_catalog.row_number() over (partition by p.concurrency_key
-                                               order by p.priority desc, p.run_at, p.id) as n,
-                 p.concurrency_key
-            from (select t.id, t.started_at, t.concurrency_key, t.priority, t.run_at
-                    from conductor.tasks t
-                   where t.status = 'queued' and t.run_at <= _pick_keyed.claimed_at
-                     and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
-                     and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
-                     and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
-                     and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
-                     and (t.concurrency_key is null
-                          or (t.concurrency_key = any (_pick_keyed.keys)
-                              -- offset 0: probed for the few tasks of keys, not a hash of every running task
-                              and not exists (select from conductor.tasks r
-                                               where r.concurrency_key = t.concurrency_key
-                                                 and r.status = 'running' offset 0)))
-                   order by t.priority desc, t.run_at, t.id
-                   limit _pick_keyed.max_tasks
-                     for update skip locked) p) p
-   where p.concurrency_key is null or p.n = 1;  -- one task per key
+    from chosen p
+   where p.id in (select l.id from locked l);
 end
 $$;
 
 comment on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) is
 $$claim's pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at of
-queues and kinds (NULL: every one), none of not_queues and not_kinds, in claim order, that
-are unkeyed or of keys with no running task, FOR UPDATE SKIP LOCKED, and returns the ids of
-the unkeyed ones and of the first of each key, in claim order, and of those the ones claimed
-before (seen_ids). Planned per call, on a ready index in claim order.$$;
+queues and kinds (NULL: every one), none of not_queues and not_kinds, FOR UPDATE SKIP LOCKED:
+unkeyed ones, and of each of keys (whose slots the caller holds) its first tasks in claim
+order while each finds fewer of its key running (with those before it) than its own
+concurrency_limit (NULL: 1). Returns their ids in fair order (priority, then turn: each
+key's first task, then each key's second, its running tasks counting as turns it had, an
+unkeyed task's turn the first; then run_at, id) and, of those, the ones claimed before (seen_ids). Reads each key from its head
+(tasks_ready_by_key), never its backlog. Planned per call.$$;
 
 revoke execute on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) from public;
 
@@ -1170,9 +1344,11 @@ changed it) must be extended by heartbeat before it expires, or reap() takes the
 A task with a timeout is leased until now + least(lease, timeout) at most: its attempt's
 deadline is claimed_at + timeout (the row's timeout; NULL: no limit), which neither
 heartbeat nor anything else extends. Returns no rows when nothing is ready.
-At most one task per concurrency_key runs at a time: a keyed task is claimed only while
-no task of its key is running, one per key per claim; the others wait in order and block
-no other key or queue.
+At most concurrency_limit tasks of a concurrency_key run at a time: a keyed task is claimed
+only while fewer tasks of its key run (counting those the claim takes before it) than its
+own concurrency_limit (NULL: 1), a key's tasks in claim order; the others wait in order and
+block no other key or queue. Within a priority, keyed tasks are taken in turns across their
+keys (each key's first, then each key's second, running tasks counting as turns had).
 Raises QC106 for a missing worker_id, negative max_tasks, a lease not positive or over
 max_lease (the message names it) (or a
 claim of keyed tasks outside READ COMMITTED), QC104 for an empty queue list or one holding

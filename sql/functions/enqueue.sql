@@ -37,10 +37,10 @@
 --       or a task losing to a dedupe holder takes a slower path only when it
 --       happens.
 --
--- Resolution: queue, priority, concurrency_key, timeout, max_attempts and
--- max_recoveries are each the caller's value, else the kind's
+-- Resolution: queue, priority, concurrency_key, timeout, max_attempts,
+-- max_recoveries and concurrency_limit are each the caller's value, else the kind's
 -- (conductor.kinds, written by configure_kind), else the engine's ('default',
--- 0, none, none, 1, 3), so a task enqueued from psql, a trigger or another
+-- 0, none, none, 1, 3, 1; the kind's limit only for a keyed task), so a task enqueued from psql, a trigger or another
 -- language lands where the kind's workers look for it. The spec is validated
 -- after it is resolved: what is checked is what is stored (a kind's values
 -- were checked by configure_kind, but v0.1.0 or a hand edit may have written
@@ -79,7 +79,7 @@ set local role conductor_owner;
 -- (the kind's, else the engine's): v0.1.0's thirteen-parameter enqueue goes, or
 -- a call naming only those thirteen would match both. traceparent is new after
 -- v0.2.0 (the last parameter, issue 27): v0.2.0's fourteen-parameter enqueue goes
--- for the same reason.
+-- for the same reason. concurrency_limit is new after it too (issue 30), the last.
 drop function if exists conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint,
                                           integer, interval, double precision, interval, interval);
 
@@ -122,6 +122,9 @@ begin
            when s.timeout <= interval '0' or s.timeout > interval '30 days' then 'timeout'
            when pg_catalog.octet_length(s.dedupe_key) > 1000 then 'dedupe_key'
            when pg_catalog.octet_length(s.concurrency_key) > 1000 then 'concurrency_key'
+           -- a limit is per key: one without a key would limit nothing
+           when not s.concurrency_limit between 1 and 10000
+                or (s.concurrency_limit is not null and s.concurrency_key is null) then 'concurrency_limit'
            -- W3C Trace Context, version 00's shape; NULL (no trace) costs nothing
            when s.traceparent !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
                 or pg_catalog.left(s.traceparent, 2) = 'ff'
@@ -134,14 +137,15 @@ $$;
 comment on function conductor._spec_problem(conductor._task_spec, integer) is
 $$The rules of a task, in one place: the first field of s that breaks one (kind, payload,
 payload_size, queue, run_at, max_attempts, max_recoveries, backoff_base, backoff_max,
-backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent), or NULL
-when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
+backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent,
+concurrency_limit), or NULL when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
 characters without surrounding spaces, control characters (C0, DEL, C1), format characters
 (Unicode Cf: bidi controls such as U+202E, zero widths, U+FEFF, tags), U+2028, U+2029 or
 markup (< > & " ' `); a queue is 1-100 of A-Z a-z 0-9 _ . : / -, starting with a letter or
 digit. A timeout is more than 0 and at most 30 days; payload_size compares with
 max_payload_bytes. A traceparent is W3C Trace Context's: version-traceid-parentid-flags,
 lowercase hex of 2, 32, 16 and 2 digits, the version not ff, neither id all zeros.
+A concurrency_limit is 1 to 10000 and needs a concurrency_key.
 conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
 payload_size, QC104 queue, QC106 the rest.$$;
 
@@ -184,7 +188,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout, s.traceparent)::conductor._task_spec as spec
+               s.timeout, s.traceparent, s.concurrency_limit)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -267,6 +271,16 @@ begin
   when 'concurrency_key' then
     v_message := pg_catalog.format('invalid concurrency_key %s: at most 1000 bytes', conductor._echo(s.concurrency_key));
     v_hint := 'Use a short identifier; hash a longer one.';
+  when 'concurrency_limit' then
+    if s.concurrency_key is null then
+      v_message := pg_catalog.format('invalid concurrency_limit %s for kind %s: a limit is per concurrency_key, and the task has none',
+                                     s.concurrency_limit, conductor._echo(s.kind));
+      v_hint := 'Pass concurrency_key too (e.g. the customer''s id), or give the kind one (configure_kind).';
+    else
+      v_message := pg_catalog.format('invalid concurrency_limit %s for kind %s: it must be from 1 to 10000',
+                                     s.concurrency_limit, conductor._echo(s.kind));
+      v_hint := 'How many tasks of one key may run at once; NULL: the kind''s, else 1.';
+    end if;
   when 'traceparent' then
     v_message := pg_catalog.format('invalid traceparent %s: a W3C traceparent is version-traceid-parentid-flags in '
                                    'lowercase hex (2, 32, 16 and 2 digits), the version not ff, neither id all zeros',
@@ -306,7 +320,7 @@ begin
     v_ord := v_ord + 1;
     continue when v_queue is null;  -- the list's own rule (conductor._check_scope) says NULL
     v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null,
-                  null)::conductor._task_spec;
+                  null, null)::conductor._task_spec;
     if conductor._spec_problem(v_spec, 2147483647) = 'queue' then
       perform conductor._raise_spec_problem('queue', v_spec, pg_catalog.format('queue #%s of the list', v_ord));
     end if;
@@ -352,7 +366,11 @@ begin
                s.run_at, coalesce(s.max_attempts, k.max_attempts, 1), s.dedupe_key,
                coalesce(s.concurrency_key, k.concurrency_key), s.parent_id,
                coalesce(s.max_recoveries, k.max_recoveries, 3), s.backoff_base, s.backoff_factor,
-               s.backoff_max, coalesce(s.timeout, k.timeout), s.traceparent)::conductor._task_spec
+               s.backoff_max, coalesce(s.timeout, k.timeout), s.traceparent,
+               -- the kind's limit applies to a keyed task only (a limit without a key is refused)
+               coalesce(s.concurrency_limit,
+                        case when coalesce(s.concurrency_key, k.concurrency_key) is not null
+                             then k.concurrency_limit end))::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -379,10 +397,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
+           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
+           spec.concurrency_limit
       from spec
      where spec.root_id is not null  -- null: the parent does not exist
        and spec.dedupe_key is null
@@ -391,10 +410,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
+           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
+           spec.concurrency_limit
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
@@ -470,7 +490,8 @@ create or replace function conductor.enqueue(
   backoff_factor  double precision default null,
   backoff_max     interval default null,
   timeout         interval default null,
-  traceparent     text default null
+  traceparent     text default null,
+  concurrency_limit integer default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -487,7 +508,7 @@ declare
 begin
   -- the kind's defaults (one probe of kinds_pkey) and the payload limit, in one statement
   select k.queue, k.priority, k.concurrency_key, k.timeout, k.max_attempts, k.max_recoveries,
-         st.max_payload_bytes
+         k.concurrency_limit, st.max_payload_bytes
     into v_kind
     from conductor.settings st
     left join conductor.kinds k on k.kind = enqueue.kind
@@ -499,7 +520,11 @@ begin
     coalesce(enqueue.concurrency_key, v_kind.concurrency_key), enqueue.parent_id,
     coalesce(enqueue.max_recoveries, v_kind.max_recoveries, 3), enqueue.backoff_base,
     enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout),
-    enqueue.traceparent)::conductor._task_spec;
+    enqueue.traceparent,
+    -- the kind's limit applies to a keyed task only (a limit without a key is refused)
+    coalesce(enqueue.concurrency_limit,
+             case when coalesce(enqueue.concurrency_key, v_kind.concurrency_key) is not null
+                  then v_kind.concurrency_limit end))::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -518,11 +543,12 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
     values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
-            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent);
+            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
+            v_spec.concurrency_limit);
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -530,11 +556,12 @@ begin
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-    parent_id, root_id, enqueued_at, timeout, traceparent)
+    parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
   values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
-          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent)
+          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
+          v_spec.concurrency_limit)
   on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
@@ -556,11 +583,13 @@ begin
 end
 $$;
 
-comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text) is
+comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer) is
 $$Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
-queue, priority (higher first), concurrency_key (at most one running task per key),
+queue, priority (higher first), concurrency_key (at most concurrency_limit running tasks
+per key), concurrency_limit (1-10000, needs a key: this task starts only while fewer than
+this many of its key run; NULL: the kind's, else 1),
 timeout (how long one attempt may run), max_attempts, max_recoveries: NULL takes the
 kind's (configure_kind), else 'default', 0, none, no limit, 1 attempt (retries are
 opt-in), max_recoveries 3 (the third lost worker ends the task). backoff_*: NULL takes the kind's at each failure, else 30 s
@@ -572,10 +601,11 @@ with the task and returned by claim, so the worker's span continues that trace.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
 0-30 days (base not over max), backoff_factor 1-10; timeout more than 0 and at most
-30 days; dedupe_key and concurrency_key at most 1000 bytes; traceparent W3C's
+30 days; dedupe_key and concurrency_key at most 1000 bytes; concurrency_limit 1-10000
+with a concurrency_key (the caller's or the kind's); traceparent W3C's
 version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout, key or traceparent, QC203 parent not found. Any number of callers
+QC106 run_at, retry policy, timeout, key, concurrency_limit or traceparent, QC203 parent not found. Any number of callers
 at once.$$;
 
 create or replace function conductor.enqueue_many(tasks jsonb) returns setof bigint
@@ -621,7 +651,8 @@ begin
                (t->>'backoff_factor')::double precision,
                (t->>'backoff_max')::interval,
                (t->>'timeout')::interval,
-               t->>'traceparent'
+               t->>'traceparent',
+               (t->>'concurrency_limit')::integer
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -631,9 +662,10 @@ begin
       select a.n, a.t from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n) order by a.n
     loop
       foreach v_key in array array['priority', 'run_at', 'max_attempts', 'parent_id', 'max_recoveries',
-                                   'backoff_base', 'backoff_factor', 'backoff_max', 'timeout'] loop
+                                   'backoff_base', 'backoff_factor', 'backoff_max', 'timeout',
+                                   'concurrency_limit'] loop
         begin
-          if v_key in ('priority', 'max_attempts', 'max_recoveries') then
+          if v_key in ('priority', 'max_attempts', 'max_recoveries', 'concurrency_limit') then
             perform (v_task->>v_key)::integer;
           elsif v_key = 'parent_id' then
             perform (v_task->>v_key)::bigint;
@@ -648,7 +680,8 @@ begin
           raise exception using errcode = 'QC106',
             message = pg_catalog.format('invalid %s %s in task #%s of the batch: it must be %s',
               v_key, conductor._echo(v_task->>v_key), v_ord,
-              case when v_key in ('priority', 'max_attempts', 'max_recoveries', 'parent_id') then 'an integer'
+              case when v_key in ('priority', 'max_attempts', 'max_recoveries', 'parent_id', 'concurrency_limit')
+                   then 'an integer'
                    when v_key = 'run_at' then 'a timestamp with time zone'
                    when v_key = 'backoff_factor' then 'a number'
                    else 'an interval' end),
@@ -667,16 +700,17 @@ comment on function conductor.enqueue_many(jsonb) is
 $$Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
-backoff_base, backoff_factor, backoff_max, timeout, traceparent); a missing key is resolved per task
+backoff_base, backoff_factor, backoff_max, timeout, traceparent, concurrency_limit); a missing key
+is resolved per task
 as enqueue resolves a NULL argument: the task's kind's value (configure_kind), else the
 engine's default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
 batch) and writes none. Raises QC106 when tasks is not an array of objects, or a key holds
 a value that does not convert to its type (naming the key, the task and the value).$$;
 
-revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text) from public;
+revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer) from public;
 revoke execute on function conductor.enqueue_many(jsonb) from public;
-grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text)
+grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer)
   to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.enqueue_many(jsonb) to conductor_client, conductor_worker, conductor_admin;
 

@@ -19,9 +19,10 @@
 -- a schedule tick() could never fire is refused up front.
 --
 -- A fire's task: the schedule's kind, payload, queue and priority (stored NOT
--- NULL, 'default' and 0 unless given); its max_attempts, dedupe_key and
--- concurrency_key when set. What the schedule leaves NULL (max_attempts,
--- concurrency_key), and max_recoveries and timeout, which it does not store,
+-- NULL, 'default' and 0 unless given); its max_attempts, dedupe_key,
+-- concurrency_key and concurrency_limit when set. What the schedule leaves NULL
+-- (max_attempts, concurrency_key, concurrency_limit), and max_recoveries and
+-- timeout, which it does not store,
 -- are resolved by conductor._enqueue as enqueue resolves them: the kind's
 -- (configure_kind), else the engine's. (A schedule taking its kind's queue
 -- would need schedules.queue nullable: a schema change, not made here.)
@@ -90,6 +91,11 @@
 begin;
 set local role conductor_owner;
 
+-- concurrency_limit is new after v0.2.0 (issue 30, the last parameter): v0.2.0's
+-- fourteen-parameter create_schedule goes, or a call naming only those would match both.
+drop function if exists conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text,
+                                                  text, integer, boolean, boolean);
+
 -- The latest fire of a schedule (list_schedules' last_fired_at) without reading
 -- every fire it made; written once per fire, never on the hot path.
 
@@ -102,7 +108,7 @@ as $$
 declare
   v_spec conductor._task_spec := row(
     s.kind, s.payload, s.queue, s.priority, null, s.max_attempts, s.dedupe_key, s.concurrency_key,
-    null, null, null, null, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, s.concurrency_limit)::conductor._task_spec;
   v_problem text;
 begin
   if s.name is null or s.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -164,7 +170,8 @@ create or replace function conductor.create_schedule(
   catch_up        text default 'once',
   catch_up_limit  integer default 100,
   enabled         boolean default null,
-  replace         boolean default false
+  replace         boolean default false,
+  concurrency_limit integer default null
 ) returns conductor.schedules
   language plpgsql volatile
   security definer
@@ -188,6 +195,7 @@ begin
   v_new.max_attempts := create_schedule.max_attempts;
   v_new.dedupe_key := create_schedule.dedupe_key;
   v_new.concurrency_key := create_schedule.concurrency_key;
+  v_new.concurrency_limit := create_schedule.concurrency_limit;
   v_new.catch_up := create_schedule.catch_up;
   v_new.catch_up_limit := create_schedule.catch_up_limit;
   perform conductor._check_schedule(v_new);
@@ -197,11 +205,12 @@ begin
     insert into conductor.schedules as s
            (name, cron, timezone, kind, payload, queue, priority, max_attempts, dedupe_key,
             concurrency_key, catch_up, catch_up_limit, enabled, next_due_at, created_at, updated_at,
-            declared_by, changed_by, owner)
+            declared_by, changed_by, owner, concurrency_limit)
     values (v_new.name, v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority,
             v_new.max_attempts, v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit,
             coalesce(create_schedule.enabled, true), conductor.cron_next(v_new.cron, v_now, v_new.timezone),
-            v_now, v_now, case when v_admin then 'admin' else 'code' end, v_caller, v_caller)
+            v_now, v_now, case when v_admin then 'admin' else 'code' end, v_caller, v_caller,
+            v_new.concurrency_limit)
     on conflict on constraint schedules_pkey do nothing
     returning s.* into v_row;
     if found then
@@ -220,10 +229,12 @@ begin
 
   v_new.enabled := coalesce(create_schedule.enabled, v_old.enabled);
   if (v_old.cron, v_old.timezone, v_old.kind, v_old.payload, v_old.queue, v_old.priority, v_old.max_attempts,
-      v_old.dedupe_key, v_old.concurrency_key, v_old.catch_up, v_old.catch_up_limit, v_old.enabled)
+      v_old.dedupe_key, v_old.concurrency_key, v_old.catch_up, v_old.catch_up_limit, v_old.enabled,
+      v_old.concurrency_limit)
      is not distinct from
      (v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority, v_new.max_attempts,
-      v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit, v_new.enabled) then
+      v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit, v_new.enabled,
+      v_new.concurrency_limit) then
     -- a worker restarting re-declares what is there: nothing to change, nothing written,
     -- except that the first login to declare a code schedule from before v0.3.0 claims it
     if v_old.owner is null and v_old.declared_by = 'code' then
@@ -250,7 +261,7 @@ begin
      set cron = v_new.cron, timezone = v_new.timezone, kind = v_new.kind, payload = v_new.payload,
          queue = v_new.queue, priority = v_new.priority, max_attempts = v_new.max_attempts,
          dedupe_key = v_new.dedupe_key, concurrency_key = v_new.concurrency_key,
-         catch_up = v_new.catch_up, catch_up_limit = v_new.catch_up_limit, enabled = v_new.enabled,
+         concurrency_limit = v_new.concurrency_limit, catch_up = v_new.catch_up, catch_up_limit = v_new.catch_up_limit, enabled = v_new.enabled,
          -- a changed line or zone, or switching it on, starts from now; else it keeps its place
          next_due_at = case
            when (s.cron, s.timezone) is distinct from (v_new.cron, v_new.timezone)
@@ -269,12 +280,13 @@ begin
 end
 $$;
 
-comment on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean) is
+comment on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer) is
 $$Creates a schedule that enqueues kind with payload on queue at every due time of the
 cron line (5 fields, or 6 with seconds first; evaluated in timezone, default UTC), with
-the task options priority, max_attempts, dedupe_key and concurrency_key, checked by the
-rules of enqueue. queue ('default') and priority (0) are stored as given; max_attempts
-and concurrency_key left NULL, and the task's max_recoveries and timeout, are the kind's
+the task options priority, max_attempts, dedupe_key, concurrency_key and concurrency_limit
+(1-10000, with the schedule's concurrency_key), checked by the rules of enqueue. queue
+('default') and priority (0) are stored as given; max_attempts, concurrency_key and
+concurrency_limit left NULL, and the task's max_recoveries and timeout, are the kind's
 when it fires (configure_kind), else enqueue's defaults. Returns the row, next_due_at included. catch_up 'once' (default): after
 downtime the schedule fires once for the missed stretch, then continues from the next
 future time; 'all' replays every missed due time; a tick fires at most catch_up_limit (100)
@@ -332,6 +344,7 @@ begin
     max_attempts => coalesce(update_schedule.max_attempts, v_s.max_attempts),
     dedupe_key => v_s.dedupe_key,
     concurrency_key => v_s.concurrency_key,
+    concurrency_limit => v_s.concurrency_limit,
     catch_up => coalesce(update_schedule.catch_up, v_s.catch_up),
     catch_up_limit => v_s.catch_up_limit,
     enabled => coalesce(update_schedule.enabled, v_s.enabled),
@@ -374,7 +387,7 @@ comment on function conductor.delete_schedule(text) is
 $$Deletes a schedule and its fire history; returns whether it existed. Tasks it already
 enqueued are not touched.$$;
 
--- last_fired_at, then owner (schema/schedule_owners), are appended to the schedules row:
+-- last_fired_at, then owner (schema/schedule_owners), then concurrency_limit (issue 30), are appended to the schedules row:
 -- the return type changed, so the v0.2.0 function is dropped first
 
 drop function if exists conductor.list_schedules();
@@ -404,7 +417,8 @@ create function conductor.list_schedules()
     last_error      text,
     last_error_at   timestamptz,
     last_fired_at   timestamptz,
-    owner           text
+    owner           text,
+    concurrency_limit integer
   )
   language sql stable
   security definer
@@ -415,7 +429,7 @@ as $$
          s.last_due_at, s.last_task_id, s.created_at, s.updated_at, s.declared_by, s.changed_by,
          s.last_error, s.last_error_at,
          (select pg_catalog.max(f.fired_at) from conductor.schedule_fires f where f.schedule_name = s.name),
-         s.owner
+         s.owner, s.concurrency_limit
     from conductor.schedules s
    order by s.name
 $$;
@@ -487,7 +501,7 @@ begin
         if found then
           v_task := (conductor._enqueue(array[row(
                        v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null
+                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit
                      )::conductor._task_spec]))[1];
           update conductor.schedule_fires f set task_id = v_task
            where f.schedule_name = v_s.name and f.due_at = v_due and not f.manual;
@@ -578,7 +592,7 @@ begin
   -- the task tick would enqueue
   v_task := (conductor._enqueue(array[row(
                v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null
+               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit
              )::conductor._task_spec]))[1];
   insert into conductor.schedule_fires (schedule_name, due_at, task_id, fired_at, manual)
   values (v_s.name, v_now, v_task, v_now, true);
@@ -625,13 +639,13 @@ all is well. The boundary is tick's: a schedule named here is one the next tick 
 same grace treats as missed (it fires once, then continues from the next future time).
 Raises QC106 for a grace that is NULL or outside 0 to 30 days.$$;
 
-revoke execute on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean) from public;
+revoke execute on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer) from public;
 revoke execute on function conductor.update_schedule(text, text, text, jsonb, text, text, integer, integer, text, boolean) from public;
 revoke execute on function conductor.enable_schedule(text, boolean) from public;
 revoke execute on function conductor.delete_schedule(text) from public;
 revoke execute on function conductor.list_schedules() from public;
 revoke execute on function conductor.tick(interval) from public;
-grant execute on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean) to conductor_worker, conductor_admin;
+grant execute on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer) to conductor_worker, conductor_admin;
 grant execute on function conductor.update_schedule(text, text, text, jsonb, text, text, integer, integer, text, boolean) to conductor_admin;
 grant execute on function conductor.enable_schedule(text, boolean) to conductor_admin;
 grant execute on function conductor.delete_schedule(text) to conductor_admin;

@@ -3,16 +3,18 @@
 -- Why a queued task is not running (issue 29): what claim would have to get past
 -- to take it, said by the engine, so every client shows the same answer.
 --
---   conductor._wait_reasons(queue, kind, run_at, concurrency_key, at, live_since)
---        the one rule: what keeps a queued task of that queue, kind, run_at and key
---        from being claimed at time at, in this order, one row each:
+--   conductor._wait_reasons(queue, kind, run_at, concurrency_key, at, live_since,
+--                           concurrency_limit)
+--        the one rule: what keeps a queued task of that queue, kind, run_at, key and
+--        limit from being claimed at time at, in this order, one row each:
 --          queue_paused     its queue is paused (pause_queue)
 --          due_later        its run_at is after at
 --          no_worker        no worker seen since live_since serves its queue and
 --                           kind (conductor._serves, reap's rule)
 --          rate_limited     (due tasks) its queue's or kind's bucket holds no whole
 --                           token (conductor._tokens, claim's rule); one row a bucket
---          concurrency_key  (due tasks) another task of its key is running
+--          concurrency_key  (due tasks) as many tasks of its key run as its
+--                           concurrency_limit (NULL: 1) allows: "2 of 2 running" 
 --        no row: nothing keeps it back (ready)
 --   conductor.why_waiting(task_ids)      per queued task, its reasons with a detail a
 --        person reads; a ready one says how many due tasks of its queue come first
@@ -29,7 +31,7 @@ set local role conductor_owner;
 
 create or replace function conductor._wait_reasons(
   queue text, kind text, run_at timestamptz, concurrency_key text,
-  at timestamptz, live_since timestamptz)
+  at timestamptz, live_since timestamptz, concurrency_limit integer default null)
   returns table (reason text, detail text, until_at timestamptz, holder_id bigint)
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
@@ -38,6 +40,7 @@ declare
   v_paused conductor.paused_queues;
   v_bucket record;
   v_holder bigint;
+  v_running bigint;
 begin
   select p.* into v_paused from conductor.paused_queues p where p.queue = _wait_reasons.queue;
   if found then
@@ -84,12 +87,15 @@ begin
   end loop;
 
   if _wait_reasons.concurrency_key is not null then
-    select r.id into v_holder from conductor.tasks r
-     where r.status = 'running' and r.concurrency_key = _wait_reasons.concurrency_key
-     limit 1;
-    if found then
+    -- claim's rule: fewer of its key running than its limit (counted up to the limit)
+    select pg_catalog.count(*), pg_catalog.min(r.id) into v_running, v_holder
+      from (select r.id from conductor.tasks r
+             where r.status = 'running' and r.concurrency_key = _wait_reasons.concurrency_key
+             limit coalesce(_wait_reasons.concurrency_limit, 1)) r;
+    if v_running >= coalesce(_wait_reasons.concurrency_limit, 1) then
       return query select 'concurrency_key'::text,
-        pg_catalog.format('concurrency key %s is held by running task %s',
+        pg_catalog.format('%s of %s running for concurrency key %s (task %s among them)',
+                          v_running, coalesce(_wait_reasons.concurrency_limit, 1),
                           conductor._echo(_wait_reasons.concurrency_key), v_holder),
         null::timestamptz, v_holder;
     end if;
@@ -97,19 +103,20 @@ begin
 end
 $$;
 
-comment on function conductor._wait_reasons(text, text, timestamptz, text, timestamptz, timestamptz) is
+comment on function conductor._wait_reasons(text, text, timestamptz, text, timestamptz, timestamptz, integer) is
 $$What keeps a queued task of queue, kind, run_at and concurrency_key from being claimed at
 time at, one row per reason in this order: queue_paused (paused_queues), due_later (run_at
 after at; until_at the run_at), no_worker (no worker seen since live_since serves queue
 and kind, conductor._serves), then for a due task only rate_limited (a bucket of its queue
 or its kind holds no whole token at at, conductor._tokens; until_at when the next comes;
-one row per bucket, the queue's first) and concurrency_key (a running task holds the key;
-holder_id names it). No row: the task is ready. detail is a sentence for a person, every
+one row per bucket, the queue's first) and concurrency_key (as many tasks of the key run as
+concurrency_limit, NULL: 1, allows: "2 of 2 running for concurrency key 'x' (task n among
+them)"; holder_id names the running task of the key with the lowest id). No row: the task is ready. detail is a sentence for a person, every
 name in it through conductor._echo. The one rule of why_waiting and waiting_reasons. A
 few index probes (the paused row, the live workers, the buckets, tasks_running_keyed); no
 locks.$$;
 
-revoke execute on function conductor._wait_reasons(text, text, timestamptz, text, timestamptz, timestamptz) from public;
+revoke execute on function conductor._wait_reasons(text, text, timestamptz, text, timestamptz, timestamptz, integer) from public;
 
 create or replace function conductor.why_waiting(task_ids bigint[])
   returns table (task_id bigint, reason text, detail text, until_at timestamptz, holder_id bigint, ahead bigint)
@@ -137,7 +144,7 @@ begin
     return query
     select v_task.id, w.reason, w.detail, w.until_at, w.holder_id, null::bigint
       from conductor._wait_reasons(v_task.queue, v_task.kind, v_task.run_at, v_task.concurrency_key,
-                                   v_now, v_live_since) w;
+                                   v_now, v_live_since, v_task.concurrency_limit) w;
     if not found then
       -- ready: the due tasks of its queue that claim takes first, counted up to 1000
       select pg_catalog.count(*) into v_ahead
@@ -163,8 +170,9 @@ order conductor._wait_reasons gives them: queue_paused (its queue is paused), du
 (until_at: its run_at), no_worker (no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
 for a due task rate_limited (its queue's or kind's bucket holds no whole token; until_at:
-when the next comes; one row per dry bucket) and concurrency_key (holder_id: the running
-task holding its key). A task with none of these is ready: one row reason 'ready' with
+when the next comes; one row per dry bucket) and concurrency_key (as many tasks of its key
+run as its concurrency_limit allows; detail: "N of limit running for concurrency key X";
+holder_id: one of them, the lowest id). A task with none of these is ready: one row reason 'ready' with
 ahead, the due tasks of its queue that claim takes first (higher priority, or the same and
 an earlier run_at or lower id), counted up to 1000 (1000: at least that many). detail is a
 sentence for a person (names quoted and cut by conductor._echo, times in the session's
@@ -188,19 +196,20 @@ as $$
       from conductor.settings s where s.one
   ), groups as (
     -- tasks alike for every reason: one call of the rule per group, not per task
-    select t.queue, t.kind, t.concurrency_key, t.run_at > c.now as later,
+    select t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.run_at > c.now as later,
            pg_catalog.count(*) as tasks, pg_catalog.min(t.run_at) as oldest_run_at
       from conductor.tasks t cross join clock c
      where t.status = 'queued'
        and (waiting_reasons.queue is null or t.queue = waiting_reasons.queue)
-     group by t.queue, t.kind, t.concurrency_key, t.run_at > c.now
+     group by t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.run_at > c.now
   )
   select g.queue, coalesce(r.reason, 'ready'), pg_catalog.sum(g.tasks)::bigint, pg_catalog.min(g.oldest_run_at)
     from groups g
    cross join clock c
     left join lateral (
       select w.reason
-        from conductor._wait_reasons(g.queue, g.kind, g.oldest_run_at, g.concurrency_key, c.now, c.live_since) w
+        from conductor._wait_reasons(g.queue, g.kind, g.oldest_run_at, g.concurrency_key, c.now, c.live_since,
+                                     g.concurrency_limit) w
        limit 1) r on true
    group by g.queue, coalesce(r.reason, 'ready')
    order by g.queue, coalesce(r.reason, 'ready')

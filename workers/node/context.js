@@ -129,7 +129,8 @@ class TaskContext {
   /**
    * Enqueues a child task (same run, parent = this task) and returns its id (a
    * string); a replay gets the same child, never a second one. options: queue,
-   * priority, run_at, max_attempts, dedupe_key, concurrency_key, max_recoveries;
+   * priority, run_at, max_attempts, dedupe_key, concurrency_key, max_recoveries,
+   * concurrency_limit;
    * those not given take the child kind's configuration, else the database's.
    * traceparent (W3C) defaults to the span that spawns it (tracing.js).
    */

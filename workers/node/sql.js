@@ -13,6 +13,7 @@ const BOUNDED = "from (select pg_catalog.set_config('lock_timeout', '500ms', tru
 const SPAWN_OPTIONS = {
   queue: 'text', priority: 'integer', run_at: 'timestamptz', max_attempts: 'integer',
   dedupe_key: 'text', concurrency_key: 'text', max_recoveries: 'integer', traceparent: 'text',
+  concurrency_limit: 'integer',
 };
 
 /** conductor.spawn naming `options` (keys of SPAWN_OPTIONS) after its four parameters. */

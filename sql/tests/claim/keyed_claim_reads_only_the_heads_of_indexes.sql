@@ -19,7 +19,8 @@ analyze conductor.tasks;
 select pg_stat_get_xact_tuples_returned('conductor.tasks_running_keyed'::regclass) as running_before,
        pg_stat_get_xact_tuples_returned('conductor.tasks_ready'::regclass)
        + pg_stat_get_xact_tuples_returned('conductor.tasks_ready_by_queue'::regclass)
-       + pg_stat_get_xact_tuples_returned('conductor.tasks_ready_keyed'::regclass) as ready_before,
+       + pg_stat_get_xact_tuples_returned('conductor.tasks_ready_keyed'::regclass)
+       + pg_stat_get_xact_tuples_returned('conductor.tasks_ready_by_key'::regclass) as ready_before,
        conductor_tests.seq_scans('tasks') as seq_before \gset
 
 select is((select count(*) from conductor.claim('w-probe', array['probe-q'], 5)), 5::bigint, 'The claim takes five keyed tasks.');
@@ -27,7 +28,8 @@ select cmp_ok(pg_stat_get_xact_tuples_returned('conductor.tasks_running_keyed'::
   'It read fewer than 100 entries of tasks_running_keyed (a probe per candidate key; none runs).');
 select cmp_ok(pg_stat_get_xact_tuples_returned('conductor.tasks_ready'::regclass)
               + pg_stat_get_xact_tuples_returned('conductor.tasks_ready_by_queue'::regclass)
-              + pg_stat_get_xact_tuples_returned('conductor.tasks_ready_keyed'::regclass) - :ready_before, '<', 200::bigint,
+              + pg_stat_get_xact_tuples_returned('conductor.tasks_ready_keyed'::regclass)
+              + pg_stat_get_xact_tuples_returned('conductor.tasks_ready_by_key'::regclass) - :ready_before, '<', 200::bigint,
   'It read fewer than 200 entries of the ready indexes, of 3,000 ready tasks.');
 select is(conductor_tests.seq_scans('tasks') - :seq_before, 0::bigint, 'It scanned conductor.tasks sequentially not once.');
 

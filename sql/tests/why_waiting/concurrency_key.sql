@@ -15,7 +15,7 @@ create role t_client;
 grant conductor_client to t_client;
 set local role t_client;
 select results_eq(format('select reason, detail, holder_id from conductor.why_waiting(array[%s]::bigint[])', :t),
-  format($$values ('concurrency_key'::text, 'concurrency key ''ww-account-7'' is held by running task %s'::text, %s::bigint)$$,
+  format($$values ('concurrency_key'::text, '1 of 1 running for concurrency key ''ww-account-7'' (task %s among them)'::text, %s::bigint)$$,
          :holder, :holder),
   'The second task of the key waits for the running one, and names it.');
 select is_empty(format('select * from conductor.why_waiting(array[%s]::bigint[])', :holder),
