@@ -19,6 +19,7 @@
 --                                           the scan position while scans are slow;
 --     _pick_queue, _pick_queues, _pick_keyed  its three plan shapes (one queue,
 --                                           several or all, with keys)
+--   conductor._claim_caps(...)              the queue caps applied to the pick
 --   conductor._claim_tokens(...)            the rate limits applied to the pick
 --   conductor._claim_epoch(), _lease(...)   the fencing guard; the lease, the attempt
 --                                           rows and the answer
@@ -47,8 +48,8 @@
 -- scope; probe the keys; pick (conductor._pick: every rule of which tasks a
 -- claim may take is the scope's, so a new limit, say of a kind's running
 -- tasks, narrows the scope in _claim_controls and trims in a step beside
--- _claim_tokens, and every pick path obeys it); apply the rate limits; publish;
--- lease.
+-- _claim_tokens, as _claim_caps does, and every pick path obeys it); apply the
+-- queue caps, then the rate limits; publish; lease.
 --
 -- Locks: the picked task rows, FOR UPDATE SKIP LOCKED, so concurrent claimers
 -- never wait on each other and never get the same task.
@@ -80,6 +81,28 @@
 -- worker together never exceed the tokens. A rate-limited claim remembers no
 -- scan position (below): a task trimmed away must stay first in line.
 --
+-- Queue caps (conductor.queue_limits, set_queue_limit in functions/controls:
+-- at most max_running tasks of a queue running at once across the fleet).
+-- The same one statement finds the table empty in the common case. With a cap,
+-- _claim_controls counts each capped queue's running tasks (one scan of the
+-- running set through tasks_running, no lock) and leaves a full queue out of
+-- the scope, as a dry bucket's; when every queue named is capped the pick
+-- takes no more than their room together. After the pick, conductor._claim_caps
+-- locks the cap rows of the picked tasks' queues (FOR UPDATE, in queue order),
+-- counts their running tasks again in a statement of its own (so it sees every
+-- earlier holder's committed claim), and keeps in claim order at most
+-- max_running - running of each; the rest stay queued and untouched, and the
+-- rate limits are applied to what is kept only (a trimmed task draws no
+-- token). Two claimers racing for a queue's last slot take its row one after
+-- the other, and the second counts the first's start: the queue's running
+-- tasks never exceed its cap. This needs READ COMMITTED (a snapshot per
+-- statement; at REPEATABLE READ the count would not see the first claimer's
+-- commit), which claim checks when a cap applies (QC106). A capped claim
+-- remembers no scan position, as a rate-limited one. Cost: nothing without a
+-- cap (one more EXISTS in the controls statement); with one, the running set
+-- counted twice per claim of its queue and a wait on its row while another
+-- claimer of the queue commits (bench/RESULTS.md).
+--
 -- Concurrency keys (at most one running task per key; the others stay queued
 -- in order and block nothing else): a first statement locks, without waiting
 -- (FOR UPDATE SKIP LOCKED, in claim order, at most max_tasks, passing over a
@@ -100,10 +123,12 @@
 -- when keys are involved.
 --   Lock order: concurrency slot rows (SKIP LOCKED, never waited for), then
 --   task rows (SKIP LOCKED, never waited for; _pick, with the worker's own
---   claim_positions rows after them, SKIP LOCKED too), then rate limit buckets (FOR
---   UPDATE, in (scope, name) order: the only wait in normal running, and
---   every claimer takes them in the same order after everything else, so
---   claimers cannot deadlock), then, only after a crash recovery, the epoch
+--   claim_positions rows after them, SKIP LOCKED too), then queue cap rows
+--   (FOR UPDATE, in queue order), then rate limit buckets (FOR
+--   UPDATE, in (scope, name) order: with the cap rows, the only waits in
+--   normal running, and every claimer takes them in the same order after
+--   everything else, caps before buckets, so claimers cannot deadlock), then,
+--   only after a crash recovery, the epoch
 --   row (conductor._claim_epoch, below; the one claim writing it holds no
 --   lock another claimer waits for while it waits). Nothing a client or a
 --   session outside the engine holds is waited for.
@@ -774,7 +799,14 @@ revoke execute on function conductor._tokens(double precision, double precision,
 -- whether a bucket may apply to what the pick takes (then _claim_tokens
 -- trims it). Read without locks: a bucket another claimer drains meanwhile
 -- is caught by _claim_tokens under its lock.
-create or replace function conductor._claim_controls(
+-- capped says a queue cap may apply (then _claim_caps trims the pick); a
+-- capped queue with no room (as many running as its cap) is left out like a
+-- dry bucket's, its running tasks counted through tasks_running (one scan of
+-- the running set for every capped queue in scope).
+-- (capped is new after v0.2.0: the function is dropped and created again, its
+-- result type changed.)
+drop function if exists conductor._claim_controls(text[], text[], timestamptz);
+create function conductor._claim_controls(
   queues         text[],
   kinds          text[],
   claimed_at     timestamptz,
@@ -783,10 +815,12 @@ create or replace function conductor._claim_controls(
   out not_queues text[],
   out not_kinds  text[],
   out limited    boolean,
-  out cap        integer)
+  out cap        integer,
+  out capped     boolean)
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_custom_plan
+  set enable_seqscan = off
   set jit = off
 as $$
 declare
@@ -794,14 +828,33 @@ declare
   v_out_kinds text[];
   v_queue_limited boolean;
   v_kind_limited boolean;
+  v_capped text[];    -- the capped queues in scope, and the room each has
+  v_room integer[];
+  v_cap_room integer;
 begin
+  -- the caps of the queues in scope, with their room now (no lock: _claim_caps
+  -- counts again under the cap row's lock)
+  select pg_catalog.array_agg(l.queue order by l.queue),
+         pg_catalog.array_agg(l.max_running - coalesce(r.running, 0) order by l.queue)
+    into v_capped, v_room
+    from conductor.queue_limits l
+    left join (select t.queue, pg_catalog.count(*)::integer as running
+                 from conductor.tasks t
+                where t.status = 'running'
+                  and t.queue in (select l2.queue from conductor.queue_limits l2
+                                   where _claim_controls.queues is null or l2.queue = any (_claim_controls.queues))
+                group by t.queue) r on r.queue = l.queue
+   where _claim_controls.queues is null or l.queue = any (_claim_controls.queues);
   select pg_catalog.array_agg(x.name) into v_out_queues
     from (select p.queue as name from conductor.paused_queues p
           union
           select r.name from conductor.rate_limits r
            where r.scope = 'queue'
              and conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _claim_controls.claimed_at)
-                 + 1e-9 < 1) x;
+                 + 1e-9 < 1
+          union
+          select u.q from rows from (pg_catalog.unnest(v_capped), pg_catalog.unnest(v_room)) u(q, room)
+           where u.room <= 0) x;
   select pg_catalog.array_agg(r.name) into v_out_kinds
     from conductor.rate_limits r
    where r.scope = 'kind'
@@ -850,19 +903,102 @@ begin
                where r.scope = 'kind' and r.name = any (run_kinds));
     end if;
   end if;
+  -- the caps that may apply to what the pick takes (the full ones are left out of it);
+  -- when every queue named is capped, no more can start than their room together
+  capped := exists (select from rows from (pg_catalog.unnest(v_capped), pg_catalog.unnest(v_room)) u(q, room)
+                     where u.room > 0
+                       and (run_queues is null or u.q = any (run_queues))
+                       and (not_queues is null or u.q <> all (not_queues)));
+  if capped and run_queues is not null then
+    v_cap_room := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
+                               then pg_catalog.sum(u.room)::integer end
+                     from rows from (pg_catalog.unnest(v_capped), pg_catalog.unnest(v_room)) u(q, room)
+                    where u.q = any (run_queues));
+    cap := least(cap, v_cap_room);  -- least ignores a NULL: either bound alone holds
+  end if;
 end
 $$;
 
 comment on function conductor._claim_controls(text[], text[], timestamptz) is
-$$claim's narrowing by the operator's controls, called only when conductor.paused_queues or
-conductor.rate_limits holds a row: run_queues (queues given) or not_queues (queues NULL)
+$$claim's narrowing by the operator's controls, called only when conductor.paused_queues,
+conductor.rate_limits or conductor.queue_limits holds a row: run_queues (queues given) or not_queues (queues NULL)
 leave out the paused queues and those whose rate limit bucket holds no whole token at
 claimed_at; run_kinds or not_kinds the kinds without one; limited says whether a bucket
 may apply to the tasks picked (then conductor._claim_tokens trims them); cap, when only
 queue buckets or only kind buckets apply and every queue or kind named has one, the whole
-tokens they hold together (the most that can start). Reads without locks. run_queues or run_kinds empty: nothing to claim.$$;
+tokens they hold together (the most that can start). Also called when conductor.queue_limits
+holds a row: a capped queue with as many tasks running as its max_running (counted through
+tasks_running) is left out too; capped says whether a cap may apply to the tasks picked (then
+conductor._claim_caps trims them), and when every queue named is capped, cap is at most the
+room they have together. Reads without locks. run_queues or run_kinds empty: nothing to claim.$$;
 
 revoke execute on function conductor._claim_controls(text[], text[], timestamptz) from public;
+
+-- The queue caps, applied to the picked tasks (see the map): lock the cap rows
+-- of their queues in queue order, count each capped queue's running tasks
+-- (a statement after the locks: at READ COMMITTED it sees what every holder
+-- before committed), keep in claim order at most max_running minus running of
+-- each capped queue. Returns the kept ids, NULL for none; the rest stay queued,
+-- untouched. Before the rate limits: a task the cap trims draws no token.
+create or replace function conductor._claim_caps(task_ids bigint[])
+  returns bigint[]
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_custom_plan
+  set enable_seqscan = off
+  set jit = off
+as $$
+declare
+  v_queues text[];  -- the capped queues of the pick, in lock order
+  v_left integer[]; -- the room left in each
+  v_task record;
+  v_q integer;
+  v_kept bigint[];
+begin
+  -- lock first (in queue order, before any bucket: see the map) ...
+  perform from conductor.queue_limits l
+    where l.queue in (select t.queue from conductor.tasks t where t.id = any (_claim_caps.task_ids))
+    order by l.queue
+      for update of l;
+  -- ... then count what the holders before left running (a statement of its own)
+  select pg_catalog.array_agg(l.queue order by l.queue),
+         pg_catalog.array_agg(l.max_running - (select pg_catalog.count(*)::integer from conductor.tasks r
+                                                where r.status = 'running' and r.queue = l.queue)
+                              order by l.queue)
+    into v_queues, v_left
+    from conductor.queue_limits l
+   where l.queue in (select t.queue from conductor.tasks t where t.id = any (_claim_caps.task_ids));
+  if v_queues is null then
+    return _claim_caps.task_ids;  -- caps of other queues only
+  end if;
+
+  for v_task in
+    select t.id, t.queue
+      from pg_catalog.unnest(_claim_caps.task_ids) with ordinality u(id, n)
+      join conductor.tasks t on t.id = u.id
+     order by u.n
+  loop
+    v_q := pg_catalog.array_position(v_queues, v_task.queue);
+    if v_q is null or v_left[v_q] > 0 then
+      v_kept := v_kept || v_task.id;
+      if v_q is not null then
+        v_left[v_q] := v_left[v_q] - 1;
+      end if;
+    end if;
+  end loop;
+  return v_kept;
+end
+$$;
+
+comment on function conductor._claim_caps(bigint[]) is
+$$claim's queue caps: locks the conductor.queue_limits rows of the queues of task_ids (picked
+and locked by the caller, in claim order), FOR UPDATE in queue order, counts each such
+queue's running tasks (tasks_running), and returns in order the ids that fit under each
+cap (max_running minus running; tasks of uncapped queues all kept), NULL for none. The
+tasks left out are not touched. Needs READ COMMITTED (claim checks): the count must see
+what the previous holder of the row committed.$$;
+
+revoke execute on function conductor._claim_caps(bigint[]) from public;
 
 -- The rate limits, applied to the picked tasks (see the map): lock the buckets
 -- of their queues and kinds in (scope, name) order, refill, keep in claim
@@ -1070,9 +1206,10 @@ declare
   v_not_queues text[];
   v_not_kinds text[];
   v_limited boolean := false;
+  v_capped boolean := false;
   v_cap integer;
   v_max integer := claim.max_tasks;  -- or fewer, when the rate limits allow fewer starts
-  v_controlled boolean;  -- a paused queue or a rate limit exists
+  v_controlled boolean;  -- a paused queue, a rate limit or a queue cap exists
   v_followed boolean;    -- a session follows bus topic 'tasks'
 begin
   if claim.worker_id is null or claim.worker_id = '' then
@@ -1105,17 +1242,23 @@ begin
     perform pg_catalog.set_config('synchronous_commit', 'off', true);
   end if;
 
-  -- Paused queues and rate limits, see the map: none in the common case, which
-  -- this one statement finds; else the scope narrowed, nothing when none is left.
-  select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits),
+  -- Paused queues, rate limits and queue caps, see the map: none in the common case,
+  -- which this one statement finds; else the scope narrowed, nothing when none is left.
+  select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits)
+         or exists (select from conductor.queue_limits),
          exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
     into v_controlled, v_followed;
   if v_controlled then
-    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap
-      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap
+    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap, c.capped
+      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap, v_capped
       from conductor._claim_controls(claim.queues, claim.kinds, v_now) c;
     if pg_catalog.cardinality(v_queues) = 0 or pg_catalog.cardinality(v_kinds) = 0 then
       return;
+    end if;
+    if v_capped and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
+      raise exception 'claim needs READ COMMITTED to honour queue caps, not %',
+        pg_catalog.current_setting('transaction_isolation')
+        using errcode = 'QC106';
     end if;
     v_max := least(claim.max_tasks, v_cap);
   end if;
@@ -1131,11 +1274,17 @@ begin
   -- a call, not a select from it: a PL/pgSQL simple expression, which runs without a
   -- statement's executor (the layer _pick adds cost nothing measurable this way)
   v_picked := conductor._pick(claim.worker_id, v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now,
-                              v_limited);
+                              v_limited or v_capped);
   v_ids := v_picked.ids;
   v_seen := v_picked.seen_ids;
   if v_ids is null then
     return;
+  end if;
+  if v_capped then
+    v_ids := conductor._claim_caps(v_ids);
+    if v_ids is null then
+      return;
+    end if;
   end if;
   if v_limited then
     v_ids := conductor._claim_tokens(v_ids, v_now);
@@ -1181,9 +1330,13 @@ Nothing is claimed from a paused queue (pause_queue): a claim of paused queues o
 no rows at once; of several or all queues, the paused ones are left out. A rate limit of a
 queue or a kind (set_rate_limit) caps how many of its tasks start: each started task draws
 a token from its queue's bucket and its kind's, across every worker; picked tasks that find
-none stay queued, untouched, and the claim returns fewer rows (none).
+none stay queued, untouched, and the claim returns fewer rows (none). A queue cap
+(set_queue_limit) keeps the queue's running tasks at most max_running across every worker:
+a claim starts no more than max_running minus those running (racing claimers take the cap's
+row in turn); a claim a cap applies to needs READ COMMITTED (else QC106).
 FOR UPDATE SKIP LOCKED: any number of callers at once, none waits for a task, no task goes
-to two; claimers of a rate-limited queue or kind wait for each other's commit on its bucket.
+to two; claimers of a rate-limited queue or kind wait for each other's commit on its bucket,
+and claimers of a capped queue on its cap row.
 Publishes {"event": "running", "ids": [...]} on bus topic 'tasks' when a session subscribes
 to it (or to '*').
 Tasks of other kinds at the head of a queue are stepped over (a rolling deploy's transient;

@@ -12,6 +12,8 @@
 --                           kind (conductor._serves, reap's rule)
 --          rate_limited     (due tasks) its queue's or kind's bucket holds no whole
 --                           token (conductor._tokens, claim's rule); one row a bucket
+--          queue_cap        (due tasks) its queue runs as many tasks as its cap
+--                           (set_queue_limit; claim's count: status 'running')
 --          concurrency_key  (due tasks) another task of its key is running
 --        no row: nothing keeps it back (ready)
 --   conductor.why_waiting(task_ids)      per queued task, its reasons with a detail a
@@ -20,8 +22,8 @@
 --        each reason (each task counted once, under its first)
 --
 -- Live: seen within conductor.settings.unknown_kind_after (5 minutes when NULL), as
--- unrunnable() counts it. Tables read: tasks, paused_queues, rate_limits, workers,
--- settings. Reads only, no locks: any number of callers, any client (conductor.tasks is
+-- unrunnable() counts it. Tables read: tasks, paused_queues, rate_limits, queue_limits,
+-- workers, settings. Reads only, no locks: any number of callers, any client (conductor.tasks is
 -- readable by every role).
 
 begin;
@@ -37,6 +39,7 @@ as $$
 declare
   v_paused conductor.paused_queues;
   v_bucket record;
+  v_cap record;  -- the queue's cap and its running tasks
   v_holder bigint;
 begin
   select p.* into v_paused from conductor.paused_queues p where p.queue = _wait_reasons.queue;
@@ -83,6 +86,18 @@ begin
     end if;
   end loop;
 
+  select l.max_running,
+         (select pg_catalog.count(*) from conductor.tasks r
+           where r.status = 'running' and r.queue = l.queue) as running
+    into v_cap
+    from conductor.queue_limits l where l.queue = _wait_reasons.queue;
+  if found and v_cap.running >= v_cap.max_running then
+    return query select 'queue_cap'::text,
+      pg_catalog.format('queue cap reached (%s of %s running in queue %s)',
+                        v_cap.running, v_cap.max_running, conductor._echo(_wait_reasons.queue)),
+      null::timestamptz, null::bigint;
+  end if;
+
   if _wait_reasons.concurrency_key is not null then
     select r.id into v_holder from conductor.tasks r
      where r.status = 'running' and r.concurrency_key = _wait_reasons.concurrency_key
@@ -103,11 +118,12 @@ time at, one row per reason in this order: queue_paused (paused_queues), due_lat
 after at; until_at the run_at), no_worker (no worker seen since live_since serves queue
 and kind, conductor._serves), then for a due task only rate_limited (a bucket of its queue
 or its kind holds no whole token at at, conductor._tokens; until_at when the next comes;
-one row per bucket, the queue's first) and concurrency_key (a running task holds the key;
+one row per bucket, the queue's first), queue_cap (its queue runs max_running tasks or more,
+set_queue_limit; the detail says how many of how many) and concurrency_key (a running task holds the key;
 holder_id names it). No row: the task is ready. detail is a sentence for a person, every
 name in it through conductor._echo. The one rule of why_waiting and waiting_reasons. A
-few index probes (the paused row, the live workers, the buckets, tasks_running_keyed); no
-locks.$$;
+few index probes (the paused row, the live workers, the buckets, the cap and its queue's
+running tasks through tasks_running, tasks_running_keyed); no locks.$$;
 
 revoke execute on function conductor._wait_reasons(text, text, timestamptz, text, timestamptz, timestamptz) from public;
 
@@ -163,7 +179,8 @@ order conductor._wait_reasons gives them: queue_paused (its queue is paused), du
 (until_at: its run_at), no_worker (no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
 for a due task rate_limited (its queue's or kind's bucket holds no whole token; until_at:
-when the next comes; one row per dry bucket) and concurrency_key (holder_id: the running
+when the next comes; one row per dry bucket), queue_cap (its queue runs as many tasks as its
+cap, set_queue_limit: 'queue cap reached (20 of 20 running in queue ...)') and concurrency_key (holder_id: the running
 task holding its key). A task with none of these is ready: one row reason 'ready' with
 ahead, the due tasks of its queue that claim takes first (higher priority, or the same and
 an earlier run_at or lower id), counted up to 1000 (1000: at least that many). detail is a
@@ -208,7 +225,7 @@ $$;
 
 comment on function conductor.waiting_reasons(text) is
 $$Per queue (only queue when given), how many queued tasks wait for each reason of
-why_waiting: queue_paused, due_later, no_worker, rate_limited, concurrency_key, or ready
+why_waiting: queue_paused, due_later, no_worker, rate_limited, queue_cap, concurrency_key, or ready
 (nothing keeps them back), each task counted once under its first reason in that order,
 with the earliest run_at among them. Ordered by queue and reason; a queue with no queued
 task answers no row. Cost: one pass over the queued tasks (tasks_ready_by_queue for one
