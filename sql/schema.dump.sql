@@ -937,43 +937,35 @@ called by suspend and _child_finished. Reads only, takes no locks, never raises.
 CREATE FUNCTION conductor._claim_caps(task_ids bigint[]) RETURNS bigint[]
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    SET plan_cache_mode TO 'force_custom_plan'
+    SET plan_cache_mode TO 'force_generic_plan'
     SET enable_seqscan TO 'off'
     SET jit TO 'off'
     AS $$
 declare
-  v_queues text[];  -- the capped queues of the pick, in lock order
-  v_left integer[]; -- the room left in each
-  v_task record;
+  v_picked text[];  -- the queues of the picked tasks, in claim order
+  v_got record;     -- the capped ones among them and their room (_claim_rooms)
+  v_left integer[];
   v_q integer;
   v_kept bigint[];
 begin
+  v_picked := array(select t.queue from pg_catalog.unnest(_claim_caps.task_ids) with ordinality u(id, n)
+                      join conductor.tasks t on t.id = u.id
+                     order by u.n);
   -- lock first (in queue order, before any bucket: see the map) ...
   perform from conductor.queue_limits l
-    where l.queue in (select t.queue from conductor.tasks t where t.id = any (_claim_caps.task_ids))
+    where l.queue = any (v_picked)
     order by l.queue
       for update of l;
   -- ... then count what the holders before left running (a statement of its own)
-  select pg_catalog.array_agg(l.queue order by l.queue),
-         pg_catalog.array_agg(l.max_running - (select pg_catalog.count(*)::integer from conductor.tasks r
-                                                where r.status = 'running' and r.queue = l.queue)
-                              order by l.queue)
-    into v_queues, v_left
-    from conductor.queue_limits l
-   where l.queue in (select t.queue from conductor.tasks t where t.id = any (_claim_caps.task_ids));
-  if v_queues is null then
+  v_got := conductor._claim_rooms(v_picked);
+  if v_got.capped is null then
     return _claim_caps.task_ids;  -- caps of other queues only
   end if;
-
-  for v_task in
-    select t.id, t.queue
-      from pg_catalog.unnest(_claim_caps.task_ids) with ordinality u(id, n)
-      join conductor.tasks t on t.id = u.id
-     order by u.n
-  loop
-    v_q := pg_catalog.array_position(v_queues, v_task.queue);
+  v_left := v_got.rooms;
+  for i in 1 .. pg_catalog.cardinality(_claim_caps.task_ids) loop
+    v_q := pg_catalog.array_position(v_got.capped, v_picked[i]);
     if v_q is null or v_left[v_q] > 0 then
-      v_kept := v_kept || v_task.id;
+      v_kept := v_kept || _claim_caps.task_ids[i];
       if v_q is not null then
         v_left[v_q] := v_left[v_q] - 1;
       end if;
@@ -992,10 +984,10 @@ ALTER FUNCTION conductor._claim_caps(task_ids bigint[]) OWNER TO conductor_owner
 
 COMMENT ON FUNCTION conductor._claim_caps(task_ids bigint[]) IS 'claim''s queue caps: locks the conductor.queue_limits rows of the queues of task_ids (picked
 and locked by the caller, in claim order), FOR UPDATE in queue order, counts each such
-queue''s running tasks (tasks_running), and returns in order the ids that fit under each
-cap (max_running minus running; tasks of uncapped queues all kept), NULL for none. The
+queue''s running tasks (conductor._claim_rooms), and returns in order the ids that fit under
+each cap (max_running minus running; tasks of uncapped queues all kept), NULL for none. The
 tasks left out are not touched. Needs READ COMMITTED (claim checks): the count must see
-what the previous holder of the row committed.';
+what the previous holder of the row committed. Planned once per connection.';
 
 
 --
@@ -1016,21 +1008,16 @@ declare
   v_kind_limited boolean;
   v_capped text[];    -- the capped queues in scope, and the room each has
   v_room integer[];
+  v_got record;       -- _claim_rooms' answer
   v_cap_room integer;
 begin
   -- the caps of the queues in scope, with their room now (no lock: _claim_caps
   -- counts again under the cap row's lock)
-  select pg_catalog.array_agg(l.queue order by l.queue),
-         pg_catalog.array_agg(l.max_running - coalesce(r.running, 0) order by l.queue)
-    into v_capped, v_room
-    from conductor.queue_limits l
-    left join (select t.queue, pg_catalog.count(*)::integer as running
-                 from conductor.tasks t
-                where t.status = 'running'
-                  and t.queue in (select l2.queue from conductor.queue_limits l2
-                                   where _claim_controls.queues is null or l2.queue = any (_claim_controls.queues))
-                group by t.queue) r on r.queue = l.queue
-   where _claim_controls.queues is null or l.queue = any (_claim_controls.queues);
+  if exists (select from conductor.queue_limits) then
+    v_got := conductor._claim_rooms(_claim_controls.queues);
+    v_capped := v_got.capped;
+    v_room := v_got.rooms;
+  end if;
   select pg_catalog.array_agg(x.name) into v_out_queues
     from (select p.queue as name from conductor.paused_queues p
           union
@@ -1333,6 +1320,45 @@ COMMENT ON FUNCTION conductor._claim_remember(worker_id text, read_seq bigint, s
 (a strike when last_ids is NULL) and deletes the row read_seq the claim read; scope NULL
 deletes the worker''s rows. Skips rows locked by another connection (never waits).
 Planned once per connection.';
+
+
+--
+-- Name: _claim_rooms(text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+begin
+  select pg_catalog.array_agg(l.queue order by l.queue),
+         pg_catalog.array_agg(l.max_running - coalesce(r.running, 0) order by l.queue)
+    into capped, rooms
+    from conductor.queue_limits l
+    left join (select t.queue, pg_catalog.count(*)::integer as running
+                 from conductor.tasks t
+                where t.status = 'running'
+                  and t.queue in (select l2.queue from conductor.queue_limits l2
+                                   where _claim_rooms.queues is null or l2.queue = any (_claim_rooms.queues))
+                group by t.queue) r on r.queue = l.queue
+   where _claim_rooms.queues is null or l.queue = any (_claim_rooms.queues);
+end
+$$;
+
+
+ALTER FUNCTION conductor._claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]) IS 'The capped queues among queues (NULL: every capped queue), in queue order, and the room
+of each: max_running less its tasks running (status ''running'', through tasks_running), 0
+or less when full. For claim (_claim_controls before the pick, _claim_caps after it,
+under the cap rows'' locks); reads the caller''s statement''s snapshot. No locks.';
 
 
 --
@@ -11010,6 +11036,13 @@ REVOKE ALL ON FUNCTION conductor._claim_position(worker_id text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION conductor._claim_remember(worker_id text, read_seq bigint, scope text, last_ids bigint[], until double precision) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]) FROM PUBLIC;
 
 
 --

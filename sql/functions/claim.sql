@@ -20,6 +20,7 @@
 --     _pick_queue, _pick_queues, _pick_keyed  its three plan shapes (one queue,
 --                                           several or all, with keys)
 --   conductor._claim_caps(...)              the queue caps applied to the pick
+--   conductor._claim_rooms(queues)          the room each capped queue has
 --   conductor._claim_tokens(...)            the rate limits applied to the pick
 --   conductor._claim_epoch(), _lease(...)   the fencing guard; the lease, the attempt
 --                                           rows and the answer
@@ -801,8 +802,7 @@ revoke execute on function conductor._tokens(double precision, double precision,
 -- is caught by _claim_tokens under its lock.
 -- capped says a queue cap may apply (then _claim_caps trims the pick); a
 -- capped queue with no room (as many running as its cap) is left out like a
--- dry bucket's, its running tasks counted through tasks_running (one scan of
--- the running set for every capped queue in scope).
+-- dry bucket's, its running tasks counted by _claim_rooms.
 -- (capped is new after v0.2.0: the function is dropped and created again, its
 -- result type changed.)
 drop function if exists conductor._claim_controls(text[], text[], timestamptz);
@@ -830,21 +830,16 @@ declare
   v_kind_limited boolean;
   v_capped text[];    -- the capped queues in scope, and the room each has
   v_room integer[];
+  v_got record;       -- _claim_rooms' answer
   v_cap_room integer;
 begin
   -- the caps of the queues in scope, with their room now (no lock: _claim_caps
   -- counts again under the cap row's lock)
-  select pg_catalog.array_agg(l.queue order by l.queue),
-         pg_catalog.array_agg(l.max_running - coalesce(r.running, 0) order by l.queue)
-    into v_capped, v_room
-    from conductor.queue_limits l
-    left join (select t.queue, pg_catalog.count(*)::integer as running
-                 from conductor.tasks t
-                where t.status = 'running'
-                  and t.queue in (select l2.queue from conductor.queue_limits l2
-                                   where _claim_controls.queues is null or l2.queue = any (_claim_controls.queues))
-                group by t.queue) r on r.queue = l.queue
-   where _claim_controls.queues is null or l.queue = any (_claim_controls.queues);
+  if exists (select from conductor.queue_limits) then
+    v_got := conductor._claim_rooms(_claim_controls.queues);
+    v_capped := v_got.capped;
+    v_room := v_got.rooms;
+  end if;
   select pg_catalog.array_agg(x.name) into v_out_queues
     from (select p.queue as name from conductor.paused_queues p
           union
@@ -934,53 +929,80 @@ room they have together. Reads without locks. run_queues or run_kinds empty: not
 
 revoke execute on function conductor._claim_controls(text[], text[], timestamptz) from public;
 
+-- The room of capped queues: of the caps of queues (NULL: every cap), each
+-- queue's max_running less its running tasks, counted through tasks_running
+-- (the running set, one scan for all of them). Planned once per connection:
+-- planned per call it was most of a capped claim's cost (bench/HISTORY.md).
+create or replace function conductor._claim_rooms(queues text[], out capped text[], out rooms integer[])
+  language plpgsql stable
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
+  set jit = off
+as $$
+begin
+  select pg_catalog.array_agg(l.queue order by l.queue),
+         pg_catalog.array_agg(l.max_running - coalesce(r.running, 0) order by l.queue)
+    into capped, rooms
+    from conductor.queue_limits l
+    left join (select t.queue, pg_catalog.count(*)::integer as running
+                 from conductor.tasks t
+                where t.status = 'running'
+                  and t.queue in (select l2.queue from conductor.queue_limits l2
+                                   where _claim_rooms.queues is null or l2.queue = any (_claim_rooms.queues))
+                group by t.queue) r on r.queue = l.queue
+   where _claim_rooms.queues is null or l.queue = any (_claim_rooms.queues);
+end
+$$;
+
+comment on function conductor._claim_rooms(text[]) is
+$$The capped queues among queues (NULL: every capped queue), in queue order, and the room
+of each: max_running less its tasks running (status 'running', through tasks_running), 0
+or less when full. For claim (_claim_controls before the pick, _claim_caps after it,
+under the cap rows' locks); reads the caller's statement's snapshot. No locks.$$;
+
+revoke execute on function conductor._claim_rooms(text[]) from public;
+
 -- The queue caps, applied to the picked tasks (see the map): lock the cap rows
 -- of their queues in queue order, count each capped queue's running tasks
--- (a statement after the locks: at READ COMMITTED it sees what every holder
--- before committed), keep in claim order at most max_running minus running of
--- each capped queue. Returns the kept ids, NULL for none; the rest stay queued,
--- untouched. Before the rate limits: a task the cap trims draws no token.
+-- (_claim_rooms in a statement after the locks: at READ COMMITTED it sees what
+-- every holder before committed), keep in claim order at most max_running
+-- minus running of each capped queue. Returns the kept ids, NULL for none; the
+-- rest stay queued, untouched. Before the rate limits: a task the cap trims
+-- draws no token.
 create or replace function conductor._claim_caps(task_ids bigint[])
   returns bigint[]
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
-  set plan_cache_mode = force_custom_plan
+  set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
   set jit = off
 as $$
 declare
-  v_queues text[];  -- the capped queues of the pick, in lock order
-  v_left integer[]; -- the room left in each
-  v_task record;
+  v_picked text[];  -- the queues of the picked tasks, in claim order
+  v_got record;     -- the capped ones among them and their room (_claim_rooms)
+  v_left integer[];
   v_q integer;
   v_kept bigint[];
 begin
+  v_picked := array(select t.queue from pg_catalog.unnest(_claim_caps.task_ids) with ordinality u(id, n)
+                      join conductor.tasks t on t.id = u.id
+                     order by u.n);
   -- lock first (in queue order, before any bucket: see the map) ...
   perform from conductor.queue_limits l
-    where l.queue in (select t.queue from conductor.tasks t where t.id = any (_claim_caps.task_ids))
+    where l.queue = any (v_picked)
     order by l.queue
       for update of l;
   -- ... then count what the holders before left running (a statement of its own)
-  select pg_catalog.array_agg(l.queue order by l.queue),
-         pg_catalog.array_agg(l.max_running - (select pg_catalog.count(*)::integer from conductor.tasks r
-                                                where r.status = 'running' and r.queue = l.queue)
-                              order by l.queue)
-    into v_queues, v_left
-    from conductor.queue_limits l
-   where l.queue in (select t.queue from conductor.tasks t where t.id = any (_claim_caps.task_ids));
-  if v_queues is null then
+  v_got := conductor._claim_rooms(v_picked);
+  if v_got.capped is null then
     return _claim_caps.task_ids;  -- caps of other queues only
   end if;
-
-  for v_task in
-    select t.id, t.queue
-      from pg_catalog.unnest(_claim_caps.task_ids) with ordinality u(id, n)
-      join conductor.tasks t on t.id = u.id
-     order by u.n
-  loop
-    v_q := pg_catalog.array_position(v_queues, v_task.queue);
+  v_left := v_got.rooms;
+  for i in 1 .. pg_catalog.cardinality(_claim_caps.task_ids) loop
+    v_q := pg_catalog.array_position(v_got.capped, v_picked[i]);
     if v_q is null or v_left[v_q] > 0 then
-      v_kept := v_kept || v_task.id;
+      v_kept := v_kept || _claim_caps.task_ids[i];
       if v_q is not null then
         v_left[v_q] := v_left[v_q] - 1;
       end if;
@@ -993,10 +1015,10 @@ $$;
 comment on function conductor._claim_caps(bigint[]) is
 $$claim's queue caps: locks the conductor.queue_limits rows of the queues of task_ids (picked
 and locked by the caller, in claim order), FOR UPDATE in queue order, counts each such
-queue's running tasks (tasks_running), and returns in order the ids that fit under each
-cap (max_running minus running; tasks of uncapped queues all kept), NULL for none. The
+queue's running tasks (conductor._claim_rooms), and returns in order the ids that fit under
+each cap (max_running minus running; tasks of uncapped queues all kept), NULL for none. The
 tasks left out are not touched. Needs READ COMMITTED (claim checks): the count must see
-what the previous holder of the row committed.$$;
+what the previous holder of the row committed. Planned once per connection.$$;
 
 revoke execute on function conductor._claim_caps(bigint[]) from public;
 

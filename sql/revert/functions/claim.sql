@@ -146,6 +146,7 @@ drop function conductor._claim_epoch();
 -- and the queue caps (issue 30): _claim_caps, and _claim_controls' capped (its
 -- v0.2.0 body below has no such result column)
 drop function conductor._claim_caps(bigint[]);
+drop function conductor._claim_rooms(text[]);
 drop function conductor._claim_controls(text[], text[], timestamptz);
 
 -- kinds is new (the last parameter): v0.1.0's four-parameter claim goes, and
