@@ -931,6 +931,62 @@ called by suspend and _child_finished. Reads only, takes no locks, never raises.
 
 
 --
+-- Name: _claim_cap_scope(text[], text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET jit TO 'off'
+    AS $$
+declare
+  v_got record;  -- the capped queues in scope and their room (_claim_rooms)
+  v_full text[];
+begin
+  run_queues := _claim_cap_scope.queues;
+  out_queues := _claim_cap_scope.not_queues;
+  v_got := conductor._claim_rooms(_claim_cap_scope.queues);
+  if v_got.capped is null then
+    capped := false;  -- caps of other queues only
+    return;
+  end if;
+  v_full := array(select u.q from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+                   where u.room <= 0);
+  if _claim_cap_scope.queues is null then
+    out_queues := out_queues || v_full;
+  else
+    run_queues := array(select u.q from pg_catalog.unnest(_claim_cap_scope.queues) with ordinality u(q, n)
+                         where u.q <> all (v_full) order by u.n);
+  end if;
+  capped := exists (select from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+                     where u.room > 0 and (out_queues is null or u.q <> all (out_queues)));
+  if capped and run_queues is not null then
+    cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
+                        then pg_catalog.sum(u.room)::integer end
+              from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+             where u.q = any (run_queues));
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor._claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer) IS 'claim''s narrowing by the queue caps, called only when conductor.queue_limits holds a row,
+after conductor._claim_controls: run_queues is queues (NULL: every queue) without the capped
+queues as full as their max_running (conductor._claim_rooms), out_queues not_queues with those
+added when queues is NULL; capped says whether a cap may apply to the tasks picked (then
+conductor._claim_caps trims them); cap, when every queue of run_queues is capped, the room
+they have together. Reads without locks; planned once per connection. run_queues empty:
+nothing to claim.';
+
+
+--
 -- Name: _claim_caps(bigint[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -994,11 +1050,10 @@ what the previous holder of the row committed. Planned once per connection.';
 -- Name: _claim_controls(text[], text[], timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT capped boolean) RETURNS record
+CREATE FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer) RETURNS record
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_custom_plan'
-    SET enable_seqscan TO 'off'
     SET jit TO 'off'
     AS $$
 declare
@@ -1006,28 +1061,14 @@ declare
   v_out_kinds text[];
   v_queue_limited boolean;
   v_kind_limited boolean;
-  v_capped text[];    -- the capped queues in scope, and the room each has
-  v_room integer[];
-  v_got record;       -- _claim_rooms' answer
-  v_cap_room integer;
 begin
-  -- the caps of the queues in scope, with their room now (no lock: _claim_caps
-  -- counts again under the cap row's lock)
-  if exists (select from conductor.queue_limits) then
-    v_got := conductor._claim_rooms(_claim_controls.queues);
-    v_capped := v_got.capped;
-    v_room := v_got.rooms;
-  end if;
   select pg_catalog.array_agg(x.name) into v_out_queues
     from (select p.queue as name from conductor.paused_queues p
           union
           select r.name from conductor.rate_limits r
            where r.scope = 'queue'
              and conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _claim_controls.claimed_at)
-                 + 1e-9 < 1
-          union
-          select u.q from rows from (pg_catalog.unnest(v_capped), pg_catalog.unnest(v_room)) u(q, room)
-           where u.room <= 0) x;
+                 + 1e-9 < 1) x;
   select pg_catalog.array_agg(r.name) into v_out_kinds
     from conductor.rate_limits r
    where r.scope = 'kind'
@@ -1076,40 +1117,23 @@ begin
                where r.scope = 'kind' and r.name = any (run_kinds));
     end if;
   end if;
-  -- the caps that may apply to what the pick takes (the full ones are left out of it);
-  -- when every queue named is capped, no more can start than their room together
-  capped := exists (select from rows from (pg_catalog.unnest(v_capped), pg_catalog.unnest(v_room)) u(q, room)
-                     where u.room > 0
-                       and (run_queues is null or u.q = any (run_queues))
-                       and (not_queues is null or u.q <> all (not_queues)));
-  if capped and run_queues is not null then
-    v_cap_room := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
-                               then pg_catalog.sum(u.room)::integer end
-                     from rows from (pg_catalog.unnest(v_capped), pg_catalog.unnest(v_room)) u(q, room)
-                    where u.q = any (run_queues));
-    cap := least(cap, v_cap_room);  -- least ignores a NULL: either bound alone holds
-  end if;
 end
 $$;
 
 
-ALTER FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT capped boolean) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT capped boolean); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT capped boolean) IS 'claim''s narrowing by the operator''s controls, called only when conductor.paused_queues,
-conductor.rate_limits or conductor.queue_limits holds a row: run_queues (queues given) or not_queues (queues NULL)
+COMMENT ON FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer) IS 'claim''s narrowing by the operator''s controls, called only when conductor.paused_queues or
+conductor.rate_limits holds a row: run_queues (queues given) or not_queues (queues NULL)
 leave out the paused queues and those whose rate limit bucket holds no whole token at
 claimed_at; run_kinds or not_kinds the kinds without one; limited says whether a bucket
 may apply to the tasks picked (then conductor._claim_tokens trims them); cap, when only
 queue buckets or only kind buckets apply and every queue or kind named has one, the whole
-tokens they hold together (the most that can start). Also called when conductor.queue_limits
-holds a row: a capped queue with as many tasks running as its max_running (counted through
-tasks_running) is left out too; capped says whether a cap may apply to the tasks picked (then
-conductor._claim_caps trims them), and when every queue named is capped, cap is at most the
-room they have together. Reads without locks. run_queues or run_kinds empty: nothing to claim.';
+tokens they hold together (the most that can start). Reads without locks. run_queues or run_kinds empty: nothing to claim.';
 
 
 --
@@ -1357,7 +1381,7 @@ ALTER FUNCTION conductor._claim_rooms(queues text[], OUT capped text[], OUT room
 
 COMMENT ON FUNCTION conductor._claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]) IS 'The capped queues among queues (NULL: every capped queue), in queue order, and the room
 of each: max_running less its tasks running (status ''running'', through tasks_running), 0
-or less when full. For claim (_claim_controls before the pick, _claim_caps after it,
+or less when full. For claim (_claim_cap_scope before the pick, _claim_caps after it,
 under the cap rows'' locks); reads the caller''s statement''s snapshot. No locks.';
 
 
@@ -5070,10 +5094,11 @@ declare
   v_not_queues text[];
   v_not_kinds text[];
   v_limited boolean := false;
-  v_capped boolean := false;
+  v_capped boolean;  -- a queue cap exists; then, one may apply to the pick
+  v_caps record;     -- conductor._claim_cap_scope's answer
   v_cap integer;
   v_max integer := claim.max_tasks;  -- or fewer, when the rate limits allow fewer starts
-  v_controlled boolean;  -- a paused queue, a rate limit or a queue cap exists
+  v_controlled boolean;  -- a paused queue or a rate limit exists
   v_followed boolean;    -- a session follows bus topic 'tasks'
 begin
   if claim.worker_id is null or claim.worker_id = '' then
@@ -5108,15 +5133,26 @@ begin
 
   -- Paused queues, rate limits and queue caps, see the map: none in the common case,
   -- which this one statement finds; else the scope narrowed, nothing when none is left.
-  select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits)
-         or exists (select from conductor.queue_limits),
+  select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits),
+         exists (select from conductor.queue_limits),
          exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
-    into v_controlled, v_followed;
+    into v_controlled, v_capped, v_followed;
   if v_controlled then
-    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap, c.capped
-      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap, v_capped
+    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap
+      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap
       from conductor._claim_controls(claim.queues, claim.kinds, v_now) c;
     if pg_catalog.cardinality(v_queues) = 0 or pg_catalog.cardinality(v_kinds) = 0 then
+      return;
+    end if;
+    v_max := least(claim.max_tasks, v_cap);
+  end if;
+  if v_capped then
+    -- a call, not a select from it (a simple expression, as _pick below)
+    v_caps := conductor._claim_cap_scope(v_queues, v_not_queues);
+    v_queues := v_caps.run_queues;
+    v_not_queues := v_caps.out_queues;
+    v_capped := v_caps.capped;
+    if pg_catalog.cardinality(v_queues) = 0 then
       return;
     end if;
     if v_capped and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
@@ -5124,7 +5160,7 @@ begin
         pg_catalog.current_setting('transaction_isolation')
         using errcode = 'QC106';
     end if;
-    v_max := least(claim.max_tasks, v_cap);
+    v_max := least(v_max, v_caps.cap);
   end if;
 
   v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds);
@@ -10988,6 +11024,13 @@ REVOKE ALL ON FUNCTION conductor._children_summary(task_id bigint) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _claim_caps(task_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10995,10 +11038,10 @@ REVOKE ALL ON FUNCTION conductor._claim_caps(task_ids bigint[]) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT capped boolean); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT capped boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer) FROM PUBLIC;
 
 
 --

@@ -20,6 +20,8 @@
 --     _pick_queue, _pick_queues, _pick_keyed  its three plan shapes (one queue,
 --                                           several or all, with keys)
 --   conductor._claim_caps(...)              the queue caps applied to the pick
+--   conductor._claim_cap_scope(...)         the scope the queue caps leave: full
+--                                           capped queues out (below)
 --   conductor._claim_rooms(queues)          the room each capped queue has
 --   conductor._claim_tokens(...)            the rate limits applied to the pick
 --   conductor._claim_epoch(), _lease(...)   the fencing guard; the lease, the attempt
@@ -85,9 +87,10 @@
 -- Queue caps (conductor.queue_limits, set_queue_limit in functions/controls:
 -- at most max_running tasks of a queue running at once across the fleet).
 -- The same one statement finds the table empty in the common case. With a cap,
--- _claim_controls counts each capped queue's running tasks (one scan of the
+-- conductor._claim_cap_scope (after _claim_controls, when that runs) counts
+-- each capped queue's running tasks (conductor._claim_rooms: one scan of the
 -- running set through tasks_running, no lock) and leaves a full queue out of
--- the scope, as a dry bucket's; when every queue named is capped the pick
+-- the scope, as a dry bucket is; when every queue named is capped the pick
 -- takes no more than their room together. After the pick, conductor._claim_caps
 -- locks the cap rows of the picked tasks' queues (FOR UPDATE, in queue order),
 -- counts their running tasks again in a statement of its own (so it sees every
@@ -102,7 +105,9 @@
 -- remembers no scan position, as a rate-limited one. Cost: nothing without a
 -- cap (one more EXISTS in the controls statement); with one, the running set
 -- counted twice per claim of its queue and a wait on its row while another
--- claimer of the queue commits (bench/RESULTS.md).
+-- claimer of the queue commits. Its helpers are planned once per connection:
+-- planned per call (in _claim_controls) a cap doubled the instructions of a
+-- one-task claim and its completion (bench/HISTORY.md).
 --
 -- Concurrency keys (at most one running task per key; the others stay queued
 -- in order and block nothing else): a first statement locks, without waiting
@@ -800,13 +805,7 @@ revoke execute on function conductor._tokens(double precision, double precision,
 -- whether a bucket may apply to what the pick takes (then _claim_tokens
 -- trims it). Read without locks: a bucket another claimer drains meanwhile
 -- is caught by _claim_tokens under its lock.
--- capped says a queue cap may apply (then _claim_caps trims the pick); a
--- capped queue with no room (as many running as its cap) is left out like a
--- dry bucket's, its running tasks counted by _claim_rooms.
--- (capped is new after v0.2.0: the function is dropped and created again, its
--- result type changed.)
-drop function if exists conductor._claim_controls(text[], text[], timestamptz);
-create function conductor._claim_controls(
+create or replace function conductor._claim_controls(
   queues         text[],
   kinds          text[],
   claimed_at     timestamptz,
@@ -815,12 +814,10 @@ create function conductor._claim_controls(
   out not_queues text[],
   out not_kinds  text[],
   out limited    boolean,
-  out cap        integer,
-  out capped     boolean)
+  out cap        integer)
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_custom_plan
-  set enable_seqscan = off
   set jit = off
 as $$
 declare
@@ -828,28 +825,14 @@ declare
   v_out_kinds text[];
   v_queue_limited boolean;
   v_kind_limited boolean;
-  v_capped text[];    -- the capped queues in scope, and the room each has
-  v_room integer[];
-  v_got record;       -- _claim_rooms' answer
-  v_cap_room integer;
 begin
-  -- the caps of the queues in scope, with their room now (no lock: _claim_caps
-  -- counts again under the cap row's lock)
-  if exists (select from conductor.queue_limits) then
-    v_got := conductor._claim_rooms(_claim_controls.queues);
-    v_capped := v_got.capped;
-    v_room := v_got.rooms;
-  end if;
   select pg_catalog.array_agg(x.name) into v_out_queues
     from (select p.queue as name from conductor.paused_queues p
           union
           select r.name from conductor.rate_limits r
            where r.scope = 'queue'
              and conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _claim_controls.claimed_at)
-                 + 1e-9 < 1
-          union
-          select u.q from rows from (pg_catalog.unnest(v_capped), pg_catalog.unnest(v_room)) u(q, room)
-           where u.room <= 0) x;
+                 + 1e-9 < 1) x;
   select pg_catalog.array_agg(r.name) into v_out_kinds
     from conductor.rate_limits r
    where r.scope = 'kind'
@@ -898,34 +881,17 @@ begin
                where r.scope = 'kind' and r.name = any (run_kinds));
     end if;
   end if;
-  -- the caps that may apply to what the pick takes (the full ones are left out of it);
-  -- when every queue named is capped, no more can start than their room together
-  capped := exists (select from rows from (pg_catalog.unnest(v_capped), pg_catalog.unnest(v_room)) u(q, room)
-                     where u.room > 0
-                       and (run_queues is null or u.q = any (run_queues))
-                       and (not_queues is null or u.q <> all (not_queues)));
-  if capped and run_queues is not null then
-    v_cap_room := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
-                               then pg_catalog.sum(u.room)::integer end
-                     from rows from (pg_catalog.unnest(v_capped), pg_catalog.unnest(v_room)) u(q, room)
-                    where u.q = any (run_queues));
-    cap := least(cap, v_cap_room);  -- least ignores a NULL: either bound alone holds
-  end if;
 end
 $$;
 
 comment on function conductor._claim_controls(text[], text[], timestamptz) is
-$$claim's narrowing by the operator's controls, called only when conductor.paused_queues,
-conductor.rate_limits or conductor.queue_limits holds a row: run_queues (queues given) or not_queues (queues NULL)
+$$claim's narrowing by the operator's controls, called only when conductor.paused_queues or
+conductor.rate_limits holds a row: run_queues (queues given) or not_queues (queues NULL)
 leave out the paused queues and those whose rate limit bucket holds no whole token at
 claimed_at; run_kinds or not_kinds the kinds without one; limited says whether a bucket
 may apply to the tasks picked (then conductor._claim_tokens trims them); cap, when only
 queue buckets or only kind buckets apply and every queue or kind named has one, the whole
-tokens they hold together (the most that can start). Also called when conductor.queue_limits
-holds a row: a capped queue with as many tasks running as its max_running (counted through
-tasks_running) is left out too; capped says whether a cap may apply to the tasks picked (then
-conductor._claim_caps trims them), and when every queue named is capped, cap is at most the
-room they have together. Reads without locks. run_queues or run_kinds empty: nothing to claim.$$;
+tokens they hold together (the most that can start). Reads without locks. run_queues or run_kinds empty: nothing to claim.$$;
 
 revoke execute on function conductor._claim_controls(text[], text[], timestamptz) from public;
 
@@ -958,10 +924,68 @@ $$;
 comment on function conductor._claim_rooms(text[]) is
 $$The capped queues among queues (NULL: every capped queue), in queue order, and the room
 of each: max_running less its tasks running (status 'running', through tasks_running), 0
-or less when full. For claim (_claim_controls before the pick, _claim_caps after it,
+or less when full. For claim (_claim_cap_scope before the pick, _claim_caps after it,
 under the cap rows' locks); reads the caller's statement's snapshot. No locks.$$;
 
 revoke execute on function conductor._claim_rooms(text[]) from public;
+
+-- What the queue caps leave of a claim's scope (see the map), after the other
+-- controls': the queues named (run_queues) without the capped ones that are
+-- full, or (queues NULL) not_queues with them added; capped says a cap may
+-- apply to what the pick takes (then _claim_caps trims it); cap, when every
+-- queue named is capped, the room they have together (the most that can start).
+create or replace function conductor._claim_cap_scope(
+  queues         text[],
+  not_queues     text[],
+  out run_queues text[],
+  out out_queues text[],
+  out capped     boolean,
+  out cap        integer)
+  language plpgsql stable
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_generic_plan
+  set jit = off
+as $$
+declare
+  v_got record;  -- the capped queues in scope and their room (_claim_rooms)
+  v_full text[];
+begin
+  run_queues := _claim_cap_scope.queues;
+  out_queues := _claim_cap_scope.not_queues;
+  v_got := conductor._claim_rooms(_claim_cap_scope.queues);
+  if v_got.capped is null then
+    capped := false;  -- caps of other queues only
+    return;
+  end if;
+  v_full := array(select u.q from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+                   where u.room <= 0);
+  if _claim_cap_scope.queues is null then
+    out_queues := out_queues || v_full;
+  else
+    run_queues := array(select u.q from pg_catalog.unnest(_claim_cap_scope.queues) with ordinality u(q, n)
+                         where u.q <> all (v_full) order by u.n);
+  end if;
+  capped := exists (select from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+                     where u.room > 0 and (out_queues is null or u.q <> all (out_queues)));
+  if capped and run_queues is not null then
+    cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
+                        then pg_catalog.sum(u.room)::integer end
+              from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+             where u.q = any (run_queues));
+  end if;
+end
+$$;
+
+comment on function conductor._claim_cap_scope(text[], text[]) is
+$$claim's narrowing by the queue caps, called only when conductor.queue_limits holds a row,
+after conductor._claim_controls: run_queues is queues (NULL: every queue) without the capped
+queues as full as their max_running (conductor._claim_rooms), out_queues not_queues with those
+added when queues is NULL; capped says whether a cap may apply to the tasks picked (then
+conductor._claim_caps trims them); cap, when every queue of run_queues is capped, the room
+they have together. Reads without locks; planned once per connection. run_queues empty:
+nothing to claim.$$;
+
+revoke execute on function conductor._claim_cap_scope(text[], text[]) from public;
 
 -- The queue caps, applied to the picked tasks (see the map): lock the cap rows
 -- of their queues in queue order, count each capped queue's running tasks
@@ -1228,10 +1252,11 @@ declare
   v_not_queues text[];
   v_not_kinds text[];
   v_limited boolean := false;
-  v_capped boolean := false;
+  v_capped boolean;  -- a queue cap exists; then, one may apply to the pick
+  v_caps record;     -- conductor._claim_cap_scope's answer
   v_cap integer;
   v_max integer := claim.max_tasks;  -- or fewer, when the rate limits allow fewer starts
-  v_controlled boolean;  -- a paused queue, a rate limit or a queue cap exists
+  v_controlled boolean;  -- a paused queue or a rate limit exists
   v_followed boolean;    -- a session follows bus topic 'tasks'
 begin
   if claim.worker_id is null or claim.worker_id = '' then
@@ -1266,15 +1291,26 @@ begin
 
   -- Paused queues, rate limits and queue caps, see the map: none in the common case,
   -- which this one statement finds; else the scope narrowed, nothing when none is left.
-  select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits)
-         or exists (select from conductor.queue_limits),
+  select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits),
+         exists (select from conductor.queue_limits),
          exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
-    into v_controlled, v_followed;
+    into v_controlled, v_capped, v_followed;
   if v_controlled then
-    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap, c.capped
-      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap, v_capped
+    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap
+      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap
       from conductor._claim_controls(claim.queues, claim.kinds, v_now) c;
     if pg_catalog.cardinality(v_queues) = 0 or pg_catalog.cardinality(v_kinds) = 0 then
+      return;
+    end if;
+    v_max := least(claim.max_tasks, v_cap);
+  end if;
+  if v_capped then
+    -- a call, not a select from it (a simple expression, as _pick below)
+    v_caps := conductor._claim_cap_scope(v_queues, v_not_queues);
+    v_queues := v_caps.run_queues;
+    v_not_queues := v_caps.out_queues;
+    v_capped := v_caps.capped;
+    if pg_catalog.cardinality(v_queues) = 0 then
       return;
     end if;
     if v_capped and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
@@ -1282,7 +1318,7 @@ begin
         pg_catalog.current_setting('transaction_isolation')
         using errcode = 'QC106';
     end if;
-    v_max := least(claim.max_tasks, v_cap);
+    v_max := least(v_max, v_caps.cap);
   end if;
 
   v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds);
