@@ -1,7 +1,7 @@
 """Drain under load: what one finished task costs the server, with a producer keeping a depth.
 
     .venv/bin/python bench/drain_load.py --dsn URL [--concurrency 32] [--seconds 90]
-        [--depth 4000] [--handler-ms 1] [--async] [--prefetch N] [--hold-snapshot S]
+        [--depth 4000] [--handler-ms 1] [--async] [--prefetch N] [--hold-snapshot S] [--queue-limit N]
 
 The scenario of issue 26 (and of the external harness it quotes): a producer
 thread keeps about --depth tasks queued with ``enqueue_many`` batches, one
@@ -176,11 +176,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prefetch", type=int, help="the Worker's prefetch (default: its own)")
     p.add_argument("--hold-snapshot", type=float, default=0.0, metavar="S",
                    help="after --seconds clean, hold a snapshot open for S seconds, then drain --seconds more")
+    p.add_argument("--queue-limit", type=int, metavar="N",
+                   help="cap the queue at N running (set_queue_limit) for the drain; default: no cap")
     args = p.parse_args(argv)
 
     with psycopg.connect(args.dsn, autocommit=True) as conn:
         conn.execute("delete from conductor.attempts")
         conn.execute("delete from conductor.tasks")
+        if args.queue_limit is not None or conn.execute("select to_regclass('conductor.queue_limits')").fetchone()[0]:
+            conn.execute("select conductor.set_queue_limit(%s, %s)", [QUEUE, args.queue_limit])
         conn.execute("vacuum analyze conductor.tasks")
         conn.execute("vacuum analyze conductor.attempts")
         datadir = str((conn.execute("show data_directory").fetchone() or [""])[0])
@@ -258,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         wal = int((conn.execute("select pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)",
                                 [after.wal_lsn, before.wal_lsn]).fetchone() or [0])[0])  # fmt: skip
     mode = "async" if args.use_async else "threads"
+    if args.queue_limit is not None:
+        mode += f", queue capped at {args.queue_limit}"
     print(f"drain under load ({mode}, concurrency {args.concurrency}, depth {args.depth}, "
           f"{args.handler_ms:g} ms handlers, {seconds:.0f} s): {done / seconds:.0f} tasks/s, {done} tasks")
     print(f"  server CPU per task:   {server / done * 1e6:.0f} us  ({server / seconds * 100:.0f} % of one core)")

@@ -23,7 +23,9 @@
 # engine's own code, or of a variant a session creates in the running database
 # (BENCH_KEEP=1 leaves it up and prints how to reach it), is exact enough to
 # decide by. About 4 minutes on 2 cores. Knobs: BENCH_PAIRS ("a b c d"),
-# ROUNDS_LO (2), ROUNDS_HI (10; pairs a and c take 5x both).
+# ROUNDS_LO (2), ROUNDS_HI (10; pairs a and c take 5x both), BENCH_QUEUE_LIMIT
+# (unset; N caps the engine's queue 'bench' at N running, set_queue_limit, in
+# every session's setup: the claims of pairs c and d pay for the cap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-$PWD/.venv/bin/python}
@@ -57,6 +59,7 @@ for _ in $(seq 120); do psql -qXAt "$url" -c 'select 1' >/dev/null 2>&1 && break
 psql -qXAt "$url" -c 'select 1' >/dev/null
 
 setup() { # $1: tasks to queue on each side
+  [[ -n ${BENCH_QUEUE_LIMIT:-} ]] && echo "select conductor.set_queue_limit('bench', $BENCH_QUEUE_LIMIT);"
   cat <<SQL
 truncate conductor.attempts, conductor.tasks cascade;
 select count(*) from conductor.enqueue_many((select jsonb_agg(jsonb_build_object('kind', 'bench', 'queue', 'bench',
@@ -90,7 +93,7 @@ per_task() { # $1 script, $2 tasks a round, $3 rounds factor
   echo $(( (b - a) / ((hi - lo) * $2) ))
 }
 
-echo "# instructions a task $(date -u +%Y-%m-%dT%H:%M:%SZ), HEAD $(git rev-parse --short HEAD) ($(git status --porcelain | wc -l) uncommitted), $("$bindir/postgres" --version)"
+echo "# instructions a task $(date -u +%Y-%m-%dT%H:%M:%SZ), HEAD $(git rev-parse --short HEAD) ($(git status --porcelain | wc -l) uncommitted), $("$bindir/postgres" --version)${BENCH_QUEUE_LIMIT:+, queue bench capped at $BENCH_QUEUE_LIMIT}"
 declare -A API=([a]=api_enqueue [b]=api_enqueue_50 [c]=api_claim_complete [d]=api_claim_complete_50)
 declare -A RAW=([a]=raw_enqueue [b]=raw_enqueue_50 [c]=raw_claim_complete [d]=raw_claim_complete_50)
 declare -A BATCH=([a]=1 [b]=50 [c]=1 [d]=50)

@@ -63,7 +63,7 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("cancel", "retry", "preview_matching", "retry_matching", "cancel_matching")),
     ("Maintenance", "Taking back lost work, sampling the queues over time and deleting old history.", ("reap", "reap_report", "apply_retention", "sample_queues", "prune")),
     ("Queue controls", "Operators' controls, enforced by every worker's claim.",
-     ("pause_queue", "resume_queue", "set_rate_limit")),
+     ("pause_queue", "resume_queue", "set_rate_limit", "set_queue_limit")),
     ("Schedules and cron lines", "See also [Schedules](../schedules.md) and [Cron lines](../cron.md).",
      ("create_schedule", "update_schedule", "enable_schedule", "delete_schedule", "list_schedules",
       "fire_schedule", "overdue_schedules", "tick", "cron_next", "cron_validate")),

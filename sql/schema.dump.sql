@@ -473,7 +473,7 @@ ALTER FUNCTION conductor._check_control_target(scope text, name text) OWNER TO c
 
 COMMENT ON FUNCTION conductor._check_control_target(scope text, name text) IS 'Raises enqueue''s error for name as a queue name (scope ''queue'': QC104) or a kind name
 (scope ''kind'': QC101) that enqueue would refuse (conductor._spec_problem), NULL included;
-for pause_queue, resume_queue and set_rate_limit.';
+for pause_queue, resume_queue, set_rate_limit and set_queue_limit.';
 
 
 --
@@ -940,6 +940,122 @@ called by suspend and _child_finished. Reads only, takes no locks, never raises.
 
 
 --
+-- Name: _claim_cap_scope(text[], text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET jit TO 'off'
+    AS $$
+declare
+  v_got record;  -- the capped queues in scope and their room (_claim_rooms)
+  v_full text[];
+begin
+  run_queues := _claim_cap_scope.queues;
+  out_queues := _claim_cap_scope.not_queues;
+  v_got := conductor._claim_rooms(_claim_cap_scope.queues);
+  if v_got.capped is null then
+    capped := false;  -- caps of other queues only
+    return;
+  end if;
+  v_full := array(select u.q from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+                   where u.room <= 0);
+  if _claim_cap_scope.queues is null then
+    out_queues := out_queues || v_full;
+  else
+    run_queues := array(select u.q from pg_catalog.unnest(_claim_cap_scope.queues) with ordinality u(q, n)
+                         where u.q <> all (v_full) order by u.n);
+  end if;
+  capped := exists (select from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+                     where u.room > 0 and (out_queues is null or u.q <> all (out_queues)));
+  if capped and run_queues is not null then
+    cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
+                        then pg_catalog.sum(u.room)::integer end
+              from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+             where u.q = any (run_queues));
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor._claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer) IS 'claim''s narrowing by the queue caps, called only when conductor.queue_limits holds a row,
+after conductor._claim_controls: run_queues is queues (NULL: every queue) without the capped
+queues as full as their max_running (conductor._claim_rooms), out_queues not_queues with those
+added when queues is NULL; capped says whether a cap may apply to the tasks picked (then
+conductor._claim_caps trims them); cap, when every queue of run_queues is capped, the room
+they have together. Reads without locks; planned once per connection. run_queues empty:
+nothing to claim.';
+
+
+--
+-- Name: _claim_caps(bigint[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._claim_caps(task_ids bigint[]) RETURNS bigint[]
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+declare
+  v_picked text[];  -- the queues of the picked tasks, in claim order
+  v_got record;     -- the capped ones among them and their room (_claim_rooms)
+  v_left integer[];
+  v_q integer;
+  v_kept bigint[];
+begin
+  v_picked := array(select t.queue from pg_catalog.unnest(_claim_caps.task_ids) with ordinality u(id, n)
+                      join conductor.tasks t on t.id = u.id
+                     order by u.n);
+  -- lock first (in queue order, before any bucket: see the map) ...
+  perform from conductor.queue_limits l
+    where l.queue = any (v_picked)
+    order by l.queue
+      for update of l;
+  -- ... then count what the holders before left running (a statement of its own)
+  v_got := conductor._claim_rooms(v_picked);
+  if v_got.capped is null then
+    return _claim_caps.task_ids;  -- caps of other queues only
+  end if;
+  v_left := v_got.rooms;
+  for i in 1 .. pg_catalog.cardinality(_claim_caps.task_ids) loop
+    v_q := pg_catalog.array_position(v_got.capped, v_picked[i]);
+    if v_q is null or v_left[v_q] > 0 then
+      v_kept := v_kept || _claim_caps.task_ids[i];
+      if v_q is not null then
+        v_left[v_q] := v_left[v_q] - 1;
+      end if;
+    end if;
+  end loop;
+  return v_kept;
+end
+$$;
+
+
+ALTER FUNCTION conductor._claim_caps(task_ids bigint[]) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _claim_caps(task_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._claim_caps(task_ids bigint[]) IS 'claim''s queue caps: locks the conductor.queue_limits rows of the queues of task_ids (picked
+and locked by the caller, in claim order), FOR UPDATE in queue order, counts each such
+queue''s running tasks (conductor._claim_rooms), and returns in order the ids that fit under
+each cap (max_running minus running; tasks of uncapped queues all kept), NULL for none. The
+tasks left out are not touched. Needs READ COMMITTED (claim checks): the count must see
+what the previous holder of the row committed. Planned once per connection.';
+
+
+--
 -- Name: _claim_controls(text[], text[], timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -1308,6 +1424,45 @@ COMMENT ON FUNCTION conductor._claim_remember(worker_id text, read_seq bigint, s
 (a strike when last_ids is NULL) and deletes the row read_seq the claim read; scope NULL
 deletes the worker''s rows. Skips rows locked by another connection (never waits).
 Planned once per connection.';
+
+
+--
+-- Name: _claim_rooms(text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+begin
+  select pg_catalog.array_agg(l.queue order by l.queue),
+         pg_catalog.array_agg(l.max_running - coalesce(r.running, 0) order by l.queue)
+    into capped, rooms
+    from conductor.queue_limits l
+    left join (select t.queue, pg_catalog.count(*)::integer as running
+                 from conductor.tasks t
+                where t.status = 'running'
+                  and t.queue in (select l2.queue from conductor.queue_limits l2
+                                   where _claim_rooms.queues is null or l2.queue = any (_claim_rooms.queues))
+                group by t.queue) r on r.queue = l.queue
+   where _claim_rooms.queues is null or l.queue = any (_claim_rooms.queues);
+end
+$$;
+
+
+ALTER FUNCTION conductor._claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]) IS 'The capped queues among queues (NULL: every capped queue), in queue order, and the room
+of each: max_running less its tasks running (status ''running'', through tasks_running), 0
+or less when full. For claim (_claim_cap_scope before the pick, _claim_caps after it,
+under the cap rows'' locks); reads the caller''s statement''s snapshot. No locks.';
 
 
 --
@@ -4563,6 +4718,7 @@ CREATE FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp 
 declare
   v_paused conductor.paused_queues;
   v_bucket record;
+  v_cap record;  -- the queue's cap and its running tasks
   v_holder bigint;
   v_running bigint;
 begin
@@ -4610,6 +4766,18 @@ begin
     end if;
   end loop;
 
+  select l.max_running,
+         (select pg_catalog.count(*) from conductor.tasks r
+           where r.status = 'running' and r.queue = l.queue) as running
+    into v_cap
+    from conductor.queue_limits l where l.queue = _wait_reasons.queue;
+  if found and v_cap.running >= v_cap.max_running then
+    return query select 'queue_cap'::text,
+      pg_catalog.format('queue cap reached (%s of %s running in queue %s)',
+                        v_cap.running, v_cap.max_running, conductor._echo(_wait_reasons.queue)),
+      null::timestamptz, null::bigint;
+  end if;
+
   if _wait_reasons.concurrency_key is not null then
     -- claim's rule: fewer of its key running than its limit (counted up to the limit)
     select pg_catalog.count(*), pg_catalog.min(r.id) into v_running, v_holder
@@ -4639,12 +4807,13 @@ time at, one row per reason in this order: queue_paused (paused_queues), due_lat
 after at; until_at the run_at), no_worker (no worker seen since live_since serves queue
 and kind, conductor._serves), then for a due task only rate_limited (a bucket of its queue
 or its kind holds no whole token at at, conductor._tokens; until_at when the next comes;
-one row per bucket, the queue''s first) and concurrency_key (as many tasks of the key run as
+one row per bucket, the queue''s first), queue_cap (its queue runs max_running tasks or more,
+set_queue_limit; the detail says how many of how many) and concurrency_key (as many tasks of the key run as
 concurrency_limit, NULL: 1, allows: "2 of 2 running for concurrency key ''x'' (task n among
 them)"; holder_id names the running task of the key with the lowest id). No row: the task is ready. detail is a sentence for a person, every
 name in it through conductor._echo. The one rule of why_waiting and waiting_reasons. A
-few index probes (the paused row, the live workers, the buckets, tasks_running_keyed); no
-locks.';
+few index probes (the paused row, the live workers, the buckets, the cap and its queue''s
+running tasks through tasks_running, tasks_running_keyed); no locks.';
 
 
 --
@@ -5097,6 +5266,8 @@ declare
   v_not_queues text[];
   v_not_kinds text[];
   v_limited boolean := false;
+  v_capped boolean;  -- a queue cap exists; then, one may apply to the pick
+  v_caps record;     -- conductor._claim_cap_scope's answer
   v_cap integer;
   v_max integer := claim.max_tasks;  -- or fewer, when the rate limits allow fewer starts
   v_controlled boolean;  -- a paused queue or a rate limit exists
@@ -5132,11 +5303,12 @@ begin
     perform pg_catalog.set_config('synchronous_commit', 'off', true);
   end if;
 
-  -- Paused queues and rate limits, see the map: none in the common case, which
-  -- this one statement finds; else the scope narrowed, nothing when none is left.
+  -- Paused queues, rate limits and queue caps, see the map: none in the common case,
+  -- which this one statement finds; else the scope narrowed, nothing when none is left.
   select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits),
+         exists (select from conductor.queue_limits),
          exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
-    into v_controlled, v_followed;
+    into v_controlled, v_capped, v_followed;
   if v_controlled then
     select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap
       into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap
@@ -5145,6 +5317,22 @@ begin
       return;
     end if;
     v_max := least(claim.max_tasks, v_cap);
+  end if;
+  if v_capped then
+    -- a call, not a select from it (a simple expression, as _pick below)
+    v_caps := conductor._claim_cap_scope(v_queues, v_not_queues);
+    v_queues := v_caps.run_queues;
+    v_not_queues := v_caps.out_queues;
+    v_capped := v_caps.capped;
+    if pg_catalog.cardinality(v_queues) = 0 then
+      return;
+    end if;
+    if v_capped and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
+      raise exception 'claim needs READ COMMITTED to honour queue caps, not %',
+        pg_catalog.current_setting('transaction_isolation')
+        using errcode = 'QC106';
+    end if;
+    v_max := least(v_max, v_caps.cap);
   end if;
 
   v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds);
@@ -5158,11 +5346,17 @@ begin
   -- a call, not a select from it: a PL/pgSQL simple expression, which runs without a
   -- statement's executor (the layer _pick adds cost nothing measurable this way)
   v_picked := conductor._pick(claim.worker_id, v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now,
-                              v_limited);
+                              v_limited or v_capped);
   v_ids := v_picked.ids;
   v_seen := v_picked.seen_ids;
   if v_ids is null then
     return;
+  end if;
+  if v_capped then
+    v_ids := conductor._claim_caps(v_ids);
+    if v_ids is null then
+      return;
+    end if;
   end if;
   if v_limited then
     v_ids := conductor._claim_tokens(v_ids, v_now);
@@ -5216,9 +5410,13 @@ Nothing is claimed from a paused queue (pause_queue): a claim of paused queues o
 no rows at once; of several or all queues, the paused ones are left out. A rate limit of a
 queue or a kind (set_rate_limit) caps how many of its tasks start: each started task draws
 a token from its queue''s bucket and its kind''s, across every worker; picked tasks that find
-none stay queued, untouched, and the claim returns fewer rows (none).
+none stay queued, untouched, and the claim returns fewer rows (none). A queue cap
+(set_queue_limit) keeps the queue''s running tasks at most max_running across every worker:
+a claim starts no more than max_running minus those running (racing claimers take the cap''s
+row in turn); a claim a cap applies to needs READ COMMITTED (else QC106).
 FOR UPDATE SKIP LOCKED: any number of callers at once, none waits for a task, no task goes
-to two; claimers of a rate-limited queue or kind wait for each other''s commit on its bucket.
+to two; claimers of a rate-limited queue or kind wait for each other''s commit on its bucket,
+and claimers of a capped queue on its cap row.
 Publishes {"event": "running", "ids": [...]} on bus topic ''tasks'' when a session subscribes
 to it (or to ''*'').
 Tasks of other kinds at the head of a queue are stepped over (a rolling deploy''s transient;
@@ -8417,6 +8615,86 @@ a before_id under 1, a limit outside 1..1000 or a scan_limit outside 1..1000000.
 
 
 --
+-- Name: set_queue_limit(text, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.set_queue_limit(queue text, max_running integer DEFAULT NULL::integer) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_caller text := conductor._caller();
+  v_old conductor.queue_limits;
+begin
+  perform conductor._check_control_target('queue', set_queue_limit.queue);
+  if set_queue_limit.max_running is not null
+     and not (set_queue_limit.max_running between 1 and 1000000) then
+    raise exception 'invalid max_running % for queue %: the most tasks of the queue running at once, 1 to 1000000',
+      set_queue_limit.max_running, conductor._echo(set_queue_limit.queue)
+      using errcode = 'QC106',
+            hint = 'NULL removes the cap; stopping a queue is pause_queue''s, an admin''s.';
+  end if;
+
+  -- at most twice round: a second time when another caller set the cap since the select
+  loop
+    select l.* into v_old from conductor.queue_limits l
+     where l.queue = set_queue_limit.queue
+       for update;
+    if found then
+      if v_old.max_running is not distinct from set_queue_limit.max_running then
+        -- the same cap set again (a worker restarting) writes nothing; one set before
+        -- its owner was known becomes the caller's
+        if v_old.owner is null then
+          update conductor.queue_limits l set owner = v_caller where l.queue = set_queue_limit.queue;
+        end if;
+        return;
+      end if;
+      perform conductor._check_owner('the cap of queue', set_queue_limit.queue, v_old.owner);
+      if set_queue_limit.max_running is null then
+        delete from conductor.queue_limits l where l.queue = set_queue_limit.queue;
+      else
+        update conductor.queue_limits l
+           set max_running = set_queue_limit.max_running, set_at = conductor.now(), owner = v_caller
+         where l.queue = set_queue_limit.queue;
+      end if;
+      return;
+    end if;
+    if set_queue_limit.max_running is null then
+      return;  -- removing a cap that is not there is no error
+    end if;
+    insert into conductor.queue_limits as l (queue, max_running, set_at, owner)
+    values (set_queue_limit.queue, set_queue_limit.max_running, conductor.now(), v_caller)
+    on conflict on constraint queue_limits_pkey do nothing;
+    if found then
+      return;
+    end if;
+    -- another caller set it since the select: the next select sees its row
+  end loop;
+end
+$$;
+
+
+ALTER FUNCTION conductor.set_queue_limit(queue text, max_running integer) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION set_queue_limit(queue text, max_running integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.set_queue_limit(queue text, max_running integer) IS 'Caps queue: at most max_running of its tasks run at once across every worker, whatever
+the number of workers and their concurrency. claim starts no more of its tasks than
+max_running minus those running (status ''running''; a task waiting on children, an event or a
+sleep holds no slot); the others wait queued, in order, and block no other queue. Lowering
+a cap under what is running stops nothing: no new start until fewer run. max_running NULL
+removes the cap (no error when there is none); setting the same value again changes nothing.
+The cap records the caller (conductor._caller()) as its owner: changing or removing a cap
+another login set raises QC208 unless the caller is a member of conductor_admin (whose change
+makes it the admin''s). Raises QC106 for max_running not in [1, 1000000], QC104 for an
+invalid queue name. Workers sleeping on the queue are not woken: a raised cap takes effect
+at their next claim (at most the poll interval). Locks the cap''s row (waiting for a claim
+starting the queue''s tasks); call it in a transaction of its own.';
+
+
+--
 -- Name: set_rate_limit(text, text, double precision, double precision); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9364,7 +9642,7 @@ ALTER FUNCTION conductor.waiting_reasons(queue text) OWNER TO conductor_owner;
 --
 
 COMMENT ON FUNCTION conductor.waiting_reasons(queue text) IS 'Per queue (only queue when given), how many queued tasks wait for each reason of
-why_waiting: queue_paused, due_later, no_worker, rate_limited, concurrency_key, or ready
+why_waiting: queue_paused, due_later, no_worker, rate_limited, queue_cap, concurrency_key, or ready
 (nothing keeps them back), each task counted once under its first reason in that order,
 with the earliest run_at among them. Ordered by queue and reason; a queue with no queued
 task answers no row. Cost: one pass over the queued tasks (tasks_ready_by_queue for one
@@ -9516,7 +9794,8 @@ order conductor._wait_reasons gives them: queue_paused (its queue is paused), du
 (until_at: its run_at), no_worker (no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
 for a due task rate_limited (its queue''s or kind''s bucket holds no whole token; until_at:
-when the next comes; one row per dry bucket) and concurrency_key (as many tasks of its key
+when the next comes; one row per dry bucket), queue_cap (its queue runs as many tasks as its
+cap, set_queue_limit: ''queue cap reached (20 of 20 running in queue ...)'') and concurrency_key (as many tasks of its key
 run as its concurrency_limit allows; detail: "N of limit running for concurrency key X";
 holder_id: one of them, the lowest id). A task with none of these is ready: one row reason ''ready'' with
 ahead, the due tasks of its queue that claim takes first (higher priority, or the same and
@@ -9908,6 +10187,35 @@ ALTER TABLE conductor.paused_queues OWNER TO conductor_owner;
 --
 
 COMMENT ON TABLE conductor.paused_queues IS 'Queues an operator paused (pause_queue): claim takes nothing from them; their tasks stay queued.';
+
+
+--
+-- Name: queue_limits; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.queue_limits (
+    queue text NOT NULL,
+    max_running integer NOT NULL,
+    set_at timestamp with time zone NOT NULL,
+    owner text,
+    CONSTRAINT queue_limits_max_running_check CHECK (((max_running >= 1) AND (max_running <= 1000000)))
+);
+
+
+ALTER TABLE conductor.queue_limits OWNER TO conductor_owner;
+
+--
+-- Name: TABLE queue_limits; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.queue_limits IS 'At most max_running tasks of the queue running at once across the fleet (set_queue_limit): claim starts no more than max_running minus those running.';
+
+
+--
+-- Name: COLUMN queue_limits.owner; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.queue_limits.owner IS 'The login (conductor._caller()) that last set the cap with set_queue_limit; only it or an admin may change or remove it (QC208).';
 
 
 --
@@ -10463,6 +10771,14 @@ ALTER TABLE ONLY conductor.paused_queues
 
 
 --
+-- Name: queue_limits queue_limits_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.queue_limits
+    ADD CONSTRAINT queue_limits_pkey PRIMARY KEY (queue);
+
+
+--
 -- Name: queue_samples queue_samples_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10926,6 +11242,20 @@ REVOKE ALL ON FUNCTION conductor._children_summary(task_id bigint) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._claim_cap_scope(queues text[], not_queues text[], OUT run_queues text[], OUT out_queues text[], OUT capped boolean, OUT cap integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _claim_caps(task_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._claim_caps(task_ids bigint[]) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10967,6 +11297,13 @@ REVOKE ALL ON FUNCTION conductor._claim_position(worker_id text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION conductor._claim_remember(worker_id text, read_seq bigint, scope text, last_ids bigint[], until double precision) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._claim_rooms(queues text[], OUT capped text[], OUT rooms integer[]) FROM PUBLIC;
 
 
 --
@@ -11874,6 +12211,15 @@ GRANT ALL ON FUNCTION conductor.search_tasks(kind text, queue text, status text,
 
 
 --
+-- Name: FUNCTION set_queue_limit(queue text, max_running integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.set_queue_limit(queue text, max_running integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.set_queue_limit(queue text, max_running integer) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.set_queue_limit(queue text, max_running integer) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION set_rate_limit(queue text, kind text, per_second double precision, burst double precision); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -12141,6 +12487,15 @@ GRANT SELECT ON TABLE conductor.maintenance TO conductor_admin;
 GRANT SELECT ON TABLE conductor.paused_queues TO conductor_client;
 GRANT SELECT ON TABLE conductor.paused_queues TO conductor_worker;
 GRANT SELECT ON TABLE conductor.paused_queues TO conductor_admin;
+
+
+--
+-- Name: TABLE queue_limits; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.queue_limits TO conductor_client;
+GRANT SELECT ON TABLE conductor.queue_limits TO conductor_worker;
+GRANT SELECT ON TABLE conductor.queue_limits TO conductor_admin;
 
 
 --

@@ -21,7 +21,7 @@ from typing import Any
 
 from pyconductor import defaults
 from pyconductor.commands import ops
-from pyconductor.commands.controls import run_pause, run_rate_limit, run_resume
+from pyconductor.commands.controls import run_pause, run_queue_limit, run_rate_limit, run_resume
 from pyconductor.commands.dev import parse_setting, run_demo, run_devdb
 from pyconductor.commands.enqueue import run_enqueue
 from pyconductor.commands.migrate import MIGRATE_DRIFTED, MIGRATE_PENDING, run_migrate
@@ -428,7 +428,7 @@ def add_serve_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p.set_defaults(func=run_serve)
 
 
-# -- queue controls: pause, resume, rate-limit --------------------------------------------
+# -- queue controls: pause, resume, rate-limit, queue-limit ------------------------------
 # admin calls (pyconductor.commands.controls); the database validates what they are given
 
 
@@ -484,6 +484,31 @@ def add_rate_limit_parser(subparsers: argparse._SubParsersAction[argparse.Argume
     )
     _dsn_arg(p)
     p.set_defaults(func=run_rate_limit)
+
+
+def _max_running(text: str) -> int | None:
+    """A queue cap's MAX_RUNNING: a whole number, or ``off`` (None)."""
+    if text.strip().lower() == "off":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of running tasks or 'off', got {text!r}") from None
+
+
+@subcommand
+def add_queue_limit_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "queue-limit", help="cap the tasks of a queue running at once, across the fleet",
+        description="conductor.set_queue_limit: at most MAX_RUNNING tasks of QUEUE run at once across every "
+        "worker, in any language, whatever their number and concurrency; the others wait queued. "
+        "'off' removes the cap.",
+    )  # fmt: skip
+    p.add_argument("queue", metavar="QUEUE")
+    p.add_argument("max_running", type=_max_running, metavar="MAX_RUNNING|off",
+                   help="tasks of the queue running at once, or off")  # fmt: skip
+    _dsn_arg(p)
+    p.set_defaults(func=run_queue_limit)
 
 
 # -- operations: stats, health, prune, tasks, cancel, retry, status ----------------------

@@ -147,6 +147,9 @@ DASHBOARD_ENABLE_SCHEDULE = "select (conductor.enable_schedule(name => %(name)s,
 DASHBOARD_PAUSED_QUEUES = (
     "select queue, paused_at, paused_by from conductor.paused_queues order by queue limit %(limit)s"
 )
+DASHBOARD_QUEUE_LIMITS = (
+    "select queue, max_running, set_at, owner from conductor.queue_limits order by queue limit %(limit)s"
+)
 # the handler log lines of some attempts (each at most settings.max_log_bytes)
 DASHBOARD_ATTEMPT_LOGS = "select attempt_id, lines, dropped from conductor.attempt_logs where attempt_id = any(%(attempt_ids)s::bigint[]) order by attempt_id"
 # live updates (/events): one session of the dashboard listens on the event bus for topic 'tasks'
@@ -239,6 +242,8 @@ PAUSE_QUEUE = "select conductor.pause_queue(queue => %(queue)s) as changed"
 RESUME_QUEUE = "select conductor.resume_queue(queue => %(queue)s) as changed"
 # per_second NULL: no limit; burst NULL: max(1, per_second)
 SET_RATE_LIMIT = "select conductor.set_rate_limit(queue => %(queue)s::text, kind => %(kind)s::text, per_second => %(per_second)s::float8, burst => %(burst)s::float8)"
+# max_running NULL: no cap
+SET_QUEUE_LIMIT = "select conductor.set_queue_limit(queue => %(queue)s::text, max_running => %(max_running)s::integer)"
 # one task now, counted as a fire; the schedule's next due time is unchanged
 FIRE_SCHEDULE = "select conductor.fire_schedule(name => %(name)s) as task_id"
 

@@ -20,6 +20,10 @@
 --                                           the scan position while scans are slow;
 --     _pick_queue, _pick_queues, _pick_keyed  its three plan shapes (one queue,
 --                                           several or all, with keys)
+--   conductor._claim_caps(...)              the queue caps applied to the pick
+--   conductor._claim_cap_scope(...)         the scope the queue caps leave: full
+--                                           capped queues out (below)
+--   conductor._claim_rooms(queues)          the room each capped queue has
 --   conductor._claim_tokens(...)            the rate limits applied to the pick
 --   conductor._claim_epoch(), _lease(...)   the fencing guard; the lease, the attempt
 --                                           rows and the answer
@@ -48,8 +52,8 @@
 -- scope; probe the keys; pick (conductor._pick: every rule of which tasks a
 -- claim may take is the scope's, so a new limit, say of a kind's running
 -- tasks, narrows the scope in _claim_controls and trims in a step beside
--- _claim_tokens, and every pick path obeys it); apply the rate limits; publish;
--- lease.
+-- _claim_tokens, as _claim_caps does, and every pick path obeys it); apply the
+-- queue caps, then the rate limits; publish; lease.
 --
 -- Locks: the picked task rows, FOR UPDATE SKIP LOCKED, so concurrent claimers
 -- never wait on each other and never get the same task.
@@ -80,6 +84,31 @@
 -- the wait ends in a serialization failure, 40001): the starts of every
 -- worker together never exceed the tokens. A rate-limited claim remembers no
 -- scan position (below): a task trimmed away must stay first in line.
+--
+-- Queue caps (conductor.queue_limits, set_queue_limit in functions/controls:
+-- at most max_running tasks of a queue running at once across the fleet).
+-- The same one statement finds the table empty in the common case. With a cap,
+-- conductor._claim_cap_scope (after _claim_controls, when that runs) counts
+-- each capped queue's running tasks (conductor._claim_rooms: one scan of the
+-- running set through tasks_running, no lock) and leaves a full queue out of
+-- the scope, as a dry bucket is; when every queue named is capped the pick
+-- takes no more than their room together. After the pick, conductor._claim_caps
+-- locks the cap rows of the picked tasks' queues (FOR UPDATE, in queue order),
+-- counts their running tasks again in a statement of its own (so it sees every
+-- earlier holder's committed claim), and keeps in claim order at most
+-- max_running - running of each; the rest stay queued and untouched, and the
+-- rate limits are applied to what is kept only (a trimmed task draws no
+-- token). Two claimers racing for a queue's last slot take its row one after
+-- the other, and the second counts the first's start: the queue's running
+-- tasks never exceed its cap. This needs READ COMMITTED (a snapshot per
+-- statement; at REPEATABLE READ the count would not see the first claimer's
+-- commit), which claim checks when a cap applies (QC106). A capped claim
+-- remembers no scan position, as a rate-limited one. Cost: nothing without a
+-- cap (one more EXISTS in the controls statement); with one, the running set
+-- counted twice per claim of its queue and a wait on its row while another
+-- claimer of the queue commits. Its helpers are planned once per connection:
+-- planned per call (in _claim_controls) a cap doubled the instructions of a
+-- one-task claim and its completion (bench/HISTORY.md).
 --
 -- Concurrency keys (at most concurrency_limit running tasks per key, 1 unless
 -- the task says otherwise; the others stay queued in order and block nothing
@@ -118,10 +147,12 @@
 -- when keys are involved.
 --   Lock order: concurrency slot rows (SKIP LOCKED, never waited for), then
 --   task rows (SKIP LOCKED, never waited for; _pick, with the worker's own
---   claim_positions rows after them, SKIP LOCKED too), then rate limit buckets (FOR
---   UPDATE, in (scope, name) order: the only wait in normal running, and
---   every claimer takes them in the same order after everything else, so
---   claimers cannot deadlock), then, only after a crash recovery, the epoch
+--   claim_positions rows after them, SKIP LOCKED too), then queue cap rows
+--   (FOR UPDATE, in queue order), then rate limit buckets (FOR
+--   UPDATE, in (scope, name) order: with the cap rows, the only waits in
+--   normal running, and every claimer takes them in the same order after
+--   everything else, caps before buckets, so claimers cannot deadlock), then,
+--   only after a crash recovery, the epoch
 --   row (conductor._claim_epoch, below; the one claim writing it holds no
 --   lock another claimer waits for while it waits). Nothing a client or a
 --   session outside the engine holds is waited for.
@@ -1038,6 +1069,157 @@ tokens they hold together (the most that can start). Reads without locks. run_qu
 
 revoke execute on function conductor._claim_controls(text[], text[], timestamptz) from public;
 
+-- The room of capped queues: of the caps of queues (NULL: every cap), each
+-- queue's max_running less its running tasks, counted through tasks_running
+-- (the running set, one scan for all of them). Planned once per connection:
+-- planned per call it was most of a capped claim's cost (bench/HISTORY.md).
+create or replace function conductor._claim_rooms(queues text[], out capped text[], out rooms integer[])
+  language plpgsql stable
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
+  set jit = off
+as $$
+begin
+  select pg_catalog.array_agg(l.queue order by l.queue),
+         pg_catalog.array_agg(l.max_running - coalesce(r.running, 0) order by l.queue)
+    into capped, rooms
+    from conductor.queue_limits l
+    left join (select t.queue, pg_catalog.count(*)::integer as running
+                 from conductor.tasks t
+                where t.status = 'running'
+                  and t.queue in (select l2.queue from conductor.queue_limits l2
+                                   where _claim_rooms.queues is null or l2.queue = any (_claim_rooms.queues))
+                group by t.queue) r on r.queue = l.queue
+   where _claim_rooms.queues is null or l.queue = any (_claim_rooms.queues);
+end
+$$;
+
+comment on function conductor._claim_rooms(text[]) is
+$$The capped queues among queues (NULL: every capped queue), in queue order, and the room
+of each: max_running less its tasks running (status 'running', through tasks_running), 0
+or less when full. For claim (_claim_cap_scope before the pick, _claim_caps after it,
+under the cap rows' locks); reads the caller's statement's snapshot. No locks.$$;
+
+revoke execute on function conductor._claim_rooms(text[]) from public;
+
+-- What the queue caps leave of a claim's scope (see the map), after the other
+-- controls': the queues named (run_queues) without the capped ones that are
+-- full, or (queues NULL) not_queues with them added; capped says a cap may
+-- apply to what the pick takes (then _claim_caps trims it); cap, when every
+-- queue named is capped, the room they have together (the most that can start).
+create or replace function conductor._claim_cap_scope(
+  queues         text[],
+  not_queues     text[],
+  out run_queues text[],
+  out out_queues text[],
+  out capped     boolean,
+  out cap        integer)
+  language plpgsql stable
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_generic_plan
+  set jit = off
+as $$
+declare
+  v_got record;  -- the capped queues in scope and their room (_claim_rooms)
+  v_full text[];
+begin
+  run_queues := _claim_cap_scope.queues;
+  out_queues := _claim_cap_scope.not_queues;
+  v_got := conductor._claim_rooms(_claim_cap_scope.queues);
+  if v_got.capped is null then
+    capped := false;  -- caps of other queues only
+    return;
+  end if;
+  v_full := array(select u.q from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+                   where u.room <= 0);
+  if _claim_cap_scope.queues is null then
+    out_queues := out_queues || v_full;
+  else
+    run_queues := array(select u.q from pg_catalog.unnest(_claim_cap_scope.queues) with ordinality u(q, n)
+                         where u.q <> all (v_full) order by u.n);
+  end if;
+  capped := exists (select from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+                     where u.room > 0 and (out_queues is null or u.q <> all (out_queues)));
+  if capped and run_queues is not null then
+    cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
+                        then pg_catalog.sum(u.room)::integer end
+              from rows from (pg_catalog.unnest(v_got.capped), pg_catalog.unnest(v_got.rooms)) u(q, room)
+             where u.q = any (run_queues));
+  end if;
+end
+$$;
+
+comment on function conductor._claim_cap_scope(text[], text[]) is
+$$claim's narrowing by the queue caps, called only when conductor.queue_limits holds a row,
+after conductor._claim_controls: run_queues is queues (NULL: every queue) without the capped
+queues as full as their max_running (conductor._claim_rooms), out_queues not_queues with those
+added when queues is NULL; capped says whether a cap may apply to the tasks picked (then
+conductor._claim_caps trims them); cap, when every queue of run_queues is capped, the room
+they have together. Reads without locks; planned once per connection. run_queues empty:
+nothing to claim.$$;
+
+revoke execute on function conductor._claim_cap_scope(text[], text[]) from public;
+
+-- The queue caps, applied to the picked tasks (see the map): lock the cap rows
+-- of their queues in queue order, count each capped queue's running tasks
+-- (_claim_rooms in a statement after the locks: at READ COMMITTED it sees what
+-- every holder before committed), keep in claim order at most max_running
+-- minus running of each capped queue. Returns the kept ids, NULL for none; the
+-- rest stay queued, untouched. Before the rate limits: a task the cap trims
+-- draws no token.
+create or replace function conductor._claim_caps(task_ids bigint[])
+  returns bigint[]
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
+  set jit = off
+as $$
+declare
+  v_picked text[];  -- the queues of the picked tasks, in claim order
+  v_got record;     -- the capped ones among them and their room (_claim_rooms)
+  v_left integer[];
+  v_q integer;
+  v_kept bigint[];
+begin
+  v_picked := array(select t.queue from pg_catalog.unnest(_claim_caps.task_ids) with ordinality u(id, n)
+                      join conductor.tasks t on t.id = u.id
+                     order by u.n);
+  -- lock first (in queue order, before any bucket: see the map) ...
+  perform from conductor.queue_limits l
+    where l.queue = any (v_picked)
+    order by l.queue
+      for update of l;
+  -- ... then count what the holders before left running (a statement of its own)
+  v_got := conductor._claim_rooms(v_picked);
+  if v_got.capped is null then
+    return _claim_caps.task_ids;  -- caps of other queues only
+  end if;
+  v_left := v_got.rooms;
+  for i in 1 .. pg_catalog.cardinality(_claim_caps.task_ids) loop
+    v_q := pg_catalog.array_position(v_got.capped, v_picked[i]);
+    if v_q is null or v_left[v_q] > 0 then
+      v_kept := v_kept || _claim_caps.task_ids[i];
+      if v_q is not null then
+        v_left[v_q] := v_left[v_q] - 1;
+      end if;
+    end if;
+  end loop;
+  return v_kept;
+end
+$$;
+
+comment on function conductor._claim_caps(bigint[]) is
+$$claim's queue caps: locks the conductor.queue_limits rows of the queues of task_ids (picked
+and locked by the caller, in claim order), FOR UPDATE in queue order, counts each such
+queue's running tasks (conductor._claim_rooms), and returns in order the ids that fit under
+each cap (max_running minus running; tasks of uncapped queues all kept), NULL for none. The
+tasks left out are not touched. Needs READ COMMITTED (claim checks): the count must see
+what the previous holder of the row committed. Planned once per connection.$$;
+
+revoke execute on function conductor._claim_caps(bigint[]) from public;
+
 -- The rate limits, applied to the picked tasks (see the map): lock the buckets
 -- of their queues and kinds in (scope, name) order, refill, keep in claim
 -- order (the order of task_ids) each task that finds a whole token in both of
@@ -1244,6 +1426,8 @@ declare
   v_not_queues text[];
   v_not_kinds text[];
   v_limited boolean := false;
+  v_capped boolean;  -- a queue cap exists; then, one may apply to the pick
+  v_caps record;     -- conductor._claim_cap_scope's answer
   v_cap integer;
   v_max integer := claim.max_tasks;  -- or fewer, when the rate limits allow fewer starts
   v_controlled boolean;  -- a paused queue or a rate limit exists
@@ -1279,11 +1463,12 @@ begin
     perform pg_catalog.set_config('synchronous_commit', 'off', true);
   end if;
 
-  -- Paused queues and rate limits, see the map: none in the common case, which
-  -- this one statement finds; else the scope narrowed, nothing when none is left.
+  -- Paused queues, rate limits and queue caps, see the map: none in the common case,
+  -- which this one statement finds; else the scope narrowed, nothing when none is left.
   select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits),
+         exists (select from conductor.queue_limits),
          exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
-    into v_controlled, v_followed;
+    into v_controlled, v_capped, v_followed;
   if v_controlled then
     select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap
       into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap
@@ -1292,6 +1477,22 @@ begin
       return;
     end if;
     v_max := least(claim.max_tasks, v_cap);
+  end if;
+  if v_capped then
+    -- a call, not a select from it (a simple expression, as _pick below)
+    v_caps := conductor._claim_cap_scope(v_queues, v_not_queues);
+    v_queues := v_caps.run_queues;
+    v_not_queues := v_caps.out_queues;
+    v_capped := v_caps.capped;
+    if pg_catalog.cardinality(v_queues) = 0 then
+      return;
+    end if;
+    if v_capped and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
+      raise exception 'claim needs READ COMMITTED to honour queue caps, not %',
+        pg_catalog.current_setting('transaction_isolation')
+        using errcode = 'QC106';
+    end if;
+    v_max := least(v_max, v_caps.cap);
   end if;
 
   v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds);
@@ -1305,11 +1506,17 @@ begin
   -- a call, not a select from it: a PL/pgSQL simple expression, which runs without a
   -- statement's executor (the layer _pick adds cost nothing measurable this way)
   v_picked := conductor._pick(claim.worker_id, v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now,
-                              v_limited);
+                              v_limited or v_capped);
   v_ids := v_picked.ids;
   v_seen := v_picked.seen_ids;
   if v_ids is null then
     return;
+  end if;
+  if v_capped then
+    v_ids := conductor._claim_caps(v_ids);
+    if v_ids is null then
+      return;
+    end if;
   end if;
   if v_limited then
     v_ids := conductor._claim_tokens(v_ids, v_now);
@@ -1357,9 +1564,13 @@ Nothing is claimed from a paused queue (pause_queue): a claim of paused queues o
 no rows at once; of several or all queues, the paused ones are left out. A rate limit of a
 queue or a kind (set_rate_limit) caps how many of its tasks start: each started task draws
 a token from its queue's bucket and its kind's, across every worker; picked tasks that find
-none stay queued, untouched, and the claim returns fewer rows (none).
+none stay queued, untouched, and the claim returns fewer rows (none). A queue cap
+(set_queue_limit) keeps the queue's running tasks at most max_running across every worker:
+a claim starts no more than max_running minus those running (racing claimers take the cap's
+row in turn); a claim a cap applies to needs READ COMMITTED (else QC106).
 FOR UPDATE SKIP LOCKED: any number of callers at once, none waits for a task, no task goes
-to two; claimers of a rate-limited queue or kind wait for each other's commit on its bucket.
+to two; claimers of a rate-limited queue or kind wait for each other's commit on its bucket,
+and claimers of a capped queue on its cap row.
 Publishes {"event": "running", "ids": [...]} on bus topic 'tasks' when a session subscribes
 to it (or to '*').
 Tasks of other kinds at the head of a queue are stepped over (a rolling deploy's transient;

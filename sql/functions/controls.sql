@@ -22,18 +22,27 @@
 --        conductor_admin sets no rate under conductor.settings.min_rate_limit
 --        (1 a second, QC106): it may slow a queue, not stop it; stopping is
 --        pause_queue's, an admin's
+--   conductor.set_queue_limit(queue, max_running) -> void
+--        at most max_running tasks of the queue running at once across every
+--        worker (conductor.queue_limits, schema/queue_limits): claim starts no
+--        more than max_running minus those running; max_running NULL removes
+--        the cap. The same owner rule as a rate limit (QC208); a cap is at
+--        least 1, so it slows a queue and never stops it (that is
+--        pause_queue's, an admin's): a worker login may set any
 --   conductor._check_control_target(scope, name)   a queue's or kind's name
 --        rule: enqueue's (conductor._spec_problem), so QC104 and QC101 mean
 --        what they mean there
 --
 -- Tables: conductor.paused_queues (one row per paused queue),
 -- conductor.rate_limits (one row per limited queue or kind, with its owner),
+-- conductor.queue_limits (one row per capped queue, with its owner),
 -- conductor.settings (min_rate_limit, read).
 -- Locks: the one row written. A limit's bucket row is also locked by every
 -- claim that draws from it (functions/claim), so set_rate_limit waits for a
 -- claim in flight; call it in a transaction of its own (claim locks buckets in
 -- (scope, name) order last, and a transaction holding one bucket while it
--- claims could wait on another claimer waiting for it).
+-- claims could wait on another claimer waiting for it). The same holds for a
+-- queue's cap row and set_queue_limit (claim locks cap rows before buckets).
 
 begin;
 set local role conductor_owner;
@@ -59,7 +68,7 @@ $$;
 comment on function conductor._check_control_target(text, text) is
 $$Raises enqueue's error for name as a queue name (scope 'queue': QC104) or a kind name
 (scope 'kind': QC101) that enqueue would refuse (conductor._spec_problem), NULL included;
-for pause_queue, resume_queue and set_rate_limit.$$;
+for pause_queue, resume_queue, set_rate_limit and set_queue_limit.$$;
 
 revoke execute on function conductor._check_control_target(text, text) from public;
 
@@ -238,6 +247,79 @@ queue name, QC101 for an invalid kind name (enqueue's rules). Workers sleeping u
 token (next_due) are not woken: a raised limit takes effect at their next claim. Locks the
 limit's row (waiting for a claim drawing from it); call it in a transaction of its own.$$;
 
+create or replace function conductor.set_queue_limit(
+  queue       text,
+  max_running integer default null
+) returns void
+  language plpgsql volatile
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_caller text := conductor._caller();
+  v_old conductor.queue_limits;
+begin
+  perform conductor._check_control_target('queue', set_queue_limit.queue);
+  if set_queue_limit.max_running is not null
+     and not (set_queue_limit.max_running between 1 and 1000000) then
+    raise exception 'invalid max_running % for queue %: the most tasks of the queue running at once, 1 to 1000000',
+      set_queue_limit.max_running, conductor._echo(set_queue_limit.queue)
+      using errcode = 'QC106',
+            hint = 'NULL removes the cap; stopping a queue is pause_queue''s, an admin''s.';
+  end if;
+
+  -- at most twice round: a second time when another caller set the cap since the select
+  loop
+    select l.* into v_old from conductor.queue_limits l
+     where l.queue = set_queue_limit.queue
+       for update;
+    if found then
+      if v_old.max_running is not distinct from set_queue_limit.max_running then
+        -- the same cap set again (a worker restarting) writes nothing; one set before
+        -- its owner was known becomes the caller's
+        if v_old.owner is null then
+          update conductor.queue_limits l set owner = v_caller where l.queue = set_queue_limit.queue;
+        end if;
+        return;
+      end if;
+      perform conductor._check_owner('the cap of queue', set_queue_limit.queue, v_old.owner);
+      if set_queue_limit.max_running is null then
+        delete from conductor.queue_limits l where l.queue = set_queue_limit.queue;
+      else
+        update conductor.queue_limits l
+           set max_running = set_queue_limit.max_running, set_at = conductor.now(), owner = v_caller
+         where l.queue = set_queue_limit.queue;
+      end if;
+      return;
+    end if;
+    if set_queue_limit.max_running is null then
+      return;  -- removing a cap that is not there is no error
+    end if;
+    insert into conductor.queue_limits as l (queue, max_running, set_at, owner)
+    values (set_queue_limit.queue, set_queue_limit.max_running, conductor.now(), v_caller)
+    on conflict on constraint queue_limits_pkey do nothing;
+    if found then
+      return;
+    end if;
+    -- another caller set it since the select: the next select sees its row
+  end loop;
+end
+$$;
+
+comment on function conductor.set_queue_limit(text, integer) is
+$$Caps queue: at most max_running of its tasks run at once across every worker, whatever
+the number of workers and their concurrency. claim starts no more of its tasks than
+max_running minus those running (status 'running'; a task waiting on children, an event or a
+sleep holds no slot); the others wait queued, in order, and block no other queue. Lowering
+a cap under what is running stops nothing: no new start until fewer run. max_running NULL
+removes the cap (no error when there is none); setting the same value again changes nothing.
+The cap records the caller (conductor._caller()) as its owner: changing or removing a cap
+another login set raises QC208 unless the caller is a member of conductor_admin (whose change
+makes it the admin's). Raises QC106 for max_running not in [1, 1000000], QC104 for an
+invalid queue name. Workers sleeping on the queue are not woken: a raised cap takes effect
+at their next claim (at most the poll interval). Locks the cap's row (waiting for a claim
+starting the queue's tasks); call it in a transaction of its own.$$;
+
 revoke execute on function conductor.pause_queue(text) from public;
 grant execute on function conductor.pause_queue(text) to conductor_admin;
 revoke execute on function conductor.resume_queue(text) from public;
@@ -245,5 +327,7 @@ grant execute on function conductor.resume_queue(text) to conductor_admin;
 revoke execute on function conductor.set_rate_limit(text, text, double precision, double precision) from public;
 grant execute on function conductor.set_rate_limit(text, text, double precision, double precision)
   to conductor_worker, conductor_admin;
+revoke execute on function conductor.set_queue_limit(text, integer) from public;
+grant execute on function conductor.set_queue_limit(text, integer) to conductor_worker, conductor_admin;
 
 commit;

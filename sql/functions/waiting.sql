@@ -13,6 +13,8 @@
 --                           kind (conductor._serves, reap's rule)
 --          rate_limited     (due tasks) its queue's or kind's bucket holds no whole
 --                           token (conductor._tokens, claim's rule); one row a bucket
+--          queue_cap        (due tasks) its queue runs as many tasks as its cap
+--                           (set_queue_limit; claim's count: status 'running')
 --          concurrency_key  (due tasks) as many tasks of its key run as its
 --                           concurrency_limit (NULL: 1) allows: "2 of 2 running" 
 --        no row: nothing keeps it back (ready)
@@ -22,8 +24,8 @@
 --        each reason (each task counted once, under its first)
 --
 -- Live: seen within conductor.settings.unknown_kind_after (5 minutes when NULL), as
--- unrunnable() counts it. Tables read: tasks, paused_queues, rate_limits, workers,
--- settings. Reads only, no locks: any number of callers, any client (conductor.tasks is
+-- unrunnable() counts it. Tables read: tasks, paused_queues, rate_limits, queue_limits,
+-- workers, settings. Reads only, no locks: any number of callers, any client (conductor.tasks is
 -- readable by every role).
 
 begin;
@@ -39,6 +41,7 @@ as $$
 declare
   v_paused conductor.paused_queues;
   v_bucket record;
+  v_cap record;  -- the queue's cap and its running tasks
   v_holder bigint;
   v_running bigint;
 begin
@@ -86,6 +89,18 @@ begin
     end if;
   end loop;
 
+  select l.max_running,
+         (select pg_catalog.count(*) from conductor.tasks r
+           where r.status = 'running' and r.queue = l.queue) as running
+    into v_cap
+    from conductor.queue_limits l where l.queue = _wait_reasons.queue;
+  if found and v_cap.running >= v_cap.max_running then
+    return query select 'queue_cap'::text,
+      pg_catalog.format('queue cap reached (%s of %s running in queue %s)',
+                        v_cap.running, v_cap.max_running, conductor._echo(_wait_reasons.queue)),
+      null::timestamptz, null::bigint;
+  end if;
+
   if _wait_reasons.concurrency_key is not null then
     -- claim's rule: fewer of its key running than its limit (counted up to the limit)
     select pg_catalog.count(*), pg_catalog.min(r.id) into v_running, v_holder
@@ -109,12 +124,13 @@ time at, one row per reason in this order: queue_paused (paused_queues), due_lat
 after at; until_at the run_at), no_worker (no worker seen since live_since serves queue
 and kind, conductor._serves), then for a due task only rate_limited (a bucket of its queue
 or its kind holds no whole token at at, conductor._tokens; until_at when the next comes;
-one row per bucket, the queue's first) and concurrency_key (as many tasks of the key run as
+one row per bucket, the queue's first), queue_cap (its queue runs max_running tasks or more,
+set_queue_limit; the detail says how many of how many) and concurrency_key (as many tasks of the key run as
 concurrency_limit, NULL: 1, allows: "2 of 2 running for concurrency key 'x' (task n among
 them)"; holder_id names the running task of the key with the lowest id). No row: the task is ready. detail is a sentence for a person, every
 name in it through conductor._echo. The one rule of why_waiting and waiting_reasons. A
-few index probes (the paused row, the live workers, the buckets, tasks_running_keyed); no
-locks.$$;
+few index probes (the paused row, the live workers, the buckets, the cap and its queue's
+running tasks through tasks_running, tasks_running_keyed); no locks.$$;
 
 revoke execute on function conductor._wait_reasons(text, text, timestamptz, text, timestamptz, timestamptz, integer) from public;
 
@@ -170,7 +186,8 @@ order conductor._wait_reasons gives them: queue_paused (its queue is paused), du
 (until_at: its run_at), no_worker (no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
 for a due task rate_limited (its queue's or kind's bucket holds no whole token; until_at:
-when the next comes; one row per dry bucket) and concurrency_key (as many tasks of its key
+when the next comes; one row per dry bucket), queue_cap (its queue runs as many tasks as its
+cap, set_queue_limit: 'queue cap reached (20 of 20 running in queue ...)') and concurrency_key (as many tasks of its key
 run as its concurrency_limit allows; detail: "N of limit running for concurrency key X";
 holder_id: one of them, the lowest id). A task with none of these is ready: one row reason 'ready' with
 ahead, the due tasks of its queue that claim takes first (higher priority, or the same and
@@ -217,7 +234,7 @@ $$;
 
 comment on function conductor.waiting_reasons(text) is
 $$Per queue (only queue when given), how many queued tasks wait for each reason of
-why_waiting: queue_paused, due_later, no_worker, rate_limited, concurrency_key, or ready
+why_waiting: queue_paused, due_later, no_worker, rate_limited, queue_cap, concurrency_key, or ready
 (nothing keeps them back), each task counted once under its first reason in that order,
 with the earliest run_at among them. Ordered by queue and reason; a queue with no queued
 task answers no row. Cost: one pass over the queued tasks (tasks_ready_by_queue for one

@@ -1,4 +1,4 @@
-"""The queue controls: ``pause``, ``resume`` and ``rate-limit`` (admin calls).
+"""The queue controls: ``pause``, ``resume``, ``rate-limit`` and ``queue-limit``.
 
 The database validates what they are given (QC104 a bad queue name, QC101 a bad
 kind, QC106 a bad limit); these print what changed.
@@ -12,7 +12,7 @@ from typing import Any
 from pyconductor import queries
 from pyconductor.commands.connect import command
 
-__all__ = ["run_pause", "run_rate_limit", "run_resume"]
+__all__ = ["run_pause", "run_queue_limit", "run_rate_limit", "run_resume"]
 
 
 def _pause(args: argparse.Namespace, conn: Any) -> int:
@@ -40,6 +40,16 @@ def _rate_limit(args: argparse.Namespace, conn: Any) -> int:
     return 0
 
 
+def _queue_limit(args: argparse.Namespace, conn: Any) -> int:
+    conn.execute(queries.SET_QUEUE_LIMIT, {"queue": args.queue, "max_running": args.max_running})
+    if args.max_running is None:
+        print(f"queue {args.queue}: no cap")
+    else:
+        print(f"queue {args.queue}: at most {args.max_running} tasks running at once across the fleet")
+    return 0
+
+
 run_pause = command(_pause)
 run_resume = command(_resume)
 run_rate_limit = command(_rate_limit)
+run_queue_limit = command(_queue_limit)

@@ -133,7 +133,7 @@ def _steps_table(steps: Sequence[Mapping[str, Any]]) -> str:
 
 
 # conductor.why_waiting's reasons, in its order (each task counted under its first by waiting_reasons)
-WAITING_REASONS = ("queue_paused", "due_later", "no_worker", "rate_limited", "concurrency_key", "ready")
+WAITING_REASONS = ("queue_paused", "due_later", "no_worker", "rate_limited", "queue_cap", "concurrency_key", "ready")
 
 
 def _waiting_section(reasons: Sequence[Mapping[str, Any]]) -> str:
@@ -161,8 +161,9 @@ def _waiting_table(waiting: Mapping[str, Mapping[str, int]]) -> str:
 
 
 def queues(request: Request, view: QueuesView, notice: str) -> str:
-    """``/``: each queue's stats() with its Pause or Resume button, the charts over time
-    (``?range=hour`` or ``day``), why queued tasks wait, the live workers, the leader leases."""
+    """``/``: each queue's stats() with its Pause or Resume button and its cap (running / max_running),
+    the charts over time (``?range=hour`` or ``day``), why queued tasks wait, the live workers, the leader
+    leases."""
     stats, paused, workers, leaders = view.stats, view.paused, view.workers, view.leaders
     out = ["<h1>Queues</h1>", notice]
     # a paused queue with nothing to show in stats() still gets its row, to be resumed
@@ -190,6 +191,15 @@ def queues(request: Request, view: QueuesView, notice: str) -> str:
             )
             + "<th>backlog age<th>succeeded 1m/5m/15m<th>failed 1m/5m/15m<th>failure rate<th>state</tr>"
         )
+
+        def running(r: Mapping[str, Any]) -> str:
+            cap = view.caps.get(r["queue"])
+            if cap is None:
+                return f"<td class=n>{r['running']}"
+            most = int(cap["max_running"])
+            return (f'<td class=n data-cap="{most}" title="at most {most} running across the fleet '
+                    f'(set_queue_limit)">{r["running"]} / {most}')  # fmt: skip
+
         for r in stats:
             q = h(r["queue"])
             rate = "-" if r["failure_rate"] is None else f"{float(r['failure_rate']) * 100:.1f}%"
@@ -197,8 +207,9 @@ def queues(request: Request, view: QueuesView, notice: str) -> str:
             out.append(
                 f'<tr data-queue="{q}"{" data-paused" if is_paused else ""}>'
                 f'<td><a href="/runs{h(query_string({"queue": r["queue"]}))}">{q}</a>'
-                f"<td class=n>{r['ready']}<td class=n>{r['scheduled']}<td class=n>{r['running']}"
-                f"<td class=n>{r['waiting']}"
+                f"<td class=n>{r['ready']}<td class=n>{r['scheduled']}"
+                + running(r)
+                + f"<td class=n>{r['waiting']}"
                 + (f"<td class=n data-unrunnable>{r['unrunnable']}" if unrunnable else "")
                 + f"<td class=n>{age(r['oldest_ready_age'])}"
                 f"<td class=n>{r['succeeded_1m']} / {r['succeeded_5m']} / {r['succeeded_15m']}"

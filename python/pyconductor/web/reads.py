@@ -50,7 +50,7 @@ __all__ = [
 
 TREE_LIMIT = 500  # tasks of a run shown at most
 STEPS_LIMIT = 1000
-SCHEDULES_LIMIT = 1000  # schedules, and paused queues, listed at most
+SCHEDULES_LIMIT = 1000  # schedules, and paused or capped queues, listed at most
 SEARCH_SCAN = 10000  # tasks a search page examines at most (search_tasks' scan_limit)
 LOG_ATTEMPTS = 10  # the run page shows the log lines of the task's latest attempts
 BULK_SAMPLE = 20  # the newest matching ids a bulk action's confirmation lists
@@ -122,12 +122,13 @@ class BulkFilter:
 
 @dataclass(frozen=True)
 class QueuesView:
-    """The queues page: stats() per queue, the paused queues by name, the live workers, the leader leases,
-    per queue how many queued tasks wait for each reason (waiting_reasons(): queue -> reason -> tasks),
-    and the charts' points over ``range`` (queue_series(): by queue, then time)."""
+    """The queues page: stats() per queue, the paused queues and the queue caps by name, the live workers,
+    the leader leases, per queue how many queued tasks wait for each reason (waiting_reasons(): queue ->
+    reason -> tasks), and the charts' points over ``range`` (queue_series(): by queue, then time)."""
 
     stats: list[Row]
     paused: dict[str, Row]
+    caps: dict[str, Row]
     workers: list[Row]
     leaders: list[Row]
     waiting: dict[str, dict[str, int]]
@@ -231,6 +232,7 @@ class DashboardData:
         return QueuesView(
             stats=self._rows(queries.STATS),
             paused={r["queue"]: r for r in self._rows(queries.DASHBOARD_PAUSED_QUEUES, {"limit": SCHEDULES_LIMIT})},
+            caps={r["queue"]: r for r in self._rows(queries.DASHBOARD_QUEUE_LIMITS, {"limit": SCHEDULES_LIMIT})},
             workers=self._rows(queries.DASHBOARD_WORKERS),
             leaders=self._rows(queries.LEADERS),
             waiting=self._waiting_reasons(),

@@ -143,6 +143,10 @@ drop function conductor._pick_queues(text[], text[], text[], text[], integer, ti
 -- and durable, claim's sixth parameter, with the epoch guard it needs
 drop function conductor.claim(text, text[], integer, interval, text[], boolean);
 drop function conductor._claim_epoch();
+-- and the queue caps (issue 30)
+drop function conductor._claim_cap_scope(text[], text[]);
+drop function conductor._claim_caps(bigint[]);
+drop function conductor._claim_rooms(text[]);
 
 -- kinds is new (the last parameter): v0.1.0's four-parameter claim goes, and
 -- with it the helpers whose signatures gained kinds.

@@ -29,6 +29,9 @@
 begin;
 set local role conductor_owner;
 
+-- new after v0.2.0 (issue 30)
+drop function conductor.set_queue_limit(text, integer);
+
 create or replace function conductor._check_control_target(scope text, name text) returns void
   language plpgsql stable
   set search_path = pg_catalog, pg_temp

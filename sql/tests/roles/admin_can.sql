@@ -2,7 +2,7 @@
 -- removes any login's kind, rate limit and worker registration, writes into any attempt's
 -- log, and goes under the floors a worker login cannot (issue 25).
 begin;
-select plan(16);
+select plan(18);
 
 set local conductor.fake_now = '2030-01-01 00:00:00+00';
 create role t_admin;
@@ -28,6 +28,7 @@ grant conductor_worker to t_worker;
 set local role t_worker;
 select conductor.configure_kind(kind => 'ro-theirs', queue => 'ro-a');
 select conductor.set_rate_limit(queue => 'ro-a', per_second => 10);
+select conductor.set_queue_limit(queue => 'ro-a', max_running => 10);
 select conductor.register_worker(worker_id => 'ro-their-w');
 select conductor.enqueue(kind => 'k', queue => 'ro-a') as t3 \gset
 select c.attempt_id as their_att from conductor.claim(worker_id => 'ro-their-w', queues => array['ro-a'], max_tasks => 1) c \gset
@@ -38,6 +39,9 @@ select lives_ok($$select conductor.configure_kind(kind => 'ro-theirs', queue => 
 select lives_ok($$select conductor.set_rate_limit(queue => 'ro-a', per_second => 0.001)$$,
   'An admin changes a worker login''s rate limit, under the rate floor.');
 select lives_ok($$select conductor.set_rate_limit(queue => 'ro-a')$$, 'An admin removes a limit.');
+select lives_ok($$select conductor.set_queue_limit(queue => 'ro-a', max_running => 1)$$,
+  'An admin changes a worker login''s queue cap.');
+select lives_ok($$select conductor.set_queue_limit(queue => 'ro-a')$$, 'An admin removes a queue cap.');
 select lives_ok($$select conductor.register_worker(worker_id => 'ro-their-w', kinds => '{k}')$$,
   'An admin replaces a worker login''s registration.');
 select lives_ok(format($$select conductor.save_log(attempt_id => %s, lines => '[]')$$, :their_att),

@@ -1,6 +1,6 @@
 -- conductor_client cannot work tasks, run the worker's maintenance, prune, or act on tasks by filter.
 begin;
-select plan(14);
+select plan(15);
 
 select conductor.enqueue(kind => 'k', queue => 'ro-cn') as t \gset
 select attempt_id as a from conductor.claim('w-owner', array['ro-cn'], 1, interval '1 minute') \gset
@@ -19,6 +19,8 @@ select throws_ok(format($$select * from conductor.heartbeat(worker_id => 'w-owne
   '42501', null, 'A client cannot heartbeat.');
 select throws_ok(format('select conductor.release(attempt_id => %s)', :a), '42501', null, 'A client cannot release.');
 select throws_ok('select conductor.reap()', '42501', null, 'A client cannot reap.');
+select throws_ok($$select conductor.set_queue_limit(queue => 'ro-cn', max_running => 1)$$, '42501', null,
+  'A client cannot cap a queue.');
 select throws_ok('select * from conductor.tick()', '42501', null, 'A client cannot tick.');
 select throws_ok($$select conductor.register_worker(worker_id => 'w-client')$$, '42501', null, 'A client cannot register a worker.');
 select throws_ok($$select conductor.prune(older_than => interval '1 day')$$, '42501', null, 'A client cannot prune.');

@@ -1,7 +1,7 @@
 -- conductor_worker claims, heartbeats, completes, fails, releases, registers, reaps and
 -- ticks, and samples the queues (the maintenance role's duty); it cannot prune or cancel.
 begin;
-select plan(16);
+select plan(17);
 
 select conductor.enqueue(kind => 'k', queue => 'ro-w') as t1 \gset
 select conductor.enqueue(kind => 'k', queue => 'ro-w') as t2 \gset
@@ -31,6 +31,7 @@ select lives_ok($$select conductor.deregister_worker(worker_id => 'w-role')$$, '
 select is((select pg_catalog.cardinality(tasks) from conductor.search_tasks(queue => 'ro-w', kind => 'k')), 4,
   'A worker searches tasks.');
 select lives_ok($$select conductor.sample_queues()$$, 'A worker samples the queues (the maintenance role).');
+select lives_ok($$select conductor.set_queue_limit(queue => 'ro-w', max_running => 5)$$, 'A worker caps a queue of its own.');
 select throws_ok($$select conductor.prune(older_than => interval '1 day')$$, '42501', null, 'A worker cannot prune.');
 select throws_ok(format('select conductor.cancel(task_id => %s)', :t3), '42501', null, 'A worker cannot cancel a task.');
 

@@ -4,7 +4,7 @@
 -- settings.min_rate_limit (QC106), pause a queue (42501), prune (42501) or change the
 -- settings (42501). Two worker logins, neither the owner.
 begin;
-select plan(18);
+select plan(20);
 
 create role t_worker;
 grant conductor_worker to t_worker;
@@ -15,6 +15,7 @@ select conductor.enqueue(kind => 'ro-k', queue => 'ro-own') as t \gset
 set local role t_other;
 select conductor.configure_kind(kind => 'ro-theirs', queue => 'ro-theirs');
 select conductor.set_rate_limit(queue => 'ro-theirs', per_second => 10);
+select conductor.set_queue_limit(queue => 'ro-theirs', max_running => 10);
 select conductor.register_worker(worker_id => 'ro-their-w');
 select c.attempt_id as their_att from conductor.claim(worker_id => 'ro-their-w', queues => array['ro-own'], max_tasks => 1) c \gset
 reset role;
@@ -31,6 +32,10 @@ select throws_ok($$select conductor.set_rate_limit(queue => 'ro-theirs', per_sec
   'A worker cannot change a rate limit another login set.');
 select throws_ok($$select conductor.set_rate_limit(queue => 'ro-theirs')$$, 'QC208', null,
   'A worker cannot remove a rate limit another login set.');
+select throws_ok($$select conductor.set_queue_limit(queue => 'ro-theirs', max_running => 1000000)$$, 'QC208', null,
+  'A worker cannot change a queue cap another login set.');
+select throws_ok($$select conductor.set_queue_limit(queue => 'ro-theirs')$$, 'QC208', null,
+  'A worker cannot remove a queue cap another login set.');
 select throws_ok($$select conductor.register_worker(worker_id => 'ro-their-w', kinds => '{nothing}')$$, 'QC208', null,
   'A worker cannot replace another login''s worker registration.');
 select throws_ok($$select conductor.deregister_worker(worker_id => 'ro-their-w')$$, 'QC208', null,
