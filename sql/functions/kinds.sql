@@ -67,7 +67,7 @@ declare
     configure_kind.kind, '{}', coalesce(configure_kind.queue, 'default'), configure_kind.priority, null,
     configure_kind.max_attempts, null, configure_kind.concurrency_key, null, configure_kind.max_recoveries,
     configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
-    configure_kind.timeout, null)::conductor._task_spec;
+    configure_kind.timeout, null, null)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec);
   v_old    conductor.kinds;
   v_floor  interval;
