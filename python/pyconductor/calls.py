@@ -30,15 +30,18 @@ from pyconductor.registry import INTERVAL_OPTIONS, KIND_OPTIONS, Registry
 from pyconductor.wire import dumps_json, interval_text, load_infinite_times, timestamp_text
 
 __all__ = [
-    "SPEC_KEYS", "AttemptInfo", "Call", "TaskInfo", "cancel", "dict_cursor", "emit_event", "enqueue",
+    "DEDUPE_OPTIONS", "SPEC_KEYS", "AttemptInfo", "Call", "TaskInfo", "cancel", "dict_cursor", "emit_event", "enqueue",
     "enqueue_many", "get_task", "is_idle", "names_task", "retry", "task_spec", "unwatch", "watch",
 ]  # fmt: skip
 
 T = TypeVar("T")
 Rows = list[dict[str, Any]]
 
+# The dedupe options (issue 30: docs/uniqueness.md, docs/debounce.md): per enqueue, not a kind's.
+DEDUPE_OPTIONS = ("dedupe_window", "dedupe_states", "on_duplicate", "debounce", "debounce_max")
+_DEDUPE_INTERVALS = frozenset({"dedupe_window", "debounce", "debounce_max"})
 # Keys of one task spec, as conductor.enqueue_many reads them.
-SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS, "traceparent")
+SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS, "traceparent", *DEDUPE_OPTIONS)
 
 
 def _parse_ts(value: Any) -> datetime | None:
@@ -145,8 +148,10 @@ def task_spec(registry: Registry, kind: str, payload: Any = None, **options: Any
     for key, value in merged.items():
         if value is None:
             continue
-        if key in INTERVAL_OPTIONS:
+        if key in INTERVAL_OPTIONS or key in _DEDUPE_INTERVALS:
             value = interval_text(value)
+        elif key == "dedupe_states":
+            value = [str(status) for status in value]
         elif key == "run_at":
             value = timestamp_text(value)
         spec[key] = value

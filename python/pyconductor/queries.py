@@ -28,6 +28,8 @@ ENQUEUE_PARAMETERS = {
     "max_attempts": "::integer", "dedupe_key": "", "concurrency_key": "", "parent_id": "::bigint",
     "max_recoveries": "::integer", "backoff_base": "::interval", "backoff_factor": "::float8",
     "backoff_max": "::interval", "timeout": "::interval", "traceparent": "",
+    "dedupe_window": "::interval", "dedupe_states": "::text[]", "on_duplicate": "", "debounce": "::interval",
+    "debounce_max": "::interval",
 }  # fmt: skip
 
 

@@ -1,0 +1,94 @@
+"""The dedupe options from Python (issue 30: docs/uniqueness.md): the sync and
+async clients' enqueue and enqueue_many pass dedupe_window, dedupe_states,
+on_duplicate, debounce and debounce_max to the database, which decides; its
+SQLSTATEs come back as their classes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import pytest
+
+from pyconductor import Conductor
+from pyconductor.aio import AsyncConductor
+from pyconductor.errors import DebounceConflict, DedupeOptionsWithoutKey, InvalidDedupeStates, InvalidStatus
+
+
+@pytest.fixture
+def app(db_dsn: str) -> Iterator[Conductor]:
+    with Conductor(db_dsn) as client:
+        yield client
+
+
+def row(dsn: str, task_id: int) -> dict[str, Any]:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        # the ends as lengths from the enqueue ('infinity': None), which Python's datetime has no value for
+        cur = conn.execute("select payload, dedupe_states::text[] as states,"
+                           " case when isfinite(dedupe_until) then dedupe_until - enqueued_at end as held_for,"
+                           " case when isfinite(debounce_until) then debounce_until - enqueued_at end as longest"
+                           " from conductor.tasks where id = %s", (task_id,))  # fmt: skip
+        values = cur.fetchone()
+        assert values is not None and cur.description is not None
+        return dict(zip([c.name for c in cur.description], values, strict=True))
+
+
+def test_the_sync_client_passes_each_option(app: Conductor, db_dsn: str) -> None:
+    first = app.enqueue("send_digest", {"user": 42}, dedupe_key="digest:42", dedupe_window=timedelta(hours=1))
+    assert app.enqueue("send_digest", {"user": 42}, dedupe_key="digest:42", dedupe_window=3600) == first
+    stored = row(db_dsn, first)
+    assert stored["states"] == ["queued", "running", "waiting", "succeeded"]
+    assert timedelta(0) < stored["held_for"] <= timedelta(hours=1)
+
+    feed = app.enqueue("import_feed", {}, dedupe_key="feed:a", dedupe_states=("queued", "running", "waiting", "failed"))
+    assert row(db_dsn, feed)["states"] == ["queued", "running", "waiting", "failed"]
+
+    report = app.enqueue("render_report", {"v": 1}, dedupe_key="report:7")
+    assert app.enqueue("render_report", {"v": 2}, dedupe_key="report:7", on_duplicate="replace") == report
+    assert app.enqueue("render_report", {"v": 3}, dedupe_key="report:7", on_duplicate="preserve_run_at") == report
+    assert row(db_dsn, report)["payload"] == {"v": 3}
+
+    debounced = app.enqueue("reindex", {"rev": 1}, dedupe_key="ix:1", debounce=timedelta(seconds=30),
+                            debounce_max="5 minutes")  # fmt: skip
+    assert app.enqueue("reindex", {"rev": 2}, dedupe_key="ix:1", debounce=30) == debounced
+    stored = row(db_dsn, debounced)
+    assert stored["payload"] == {"rev": 2}
+    assert stored["longest"] == timedelta(minutes=5)
+
+
+def test_enqueue_many_takes_the_same_keys(app: Conductor, db_dsn: str) -> None:
+    ids = app.enqueue_many([
+        {"kind": "reindex", "payload": {"rev": 1}, "dedupe_key": "ix:2", "debounce": timedelta(seconds=10)},
+        {"kind": "reindex", "payload": {"rev": 2}, "dedupe_key": "ix:2", "debounce": timedelta(seconds=10)},
+        {"kind": "import_feed", "dedupe_key": "feed:b", "dedupe_states": ["queued", "running", "waiting", "dead"],
+         "dedupe_window": timedelta(days=1)},
+    ])  # fmt: skip
+    assert ids[0] == ids[1]
+    assert row(db_dsn, ids[0])["payload"] == {"rev": 2}
+    assert row(db_dsn, ids[2])["states"] == ["queued", "running", "waiting", "dead"]
+
+
+def test_each_rule_is_its_error_class(app: Conductor) -> None:
+    with pytest.raises(DedupeOptionsWithoutKey):
+        app.enqueue("k", {}, debounce=1)
+    with pytest.raises(InvalidDedupeStates):
+        app.enqueue("k", {}, dedupe_key="x", dedupe_states=["succeeded"])
+    with pytest.raises(InvalidStatus):
+        app.enqueue("k", {}, dedupe_key="x", dedupe_states=["queued", "running", "waiting", "done"])
+    with pytest.raises(DebounceConflict):
+        app.enqueue("k", {}, dedupe_key="x", debounce_max=60)
+
+
+def test_the_async_client_passes_the_options(db_dsn: str) -> None:
+    async def main() -> tuple[int, int]:
+        async with AsyncConductor(db_dsn) as client:
+            first = await client.enqueue("reindex", {"rev": 1}, dedupe_key="ix:3", debounce=10, debounce_max=60)
+            second = await client.enqueue("reindex", {"rev": 2}, dedupe_key="ix:3", debounce=10, debounce_max=60)
+            return first, second
+
+    first, second = asyncio.run(main())
+    assert first == second
+    assert row(db_dsn, first)["payload"] == {"rev": 2}
