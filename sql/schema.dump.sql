@@ -8677,19 +8677,30 @@ for an unregistered id is the caller''s.';
 
 
 --
--- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text, interval, text[], text, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text) RETURNS bigint
+CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text, dedupe_window interval DEFAULT NULL::interval, dedupe_states text[] DEFAULT NULL::text[], on_duplicate text DEFAULT NULL::text, debounce interval DEFAULT NULL::interval, debounce_max interval DEFAULT NULL::interval) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
   v_task conductor.tasks;
   v_child bigint;
+  v_dedupe conductor._dedupe_spec;
 begin
   perform conductor._check_step_name(spawn.step);
   v_task := conductor._held_task(spawn.attempt_id);
+  if spawn.dedupe_window is not null or spawn.dedupe_states is not null or spawn.on_duplicate is not null
+     or spawn.debounce is not null or spawn.debounce_max is not null then
+    v_dedupe := row(spawn.dedupe_window, null, spawn.on_duplicate, spawn.debounce,
+                    spawn.debounce_max)::conductor._dedupe_spec;
+    if spawn.dedupe_states is not null then
+      v_dedupe.dedupe_states := array(select conductor._task_status(w.word)
+                                        from pg_catalog.unnest(spawn.dedupe_states) with ordinality as w(word, n)
+                                       order by w.n);
+    end if;
+  end if;
 
   select (s.result->>'task_id')::bigint into v_child
     from conductor.steps s where s.task_id = v_task.id and s.name = spawn.step;
@@ -8704,7 +8715,7 @@ begin
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
                 spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
-                spawn.traceparent, null
+                spawn.traceparent, v_dedupe
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -8714,19 +8725,21 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
+COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
 priority, max_attempts, concurrency_key, max_recoveries) is the child''s kind''s
 (configure_kind), else enqueue''s default; the child''s timeout is its kind''s. Nothing is
 taken from the parent. traceparent: the child''s trace context, as enqueue''s (a worker
-passes the span that spawns it). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+passes the span that spawns it). dedupe_window, dedupe_states, on_duplicate, debounce,
+debounce_max: as enqueue''s, with dedupe_key (the answer, checkpointed, may be a holder
+outside this run). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
 such attempt, QC106 for a bad step name.';
 
 
@@ -11955,12 +11968,12 @@ GRANT ALL ON FUNCTION conductor.sleep(worker_id text, queues text[]) TO conducto
 
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_admin;
 
 
 --

@@ -99,6 +99,9 @@ SPAWN_OPTIONS = {
     "run_at": "run_at => %(run_at)s::timestamptz", "max_attempts": "max_attempts => %(max_attempts)s",
     "dedupe_key": "dedupe_key => %(dedupe_key)s", "concurrency_key": "concurrency_key => %(concurrency_key)s",
     "max_recoveries": "max_recoveries => %(max_recoveries)s", "traceparent": "traceparent => %(traceparent)s",
+    "dedupe_window": "dedupe_window => %(dedupe_window)s::interval",
+    "dedupe_states": "dedupe_states => %(dedupe_states)s::text[]", "on_duplicate": "on_duplicate => %(on_duplicate)s",
+    "debounce": "debounce => %(debounce)s::interval", "debounce_max": "debounce_max => %(debounce_max)s::interval",
 }  # fmt: skip
 LISTEN = "listen conductor"
 PROBE = "select 1"
