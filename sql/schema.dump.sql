@@ -9560,7 +9560,16 @@ begin
      order by t.id
   loop
     return query
-    select v_task.id, w.reason, w.detail, w.until_at, w.holder_id, null::bigint
+    select v_task.id, w.reason,
+           -- a debounced task (issue 30) waits for quiet: its key's next enqueue moves run_at
+           case when w.reason = 'due_later' and v_task.debounce_until is not null and v_task.dedupe_key is not null
+                then pg_catalog.format('debounced: due at %s once quiet; an enqueue of dedupe_key %s before then '
+                                       'moves it later, %s', v_task.run_at, conductor._echo(v_task.dedupe_key),
+                                       case when pg_catalog.isfinite(v_task.debounce_until)
+                                            then pg_catalog.format('at the latest to %s', v_task.debounce_until)
+                                            else 'with no latest time (no debounce_max)' end)
+                else w.detail end,
+           w.until_at, w.holder_id, null::bigint
       from conductor._wait_reasons(v_task.queue, v_task.kind, v_task.run_at, v_task.concurrency_key,
                                    v_now, v_live_since) w;
     if not found then
@@ -9591,7 +9600,8 @@ ALTER FUNCTION conductor.why_waiting(task_ids bigint[]) OWNER TO conductor_owner
 
 COMMENT ON FUNCTION conductor.why_waiting(task_ids bigint[]) IS 'Why each queued task of task_ids is not running, by task id, one row per reason in the
 order conductor._wait_reasons gives them: queue_paused (its queue is paused), due_later
-(until_at: its run_at), no_worker (no worker seen within
+(until_at: its run_at; for a debounced task the detail says it waits for quiet, and the
+latest its run_at may move to, tasks.debounce_until), no_worker (no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
 for a due task rate_limited (its queue''s or kind''s bucket holds no whole token; until_at:
 when the next comes; one row per dry bucket) and concurrency_key (holder_id: the running
