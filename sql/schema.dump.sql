@@ -6525,7 +6525,7 @@ Granted to conductor_worker and conductor_admin.';
 -- Name: get_task(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.get_task(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval)
+CREATE FUNCTION conductor.get_task(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -6537,7 +6537,7 @@ begin
          t.enqueued_at, t.started_at, t.finished_at,
          coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.number)
                      from conductor.list_attempts(array[t.id]) a), '[]'),
-         t.timeout
+         t.timeout, t.dedupe_states, t.dedupe_until, t.debounce_until
     from conductor.tasks t
    where t.id = get_task.task_id;
   if not found then
@@ -6557,7 +6557,10 @@ COMMENT ON FUNCTION conductor.get_task(task_id bigint) IS 'One task: status, pay
 retry budget used, which lost and released attempts and waits do not use), attempts (a
 JSON array, oldest first, each as conductor.list_attempts answers it: number 1..n in
 claim order, worker, times, outcome, error and traceback) and timeout (how long one
-attempt may run; NULL: no limit).
+attempt may run; NULL: no limit). The dedupe options stored (issue 30): dedupe_states (the
+statuses in which it holds its dedupe_key for its period; NULL: only while unfinished),
+dedupe_until (the period''s end; ''infinity'': none) and debounce_until (a debounced task: the
+latest its run_at may move to; NULL: not debounced).
 Raises QC203 when the task does not exist.';
 
 
@@ -9482,7 +9485,7 @@ Raises QC208 when another login registered worker_id (an admin may wake any).';
 -- Name: watch(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.watch(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval)
+CREATE FUNCTION conductor.watch(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '1s'

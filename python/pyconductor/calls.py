@@ -77,7 +77,9 @@ class AttemptInfo:
 class TaskInfo:
     """A task as ``conductor.get_task`` returns it, attempts oldest first.
     ``timeout``: each attempt's time limit (None: none; also from a database
-    whose get_task does not return it yet)."""
+    whose get_task does not return it yet). ``dedupe_states``,
+    ``dedupe_until``, ``debounce_until``: the dedupe options it was enqueued
+    with (docs/uniqueness.md; None: none, or a database without them)."""
 
     id: int
     queue: str
@@ -101,6 +103,9 @@ class TaskInfo:
     finished_at: datetime | None
     attempts: list[AttemptInfo] = field(default_factory=list)
     timeout: timedelta | None = None
+    dedupe_states: list[str] | None = None
+    dedupe_until: datetime | None = None
+    debounce_until: datetime | None = None
 
     @property
     def finished(self) -> bool:
@@ -109,9 +114,11 @@ class TaskInfo:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
-        values = {k: row[k] for k in cls.__dataclass_fields__ if k not in ("attempts", "timeout")}
+        optional = ("timeout", "dedupe_states", "dedupe_until", "debounce_until")
+        values = {k: row[k] for k in cls.__dataclass_fields__ if k != "attempts" and k not in optional}
         values["status"] = str(row["status"])
-        values["timeout"] = row.get("timeout")
+        values.update({k: row.get(k) for k in optional})
+        values["dedupe_states"] = statuses.status_list(values["dedupe_states"])
         return cls(**values, attempts=[AttemptInfo.from_json(a) for a in row["attempts"] or []])
 
 

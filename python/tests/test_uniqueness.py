@@ -92,3 +92,25 @@ def test_the_async_client_passes_the_options(db_dsn: str) -> None:
     first, second = asyncio.run(main())
     assert first == second
     assert row(db_dsn, first)["payload"] == {"rev": 2}
+
+
+def test_get_and_the_task_page_show_the_stored_options(app: Conductor, db_dsn: str) -> None:
+    pytest.importorskip("starlette")
+    import httpx
+
+    from pyconductor.dashboard import DashboardServer
+
+    digest = app.enqueue("send_digest", {}, dedupe_key="digest:7", dedupe_window=timedelta(hours=1))
+    kept = app.enqueue("import_feed", {}, dedupe_key="feed:7", dedupe_states=["queued", "running", "waiting", "dead"])
+    debounced = app.enqueue("reindex", {}, dedupe_key="ix:7", debounce=10, debounce_max=60)
+    info = app.get(digest)
+    assert info.dedupe_states == ["queued", "running", "waiting", "succeeded"]
+    assert info.dedupe_until is not None and info.debounce_until is None
+    assert app.get(debounced).debounce_until is not None and app.get(debounced).dedupe_states is None
+    assert app.get(kept).dedupe_until is not None  # 'infinity', read as datetime.max
+
+    with DashboardServer(db_dsn, "127.0.0.1", 0) as server, httpx.Client(base_url=server.url, timeout=10) as web:
+        page = web.get(f"/runs/{digest}").text
+        assert "digest:7 (held while queued, running, waiting, succeeded until " in page
+        assert "feed:7 (held while queued, running, waiting, dead until pruned)" in web.get(f"/runs/{kept}").text
+        assert "<tr><th>debounce<td>runs once quiet, at the latest at " in web.get(f"/runs/{debounced}").text
