@@ -1,17 +1,23 @@
 """The dedupe options from Python (issue 30: docs/uniqueness.md): the sync and
 async clients' enqueue and enqueue_many pass dedupe_window, dedupe_states,
 on_duplicate, debounce and debounce_max to the database, which decides; its
-SQLSTATEs come back as their classes."""
+SQLSTATEs come back as their classes; get and the dashboard's task page show
+what a task stores; the Node worker's spawn statement passes them too."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from lifecycle.runner import NODE_DIR, node_problem
 
 from pyconductor import Conductor
 from pyconductor.aio import AsyncConductor
@@ -114,3 +120,44 @@ def test_get_and_the_task_page_show_the_stored_options(app: Conductor, db_dsn: s
         assert "digest:7 (held while queued, running, waiting, succeeded until " in page
         assert "feed:7 (held while queued, running, waiting, dead until pruned)" in web.get(f"/runs/{kept}").text
         assert "<tr><th>debounce<td>runs once quiet, at the latest at " in web.get(f"/runs/{debounced}").text
+
+
+NODE_CHECK = r"""
+const { Client } = require(process.env.NODE_DIR + '/node_modules/pg');
+const sql = require(process.env.NODE_DIR + '/sql.js');
+const { pgOptions } = require(process.env.NODE_DIR + '/dsn.js');
+(async () => {
+  const c = new Client(pgOptions(process.env.DSN));
+  await c.connect();
+  await c.query("select conductor.enqueue('root', '{}', 'node-dd')");
+  const claimed = await c.query("select attempt_id from conductor.claim('w', array['node-dd'], 1, '60 s')");
+  const a = claimed.rows[0].attempt_id;
+  const names = ['dedupe_key', 'debounce', 'debounce_max', 'dedupe_states', 'on_duplicate'];
+  const ids = [];
+  for (const [step, rev] of [['s1', 1], ['s2', 2]]) {
+    const rows = (await c.query(sql.spawn(names), [a, step, 'reindex', JSON.stringify({ rev }),
+      'nd:1', '30 seconds', '5 minutes', ['queued', 'running', 'waiting'], 'replace'])).rows;
+    ids.push(rows[0].child);
+  }
+  console.log(JSON.stringify(ids));
+  await c.end();
+})().catch((e) => { console.error(e); process.exit(1); });
+"""
+
+
+def test_the_node_workers_spawn_passes_the_options(db_dsn: str, tmp_path: Path) -> None:
+    """The statement the Node worker's ctx.spawn sends (workers/node/sql.js), with
+    the options as the worker passes them: interval text and a JS array."""
+    if problem := node_problem():
+        pytest.fail(f"the Node worker cannot run: {problem}")
+    script = tmp_path / "spawn_options.js"
+    script.write_text(NODE_CHECK)
+    done = subprocess.run(["node", str(script)], env={**os.environ, "DSN": db_dsn, "NODE_DIR": str(NODE_DIR)},
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first, second = json.loads(done.stdout)
+    assert first == second, "the second spawn of the debounced key answered the first child"
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        stored = conn.execute("select payload, dedupe_states::text[], debounce_until - enqueued_at"
+                              " from conductor.tasks where id = %s", (int(first),)).fetchone()  # fmt: skip
+    assert stored == ({"rev": 2}, ["queued", "running", "waiting"], timedelta(minutes=5))
