@@ -36,6 +36,46 @@ COMMENT ON SCHEMA conductor IS 'Conductor: a durable task engine. Call the funct
 
 
 --
+-- Name: task_status; Type: TYPE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TYPE conductor.task_status AS ENUM (
+    'queued',
+    'running',
+    'waiting',
+    'succeeded',
+    'failed',
+    'cancelled',
+    'timed_out',
+    'dead'
+);
+
+
+ALTER TYPE conductor.task_status OWNER TO conductor_owner;
+
+--
+-- Name: _dedupe_spec; Type: TYPE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TYPE conductor._dedupe_spec AS (
+	dedupe_window interval,
+	dedupe_states conductor.task_status[],
+	on_duplicate text,
+	debounce interval,
+	debounce_max interval
+);
+
+
+ALTER TYPE conductor._dedupe_spec OWNER TO conductor_owner;
+
+--
+-- Name: TYPE _dedupe_spec; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TYPE conductor._dedupe_spec IS 'The dedupe options of one enqueue (conductor.enqueue''s parameters of the same names); all NULL: a dedupe_key is held by an unfinished task only, and a duplicate enqueue is ignored.';
+
+
+--
 -- Name: _task_spec; Type: TYPE; Schema: conductor; Owner: conductor_owner
 --
 
@@ -55,7 +95,8 @@ CREATE TYPE conductor._task_spec AS (
 	backoff_max interval,
 	timeout interval,
 	traceparent text,
-	concurrency_limit integer
+	concurrency_limit integer,
+	dedupe conductor._dedupe_spec
 );
 
 
@@ -101,24 +142,6 @@ ALTER TYPE conductor.claimed_task OWNER TO conductor_owner;
 
 COMMENT ON TYPE conductor.claimed_task IS 'A task leased by conductor.claim: what its handler needs, with attempt_id (the fencing token) and steps (its checkpoints).';
 
-
---
--- Name: task_status; Type: TYPE; Schema: conductor; Owner: conductor_owner
---
-
-CREATE TYPE conductor.task_status AS ENUM (
-    'queued',
-    'running',
-    'waiting',
-    'succeeded',
-    'failed',
-    'cancelled',
-    'timed_out',
-    'dead'
-);
-
-
-ALTER TYPE conductor.task_status OWNER TO conductor_owner;
 
 --
 -- Name: _advisory_holders(bigint[], text[], text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
@@ -652,7 +675,7 @@ CREATE FUNCTION conductor._check_schedule(s conductor.schedules) RETURNS void
 declare
   v_spec conductor._task_spec := row(
     s.kind, s.payload, s.queue, s.priority, null, s.max_attempts, s.dedupe_key, s.concurrency_key,
-    null, null, null, null, null, null, null, s.concurrency_limit)::conductor._task_spec;
+    null, null, null, null, null, null, null, s.concurrency_limit, null)::conductor._task_spec;
   v_problem text;
 begin
   if s.name is null or s.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -2444,6 +2467,7 @@ declare
   v_inserted bigint;
   v_missing_parent bigint;
   v_queues text[];
+  v_ord bigint;
 begin
   -- Each spec resolved: the caller's value, else its kind's (one probe of
   -- kinds_pkey per spec), else the engine's. Backoff stays as given: fail
@@ -2457,7 +2481,8 @@ begin
                -- the kind's limit applies to a keyed task only (a limit without a key is refused)
                coalesce(s.concurrency_limit,
                         case when coalesce(s.concurrency_key, k.concurrency_key) is not null
-                             then k.concurrency_limit end))::conductor._task_spec
+                             then k.concurrency_limit end),
+               s.dedupe)::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -2505,6 +2530,7 @@ begin
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
+       and spec.dedupe is null  -- with dedupe options: _enqueue_held, after this statement
     on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
     do nothing
     returning t.queue
@@ -2533,6 +2559,17 @@ begin
     if found then
       raise exception 'parent task % does not exist', v_missing_parent using errcode = 'QC203';
     end if;
+    -- the specs with dedupe options, one at a time in input order, each under
+    -- the id drawn for it
+    for v_ord in
+      select s.ordinality from pg_catalog.unnest(v_specs) with ordinality as s
+       where not (s.dedupe is null)
+       order by s.ordinality
+    loop
+      v_ids[v_ord] := conductor._enqueue_held(v_specs[v_ord], v_ids[v_ord],
+        coalesce((select p.root_id from conductor.tasks p where p.id = v_specs[v_ord].parent_id), v_ids[v_ord]),
+        v_now);
+    end loop;
     select pg_catalog.array_agg(coalesce(own.id, holder.id) order by s.ordinality)
       into v_ids
       from pg_catalog.unnest(v_specs) with ordinality as s
@@ -2561,10 +2598,130 @@ ALTER FUNCTION conductor._enqueue(specs conductor._task_spec[]) OWNER TO conduct
 
 COMMENT ON FUNCTION conductor._enqueue(specs conductor._task_spec[]) IS 'Enqueues specs in one statement, each resolved (the caller''s value, else the kind''s, else the
 engine''s) and validated; returns the ids in input order, a dedupe loser''s being its holder''s.
-Raises the first bad spec''s QC101-QC104 or QC106 (detail: task #n of the batch), QC203 for a
+Specs with dedupe options go through conductor._enqueue_held, in input order, after the rest.
+Raises the first bad spec''s QC101-QC106 or QC120-QC122 (detail: task #n of the batch), QC203 for a
 missing parent, 40001 when a dedupe holder finished while it waited; then nothing is queued.
 Notifies the queues it filled. Locks the rows it inserts; waits on a concurrent enqueue of
 the same dedupe_key. Called by enqueue_many, spawn, tick and fire_schedule.';
+
+
+--
+-- Name: _enqueue_held(conductor._task_spec, bigint, bigint, timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._enqueue_held(s conductor._task_spec, new_id bigint, root bigint, at timestamp with time zone) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+declare
+  v_d conductor._dedupe_spec := _enqueue_held.s.dedupe;
+  v_mode text := coalesce(v_d.on_duplicate, case when v_d.debounce is not null then 'replace' else 'ignore' end);
+  -- with a window and no states: a succeeded task holds its period too (River's default)
+  v_states conductor.task_status[] := coalesce(v_d.dedupe_states,
+    case when v_d.dedupe_window is not null
+         then conductor.unfinished_statuses() || 'succeeded'::conductor.task_status end);
+  v_until timestamptz;
+  v_run_at timestamptz := coalesce(_enqueue_held.s.run_at, _enqueue_held.at);
+  v_debounce_until timestamptz;
+  v_holder record;
+begin
+  if v_states is not null then
+    v_until := case when v_d.dedupe_window is null then 'infinity'::timestamptz
+                    else pg_catalog.date_bin(v_d.dedupe_window, _enqueue_held.at, '2000-01-01 00:00:00+00')
+                         + v_d.dedupe_window end;
+  end if;
+  if v_d.debounce is not null then
+    v_debounce_until := case when v_d.debounce_max is null then 'infinity'::timestamptz
+                             else _enqueue_held.at + v_d.debounce_max end;
+    v_run_at := least(v_run_at + v_d.debounce, v_debounce_until);
+  end if;
+
+  for v_round in 1..3 loop
+    insert into conductor.tasks as t (
+      id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
+      backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
+      parent_id, root_id, enqueued_at, timeout, traceparent, dedupe_states, dedupe_until, debounce_until)
+    values (_enqueue_held.new_id, s.queue, s.kind, s.payload, s.priority, v_run_at, s.max_attempts, s.max_recoveries,
+            s.backoff_base, s.backoff_factor, s.backoff_max, s.dedupe_key, s.concurrency_key,
+            s.parent_id, _enqueue_held.root, _enqueue_held.at, s.timeout, s.traceparent,
+            v_states, v_until, v_debounce_until)
+    on conflict do nothing;
+    if found then
+      perform conductor._notify_queue(s.queue);
+      return _enqueue_held.new_id;
+    end if;
+
+    -- the holder: an unfinished task (tasks_dedupe_key), else a finished one of
+    -- this period in one of its dedupe_states (tasks_dedupe_held)
+    select h.id, h.status, h.queue into v_holder
+      from conductor.tasks h
+     where h.dedupe_key = s.dedupe_key and h.status = any (conductor.unfinished_statuses());
+    if not found and v_states is not null then
+      select h.id, h.status, h.queue into v_holder
+        from conductor.tasks h
+       where h.dedupe_key = s.dedupe_key and h.dedupe_until = v_until
+         and h.dedupe_states is not null and h.status = any (h.dedupe_states);
+    end if;
+    continue when not found;  -- it finished, or was pruned, since the insert: try again
+
+    if v_mode = 'ignore' or v_holder.status <> all (conductor.unfinished_statuses()) then
+      return v_holder.id;  -- a finished holder is never replaced: it ran
+    end if;
+
+    if v_holder.status = 'queued' then
+      -- waits for a claim that locked it, then finds it running (and goes round)
+      update conductor.tasks t
+         set payload = s.payload,
+             run_at = case when v_mode = 'preserve_run_at' then t.run_at
+                           when v_d.debounce is null then coalesce(s.run_at, _enqueue_held.at)
+                           else least(coalesce(s.run_at, _enqueue_held.at) + v_d.debounce,
+                                      coalesce(t.debounce_until, t.enqueued_at + v_d.debounce_max, 'infinity'))
+                      end,
+             debounce_until = case when v_d.debounce is null then t.debounce_until
+                                   else coalesce(t.debounce_until, t.enqueued_at + v_d.debounce_max, 'infinity') end
+       where t.id = v_holder.id and t.status = 'queued' and t.dedupe_key = s.dedupe_key;
+      if found then
+        perform conductor._notify_queue(v_holder.queue);
+        return v_holder.id;
+      end if;
+    else
+      -- it started with the old payload: it runs on without the key, which goes
+      -- to a new task with this payload (the next round's insert)
+      update conductor.tasks t
+         set dedupe_key = null
+       where t.id = v_holder.id and t.dedupe_key = s.dedupe_key
+         and t.status in ('running'::conductor.task_status, 'waiting'::conductor.task_status);
+    end if;
+  end loop;
+
+  raise exception 'the holder of dedupe_key % changed three times while this enqueue looked at it',
+    conductor._echo(s.dedupe_key)
+    using errcode = '40001', hint = 'Retry the enqueue.';
+end
+$$;
+
+
+ALTER FUNCTION conductor._enqueue_held(s conductor._task_spec, new_id bigint, root bigint, at timestamp with time zone) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _enqueue_held(s conductor._task_spec, new_id bigint, root bigint, at timestamp with time zone); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._enqueue_held(s conductor._task_spec, new_id bigint, root bigint, at timestamp with time zone) IS 'Writes s, a resolved and validated spec with dedupe options, as task new_id of run root at
+time at, unless its dedupe_key is held: by an unfinished task (tasks_dedupe_key), or by a
+task in one of its dedupe_states whose period (dedupe_until) is this one''s
+(tasks_dedupe_held). Stores dedupe_states (NULL given: the unfinished ones, plus succeeded
+with a window; NULL with neither), dedupe_until (the end of the aligned window,
+''infinity'' without one) and, debounced, run_at = run_at (NULL: at) + debounce and
+debounce_until = at + debounce_max (''infinity'' without one), run_at never past it.
+A duplicate returns the holder''s id: unchanged for on_duplicate ''ignore'' (NULL) and when
+the holder finished; a queued holder takes the payload and run_at (''replace''), the payload
+(''preserve_run_at''), or the payload and run_at + debounce capped at its debounce_until
+(debounce); a running or waiting holder gives its dedupe_key up (set NULL) and a new task
+takes it. Each change is a compare-and-set; a race lost three times raises 40001. Locks
+the row it writes; waits for a concurrent enqueue of the key, and for the holder''s row.
+Called by enqueue and _enqueue.';
 
 
 --
@@ -2773,7 +2930,10 @@ CREATE TABLE conductor.tasks (
     finished_at timestamp with time zone,
     timeout interval,
     traceparent text,
-    concurrency_limit integer
+    concurrency_limit integer,
+    dedupe_states conductor.task_status[],
+    dedupe_until timestamp with time zone,
+    debounce_until timestamp with time zone
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02', fillfactor='50');
 
@@ -2820,6 +2980,27 @@ COMMENT ON COLUMN conductor.tasks.traceparent IS 'The W3C traceparent of the con
 --
 
 COMMENT ON COLUMN conductor.tasks.concurrency_limit IS 'At most this many tasks of the task''s concurrency_key run at once when it starts: claim starts it only while fewer than this many of its key run (NULL: 1). 1..10000; NULL without a concurrency_key.';
+
+
+--
+-- Name: COLUMN tasks.dedupe_states; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.tasks.dedupe_states IS 'The statuses in which the task holds its dedupe_key against enqueues of the same dedupe period (tasks_dedupe_held); NULL: only while unfinished (tasks_dedupe_key).';
+
+
+--
+-- Name: COLUMN tasks.dedupe_until; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.tasks.dedupe_until IS 'The end of the task''s dedupe period (dedupe_window aligned on 2000-01-01 UTC), ''infinity'' when enqueued with dedupe_states but no window; NULL with dedupe_states.';
+
+
+--
+-- Name: COLUMN tasks.debounce_until; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.tasks.debounce_until IS 'A debounced task: the latest time an enqueue of its key may push its run_at to (first enqueue + debounce_max; ''infinity'': no maximum); NULL: not debounced.';
 
 
 --
@@ -3744,6 +3925,36 @@ begin
                                    'lowercase hex (2, 32, 16 and 2 digits), the version not ff, neither id all zeros',
                                    conductor._echo(s.traceparent));
     v_hint := 'For example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, as OpenTelemetry''s W3C propagator writes it; NULL: no trace.';
+  when 'dedupe_options' then
+    v_code := 'QC120';
+    v_message := pg_catalog.format('dedupe options for kind %s without a dedupe_key: dedupe_window, dedupe_states, '
+                                   'on_duplicate, debounce and debounce_max apply to the holder of a dedupe_key',
+                                   conductor._echo(s.kind));
+    v_hint := 'Give the dedupe_key that names what must not run twice, e.g. digest:user:42.';
+  when 'dedupe_window' then
+    v_message := pg_catalog.format('invalid dedupe_window %s: it must be from 1 second to 366 days, without months or years',
+                                   (s.dedupe).dedupe_window);
+    v_hint := 'Windows are aligned periods in UTC, e.g. interval ''1 hour'' or ''1 day''; NULL: no window.';
+  when 'dedupe_states' then
+    v_code := 'QC121';
+    v_message := pg_catalog.format('invalid dedupe_states %s: they must hold queued, running and waiting, and may add finished statuses',
+                                   conductor._echo((s.dedupe).dedupe_states::text));
+    v_hint := 'For example {queued,running,waiting,succeeded}; NULL: the unfinished ones, and succeeded with a dedupe_window.';
+  when 'on_duplicate' then
+    v_message := pg_catalog.format('invalid on_duplicate %s: one of ignore, replace, preserve_run_at',
+                                   conductor._echo((s.dedupe).on_duplicate));
+    v_hint := 'NULL is ignore: a duplicate enqueue returns the holder''s id.';
+  when 'debounce' then
+    v_message := pg_catalog.format('invalid debounce %s: it must be from 1 millisecond to 30 days', (s.dedupe).debounce);
+  when 'debounce_max' then
+    v_message := pg_catalog.format('invalid debounce_max %s: it must be from 1 millisecond to 366 days', (s.dedupe).debounce_max);
+  when 'debounce_conflict' then
+    v_code := 'QC122';
+    v_message := pg_catalog.format('conflicting debounce options for kind %s: debounce %s, debounce_max %s, on_duplicate %s',
+                                   conductor._echo(s.kind), coalesce((s.dedupe).debounce::text, 'NULL'),
+                                   coalesce((s.dedupe).debounce_max::text, 'NULL'),
+                                   coalesce(conductor._echo((s.dedupe).on_duplicate), 'NULL'));
+    v_hint := 'debounce_max needs a debounce at most as long; a debounce replaces the waiting task (on_duplicate NULL or replace).';
   end case;
   if _raise_spec_problem.detail is null then
     raise exception using errcode = v_code, message = v_message, hint = v_hint;
@@ -4392,6 +4603,20 @@ begin
                 or pg_catalog.left(s.traceparent, 2) = 'ff'
                 or pg_catalog.substr(s.traceparent, 4, 32) = '00000000000000000000000000000000'
                 or pg_catalog.substr(s.traceparent, 37, 16) = '0000000000000000' then 'traceparent'
+           -- the dedupe options: all NULL (s.dedupe is null) costs one test
+           when s.dedupe is null then null
+           when s.dedupe_key is null then 'dedupe_options'
+           when not (s.dedupe).dedupe_window between interval '1 second' and interval '366 days'
+                or pg_catalog.date_part('month', (s.dedupe).dedupe_window) <> 0
+                or pg_catalog.date_part('year', (s.dedupe).dedupe_window) <> 0 then 'dedupe_window'
+           when not (s.dedupe).dedupe_states @> conductor.unfinished_statuses()
+                or pg_catalog.array_position((s.dedupe).dedupe_states, null) is not null then 'dedupe_states'
+           when (s.dedupe).on_duplicate not in ('ignore', 'replace', 'preserve_run_at') then 'on_duplicate'
+           when not (s.dedupe).debounce between interval '1 millisecond' and interval '30 days' then 'debounce'
+           when not (s.dedupe).debounce_max between interval '1 millisecond' and interval '366 days' then 'debounce_max'
+           when (s.dedupe).debounce is null and (s.dedupe).debounce_max is not null
+                or (s.dedupe).debounce > (s.dedupe).debounce_max
+                or (s.dedupe).debounce is not null and (s.dedupe).on_duplicate <> 'replace' then 'debounce_conflict'
          end;
 end
 $_$;
@@ -4414,8 +4639,14 @@ digit. A timeout is more than 0 and at most 30 days; payload_size compares with
 max_payload_bytes. A traceparent is W3C Trace Context''s: version-traceid-parentid-flags,
 lowercase hex of 2, 32, 16 and 2 digits, the version not ff, neither id all zeros.
 A concurrency_limit is 1 to 10000 and needs a concurrency_key.
+The dedupe options (s.dedupe) need a dedupe_key (dedupe_options); dedupe_window is 1 second
+to 366 days without months or years; dedupe_states holds queued, running and waiting and no
+NULL; on_duplicate is ignore, replace or preserve_run_at; debounce is 1 ms to 30 days,
+debounce_max 1 ms to 366 days; debounce_conflict: debounce_max without debounce or under
+it, or debounce with an on_duplicate other than replace.
 conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
-payload_size, QC104 queue, QC106 the rest.';
+payload_size, QC104 queue, QC120 dedupe_options, QC121 dedupe_states, QC122
+debounce_conflict, QC106 the rest.';
 
 
 --
@@ -4439,7 +4670,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout, s.traceparent, s.concurrency_limit)::conductor._task_spec as spec
+               s.timeout, s.traceparent, s.concurrency_limit, s.dedupe)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -5577,7 +5808,7 @@ declare
     coalesce(configure_kind.concurrency_key, case when configure_kind.concurrency_limit is not null then '' end),
     null, configure_kind.max_recoveries,
     configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
-    configure_kind.timeout, null, configure_kind.concurrency_limit)::conductor._task_spec;
+    configure_kind.timeout, null, configure_kind.concurrency_limit, null)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec);
   v_old    conductor.kinds;
   v_floor  interval;
@@ -6080,10 +6311,10 @@ due times passed while it was off are not fired. Raises QC203 when it does not e
 
 
 --
--- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer) RETURNS bigint
+CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer, dedupe_window interval DEFAULT NULL::interval, dedupe_states text[] DEFAULT NULL::text[], on_duplicate text DEFAULT NULL::text, debounce interval DEFAULT NULL::interval, debounce_max interval DEFAULT NULL::interval) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -6095,6 +6326,7 @@ declare
   v_id bigint;
   v_root bigint;
   v_kind record;
+  v_dedupe conductor._dedupe_spec;
 begin
   -- the kind's defaults (one probe of kinds_pkey) and the payload limit, in one statement
   select k.queue, k.priority, k.concurrency_key, k.timeout, k.max_attempts, k.max_recoveries,
@@ -6103,6 +6335,16 @@ begin
     from conductor.settings st
     left join conductor.kinds k on k.kind = enqueue.kind
    where st.one;
+  if enqueue.dedupe_window is not null or enqueue.dedupe_states is not null or enqueue.on_duplicate is not null
+     or enqueue.debounce is not null or enqueue.debounce_max is not null then
+    v_dedupe := row(enqueue.dedupe_window, null, enqueue.on_duplicate, enqueue.debounce,
+                    enqueue.debounce_max)::conductor._dedupe_spec;
+    if enqueue.dedupe_states is not null then
+      v_dedupe.dedupe_states := array(select conductor._task_status(w.word)
+                                        from pg_catalog.unnest(enqueue.dedupe_states) with ordinality as w(word, n)
+                                       order by w.n);
+    end if;
+  end if;
   v_spec := row(
     enqueue.kind, enqueue.payload, coalesce(enqueue.queue, v_kind.queue, 'default'),
     coalesce(enqueue.priority, v_kind.priority, 0), enqueue.run_at,
@@ -6114,7 +6356,8 @@ begin
     -- the kind's limit applies to a keyed task only (a limit without a key is refused)
     coalesce(enqueue.concurrency_limit,
              case when coalesce(enqueue.concurrency_key, v_kind.concurrency_key) is not null
-                  then v_kind.concurrency_limit end))::conductor._task_spec;
+                  then v_kind.concurrency_limit end),
+    v_dedupe)::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -6141,6 +6384,9 @@ begin
             v_spec.concurrency_limit);
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
+  end if;
+  if not (v_dedupe is null) then
+    return conductor._enqueue_held(v_spec, v_id, v_root, v_now);
   end if;
 
   insert into conductor.tasks as t (
@@ -6174,13 +6420,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) IS 'Writes one task and returns its id.
+COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) IS 'Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
 queue, priority (higher first), concurrency_key (at most concurrency_limit running tasks
@@ -6194,6 +6440,15 @@ dedupe_key: when an unfinished task holds it, returns that task''s id and writes
 parent_id: the spawning task; the new task joins its run (root_id).
 traceparent: the W3C traceparent of the caller''s trace context (NULL: none), stored
 with the task and returned by claim, so the worker''s span continues that trace.
+With a dedupe_key (else QC120): dedupe_window, an aligned period (date_bin from
+2000-01-01 UTC) in which a finished task in dedupe_states still holds the key;
+dedupe_states, the statuses that hold it (queued, running, waiting and any finished
+ones, else QC121; NULL: the unfinished ones, and succeeded with a window); on_duplicate
+''ignore'' (NULL: the holder''s id), ''replace'' (a queued holder takes payload and run_at)
+or ''preserve_run_at'' (the payload); debounce, a queued holder takes the payload and
+runs after that much quiet, never past its first enqueue + debounce_max. A holder that
+started gives its key up to a new task under replace and debounce. Details:
+conductor._enqueue_held.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
 0-30 days (base not over max), backoff_factor 1-10; timeout more than 0 and at most
@@ -6201,8 +6456,9 @@ The rules apply to the values as resolved: run_at a finite time from 0001-01-02 
 with a concurrency_key (the caller''s or the kind''s); traceparent W3C''s
 version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout, key, concurrency_limit or traceparent, QC203 parent not found. Any number of callers
-at once.';
+QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent or a dedupe option out of range,
+QC105 an unknown status in dedupe_states, QC120-QC122 dedupe options (see
+conductor._spec_problem), QC203 parent not found. Any number of callers at once.';
 
 
 --
@@ -6252,7 +6508,15 @@ begin
                (t->>'backoff_max')::interval,
                (t->>'timeout')::interval,
                t->>'traceparent',
-               (t->>'concurrency_limit')::integer
+               (t->>'concurrency_limit')::integer,
+               case when t ?| array['dedupe_window', 'dedupe_states', 'on_duplicate', 'debounce', 'debounce_max'] then
+                 row((t->>'dedupe_window')::interval,
+                     case when t ? 'dedupe_states' and t->'dedupe_states' <> 'null' then
+                       array(select conductor._task_status(w.word)
+                               from pg_catalog.jsonb_array_elements_text(t->'dedupe_states') with ordinality as w(word, n)
+                              order by w.n) end,
+                     t->>'on_duplicate', (t->>'debounce')::interval,
+                     (t->>'debounce_max')::interval)::conductor._dedupe_spec end
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -6263,7 +6527,7 @@ begin
     loop
       foreach v_key in array array['priority', 'run_at', 'max_attempts', 'parent_id', 'max_recoveries',
                                    'backoff_base', 'backoff_factor', 'backoff_max', 'timeout',
-                                   'concurrency_limit'] loop
+                                   'concurrency_limit', 'dedupe_window', 'dedupe_states', 'debounce', 'debounce_max'] loop
         begin
           if v_key in ('priority', 'max_attempts', 'max_recoveries', 'concurrency_limit') then
             perform (v_task->>v_key)::integer;
@@ -6273,6 +6537,8 @@ begin
             perform (v_task->>v_key)::timestamptz;
           elsif v_key = 'backoff_factor' then
             perform (v_task->>v_key)::double precision;
+          elsif v_key = 'dedupe_states' then
+            perform pg_catalog.jsonb_array_elements_text(v_task->v_key) where v_task ? v_key and v_task->v_key <> 'null';
           else
             perform (v_task->>v_key)::interval;
           end if;
@@ -6284,6 +6550,7 @@ begin
                    then 'an integer'
                    when v_key = 'run_at' then 'a timestamp with time zone'
                    when v_key = 'backoff_factor' then 'a number'
+                   when v_key = 'dedupe_states' then 'a JSON array of statuses'
                    else 'an interval' end),
             detail = sqlerrm;
         end;
@@ -6306,8 +6573,8 @@ ALTER FUNCTION conductor.enqueue_many(tasks jsonb) OWNER TO conductor_owner;
 COMMENT ON FUNCTION conductor.enqueue_many(tasks jsonb) IS 'Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
-backoff_base, backoff_factor, backoff_max, timeout, traceparent, concurrency_limit); a missing key
-is resolved per task
+backoff_base, backoff_factor, backoff_max, timeout, traceparent, concurrency_limit, dedupe_window,
+dedupe_states (a JSON array of statuses), on_duplicate, debounce, debounce_max); a missing key is resolved per task
 as enqueue resolves a NULL argument: the task''s kind''s value (configure_kind), else the
 engine''s default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
@@ -6505,7 +6772,7 @@ begin
   -- the task tick would enqueue
   v_task := (conductor._enqueue(array[row(
                v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit
+               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null
              )::conductor._task_spec]))[1];
   insert into conductor.schedule_fires (schedule_name, due_at, task_id, fired_at, manual)
   values (v_s.name, v_now, v_task, v_now, true);
@@ -6656,7 +6923,7 @@ Granted to conductor_worker and conductor_admin.';
 -- Name: get_task(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.get_task(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval)
+CREATE FUNCTION conductor.get_task(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -6668,7 +6935,7 @@ begin
          t.enqueued_at, t.started_at, t.finished_at,
          coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.number)
                      from conductor.list_attempts(array[t.id]) a), '[]'),
-         t.timeout
+         t.timeout, t.dedupe_states, t.dedupe_until, t.debounce_until
     from conductor.tasks t
    where t.id = get_task.task_id;
   if not found then
@@ -6688,7 +6955,10 @@ COMMENT ON FUNCTION conductor.get_task(task_id bigint) IS 'One task: status, pay
 retry budget used, which lost and released attempts and waits do not use), attempts (a
 JSON array, oldest first, each as conductor.list_attempts answers it: number 1..n in
 claim order, worker, times, outcome, error and traceback) and timeout (how long one
-attempt may run; NULL: no limit).
+attempt may run; NULL: no limit). The dedupe options stored (issue 30): dedupe_states (the
+statuses in which it holds its dedupe_key for its period; NULL: only while unfinished),
+dedupe_until (the period''s end; ''infinity'': none) and debounce_until (a debounced task: the
+latest its run_at may move to; NULL: not debounced).
 Raises QC203 when the task does not exist.';
 
 
@@ -7891,7 +8161,7 @@ begin
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
      where t.id = retry.task_id;
   exception when unique_violation then
-    raise exception 'task % cannot be retried: another unfinished task holds its dedupe_key %',
+    raise exception 'task % cannot be retried: another task holds its dedupe_key % (unfinished, or finished in its dedupe_states for the period)',
       retry.task_id, conductor._echo(v_task.dedupe_key)
       using errcode = 'QC205';
   end;
@@ -7948,8 +8218,9 @@ also starts the run''s recoveries afresh (conductor.run_recoveries); when the ru
 failed by conductor.settings.max_run_recoveries, the descendants that failure cancelled are
 queued again with it, with fresh counts, unless keep_steps => false. Locks those tasks and
 then the task (FOR UPDATE, waiting). Raises QC203 when it does not exist, QC204 when it is
-in another status, QC205 when another unfinished task holds its dedupe_key (or that of a
-descendant it would queue again); then nothing changes.';
+in another status, QC205 when another task holds its dedupe_key (or that of a descendant
+it would queue again): an unfinished one, or a finished one in its dedupe_states whose
+dedupe period (dedupe_until) is the task''s; then nothing changes.';
 
 
 --
@@ -8888,19 +9159,30 @@ for an unregistered id is the caller''s.';
 
 
 --
--- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text, integer, interval, text[], text, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer) RETURNS bigint
+CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer, dedupe_window interval DEFAULT NULL::interval, dedupe_states text[] DEFAULT NULL::text[], on_duplicate text DEFAULT NULL::text, debounce interval DEFAULT NULL::interval, debounce_max interval DEFAULT NULL::interval) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
   v_task conductor.tasks;
   v_child bigint;
+  v_dedupe conductor._dedupe_spec;
 begin
   perform conductor._check_step_name(spawn.step);
   v_task := conductor._held_task(spawn.attempt_id);
+  if spawn.dedupe_window is not null or spawn.dedupe_states is not null or spawn.on_duplicate is not null
+     or spawn.debounce is not null or spawn.debounce_max is not null then
+    v_dedupe := row(spawn.dedupe_window, null, spawn.on_duplicate, spawn.debounce,
+                    spawn.debounce_max)::conductor._dedupe_spec;
+    if spawn.dedupe_states is not null then
+      v_dedupe.dedupe_states := array(select conductor._task_status(w.word)
+                                        from pg_catalog.unnest(spawn.dedupe_states) with ordinality as w(word, n)
+                                       order by w.n);
+    end if;
+  end if;
 
   select (s.result->>'task_id')::bigint into v_child
     from conductor.steps s where s.task_id = v_task.id and s.name = spawn.step;
@@ -8915,7 +9197,7 @@ begin
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
                 spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
-                spawn.traceparent, spawn.concurrency_limit
+                spawn.traceparent, spawn.concurrency_limit, v_dedupe
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -8925,19 +9207,21 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
+COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
 priority, max_attempts, concurrency_key, max_recoveries, concurrency_limit) is the child''s kind''s
 (configure_kind), else enqueue''s default; the child''s timeout is its kind''s. Nothing is
 taken from the parent. traceparent: the child''s trace context, as enqueue''s (a worker
-passes the span that spawns it). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+passes the span that spawns it). dedupe_window, dedupe_states, on_duplicate, debounce,
+debounce_max: as enqueue''s, with dedupe_key (the answer, checkpointed, may be a holder
+outside this run). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
 such attempt, QC106 for a bad step name.';
 
 
@@ -9275,7 +9559,7 @@ begin
         if found then
           v_task := (conductor._enqueue(array[row(
                        v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit
+                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null
                      )::conductor._task_spec]))[1];
           update conductor.schedule_fires f set task_id = v_task
            where f.schedule_name = v_s.name and f.due_at = v_due and not f.manual;
@@ -9682,7 +9966,7 @@ Raises QC208 when another login registered worker_id (an admin may wake any).';
 -- Name: watch(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.watch(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval)
+CREATE FUNCTION conductor.watch(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '1s'
@@ -9760,7 +10044,16 @@ begin
      order by t.id
   loop
     return query
-    select v_task.id, w.reason, w.detail, w.until_at, w.holder_id, null::bigint
+    select v_task.id, w.reason,
+           -- a debounced task (issue 30) waits for quiet: its key's next enqueue moves run_at
+           case when w.reason = 'due_later' and v_task.debounce_until is not null and v_task.dedupe_key is not null
+                then pg_catalog.format('debounced: due at %s once quiet; an enqueue of dedupe_key %s before then '
+                                       'moves it later, %s', v_task.run_at, conductor._echo(v_task.dedupe_key),
+                                       case when pg_catalog.isfinite(v_task.debounce_until)
+                                            then pg_catalog.format('at the latest to %s', v_task.debounce_until)
+                                            else 'with no latest time (no debounce_max)' end)
+                else w.detail end,
+           w.until_at, w.holder_id, null::bigint
       from conductor._wait_reasons(v_task.queue, v_task.kind, v_task.run_at, v_task.concurrency_key,
                                    v_now, v_live_since, v_task.concurrency_limit) w;
     if not found then
@@ -9791,7 +10084,8 @@ ALTER FUNCTION conductor.why_waiting(task_ids bigint[]) OWNER TO conductor_owner
 
 COMMENT ON FUNCTION conductor.why_waiting(task_ids bigint[]) IS 'Why each queued task of task_ids is not running, by task id, one row per reason in the
 order conductor._wait_reasons gives them: queue_paused (its queue is paused), due_later
-(until_at: its run_at), no_worker (no worker seen within
+(until_at: its run_at; for a debounced task the detail says it waits for quiet, and the
+latest its run_at may move to, tasks.debounce_until), no_worker (no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
 for a due task rate_limited (its queue''s or kind''s bucket holds no whole token; until_at:
 when the next comes; one row per dry bucket), queue_cap (its queue runs as many tasks as its
@@ -10960,6 +11254,13 @@ CREATE INDEX tasks_children ON conductor.tasks USING btree (parent_id) WHERE (pa
 
 
 --
+-- Name: tasks_dedupe_held; Type: INDEX; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE UNIQUE INDEX tasks_dedupe_held ON conductor.tasks USING btree (dedupe_key, dedupe_until) WHERE ((dedupe_states IS NOT NULL) AND (status = ANY (dedupe_states)));
+
+
+--
 -- Name: tasks_dedupe_key; Type: INDEX; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11402,6 +11703,13 @@ REVOKE ALL ON FUNCTION conductor._echo(value text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION conductor._enqueue(specs conductor._task_spec[]) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _enqueue_held(s conductor._task_spec, new_id bigint, root bigint, at timestamp with time zone); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._enqueue_held(s conductor._task_spec, new_id bigint, root bigint, at timestamp with time zone) FROM PUBLIC;
 
 
 --
@@ -11858,13 +12166,13 @@ GRANT ALL ON FUNCTION conductor.enable_schedule(name text, enabled boolean) TO c
 
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) TO conductor_client;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_admin;
 
 
 --
@@ -12238,12 +12546,12 @@ GRANT ALL ON FUNCTION conductor.sleep(worker_id text, queues text[]) TO conducto
 
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_admin;
 
 
 --

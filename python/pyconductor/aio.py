@@ -148,6 +148,11 @@ class AsyncConductor:
         timeout: timedelta | float | str | None = None,
         traceparent: str | None = None,
         concurrency_limit: int | None = None,
+        dedupe_window: timedelta | float | str | None = None,
+        dedupe_states: Sequence[str] | None = None,
+        on_duplicate: str | None = None,
+        debounce: timedelta | float | str | None = None,
+        debounce_max: timedelta | float | str | None = None,
         conn: CallerConn | None = None,
     ) -> int:
         """Write one task and return its id; options left None take the kind's
@@ -159,6 +164,8 @@ class AsyncConductor:
             "max_recoveries": max_recoveries, "backoff_base": backoff_base, "backoff_factor": backoff_factor,
             "backoff_max": backoff_max, "timeout": timeout, "traceparent": traceparent,
             "concurrency_limit": concurrency_limit,
+            "dedupe_window": dedupe_window, "dedupe_states": dedupe_states, "on_duplicate": on_duplicate,
+            "debounce": debounce, "debounce_max": debounce_max,
         }  # fmt: skip
         return await self._run(calls.enqueue(self.registry, kind, payload, options), conn)
 

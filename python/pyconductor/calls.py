@@ -30,15 +30,18 @@ from pyconductor.registry import INTERVAL_OPTIONS, KIND_OPTIONS, Registry
 from pyconductor.wire import dumps_json, interval_text, load_infinite_times, timestamp_text
 
 __all__ = [
-    "SPEC_KEYS", "AttemptInfo", "Call", "TaskInfo", "cancel", "dict_cursor", "emit_event", "enqueue",
+    "DEDUPE_OPTIONS", "SPEC_KEYS", "AttemptInfo", "Call", "TaskInfo", "cancel", "dict_cursor", "emit_event", "enqueue",
     "enqueue_many", "get_task", "is_idle", "names_task", "retry", "task_spec", "unwatch", "watch",
 ]  # fmt: skip
 
 T = TypeVar("T")
 Rows = list[dict[str, Any]]
 
+# The dedupe options (issue 30: docs/uniqueness.md, docs/debounce.md): per enqueue, not a kind's.
+DEDUPE_OPTIONS = ("dedupe_window", "dedupe_states", "on_duplicate", "debounce", "debounce_max")
+_DEDUPE_INTERVALS = frozenset({"dedupe_window", "debounce", "debounce_max"})
 # Keys of one task spec, as conductor.enqueue_many reads them.
-SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS, "traceparent")
+SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS, "traceparent", *DEDUPE_OPTIONS)
 
 
 def _parse_ts(value: Any) -> datetime | None:
@@ -74,7 +77,9 @@ class AttemptInfo:
 class TaskInfo:
     """A task as ``conductor.get_task`` returns it, attempts oldest first.
     ``timeout``: each attempt's time limit (None: none; also from a database
-    whose get_task does not return it yet)."""
+    whose get_task does not return it yet). ``dedupe_states``,
+    ``dedupe_until``, ``debounce_until``: the dedupe options it was enqueued
+    with (docs/uniqueness.md; None: none, or a database without them)."""
 
     id: int
     queue: str
@@ -98,6 +103,9 @@ class TaskInfo:
     finished_at: datetime | None
     attempts: list[AttemptInfo] = field(default_factory=list)
     timeout: timedelta | None = None
+    dedupe_states: list[str] | None = None
+    dedupe_until: datetime | None = None
+    debounce_until: datetime | None = None
 
     @property
     def finished(self) -> bool:
@@ -106,9 +114,11 @@ class TaskInfo:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
-        values = {k: row[k] for k in cls.__dataclass_fields__ if k not in ("attempts", "timeout")}
+        optional = ("timeout", "dedupe_states", "dedupe_until", "debounce_until")
+        values = {k: row[k] for k in cls.__dataclass_fields__ if k != "attempts" and k not in optional}
         values["status"] = str(row["status"])
-        values["timeout"] = row.get("timeout")
+        values.update({k: row.get(k) for k in optional})
+        values["dedupe_states"] = statuses.status_list(values["dedupe_states"])
         return cls(**values, attempts=[AttemptInfo.from_json(a) for a in row["attempts"] or []])
 
 
@@ -145,8 +155,10 @@ def task_spec(registry: Registry, kind: str, payload: Any = None, **options: Any
     for key, value in merged.items():
         if value is None:
             continue
-        if key in INTERVAL_OPTIONS:
+        if key in INTERVAL_OPTIONS or key in _DEDUPE_INTERVALS:
             value = interval_text(value)
+        elif key == "dedupe_states":
+            value = [str(status) for status in value]
         elif key == "run_at":
             value = timestamp_text(value)
         spec[key] = value

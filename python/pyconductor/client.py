@@ -244,6 +244,11 @@ class Conductor:
         timeout: timedelta | float | str | None = None,
         traceparent: str | None = None,
         concurrency_limit: int | None = None,
+        dedupe_window: timedelta | float | str | None = None,
+        dedupe_states: Sequence[str] | None = None,
+        on_duplicate: str | None = None,
+        debounce: timedelta | float | str | None = None,
+        debounce_max: timedelta | float | str | None = None,
         conn: CallerConn | None = None,
     ) -> int:
         """Write one task and return its id.
@@ -257,6 +262,14 @@ class Conductor:
         A ``dedupe_key`` held by an unfinished task returns that task's id.
         ``concurrency_limit`` (1-10000, with a ``concurrency_key``): at most
         that many tasks of the key run at once (None: the kind's, else 1).
+        With a ``dedupe_key`` (docs/uniqueness.md, docs/debounce.md):
+        ``dedupe_window`` (an aligned period in UTC: a task finished in it
+        still holds the key), ``dedupe_states`` (the statuses that hold it:
+        queued, running, waiting and any finished ones), ``on_duplicate``
+        ('ignore', 'replace': a queued holder takes payload and run_at,
+        'preserve_run_at': the payload), ``debounce`` and ``debounce_max``
+        (a queued holder takes the payload and runs after that much quiet,
+        never later than its first enqueue + debounce_max).
         ``traceparent``: the W3C trace context the worker's span continues;
         None: the current span's when opentelemetry is installed
         (:mod:`pyconductor.tracing`), else none.
@@ -271,13 +284,16 @@ class Conductor:
         it (or the enclosing ``conn.transaction()`` savepoint) back.
 
         Raises InvalidKind, InvalidPayload, PayloadTooLarge, InvalidQueue,
-        InvalidArgument, NotFound (parent)."""
+        InvalidArgument, InvalidStatus, DedupeOptionsWithoutKey,
+        InvalidDedupeStates, DebounceConflict, NotFound (parent)."""
         options = {
             "queue": queue, "priority": priority, "run_at": run_at, "max_attempts": max_attempts,
             "dedupe_key": dedupe_key, "concurrency_key": concurrency_key, "parent_id": parent_id,
             "max_recoveries": max_recoveries, "backoff_base": backoff_base, "backoff_factor": backoff_factor,
             "backoff_max": backoff_max, "timeout": timeout, "traceparent": traceparent,
             "concurrency_limit": concurrency_limit,
+            "dedupe_window": dedupe_window, "dedupe_states": dedupe_states, "on_duplicate": on_duplicate,
+            "debounce": debounce, "debounce_max": debounce_max,
         }  # fmt: skip
         return self._run(calls.enqueue(self.registry, kind, payload, options), conn)
 

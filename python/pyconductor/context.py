@@ -249,7 +249,10 @@ class TaskContext:
         'spawn:<kind>', numbered). ``options``: queue, priority, run_at,
         max_attempts, dedupe_key, concurrency_key, max_recoveries, concurrency_limit; those left
         out take the kind's registered defaults, else the database's.
-        ``traceparent`` (W3C) defaults to the current span's (pyconductor.tracing)."""
+        ``traceparent`` (W3C) defaults to the current span's (pyconductor.tracing).
+        With a dedupe_key, the dedupe options of :meth:`Conductor.enqueue
+        <pyconductor.client.Conductor.enqueue>` (dedupe_window, dedupe_states,
+        on_duplicate, debounce, debounce_max; docs/uniqueness.md)."""
         unknown = set(options) - set(queries.SPAWN_OPTIONS)
         if unknown:
             raise TypeError(f"unknown spawn option(s): {', '.join(sorted(unknown))}")
@@ -263,6 +266,11 @@ class TaskContext:
             merged["traceparent"] = tracing.current_traceparent()
         if merged.get("run_at") is not None:
             merged["run_at"] = timestamp_text(merged["run_at"])
+        for name in ("dedupe_window", "debounce", "debounce_max"):
+            if merged.get(name) is not None:
+                merged[name] = interval_text(merged[name])
+        if merged.get("dedupe_states") is not None:
+            merged["dedupe_states"] = [str(status) for status in merged["dedupe_states"]]
         try:
             body = dumps_json({} if payload is None else payload)
         except (TypeError, ValueError) as exc:

@@ -24,9 +24,12 @@ __all__ = [
     "AlreadyExists",
     "ConductorError",
     "DatabaseUnusable",
+    "DebounceConflict",
     "DedupeConflict",
+    "DedupeOptionsWithoutKey",
     "InvalidArgument",
     "InvalidCron",
+    "InvalidDedupeStates",
     "InvalidKind",
     "InvalidPayload",
     "InvalidQueue",
@@ -119,6 +122,21 @@ class InvalidArgument(ConductorError):
     """QC106: any other invalid argument (retry policy, lease, limits, ...)."""
 
 
+@_register("QC120")
+class DedupeOptionsWithoutKey(ConductorError):
+    """QC120: dedupe_window, dedupe_states, on_duplicate or debounce without a dedupe_key."""
+
+
+@_register("QC121")
+class InvalidDedupeStates(ConductorError):
+    """QC121: dedupe_states that leave out queued, running or waiting."""
+
+
+@_register("QC122")
+class DebounceConflict(ConductorError):
+    """QC122: debounce_max without debounce or under it, or debounce with on_duplicate not replace."""
+
+
 @_register("QC201")
 class LeaseLost(ConductorError):
     """QC201: the attempt no longer holds its task; its result is discarded."""
@@ -148,7 +166,7 @@ class InvalidState(ConductorError):
 
 @_register("QC205")
 class DedupeConflict(ConductorError):
-    """QC205: another unfinished task holds the dedupe_key."""
+    """QC205: another task holds the dedupe_key (unfinished, or finished in its dedupe_states)."""
 
 
 @_register("QC206")

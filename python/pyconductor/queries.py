@@ -28,6 +28,8 @@ ENQUEUE_PARAMETERS = {
     "max_attempts": "::integer", "dedupe_key": "", "concurrency_key": "", "parent_id": "::bigint",
     "max_recoveries": "::integer", "backoff_base": "::interval", "backoff_factor": "::float8",
     "backoff_max": "::interval", "timeout": "::interval", "traceparent": "", "concurrency_limit": "::integer",
+    "dedupe_window": "::interval", "dedupe_states": "::text[]", "on_duplicate": "", "debounce": "::interval",
+    "debounce_max": "::interval",
 }  # fmt: skip
 
 
@@ -98,6 +100,9 @@ SPAWN_OPTIONS = {
     "dedupe_key": "dedupe_key => %(dedupe_key)s", "concurrency_key": "concurrency_key => %(concurrency_key)s",
     "max_recoveries": "max_recoveries => %(max_recoveries)s", "traceparent": "traceparent => %(traceparent)s",
     "concurrency_limit": "concurrency_limit => %(concurrency_limit)s::integer",
+    "dedupe_window": "dedupe_window => %(dedupe_window)s::interval",
+    "dedupe_states": "dedupe_states => %(dedupe_states)s::text[]", "on_duplicate": "on_duplicate => %(on_duplicate)s",
+    "debounce": "debounce => %(debounce)s::interval", "debounce_max": "debounce_max => %(debounce_max)s::interval",
 }  # fmt: skip
 LISTEN = "listen conductor"
 PROBE = "select 1"

@@ -9,9 +9,9 @@ these tuples to them. Every list of statuses in pyconductor is one of these
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["ALL", "FINISHED", "QUEUED", "RETRYABLE", "SUCCEEDED", "UNFINISHED"]
+__all__ = ["ALL", "FINISHED", "QUEUED", "RETRYABLE", "SUCCEEDED", "UNFINISHED", "status_list"]
 
 QUEUED: Final = "queued"
 SUCCEEDED: Final = "succeeded"
@@ -27,3 +27,15 @@ ALL: Final[tuple[str, ...]] = UNFINISHED + FINISHED
 
 RETRYABLE: Final[tuple[str, ...]] = tuple(s for s in FINISHED if s != SUCCEEDED)
 """The finished statuses ``conductor.retry`` starts over: every one but succeeded."""
+
+
+def status_list(value: Any) -> list[str] | None:
+    """A ``conductor.task_status[]`` as psycopg reads it (a list, or the array's
+    text ``{queued,running}`` when the enum's type is not registered) as a list
+    of status words; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        inner = value.strip("{}")
+        return inner.split(",") if inner else []
+    return [str(status) for status in value]

@@ -13,6 +13,7 @@ import random
 import threading
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -186,7 +187,11 @@ def test_spawn_takes_the_childs_registered_defaults_and_options(app: Conductor, 
     @app.task("opt.parent")
     def parent(payload: dict[str, Any], ctx: TaskContext) -> list[int]:
         ids = [ctx.spawn("opt.child"), ctx.spawn("opt.child", {"x": 1}, priority=9, dedupe_key="opt-1",
-                                                 concurrency_key="k")]  # fmt: skip
+                                                 concurrency_key="k"),
+               ctx.spawn("opt.child", {"x": 2}, dedupe_key="opt-2", dedupe_window=timedelta(hours=1),
+                         dedupe_states=["queued", "running", "waiting", "succeeded"]),
+               ctx.spawn("opt.child", {"x": 3}, dedupe_key="opt-2", dedupe_window=3600, on_duplicate="ignore",
+                         dedupe_states=["queued", "running", "waiting", "succeeded"])]  # fmt: skip
         ctx.wait_for_children()
         return ids
 
@@ -196,8 +201,10 @@ def test_spawn_takes_the_childs_registered_defaults_and_options(app: Conductor, 
     assert info.status == "succeeded", info.error
     rows = db_conn.execute("select queue, priority, payload, dedupe_key, concurrency_key, parent_id, root_id"
                            " from conductor.tasks where id = any(%s) order by id", (info.result,)).fetchall()  # fmt: skip
+    assert info.result[2] == info.result[3], "the second spawn of the held key answered the first child"
     assert rows == [("kids", 5, {}, None, None, task_id, task_id),
-                    ("kids", 9, {"x": 1}, "opt-1", "k", task_id, task_id)]  # fmt: skip
+                    ("kids", 9, {"x": 1}, "opt-1", "k", task_id, task_id),
+                    ("kids", 5, {"x": 2}, "opt-2", None, task_id, task_id)]  # fmt: skip
     with pytest.raises(TypeError, match="unknown spawn option"):
         TaskContext(task_id=1, attempt_id=1, attempt=1, kind="k", queue="q").spawn("x", nope=1)
 

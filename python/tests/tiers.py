@@ -29,7 +29,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "integration": (
         "test_aio.py", "test_async_handlers.py", "test_buffer.py", "test_bus.py", "test_client.py",
         "test_concurrency_limits.py",
-        "test_cron_oracle.py", "test_dashboard.py", "test_demo.py", "test_devdb.py", "test_django_backend.py",
+        "test_cron_oracle.py", "test_dashboard.py", "test_debounce_processes.py", "test_demo.py", "test_devdb.py", "test_django_backend.py",
         "test_django_commands.py", "test_django_docs.py", "test_django_worker.py", "test_docs.py", "test_endpoints.py",
         "test_enqueue_in_transaction.py", "test_exclusive.py", "test_fleet.py", "test_foreign_locks.py",
         "test_handler_logs.py", "test_infinite_times.py", "test_lifecycle_scenario.py", "test_logging.py",
@@ -37,7 +37,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_rate_limit.py",
         "test_readme.py", "test_reaper_schedule.py", "test_recovery.py", "test_runs.py", "test_runs_processes.py",
         "test_scheduler.py", "test_schema_dump.py", "test_statuses.py", "test_serve.py", "test_singleton.py", "test_supervisor.py",
-        "test_timeouts.py", "test_tracing.py", "test_tracing_optional.py", "test_upgrade.py", "test_wakeups.py",
+        "test_timeouts.py", "test_tracing.py", "test_tracing_optional.py", "test_uniqueness.py", "test_upgrade.py", "test_wakeups.py",
         "test_watch_isolation.py", "test_wheel.py", "test_wire.py", "test_worker.py", "test_worker_database_errors.py",
         "test_worker_declarations.py", "test_worker_processes.py", "test_worker_reports.py",
     ),

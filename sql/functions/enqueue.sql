@@ -51,6 +51,27 @@
 -- its id in the answer is the holder's. The unique index tasks_dedupe_key is
 -- the arbiter, so concurrent enqueues of one key still give one task.
 --
+-- Dedupe options (issue 30; docs/uniqueness.md, docs/debounce.md), taken only
+-- with a dedupe_key, each NULL by default (today's dedupe, on the paths above):
+--   dedupe_window  the key is also held by a finished task of the same aligned
+--                  period (date_bin on 2000-01-01 UTC: '1 hour' is 10:00-11:00)
+--   dedupe_states  the statuses that hold the key: the unfinished ones and any
+--                  finished ones (default with a window: also succeeded)
+--   on_duplicate   'ignore' (the holder's id, nothing written), 'replace' (a
+--                  queued holder takes the payload and run_at), 'preserve_run_at'
+--                  (the payload only)
+--   debounce, debounce_max   a queued holder takes the payload and runs after
+--                  debounce of quiet, never later than its first enqueue +
+--                  debounce_max
+-- conductor._enqueue_held(spec, id, root, at) writes such a task: INSERT ... ON
+-- CONFLICT DO NOTHING against both arbiters (tasks_dedupe_key, and
+-- tasks_dedupe_held on (dedupe_key, dedupe_until) for the tasks in one of their
+-- dedupe_states), then the holder: replaced by compare-and-set on status
+-- 'queued'; a holder that started (running, waiting) keeps running and gives
+-- its key up (dedupe_key NULL, as graphile-worker's replace does) to a new
+-- task carrying this payload; a finished holder is the answer. A claim racing a
+-- replace either runs the replaced payload or makes the replace a new task.
+--
 -- Plans: every statement of _enqueue is planned once per connection
 -- (plan_cache_mode = force_generic_plan; planning it afresh each call cost
 -- about 0.7 ms of a 50-task batch's 3 ms). A generic plan made while
@@ -79,9 +100,12 @@ set local role conductor_owner;
 -- (the kind's, else the engine's): v0.1.0's thirteen-parameter enqueue goes, or
 -- a call naming only those thirteen would match both. traceparent is new after
 -- v0.2.0 (the last parameter, issue 27): v0.2.0's fourteen-parameter enqueue goes
--- for the same reason. concurrency_limit is new after it too (issue 30), the last.
+-- for the same reason, and the fifteen-parameter one for the options of issue 30
+-- (concurrency_limit, then the dedupe options).
 drop function if exists conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint,
                                           integer, interval, double precision, interval, interval);
+drop function if exists conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint,
+                                          integer, interval, double precision, interval, interval, text);
 
 -- The characters a name may not hold because they are not seen, or change how
 -- the text around them is shown: Unicode's control characters (Cc: C0, DEL,
@@ -130,6 +154,20 @@ begin
                 or pg_catalog.left(s.traceparent, 2) = 'ff'
                 or pg_catalog.substr(s.traceparent, 4, 32) = '00000000000000000000000000000000'
                 or pg_catalog.substr(s.traceparent, 37, 16) = '0000000000000000' then 'traceparent'
+           -- the dedupe options: all NULL (s.dedupe is null) costs one test
+           when s.dedupe is null then null
+           when s.dedupe_key is null then 'dedupe_options'
+           when not (s.dedupe).dedupe_window between interval '1 second' and interval '366 days'
+                or pg_catalog.date_part('month', (s.dedupe).dedupe_window) <> 0
+                or pg_catalog.date_part('year', (s.dedupe).dedupe_window) <> 0 then 'dedupe_window'
+           when not (s.dedupe).dedupe_states @> conductor.unfinished_statuses()
+                or pg_catalog.array_position((s.dedupe).dedupe_states, null) is not null then 'dedupe_states'
+           when (s.dedupe).on_duplicate not in ('ignore', 'replace', 'preserve_run_at') then 'on_duplicate'
+           when not (s.dedupe).debounce between interval '1 millisecond' and interval '30 days' then 'debounce'
+           when not (s.dedupe).debounce_max between interval '1 millisecond' and interval '366 days' then 'debounce_max'
+           when (s.dedupe).debounce is null and (s.dedupe).debounce_max is not null
+                or (s.dedupe).debounce > (s.dedupe).debounce_max
+                or (s.dedupe).debounce is not null and (s.dedupe).on_duplicate <> 'replace' then 'debounce_conflict'
          end;
 end
 $$;
@@ -146,8 +184,14 @@ digit. A timeout is more than 0 and at most 30 days; payload_size compares with
 max_payload_bytes. A traceparent is W3C Trace Context's: version-traceid-parentid-flags,
 lowercase hex of 2, 32, 16 and 2 digits, the version not ff, neither id all zeros.
 A concurrency_limit is 1 to 10000 and needs a concurrency_key.
+The dedupe options (s.dedupe) need a dedupe_key (dedupe_options); dedupe_window is 1 second
+to 366 days without months or years; dedupe_states holds queued, running and waiting and no
+NULL; on_duplicate is ignore, replace or preserve_run_at; debounce is 1 ms to 30 days,
+debounce_max 1 ms to 366 days; debounce_conflict: debounce_max without debounce or under
+it, or debounce with an on_duplicate other than replace.
 conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
-payload_size, QC104 queue, QC106 the rest.$$;
+payload_size, QC104 queue, QC120 dedupe_options, QC121 dedupe_states, QC122
+debounce_conflict, QC106 the rest.$$;
 
 create or replace function conductor._spec_problem(s conductor._task_spec) returns text
   language plpgsql stable
@@ -188,7 +232,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout, s.traceparent, s.concurrency_limit)::conductor._task_spec as spec
+               s.timeout, s.traceparent, s.concurrency_limit, s.dedupe)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -286,6 +330,36 @@ begin
                                    'lowercase hex (2, 32, 16 and 2 digits), the version not ff, neither id all zeros',
                                    conductor._echo(s.traceparent));
     v_hint := 'For example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, as OpenTelemetry''s W3C propagator writes it; NULL: no trace.';
+  when 'dedupe_options' then
+    v_code := 'QC120';
+    v_message := pg_catalog.format('dedupe options for kind %s without a dedupe_key: dedupe_window, dedupe_states, '
+                                   'on_duplicate, debounce and debounce_max apply to the holder of a dedupe_key',
+                                   conductor._echo(s.kind));
+    v_hint := 'Give the dedupe_key that names what must not run twice, e.g. digest:user:42.';
+  when 'dedupe_window' then
+    v_message := pg_catalog.format('invalid dedupe_window %s: it must be from 1 second to 366 days, without months or years',
+                                   (s.dedupe).dedupe_window);
+    v_hint := 'Windows are aligned periods in UTC, e.g. interval ''1 hour'' or ''1 day''; NULL: no window.';
+  when 'dedupe_states' then
+    v_code := 'QC121';
+    v_message := pg_catalog.format('invalid dedupe_states %s: they must hold queued, running and waiting, and may add finished statuses',
+                                   conductor._echo((s.dedupe).dedupe_states::text));
+    v_hint := 'For example {queued,running,waiting,succeeded}; NULL: the unfinished ones, and succeeded with a dedupe_window.';
+  when 'on_duplicate' then
+    v_message := pg_catalog.format('invalid on_duplicate %s: one of ignore, replace, preserve_run_at',
+                                   conductor._echo((s.dedupe).on_duplicate));
+    v_hint := 'NULL is ignore: a duplicate enqueue returns the holder''s id.';
+  when 'debounce' then
+    v_message := pg_catalog.format('invalid debounce %s: it must be from 1 millisecond to 30 days', (s.dedupe).debounce);
+  when 'debounce_max' then
+    v_message := pg_catalog.format('invalid debounce_max %s: it must be from 1 millisecond to 366 days', (s.dedupe).debounce_max);
+  when 'debounce_conflict' then
+    v_code := 'QC122';
+    v_message := pg_catalog.format('conflicting debounce options for kind %s: debounce %s, debounce_max %s, on_duplicate %s',
+                                   conductor._echo(s.kind), coalesce((s.dedupe).debounce::text, 'NULL'),
+                                   coalesce((s.dedupe).debounce_max::text, 'NULL'),
+                                   coalesce(conductor._echo((s.dedupe).on_duplicate), 'NULL'));
+    v_hint := 'debounce_max needs a debounce at most as long; a debounce replaces the waiting task (on_duplicate NULL or replace).';
   end case;
   if _raise_spec_problem.detail is null then
     raise exception using errcode = v_code, message = v_message, hint = v_hint;
@@ -339,6 +413,124 @@ revoke execute on function conductor._spec_problem(conductor._task_spec) from pu
 revoke execute on function conductor._spec_problem(conductor._task_spec, integer) from public;
 revoke execute on function conductor._raise_spec_problem(text, conductor._task_spec, text) from public;
 
+-- A task with dedupe options (issue 30). The insert tries both arbiters at
+-- once (ON CONFLICT DO NOTHING without a target); a loser looks for the holder
+-- (a fresh snapshot: committed before the insert, or while it waited) and acts
+-- by on_duplicate. Every change of the holder is a compare-and-set (status
+-- queued to replace it, running or waiting to take its key), so a claim or a
+-- finish that wins the race sends this enqueue round again: at most three
+-- rounds, then 40001.
+create or replace function conductor._enqueue_held(s conductor._task_spec, new_id bigint, root bigint, at timestamptz)
+  returns bigint
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_d conductor._dedupe_spec := _enqueue_held.s.dedupe;
+  v_mode text := coalesce(v_d.on_duplicate, case when v_d.debounce is not null then 'replace' else 'ignore' end);
+  -- with a window and no states: a succeeded task holds its period too (River's default)
+  v_states conductor.task_status[] := coalesce(v_d.dedupe_states,
+    case when v_d.dedupe_window is not null
+         then conductor.unfinished_statuses() || 'succeeded'::conductor.task_status end);
+  v_until timestamptz;
+  v_run_at timestamptz := coalesce(_enqueue_held.s.run_at, _enqueue_held.at);
+  v_debounce_until timestamptz;
+  v_holder record;
+begin
+  if v_states is not null then
+    v_until := case when v_d.dedupe_window is null then 'infinity'::timestamptz
+                    else pg_catalog.date_bin(v_d.dedupe_window, _enqueue_held.at, '2000-01-01 00:00:00+00')
+                         + v_d.dedupe_window end;
+  end if;
+  if v_d.debounce is not null then
+    v_debounce_until := case when v_d.debounce_max is null then 'infinity'::timestamptz
+                             else _enqueue_held.at + v_d.debounce_max end;
+    v_run_at := least(v_run_at + v_d.debounce, v_debounce_until);
+  end if;
+
+  for v_round in 1..3 loop
+    insert into conductor.tasks as t (
+      id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
+      backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
+      parent_id, root_id, enqueued_at, timeout, traceparent, dedupe_states, dedupe_until, debounce_until)
+    values (_enqueue_held.new_id, s.queue, s.kind, s.payload, s.priority, v_run_at, s.max_attempts, s.max_recoveries,
+            s.backoff_base, s.backoff_factor, s.backoff_max, s.dedupe_key, s.concurrency_key,
+            s.parent_id, _enqueue_held.root, _enqueue_held.at, s.timeout, s.traceparent,
+            v_states, v_until, v_debounce_until)
+    on conflict do nothing;
+    if found then
+      perform conductor._notify_queue(s.queue);
+      return _enqueue_held.new_id;
+    end if;
+
+    -- the holder: an unfinished task (tasks_dedupe_key), else a finished one of
+    -- this period in one of its dedupe_states (tasks_dedupe_held)
+    select h.id, h.status, h.queue into v_holder
+      from conductor.tasks h
+     where h.dedupe_key = s.dedupe_key and h.status = any (conductor.unfinished_statuses());
+    if not found and v_states is not null then
+      select h.id, h.status, h.queue into v_holder
+        from conductor.tasks h
+       where h.dedupe_key = s.dedupe_key and h.dedupe_until = v_until
+         and h.dedupe_states is not null and h.status = any (h.dedupe_states);
+    end if;
+    continue when not found;  -- it finished, or was pruned, since the insert: try again
+
+    if v_mode = 'ignore' or v_holder.status <> all (conductor.unfinished_statuses()) then
+      return v_holder.id;  -- a finished holder is never replaced: it ran
+    end if;
+
+    if v_holder.status = 'queued' then
+      -- waits for a claim that locked it, then finds it running (and goes round)
+      update conductor.tasks t
+         set payload = s.payload,
+             run_at = case when v_mode = 'preserve_run_at' then t.run_at
+                           when v_d.debounce is null then coalesce(s.run_at, _enqueue_held.at)
+                           else least(coalesce(s.run_at, _enqueue_held.at) + v_d.debounce,
+                                      coalesce(t.debounce_until, t.enqueued_at + v_d.debounce_max, 'infinity'))
+                      end,
+             debounce_until = case when v_d.debounce is null then t.debounce_until
+                                   else coalesce(t.debounce_until, t.enqueued_at + v_d.debounce_max, 'infinity') end
+       where t.id = v_holder.id and t.status = 'queued' and t.dedupe_key = s.dedupe_key;
+      if found then
+        perform conductor._notify_queue(v_holder.queue);
+        return v_holder.id;
+      end if;
+    else
+      -- it started with the old payload: it runs on without the key, which goes
+      -- to a new task with this payload (the next round's insert)
+      update conductor.tasks t
+         set dedupe_key = null
+       where t.id = v_holder.id and t.dedupe_key = s.dedupe_key
+         and t.status in ('running'::conductor.task_status, 'waiting'::conductor.task_status);
+    end if;
+  end loop;
+
+  raise exception 'the holder of dedupe_key % changed three times while this enqueue looked at it',
+    conductor._echo(s.dedupe_key)
+    using errcode = '40001', hint = 'Retry the enqueue.';
+end
+$$;
+
+comment on function conductor._enqueue_held(conductor._task_spec, bigint, bigint, timestamptz) is
+$$Writes s, a resolved and validated spec with dedupe options, as task new_id of run root at
+time at, unless its dedupe_key is held: by an unfinished task (tasks_dedupe_key), or by a
+task in one of its dedupe_states whose period (dedupe_until) is this one's
+(tasks_dedupe_held). Stores dedupe_states (NULL given: the unfinished ones, plus succeeded
+with a window; NULL with neither), dedupe_until (the end of the aligned window,
+'infinity' without one) and, debounced, run_at = run_at (NULL: at) + debounce and
+debounce_until = at + debounce_max ('infinity' without one), run_at never past it.
+A duplicate returns the holder's id: unchanged for on_duplicate 'ignore' (NULL) and when
+the holder finished; a queued holder takes the payload and run_at ('replace'), the payload
+('preserve_run_at'), or the payload and run_at + debounce capped at its debounce_until
+(debounce); a running or waiting holder gives its dedupe_key up (set NULL) and a new task
+takes it. Each change is a compare-and-set; a race lost three times raises 40001. Locks
+the row it writes; waits for a concurrent enqueue of the key, and for the holder's row.
+Called by enqueue and _enqueue.$$;
+
+revoke execute on function conductor._enqueue_held(conductor._task_spec, bigint, bigint, timestamptz) from public;
+
 create or replace function conductor._enqueue(specs conductor._task_spec[])
   returns bigint[]
   language plpgsql volatile
@@ -357,6 +549,7 @@ declare
   v_inserted bigint;
   v_missing_parent bigint;
   v_queues text[];
+  v_ord bigint;
 begin
   -- Each spec resolved: the caller's value, else its kind's (one probe of
   -- kinds_pkey per spec), else the engine's. Backoff stays as given: fail
@@ -370,7 +563,8 @@ begin
                -- the kind's limit applies to a keyed task only (a limit without a key is refused)
                coalesce(s.concurrency_limit,
                         case when coalesce(s.concurrency_key, k.concurrency_key) is not null
-                             then k.concurrency_limit end))::conductor._task_spec
+                             then k.concurrency_limit end),
+               s.dedupe)::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -418,6 +612,7 @@ begin
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
+       and spec.dedupe is null  -- with dedupe options: _enqueue_held, after this statement
     on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
     do nothing
     returning t.queue
@@ -446,6 +641,17 @@ begin
     if found then
       raise exception 'parent task % does not exist', v_missing_parent using errcode = 'QC203';
     end if;
+    -- the specs with dedupe options, one at a time in input order, each under
+    -- the id drawn for it
+    for v_ord in
+      select s.ordinality from pg_catalog.unnest(v_specs) with ordinality as s
+       where not (s.dedupe is null)
+       order by s.ordinality
+    loop
+      v_ids[v_ord] := conductor._enqueue_held(v_specs[v_ord], v_ids[v_ord],
+        coalesce((select p.root_id from conductor.tasks p where p.id = v_specs[v_ord].parent_id), v_ids[v_ord]),
+        v_now);
+    end loop;
     select pg_catalog.array_agg(coalesce(own.id, holder.id) order by s.ordinality)
       into v_ids
       from pg_catalog.unnest(v_specs) with ordinality as s
@@ -468,7 +674,8 @@ $$;
 comment on function conductor._enqueue(conductor._task_spec[]) is
 $$Enqueues specs in one statement, each resolved (the caller's value, else the kind's, else the
 engine's) and validated; returns the ids in input order, a dedupe loser's being its holder's.
-Raises the first bad spec's QC101-QC104 or QC106 (detail: task #n of the batch), QC203 for a
+Specs with dedupe options go through conductor._enqueue_held, in input order, after the rest.
+Raises the first bad spec's QC101-QC106 or QC120-QC122 (detail: task #n of the batch), QC203 for a
 missing parent, 40001 when a dedupe holder finished while it waited; then nothing is queued.
 Notifies the queues it filled. Locks the rows it inserts; waits on a concurrent enqueue of
 the same dedupe_key. Called by enqueue_many, spawn, tick and fire_schedule.$$;
@@ -491,7 +698,12 @@ create or replace function conductor.enqueue(
   backoff_max     interval default null,
   timeout         interval default null,
   traceparent     text default null,
-  concurrency_limit integer default null
+  concurrency_limit integer default null,
+  dedupe_window   interval default null,
+  dedupe_states   text[] default null,
+  on_duplicate    text default null,
+  debounce        interval default null,
+  debounce_max    interval default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -505,6 +717,7 @@ declare
   v_id bigint;
   v_root bigint;
   v_kind record;
+  v_dedupe conductor._dedupe_spec;
 begin
   -- the kind's defaults (one probe of kinds_pkey) and the payload limit, in one statement
   select k.queue, k.priority, k.concurrency_key, k.timeout, k.max_attempts, k.max_recoveries,
@@ -513,6 +726,16 @@ begin
     from conductor.settings st
     left join conductor.kinds k on k.kind = enqueue.kind
    where st.one;
+  if enqueue.dedupe_window is not null or enqueue.dedupe_states is not null or enqueue.on_duplicate is not null
+     or enqueue.debounce is not null or enqueue.debounce_max is not null then
+    v_dedupe := row(enqueue.dedupe_window, null, enqueue.on_duplicate, enqueue.debounce,
+                    enqueue.debounce_max)::conductor._dedupe_spec;
+    if enqueue.dedupe_states is not null then
+      v_dedupe.dedupe_states := array(select conductor._task_status(w.word)
+                                        from pg_catalog.unnest(enqueue.dedupe_states) with ordinality as w(word, n)
+                                       order by w.n);
+    end if;
+  end if;
   v_spec := row(
     enqueue.kind, enqueue.payload, coalesce(enqueue.queue, v_kind.queue, 'default'),
     coalesce(enqueue.priority, v_kind.priority, 0), enqueue.run_at,
@@ -524,7 +747,8 @@ begin
     -- the kind's limit applies to a keyed task only (a limit without a key is refused)
     coalesce(enqueue.concurrency_limit,
              case when coalesce(enqueue.concurrency_key, v_kind.concurrency_key) is not null
-                  then v_kind.concurrency_limit end))::conductor._task_spec;
+                  then v_kind.concurrency_limit end),
+    v_dedupe)::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -551,6 +775,9 @@ begin
             v_spec.concurrency_limit);
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
+  end if;
+  if not (v_dedupe is null) then
+    return conductor._enqueue_held(v_spec, v_id, v_root, v_now);
   end if;
 
   insert into conductor.tasks as t (
@@ -583,7 +810,7 @@ begin
 end
 $$;
 
-comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer) is
+comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval) is
 $$Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
@@ -598,6 +825,15 @@ dedupe_key: when an unfinished task holds it, returns that task's id and writes 
 parent_id: the spawning task; the new task joins its run (root_id).
 traceparent: the W3C traceparent of the caller's trace context (NULL: none), stored
 with the task and returned by claim, so the worker's span continues that trace.
+With a dedupe_key (else QC120): dedupe_window, an aligned period (date_bin from
+2000-01-01 UTC) in which a finished task in dedupe_states still holds the key;
+dedupe_states, the statuses that hold it (queued, running, waiting and any finished
+ones, else QC121; NULL: the unfinished ones, and succeeded with a window); on_duplicate
+'ignore' (NULL: the holder's id), 'replace' (a queued holder takes payload and run_at)
+or 'preserve_run_at' (the payload); debounce, a queued holder takes the payload and
+runs after that much quiet, never past its first enqueue + debounce_max. A holder that
+started gives its key up to a new task under replace and debounce. Details:
+conductor._enqueue_held.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
 0-30 days (base not over max), backoff_factor 1-10; timeout more than 0 and at most
@@ -605,8 +841,9 @@ The rules apply to the values as resolved: run_at a finite time from 0001-01-02 
 with a concurrency_key (the caller's or the kind's); traceparent W3C's
 version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout, key, concurrency_limit or traceparent, QC203 parent not found. Any number of callers
-at once.$$;
+QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent or a dedupe option out of range,
+QC105 an unknown status in dedupe_states, QC120-QC122 dedupe options (see
+conductor._spec_problem), QC203 parent not found. Any number of callers at once.$$;
 
 create or replace function conductor.enqueue_many(tasks jsonb) returns setof bigint
   language plpgsql volatile
@@ -652,7 +889,15 @@ begin
                (t->>'backoff_max')::interval,
                (t->>'timeout')::interval,
                t->>'traceparent',
-               (t->>'concurrency_limit')::integer
+               (t->>'concurrency_limit')::integer,
+               case when t ?| array['dedupe_window', 'dedupe_states', 'on_duplicate', 'debounce', 'debounce_max'] then
+                 row((t->>'dedupe_window')::interval,
+                     case when t ? 'dedupe_states' and t->'dedupe_states' <> 'null' then
+                       array(select conductor._task_status(w.word)
+                               from pg_catalog.jsonb_array_elements_text(t->'dedupe_states') with ordinality as w(word, n)
+                              order by w.n) end,
+                     t->>'on_duplicate', (t->>'debounce')::interval,
+                     (t->>'debounce_max')::interval)::conductor._dedupe_spec end
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -663,7 +908,7 @@ begin
     loop
       foreach v_key in array array['priority', 'run_at', 'max_attempts', 'parent_id', 'max_recoveries',
                                    'backoff_base', 'backoff_factor', 'backoff_max', 'timeout',
-                                   'concurrency_limit'] loop
+                                   'concurrency_limit', 'dedupe_window', 'dedupe_states', 'debounce', 'debounce_max'] loop
         begin
           if v_key in ('priority', 'max_attempts', 'max_recoveries', 'concurrency_limit') then
             perform (v_task->>v_key)::integer;
@@ -673,6 +918,8 @@ begin
             perform (v_task->>v_key)::timestamptz;
           elsif v_key = 'backoff_factor' then
             perform (v_task->>v_key)::double precision;
+          elsif v_key = 'dedupe_states' then
+            perform pg_catalog.jsonb_array_elements_text(v_task->v_key) where v_task ? v_key and v_task->v_key <> 'null';
           else
             perform (v_task->>v_key)::interval;
           end if;
@@ -684,6 +931,7 @@ begin
                    then 'an integer'
                    when v_key = 'run_at' then 'a timestamp with time zone'
                    when v_key = 'backoff_factor' then 'a number'
+                   when v_key = 'dedupe_states' then 'a JSON array of statuses'
                    else 'an interval' end),
             detail = sqlerrm;
         end;
@@ -700,17 +948,17 @@ comment on function conductor.enqueue_many(jsonb) is
 $$Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
-backoff_base, backoff_factor, backoff_max, timeout, traceparent, concurrency_limit); a missing key
-is resolved per task
+backoff_base, backoff_factor, backoff_max, timeout, traceparent, concurrency_limit, dedupe_window,
+dedupe_states (a JSON array of statuses), on_duplicate, debounce, debounce_max); a missing key is resolved per task
 as enqueue resolves a NULL argument: the task's kind's value (configure_kind), else the
 engine's default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
 batch) and writes none. Raises QC106 when tasks is not an array of objects, or a key holds
 a value that does not convert to its type (naming the key, the task and the value).$$;
 
-revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer) from public;
+revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval) from public;
 revoke execute on function conductor.enqueue_many(jsonb) from public;
-grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer)
+grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval)
   to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.enqueue_many(jsonb) to conductor_client, conductor_worker, conductor_admin;
 

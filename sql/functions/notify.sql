@@ -291,6 +291,8 @@ $$The worker is busy again (a claim came back full) or stopping: enqueues stop n
 its account. Idempotent; deregister_worker and reap's forgetting of the worker do the same.
 Raises QC208 when another login registered worker_id (an admin may wake any).$$;
 
+-- watch returns get_task's columns, which gain the dedupe options (issue 30): dropped and created again
+drop function if exists conductor.watch(bigint);
 create or replace function conductor.watch(task_id bigint)
   returns table (
     id bigint, queue text, kind text, status conductor.task_status, payload jsonb,
@@ -298,7 +300,8 @@ create or replace function conductor.watch(task_id bigint)
     max_attempts integer, recoveries integer, max_recoveries integer,
     parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text,
     enqueued_at timestamptz, started_at timestamptz, finished_at timestamptz,
-    attempts jsonb, timeout interval)
+    attempts jsonb, timeout interval,
+    dedupe_states conductor.task_status[], dedupe_until timestamptz, debounce_until timestamptz)
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp

@@ -42,6 +42,9 @@ attempt is the retry budget the task had used at that claim, counting it (tasks.
 then), which lost and released attempts and waits give back: not a number to show as the
 attempt's. Reads only; any number of callers.$$;
 
+-- get_task gains the dedupe options (issue 30): its return type changes, so it is
+-- dropped and created again (watch, in functions/notify, returns the same columns)
+drop function if exists conductor.get_task(bigint);
 create or replace function conductor.get_task(task_id bigint)
   returns table (
     id bigint, queue text, kind text, status conductor.task_status, payload jsonb,
@@ -49,7 +52,8 @@ create or replace function conductor.get_task(task_id bigint)
     max_attempts integer, recoveries integer, max_recoveries integer,
     parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text,
     enqueued_at timestamptz, started_at timestamptz, finished_at timestamptz,
-    attempts jsonb, timeout interval)
+    attempts jsonb, timeout interval,
+    dedupe_states conductor.task_status[], dedupe_until timestamptz, debounce_until timestamptz)
   language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
@@ -62,7 +66,7 @@ begin
          t.enqueued_at, t.started_at, t.finished_at,
          coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.number)
                      from conductor.list_attempts(array[t.id]) a), '[]'),
-         t.timeout
+         t.timeout, t.dedupe_states, t.dedupe_until, t.debounce_until
     from conductor.tasks t
    where t.id = get_task.task_id;
   if not found then
@@ -76,7 +80,10 @@ $$One task: status, payload, result, last error, counts (attempt of max_attempts
 retry budget used, which lost and released attempts and waits do not use), attempts (a
 JSON array, oldest first, each as conductor.list_attempts answers it: number 1..n in
 claim order, worker, times, outcome, error and traceback) and timeout (how long one
-attempt may run; NULL: no limit).
+attempt may run; NULL: no limit). The dedupe options stored (issue 30): dedupe_states (the
+statuses in which it holds its dedupe_key for its period; NULL: only while unfinished),
+dedupe_until (the period's end; 'infinity': none) and debounce_until (a debounced task: the
+latest its run_at may move to; NULL: not debounced).
 Raises QC203 when the task does not exist.$$;
 
 create or replace function conductor.list_tasks(

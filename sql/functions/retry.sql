@@ -78,7 +78,7 @@ begin
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
      where t.id = retry.task_id;
   exception when unique_violation then
-    raise exception 'task % cannot be retried: another unfinished task holds its dedupe_key %',
+    raise exception 'task % cannot be retried: another task holds its dedupe_key % (unfinished, or finished in its dedupe_states for the period)',
       retry.task_id, conductor._echo(v_task.dedupe_key)
       using errcode = 'QC205';
   end;
@@ -129,8 +129,9 @@ also starts the run's recoveries afresh (conductor.run_recoveries); when the run
 failed by conductor.settings.max_run_recoveries, the descendants that failure cancelled are
 queued again with it, with fresh counts, unless keep_steps => false. Locks those tasks and
 then the task (FOR UPDATE, waiting). Raises QC203 when it does not exist, QC204 when it is
-in another status, QC205 when another unfinished task holds its dedupe_key (or that of a
-descendant it would queue again); then nothing changes.$$;
+in another status, QC205 when another task holds its dedupe_key (or that of a descendant
+it would queue again): an unfinished one, or a finished one in its dedupe_states whose
+dedupe period (dedupe_until) is the task's; then nothing changes.$$;
 
 revoke execute on function conductor.retry(bigint, boolean) from public;
 grant execute on function conductor.retry(bigint, boolean) to conductor_client, conductor_admin;

@@ -60,6 +60,8 @@ set local role conductor_owner;
 -- eleven-parameter spawn goes, or a call naming only those eleven would match both.
 -- concurrency_limit is new after it too (issue 30), the last.
 drop function if exists conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer);
+-- the dedupe options are new after v0.2.0 too (issue 30): the twelve-parameter spawn goes
+drop function if exists conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text);
 
 create or replace function conductor._check_step_name(name text) returns void
   language plpgsql immutable
@@ -297,7 +299,12 @@ create or replace function conductor.spawn(
   concurrency_key text default null,
   max_recoveries  integer default null,
   traceparent     text default null,
-  concurrency_limit integer default null
+  concurrency_limit integer default null,
+  dedupe_window   interval default null,
+  dedupe_states   text[] default null,
+  on_duplicate    text default null,
+  debounce        interval default null,
+  debounce_max    interval default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -306,9 +313,20 @@ as $$
 declare
   v_task conductor.tasks;
   v_child bigint;
+  v_dedupe conductor._dedupe_spec;
 begin
   perform conductor._check_step_name(spawn.step);
   v_task := conductor._held_task(spawn.attempt_id);
+  if spawn.dedupe_window is not null or spawn.dedupe_states is not null or spawn.on_duplicate is not null
+     or spawn.debounce is not null or spawn.debounce_max is not null then
+    v_dedupe := row(spawn.dedupe_window, null, spawn.on_duplicate, spawn.debounce,
+                    spawn.debounce_max)::conductor._dedupe_spec;
+    if spawn.dedupe_states is not null then
+      v_dedupe.dedupe_states := array(select conductor._task_status(w.word)
+                                        from pg_catalog.unnest(spawn.dedupe_states) with ordinality as w(word, n)
+                                       order by w.n);
+    end if;
+  end if;
 
   select (s.result->>'task_id')::bigint into v_child
     from conductor.steps s where s.task_id = v_task.id and s.name = spawn.step;
@@ -323,7 +341,7 @@ begin
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
                 spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
-                spawn.traceparent, spawn.concurrency_limit
+                spawn.traceparent, spawn.concurrency_limit, v_dedupe
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -332,14 +350,16 @@ begin
 end
 $$;
 
-comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer) is
+comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval) is
 $$Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
 priority, max_attempts, concurrency_key, max_recoveries, concurrency_limit) is the child's kind's
 (configure_kind), else enqueue's default; the child's timeout is its kind's. Nothing is
 taken from the parent. traceparent: the child's trace context, as enqueue's (a worker
-passes the span that spawns it). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+passes the span that spawns it). dedupe_window, dedupe_states, on_duplicate, debounce,
+debounce_max: as enqueue's, with dedupe_key (the answer, checkpointed, may be a holder
+outside this run). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
 such attempt, QC106 for a bad step name.$$;
 
 create or replace function conductor.suspend(
@@ -621,13 +641,13 @@ create or replace trigger tasks_child_finished
 
 revoke execute on function conductor._child_finished() from public;
 revoke execute on function conductor.save_step(bigint, text, jsonb) from public;
-revoke execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer) from public;
+revoke execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval) from public;
 revoke execute on function conductor.suspend(bigint, text, text, text, interval, interval) from public;
 revoke execute on function conductor._insert_event(text, jsonb, timestamptz) from public;
 revoke execute on function conductor.emit_event(text, jsonb) from public;
 revoke execute on function conductor.children(bigint) from public;
 grant execute on function conductor.save_step(bigint, text, jsonb) to conductor_worker, conductor_admin;
-grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer) to conductor_worker, conductor_admin;
+grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval) to conductor_worker, conductor_admin;
 grant execute on function conductor.suspend(bigint, text, text, text, interval, interval) to conductor_worker, conductor_admin;
 grant execute on function conductor.emit_event(text, jsonb) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.children(bigint) to conductor_client, conductor_worker, conductor_admin;

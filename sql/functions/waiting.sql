@@ -19,7 +19,8 @@
 --                           concurrency_limit (NULL: 1) allows: "2 of 2 running" 
 --        no row: nothing keeps it back (ready)
 --   conductor.why_waiting(task_ids)      per queued task, its reasons with a detail a
---        person reads; a ready one says how many due tasks of its queue come first
+--        person reads; a ready one says how many due tasks of its queue come first; a
+--        debounced one (tasks.debounce_until) that it waits for quiet, and until when
 --   conductor.waiting_reasons(queue)     per queue, how many queued tasks wait for
 --        each reason (each task counted once, under its first)
 --
@@ -158,7 +159,16 @@ begin
      order by t.id
   loop
     return query
-    select v_task.id, w.reason, w.detail, w.until_at, w.holder_id, null::bigint
+    select v_task.id, w.reason,
+           -- a debounced task (issue 30) waits for quiet: its key's next enqueue moves run_at
+           case when w.reason = 'due_later' and v_task.debounce_until is not null and v_task.dedupe_key is not null
+                then pg_catalog.format('debounced: due at %s once quiet; an enqueue of dedupe_key %s before then '
+                                       'moves it later, %s', v_task.run_at, conductor._echo(v_task.dedupe_key),
+                                       case when pg_catalog.isfinite(v_task.debounce_until)
+                                            then pg_catalog.format('at the latest to %s', v_task.debounce_until)
+                                            else 'with no latest time (no debounce_max)' end)
+                else w.detail end,
+           w.until_at, w.holder_id, null::bigint
       from conductor._wait_reasons(v_task.queue, v_task.kind, v_task.run_at, v_task.concurrency_key,
                                    v_now, v_live_since, v_task.concurrency_limit) w;
     if not found then
@@ -183,7 +193,8 @@ $$;
 comment on function conductor.why_waiting(bigint[]) is
 $$Why each queued task of task_ids is not running, by task id, one row per reason in the
 order conductor._wait_reasons gives them: queue_paused (its queue is paused), due_later
-(until_at: its run_at), no_worker (no worker seen within
+(until_at: its run_at; for a debounced task the detail says it waits for quiet, and the
+latest its run_at may move to, tasks.debounce_until), no_worker (no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
 for a due task rate_limited (its queue's or kind's bucket holds no whole token; until_at:
 when the next comes; one row per dry bucket), queue_cap (its queue runs as many tasks as its

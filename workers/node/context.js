@@ -132,6 +132,9 @@ class TaskContext {
    * priority, run_at, max_attempts, dedupe_key, concurrency_key, max_recoveries,
    * concurrency_limit;
    * those not given take the child kind's configuration, else the database's.
+   * With a dedupe_key: dedupe_window, debounce, debounce_max (interval text such
+   * as '30 seconds'), dedupe_states (an array of statuses), on_duplicate
+   * ('ignore', 'replace', 'preserve_run_at'): docs/uniqueness.md.
    * traceparent (W3C) defaults to the span that spawns it (tracing.js).
    */
   async spawn(kind, payload = {}, options = {}) {

@@ -14,6 +14,9 @@ const SPAWN_OPTIONS = {
   queue: 'text', priority: 'integer', run_at: 'timestamptz', max_attempts: 'integer',
   dedupe_key: 'text', concurrency_key: 'text', max_recoveries: 'integer', traceparent: 'text',
   concurrency_limit: 'integer',
+  // the dedupe options (docs/uniqueness.md, docs/debounce.md); durations as interval text ('30 seconds')
+  dedupe_window: 'interval', dedupe_states: 'text[]', on_duplicate: 'text', debounce: 'interval',
+  debounce_max: 'interval',
 };
 
 /** conductor.spawn naming `options` (keys of SPAWN_OPTIONS) after its four parameters. */

@@ -136,6 +136,21 @@ def _steps_table(steps: Sequence[Mapping[str, Any]]) -> str:
 WAITING_REASONS = ("queue_paused", "due_later", "no_worker", "rate_limited", "queue_cap", "concurrency_key", "ready")
 
 
+def _dedupe_options(task: Mapping[str, Any]) -> str:
+    """What a task's dedupe options hold (docs/uniqueness.md), after its key on the task page."""
+    held = statuses.status_list(task.get("dedupe_states"))
+    out = ""
+    if held:
+        until = task.get("dedupe_until")
+        end = f" until {ts(until)}" if isinstance(until, datetime) and until.year < 9999 else " until pruned"
+        out += f" (held while {h(', '.join(held))}{end})"
+    if task.get("debounce_until") is not None:
+        latest = task["debounce_until"]
+        bound = f"at the latest at {ts(latest)}" if isinstance(latest, datetime) and latest.year < 9999 else "no latest"
+        out += f"<tr><th>debounce<td>runs once quiet, {bound}"
+    return out
+
+
 def _waiting_section(reasons: Sequence[Mapping[str, Any]]) -> str:
     """Why a queued task is not running: each reason's sentence (the database writes it; names in it
     are data, escaped), the task holding its concurrency key linked."""
@@ -519,7 +534,7 @@ def run(request: Request, view: RunView, notice: str) -> str:
             else ""
         )
         + (f"<tr><th>run (root)<td><a href='/runs/{root_id}'>{root_id}</a>" if root_id != task_id else "")
-        + (f"<tr><th>dedupe key<td>{h(task['dedupe_key'])}" if task["dedupe_key"] else "")
+        + (f"<tr><th>dedupe key<td>{h(task['dedupe_key'])}{_dedupe_options(task)}" if task["dedupe_key"] else "")
         + (f"<tr><th>concurrency key<td>{h(task['concurrency_key'])}" if task["concurrency_key"] else "")
         + (f"<tr><th>error<td class=err id=task-error>{h(task['error'])}" if task["error"] else "")
         + "</table>"

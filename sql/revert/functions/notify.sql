@@ -232,6 +232,8 @@ comment on function conductor.wake(text) is
 $$The worker is busy again (a claim came back full) or stopping: enqueues stop notifying on
 its account. Idempotent; deregister_worker and reap's forgetting of the worker do the same.$$;
 
+-- its return type gained the dedupe options after v0.2.0 (issue 30)
+drop function conductor.watch(bigint);
 create or replace function conductor.watch(task_id bigint)
   returns table (
     id bigint, queue text, kind text, status conductor.task_status, payload jsonb,

@@ -24,7 +24,7 @@ select is(
   conductor_tests.task(:id) - array['id', 'payload', 'root_id', 'parent_id', 'enqueued_at', 'run_at', 'kind', 'queue',
                                     'backoff_base', 'backoff_factor', 'backoff_max', 'dedupe_key', 'concurrency_key',
                                     'wait_for', 'wait_event', 'wait_until', 'wait_step', 'priority', 'max_recoveries',
-                                    'concurrency_limit'],
+                                    'concurrency_limit', 'dedupe_states', 'dedupe_until', 'debounce_until'],
   jsonb_build_object('status', 'running', 'attempt', 1, 'max_attempts', 2, 'recoveries', 0,
     'attempt_id', :attempt_id, 'claimed_by', 'w-registered',
     'lease_expires_at', '2030-01-01 00:05:00+00'::timestamptz,

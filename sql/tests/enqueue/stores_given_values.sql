@@ -23,7 +23,8 @@ select is(
     'parent_id', null, 'attempt_id', null, 'claimed_by', null, 'lease_expires_at', null,
     'wait_for', null, 'wait_event', null, 'wait_until', null, 'wait_step', null, 'result', null, 'error', null,
     'started_at', null, 'finished_at', null, 'timeout', '00:01:30'::interval,
-    'traceparent', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'concurrency_limit', 4),
+    'traceparent', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'concurrency_limit', 4,
+    'dedupe_states', null, 'dedupe_until', null, 'debounce_until', null),
   'Every argument of enqueue is stored in its column.');
 
 select is((select enqueued_at from conductor.tasks where id = :id), '2030-01-01 00:00:00+00'::timestamptz,

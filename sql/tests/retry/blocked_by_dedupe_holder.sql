@@ -10,7 +10,7 @@ select conductor.enqueue('k', '{}', 'retry-dd', dedupe_key => 'nightly') as hold
 select conductor_tests.task(:old) as old_before \gset
 
 select throws_ok(format('select conductor.retry(%s)', :old), 'QC205',
-  format('task %s cannot be retried: another unfinished task holds its dedupe_key ''nightly''', :old),
+  format('task %s cannot be retried: another task holds its dedupe_key ''nightly'' (unfinished, or finished in its dedupe_states for the period)', :old),
   'Retrying while a newer task holds the dedupe_key is refused with QC205.');
 select is(conductor_tests.task(:old), :'old_before'::jsonb, 'The failed task is unchanged.');
 

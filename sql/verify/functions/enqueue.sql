@@ -6,7 +6,7 @@ select 1 / (conductor.enqueue('verify', '{"n": 1}') > 0)::int;
 select 1 / (count(*) = 2)::int
   from conductor.enqueue_many('[{"kind": "verify"}, {"kind": "verify", "queue": "other"}]');
 select 1 / pg_catalog.has_function_privilege('conductor_client',
-  'conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer)',
+  'conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval)',
   'execute')::int;
 select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, 'infinity', null, null, null, null, null, null,
                                         'NaN', null, null, null, null)::conductor._task_spec) = 'run_at')::int;
