@@ -54,7 +54,8 @@ CREATE TYPE conductor._task_spec AS (
 	backoff_factor double precision,
 	backoff_max interval,
 	timeout interval,
-	traceparent text
+	traceparent text,
+	expires_in interval
 );
 
 
@@ -113,6 +114,7 @@ CREATE TYPE conductor.task_status AS ENUM (
     'failed',
     'cancelled',
     'timed_out',
+    'expired',
     'dead'
 );
 
@@ -454,7 +456,7 @@ declare
   v_spec conductor._task_spec := row(
     case when _check_control_target.scope = 'kind' then _check_control_target.name else 'k' end, '{}',
     case when _check_control_target.scope = 'queue' then _check_control_target.name else 'default' end,
-    null, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec, 2147483647);
 begin
   if v_problem in ('kind', 'queue') then
@@ -528,7 +530,7 @@ begin
     v_ord := v_ord + 1;
     continue when v_queue is null;  -- the list's own rule (conductor._check_scope) says NULL
     v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null,
-                  null)::conductor._task_spec;
+                  null, null)::conductor._task_spec;
     if conductor._spec_problem(v_spec, 2147483647) = 'queue' then
       perform conductor._raise_spec_problem('queue', v_spec, pg_catalog.format('queue #%s of the list', v_ord));
     end if;
@@ -643,7 +645,7 @@ CREATE FUNCTION conductor._check_schedule(s conductor.schedules) RETURNS void
 declare
   v_spec conductor._task_spec := row(
     s.kind, s.payload, s.queue, s.priority, null, s.max_attempts, s.dedupe_key, s.concurrency_key,
-    null, null, null, null, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, null)::conductor._task_spec;
   v_problem text;
 begin
   if s.name is null or s.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -1085,6 +1087,7 @@ begin
            pg_catalog.row_number() over (order by t.priority desc, t.run_at, t.id) as n
       from conductor.tasks t
      where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
+       and (t.expires_at is null or t.expires_at > _claim_keys.claimed_at)
        and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
        and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
        and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
@@ -2218,7 +2221,8 @@ begin
                s.run_at, coalesce(s.max_attempts, k.max_attempts, 1), s.dedupe_key,
                coalesce(s.concurrency_key, k.concurrency_key), s.parent_id,
                coalesce(s.max_recoveries, k.max_recoveries, 3), s.backoff_base, s.backoff_factor,
-               s.backoff_max, coalesce(s.timeout, k.timeout), s.traceparent)::conductor._task_spec
+               s.backoff_max, coalesce(s.timeout, k.timeout), s.traceparent,
+               coalesce(s.expires_in, k.expires_in))::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -2245,10 +2249,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
+           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
+           spec.expires_in, coalesce(spec.run_at, v_now) + spec.expires_in
       from spec
      where spec.root_id is not null  -- null: the parent does not exist
        and spec.dedupe_key is null
@@ -2257,10 +2262,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
+           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
+           spec.expires_in, coalesce(spec.run_at, v_now) + spec.expires_in
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
@@ -2392,6 +2398,33 @@ ALTER FUNCTION conductor._event_outcome(name text, payload jsonb) OWNER TO condu
 
 COMMENT ON FUNCTION conductor._event_outcome(name text, payload jsonb) IS '{"event": name, "payload": payload}: the outcome an event wait checkpoints when the event
 came (suspend finding it, _wake_event_waiters waking it). Never raises.';
+
+
+--
+-- Name: _expired_error(timestamp with time zone, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._expired_error(expires_at timestamp with time zone, expires_in interval) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  return pg_catalog.format('expired: not started by its deadline %s (expires_in %s after it was due)',
+                           pg_catalog.to_char(_expired_error.expires_at at time zone 'UTC',
+                                              'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                           _expired_error.expires_in);
+end
+$$;
+
+
+ALTER FUNCTION conductor._expired_error(expires_at timestamp with time zone, expires_in interval) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _expired_error(expires_at timestamp with time zone, expires_in interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._expired_error(expires_at timestamp with time zone, expires_in interval) IS 'The error of a task that expired before it started: ''expired: not started by its deadline
+<expires_at, ISO 8601 in UTC> (expires_in <interval> after it was due)''.';
 
 
 --
@@ -2531,7 +2564,9 @@ CREATE TABLE conductor.tasks (
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
     timeout interval,
-    traceparent text
+    traceparent text,
+    expires_in interval,
+    expires_at timestamp with time zone
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02', fillfactor='50');
 
@@ -2571,6 +2606,20 @@ COMMENT ON COLUMN conductor.tasks.timeout IS 'How long one attempt may run (NULL
 --
 
 COMMENT ON COLUMN conductor.tasks.traceparent IS 'The W3C traceparent of the context that enqueued the task (NULL: none); claim returns it, so a worker''s span for each attempt continues that trace.';
+
+
+--
+-- Name: COLUMN tasks.expires_in; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.tasks.expires_in IS 'How long after it is due the task may wait for its first start (NULL: for ever); retry() gives it a fresh deadline from its new due time.';
+
+
+--
+-- Name: COLUMN tasks.expires_at; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.tasks.expires_at IS 'The deadline to start (run_at + expires_in) of a task never started, else NULL: claim never starts the task after it, reap() ends it ''expired''; claim clears it (a task started once never expires).';
 
 
 --
@@ -2723,7 +2772,8 @@ begin
            claimed_by = _lease.worker_id,
            -- never past the attempt's deadline (see the map)
            lease_expires_at = least(_lease.lease_until, _lease.claimed_at + t.timeout),
-           started_at = coalesce(t.started_at, _lease.claimed_at)
+           started_at = coalesce(t.started_at, _lease.claimed_at),
+           expires_at = null  -- started: a task started once never expires (schema/expiry)
      where t.id = any (_lease.task_ids)
     returning t.*
   ), recorded as (
@@ -3141,6 +3191,7 @@ begin
             from (select t.id, t.started_at, t.concurrency_key, t.priority, t.run_at
                     from conductor.tasks t
                    where t.status = 'queued' and t.run_at <= _pick_keyed.claimed_at
+                     and (t.expires_at is null or t.expires_at > _pick_keyed.claimed_at)
                      and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
                      and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                      and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
@@ -3165,7 +3216,8 @@ ALTER FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues tex
 -- Name: FUNCTION _pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at of
+COMMENT ON FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at,
+not past their deadline to start (expires_at) by then, of
 queues and kinds (NULL: every one), none of not_queues and not_kinds, in claim order, that
 are unkeyed or of keys with no running task, FOR UPDATE SKIP LOCKED, and returns the ids of
 the unkeyed ones and of the first of each key, in claim order, and of those the ones claimed
@@ -3194,6 +3246,7 @@ begin
                and t.priority = _pick_queue.after_priority
                and (t.run_at, t.id) > (_pick_queue.after_run_at, _pick_queue.after_id)
                and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+               and (t.expires_at is null or t.expires_at > _pick_queue.claimed_at)
                and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
                and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
              order by t.queue, t.priority desc, t.run_at, t.id
@@ -3211,6 +3264,7 @@ begin
              and t.priority > case when _pick_queue.stage = 1 then _pick_queue.after_priority::bigint
                                    else -2147483649::bigint end
              and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+             and (t.expires_at is null or t.expires_at > _pick_queue.claimed_at)
              and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
              and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
              and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
@@ -3228,7 +3282,7 @@ ALTER FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at t
 --
 
 COMMENT ON FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick from one queue: locks up to max_tasks ready unkeyed tasks of queue due by
-claimed_at (of kinds only, when given, and of none of not_kinds: row filters), FOR UPDATE SKIP LOCKED, and returns
+claimed_at and not past their deadline to start (expires_at) by then (of kinds only, when given, and of none of not_kinds: row filters), FOR UPDATE SKIP LOCKED, and returns
 their ids in claim order and, of those, the ones claimed before (seen_ids). stage 3 (default): from the queue''s head, leaving out taken_ids; from
 a remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned once per connection, always a scan of
@@ -3250,6 +3304,7 @@ begin
     into _pick_queues.ids, _pick_queues.seen_ids
     from (select t.id, t.started_at from conductor.tasks t
            where t.status = 'queued' and t.run_at <= _pick_queues.claimed_at
+             and (t.expires_at is null or t.expires_at > _pick_queues.claimed_at)
              and (_pick_queues.queues is null or t.queue = any (_pick_queues.queues))
              and (_pick_queues.kinds is null or t.kind = any (_pick_queues.kinds))
              and (_pick_queues.not_queues is null or t.queue <> all (_pick_queues.not_queues))
@@ -3275,7 +3330,7 @@ ALTER FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues te
 --
 
 COMMENT ON FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick from several queues or all (queues NULL): locks up to max_tasks ready unkeyed
-tasks due by claimed_at, of kinds (NULL: every one) and none of not_queues and not_kinds,
+tasks due by claimed_at and not past their deadline to start (expires_at) by then, of kinds (NULL: every one) and none of not_queues and not_kinds,
 FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones claimed
 before (seen_ids). stage 3 (default): from the head, leaving out taken_ids; from a
 remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
@@ -3426,6 +3481,11 @@ begin
                                    'lowercase hex (2, 32, 16 and 2 digits), the version not ff, neither id all zeros',
                                    conductor._echo(s.traceparent));
     v_hint := 'For example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, as OpenTelemetry''s W3C propagator writes it; NULL: no trace.';
+  when 'expires_in' then
+    v_message := pg_catalog.format('invalid expires_in %s for kind %s: it must be more than 0 and at most 30 days',
+                                   s.expires_in, conductor._echo(s.kind));
+    v_hint := 'How long after it is due the task may wait for its first start, e.g. interval ''10 minutes''; '
+              'NULL: the kind''s, else for ever.';
   end case;
   if _raise_spec_problem.detail is null then
     raise exception using errcode = v_code, message = v_message, hint = v_hint;
@@ -3443,6 +3503,54 @@ ALTER FUNCTION conductor._raise_spec_problem(problem text, s conductor._task_spe
 
 COMMENT ON FUNCTION conductor._raise_spec_problem(problem text, s conductor._task_spec, detail text) IS 'Raises the problem _spec_problem named in s: its SQLSTATE, a message naming the value
 (cut by conductor._echo), detail saying where s came from (e.g. task #3 of the batch).';
+
+
+--
+-- Name: _reap_expired(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._reap_expired() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_expired bigint[];
+begin
+  with due as (
+    select t.id from conductor.tasks t
+     where t.status = 'queued' and t.expires_at is not null and t.expires_at <= v_now
+     order by t.expires_at
+     limit 1000
+       for update skip locked
+  ), ended as (
+    update conductor.tasks t
+       set status = 'expired', finished_at = v_now,
+           error = conductor._expired_error(t.expires_at, t.expires_in)
+      from due d
+     where t.id = d.id
+       and t.status = 'queued' and t.expires_at <= v_now  -- the latest version, re-checked
+    returning t.id
+  )
+  select pg_catalog.array_agg(e.id) into v_expired from ended e;
+  perform conductor._notify_done(v_expired);
+  return coalesce(pg_catalog.cardinality(v_expired), 0);
+end
+$$;
+
+
+ALTER FUNCTION conductor._reap_expired() OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _reap_expired(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._reap_expired() IS 'Step 2b of reap_report: ends ''expired'' (finished_at now, error from conductor._expired_error
+naming the deadline) at most 1000 queued tasks whose deadline to start (expires_at) has
+come, earliest deadline first, taken FOR UPDATE SKIP LOCKED and re-checked (a task a claim
+started meanwhile is left alone); wakes a waiting parent (tasks_child_finished) and the
+clients waiting for their results (_notify_done). Returns how many it ended. Called by
+reap_report only.';
 
 
 --
@@ -4071,6 +4179,7 @@ begin
                 or pg_catalog.left(s.traceparent, 2) = 'ff'
                 or pg_catalog.substr(s.traceparent, 4, 32) = '00000000000000000000000000000000'
                 or pg_catalog.substr(s.traceparent, 37, 16) = '0000000000000000' then 'traceparent'
+           when s.expires_in <= interval '0' or s.expires_in > interval '30 days' then 'expires_in'
          end;
 end
 $_$;
@@ -4084,7 +4193,7 @@ ALTER FUNCTION conductor._spec_problem(s conductor._task_spec, max_payload_bytes
 
 COMMENT ON FUNCTION conductor._spec_problem(s conductor._task_spec, max_payload_bytes integer) IS 'The rules of a task, in one place: the first field of s that breaks one (kind, payload,
 payload_size, queue, run_at, max_attempts, max_recoveries, backoff_base, backoff_max,
-backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent), or NULL
+backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent, expires_in), or NULL
 when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
 characters without surrounding spaces, control characters (C0, DEL, C1), format characters
 (Unicode Cf: bidi controls such as U+202E, zero widths, U+FEFF, tags), U+2028, U+2029 or
@@ -4092,6 +4201,8 @@ markup (< > & " '' `); a queue is 1-100 of A-Z a-z 0-9 _ . : / -, starting with 
 digit. A timeout is more than 0 and at most 30 days; payload_size compares with
 max_payload_bytes. A traceparent is W3C Trace Context''s: version-traceid-parentid-flags,
 lowercase hex of 2, 32, 16 and 2 digits, the version not ff, neither id all zeros.
+An expires_in (the wait after the due time a task may have before its first start) is
+more than 0 and at most 30 days.
 conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
 payload_size, QC104 queue, QC106 the rest.';
 
@@ -4117,7 +4228,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout, s.traceparent)::conductor._task_spec as spec
+               s.timeout, s.traceparent, s.expires_in)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -5186,10 +5297,10 @@ attempts (an admin may complete any).';
 
 
 --
--- Name: configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.configure_kind(kind text, max_attempts integer DEFAULT NULL::integer, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, concurrency_key text DEFAULT NULL::text, timeout interval DEFAULT NULL::interval, retain_succeeded interval DEFAULT NULL::interval, retain_failed interval DEFAULT NULL::interval) RETURNS void
+CREATE FUNCTION conductor.configure_kind(kind text, max_attempts integer DEFAULT NULL::integer, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, concurrency_key text DEFAULT NULL::text, timeout interval DEFAULT NULL::interval, retain_succeeded interval DEFAULT NULL::interval, retain_failed interval DEFAULT NULL::interval, expires_in interval DEFAULT NULL::interval) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -5201,7 +5312,7 @@ declare
     configure_kind.kind, '{}', coalesce(configure_kind.queue, 'default'), configure_kind.priority, null,
     configure_kind.max_attempts, null, configure_kind.concurrency_key, null, configure_kind.max_recoveries,
     configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
-    configure_kind.timeout, null)::conductor._task_spec;
+    configure_kind.timeout, null, configure_kind.expires_in)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec);
   v_old    conductor.kinds;
   v_floor  interval;
@@ -5224,12 +5335,12 @@ begin
     if v_exists then
       if (v_old.max_attempts, v_old.max_recoveries, v_old.backoff_base, v_old.backoff_factor, v_old.backoff_max,
           v_old.queue, v_old.priority, v_old.concurrency_key, v_old.timeout, v_old.retain_succeeded,
-          v_old.retain_failed)
+          v_old.retain_failed, v_old.expires_in)
          is not distinct from
          (configure_kind.max_attempts, configure_kind.max_recoveries, configure_kind.backoff_base,
           configure_kind.backoff_factor, configure_kind.backoff_max, configure_kind.queue, configure_kind.priority,
           configure_kind.concurrency_key, configure_kind.timeout, configure_kind.retain_succeeded,
-          configure_kind.retain_failed) then
+          configure_kind.retain_failed, configure_kind.expires_in) then
         -- a worker restarting writes what is there: no change, no new row version;
         -- a row from before v0.3.0 becomes the caller's
         if v_old.owner is null then
@@ -5258,19 +5369,20 @@ begin
              backoff_max = configure_kind.backoff_max, queue = configure_kind.queue,
              priority = configure_kind.priority, concurrency_key = configure_kind.concurrency_key,
              timeout = configure_kind.timeout, retain_succeeded = configure_kind.retain_succeeded,
-             retain_failed = configure_kind.retain_failed, updated_at = v_now, owner = v_caller
+             retain_failed = configure_kind.retain_failed, expires_in = configure_kind.expires_in,
+             updated_at = v_now, owner = v_caller
        where k.kind = configure_kind.kind;
       return;
     end if;
 
     insert into conductor.kinds as k
            (kind, max_attempts, max_recoveries, backoff_base, backoff_factor, backoff_max,
-            queue, priority, concurrency_key, timeout, retain_succeeded, retain_failed, updated_at, owner)
+            queue, priority, concurrency_key, timeout, retain_succeeded, retain_failed, expires_in, updated_at, owner)
     values (configure_kind.kind, configure_kind.max_attempts, configure_kind.max_recoveries,
             configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
             configure_kind.queue, configure_kind.priority, configure_kind.concurrency_key,
             configure_kind.timeout, configure_kind.retain_succeeded, configure_kind.retain_failed,
-            v_now, v_caller)
+            configure_kind.expires_in, v_now, v_caller)
     on conflict on constraint kinds_pkey do nothing;
     if found then
       return;
@@ -5283,23 +5395,24 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, expires_in interval) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, expires_in interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval) IS 'Sets the defaults and policy of kind, replacing the whole previous row (a NULL argument
+COMMENT ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, expires_in interval) IS 'Sets the defaults and policy of kind, replacing the whole previous row (a NULL argument
 is the engine default, not "unchanged"). For tasks enqueued afterwards (enqueue,
 enqueue_many, spawn, tick) that do not give their own: queue (''default''), priority (0),
-concurrency_key (none), timeout (how long one attempt may run; none), max_attempts (1),
+concurrency_key (none), timeout (how long one attempt may run; none), expires_in (how long
+a task may wait after it is due for its first start, then it ends ''expired''; none), max_attempts (1),
 max_recoveries (3: the third lost worker ends the task). At each failure of a task that does not set its own: backoff_base
 (30 s), backoff_factor (2), backoff_max (1 h). The rules are enqueue''s: a queue name of
 1-100 letters, digits and _ . : / -; max_attempts >= 1, max_recoveries >= 0, backoff_base
-and backoff_max 0-30 days (base not over max), backoff_factor 1-10, timeout more than 0
-and at most 30 days, concurrency_key at most 1000 bytes. retain_succeeded and retain_failed
+and backoff_max 0-30 days (base not over max), backoff_factor 1-10, timeout and expires_in
+more than 0 and at most 30 days, concurrency_key at most 1000 bytes. retain_succeeded and retain_failed
 (0 or more): how long apply_retention keeps a finished run whose root is of this kind and
-succeeded, or did not (failed, dead, timed_out, cancelled); NULL: conductor.settings''
+succeeded, or did not (failed, dead, timed_out, expired, cancelled); NULL: conductor.settings''
 retain_succeeded (7 days) and retain_failed (30 days); a login without conductor_admin gives
 none under conductor.settings.min_retention (1 day). The row records the caller
 (conductor._caller()) as its owner: a call that would change a row another login owns
@@ -5695,10 +5808,10 @@ due times passed while it was off are not fired. Raises QC203 when it does not e
 
 
 --
--- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval, traceparent text DEFAULT NULL::text) RETURNS bigint
+CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval, traceparent text DEFAULT NULL::text, expires_in interval DEFAULT NULL::interval) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -5713,7 +5826,7 @@ declare
 begin
   -- the kind's defaults (one probe of kinds_pkey) and the payload limit, in one statement
   select k.queue, k.priority, k.concurrency_key, k.timeout, k.max_attempts, k.max_recoveries,
-         st.max_payload_bytes
+         k.expires_in, st.max_payload_bytes
     into v_kind
     from conductor.settings st
     left join conductor.kinds k on k.kind = enqueue.kind
@@ -5725,7 +5838,7 @@ begin
     coalesce(enqueue.concurrency_key, v_kind.concurrency_key), enqueue.parent_id,
     coalesce(enqueue.max_recoveries, v_kind.max_recoveries, 3), enqueue.backoff_base,
     enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout),
-    enqueue.traceparent)::conductor._task_spec;
+    enqueue.traceparent, coalesce(enqueue.expires_in, v_kind.expires_in))::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -5744,11 +5857,12 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
     values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
-            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent);
+            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
+            v_spec.expires_in, coalesce(enqueue.run_at, v_now) + v_spec.expires_in);
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -5756,11 +5870,12 @@ begin
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-    parent_id, root_id, enqueued_at, timeout, traceparent)
+    parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
   values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
-          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent)
+          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
+          v_spec.expires_in, coalesce(enqueue.run_at, v_now) + v_spec.expires_in)
   on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
@@ -5783,13 +5898,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, expires_in interval) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, expires_in interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) IS 'Writes one task and returns its id.
+COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, expires_in interval) IS 'Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
 queue, priority (higher first), concurrency_key (at most one running task per key),
@@ -5801,13 +5916,18 @@ dedupe_key: when an unfinished task holds it, returns that task''s id and writes
 parent_id: the spawning task; the new task joins its run (root_id).
 traceparent: the W3C traceparent of the caller''s trace context (NULL: none), stored
 with the task and returned by claim, so the worker''s span continues that trace.
+expires_in: how long after its due time (run_at) the task may wait for its first start;
+NULL takes the kind''s, else none (it waits for ever). Past run_at + expires_in no claim
+starts it and reap() ends it ''expired'', its error naming the deadline; a task started once
+never expires (a retry after a failure or a lost worker waits as long as it takes);
+retry() gives it a fresh deadline.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
-0-30 days (base not over max), backoff_factor 1-10; timeout more than 0 and at most
-30 days; dedupe_key and concurrency_key at most 1000 bytes; traceparent W3C''s
+0-30 days (base not over max), backoff_factor 1-10; timeout and expires_in more than 0
+and at most 30 days; dedupe_key and concurrency_key at most 1000 bytes; traceparent W3C''s
 version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout, key or traceparent, QC203 parent not found. Any number of callers
+QC106 run_at, retry policy, timeout, key, traceparent or expires_in, QC203 parent not found. Any number of callers
 at once.';
 
 
@@ -5857,7 +5977,8 @@ begin
                (t->>'backoff_factor')::double precision,
                (t->>'backoff_max')::interval,
                (t->>'timeout')::interval,
-               t->>'traceparent'
+               t->>'traceparent',
+               (t->>'expires_in')::interval
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -5867,7 +5988,7 @@ begin
       select a.n, a.t from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n) order by a.n
     loop
       foreach v_key in array array['priority', 'run_at', 'max_attempts', 'parent_id', 'max_recoveries',
-                                   'backoff_base', 'backoff_factor', 'backoff_max', 'timeout'] loop
+                                   'backoff_base', 'backoff_factor', 'backoff_max', 'timeout', 'expires_in'] loop
         begin
           if v_key in ('priority', 'max_attempts', 'max_recoveries') then
             perform (v_task->>v_key)::integer;
@@ -5909,7 +6030,7 @@ ALTER FUNCTION conductor.enqueue_many(tasks jsonb) OWNER TO conductor_owner;
 COMMENT ON FUNCTION conductor.enqueue_many(tasks jsonb) IS 'Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
-backoff_base, backoff_factor, backoff_max, timeout, traceparent); a missing key is resolved per task
+backoff_base, backoff_factor, backoff_max, timeout, traceparent, expires_in); a missing key is resolved per task
 as enqueue resolves a NULL argument: the task''s kind''s value (configure_kind), else the
 engine''s default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
@@ -6068,7 +6189,7 @@ CREATE FUNCTION conductor.finished_statuses() RETURNS conductor.task_status[]
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
-  return array['succeeded', 'failed', 'cancelled', 'timed_out', 'dead']::conductor.task_status[];
+  return array['succeeded', 'failed', 'cancelled', 'timed_out', 'expired', 'dead']::conductor.task_status[];
 end
 $$;
 
@@ -6081,7 +6202,7 @@ ALTER FUNCTION conductor.finished_statuses() OWNER TO conductor_owner;
 
 COMMENT ON FUNCTION conductor.finished_statuses() IS 'The terminal statuses of a task, every conductor.task_status not in
 conductor.unfinished_statuses(), in the enum''s order: succeeded, failed, cancelled,
-timed_out, dead. A finished task never changes status again except through retry().';
+timed_out, expired (not started by its deadline, schema/expiry), dead. A finished task never changes status again except through retry().';
 
 
 --
@@ -6107,7 +6228,7 @@ begin
   -- the task tick would enqueue
   v_task := (conductor._enqueue(array[row(
                v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null
+               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, null
              )::conductor._task_spec]))[1];
   insert into conductor.schedule_fires (schedule_name, due_at, task_id, fired_at, manual)
   values (v_s.name, v_now, v_task, v_now, true);
@@ -6742,7 +6863,10 @@ CREATE FUNCTION conductor.next_wake() RETURNS timestamp with time zone
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
   select least((select pg_catalog.min(t.wait_until) from conductor.tasks t where t.status = 'waiting'),
-                (select pg_catalog.min(t.lease_expires_at) from conductor.tasks t where t.status = 'running'))
+                (select pg_catalog.min(t.lease_expires_at) from conductor.tasks t where t.status = 'running'),
+                -- a deadline to start (tasks_expiring: one probe)
+                (select pg_catalog.min(t.expires_at) from conductor.tasks t
+                  where t.status = 'queued' and t.expires_at is not null))
 $$;
 
 
@@ -6752,8 +6876,8 @@ ALTER FUNCTION conductor.next_wake() OWNER TO conductor_owner;
 -- Name: FUNCTION next_wake(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.next_wake() IS 'The earliest time reap() will have something to do (a wait''s deadline, a lease''s expiry),
-or NULL when nothing waits or runs. A worker runs reap() then, rather than only every
+COMMENT ON FUNCTION conductor.next_wake() IS 'The earliest time reap() will have something to do (a wait''s deadline, a lease''s expiry,
+a queued task''s deadline to start), or NULL when nothing waits, runs or can expire. A worker runs reap() then, rather than only every
 reap interval, so durable sleeps wake on time.';
 
 
@@ -6990,7 +7114,7 @@ ALTER FUNCTION conductor.prune(older_than interval, include_failed boolean, batc
 COMMENT ON FUNCTION conductor.prune(older_than interval, include_failed boolean, batch integer) IS 'Deletes at most batch (10000) finished tasks that finished before conductor.now() -
 older_than, oldest first, with their attempts, steps and schedule fires, and at most batch
 events emitted before that time that no task waits for; returns how many tasks and events
-went. Succeeded and cancelled tasks go; failed, dead and timed_out ones only with
+went. Succeeded and cancelled tasks go; failed, dead, timed_out and expired ones only with
 include_failed. Runs go whole: a task whose run (root_id) has a task that may not go
 (unfinished, too recent, or failed without include_failed) stays, root and children alike.
 A pruned event no longer counts for a task that waits for its name later (it waits for the
@@ -7146,7 +7270,7 @@ CREATE FUNCTION conductor.reap(stale_workers_after interval DEFAULT '00:15:00'::
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-  select r.leases_lost + r.leases_timed_out + r.runs_failed + r.waits_ended + r.kinds_swept
+  select r.leases_lost + r.leases_timed_out + r.runs_failed + r.waits_ended + r.kinds_swept + r.tasks_expired
     from conductor.reap_report(reap.stale_workers_after) r
 $$;
 
@@ -7159,7 +7283,7 @@ ALTER FUNCTION conductor.reap(stale_workers_after interval) OWNER TO conductor_o
 
 COMMENT ON FUNCTION conductor.reap(stale_workers_after interval) IS 'conductor.reap_report(stale_workers_after), answering the sum of its counts but
 leases_dead (those are among leases_lost): how many tasks it took back, woke, ended or
-dead-lettered. A caller that logs what it took back reads reap_report, to tell a lost
+dead-lettered or expired. A caller that logs what it took back reads reap_report, to tell a lost
 worker''s lease (a reclaim, worth a warning) from a wait that ended on time.';
 
 
@@ -7167,7 +7291,7 @@ worker''s lease (a reclaim, worth a warning) from a wait that ended on time.';
 -- Name: reap_report(interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.reap_report(stale_workers_after interval DEFAULT '00:15:00'::interval) RETURNS TABLE(leases_lost integer, leases_dead integer, leases_timed_out integer, runs_failed integer, waits_ended integer, kinds_swept integer)
+CREATE FUNCTION conductor.reap_report(stale_workers_after interval DEFAULT '00:15:00'::interval) RETURNS TABLE(leases_lost integer, leases_dead integer, leases_timed_out integer, runs_failed integer, waits_ended integer, kinds_swept integer, tasks_expired integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -7176,6 +7300,7 @@ begin
     into leases_lost, leases_dead, leases_timed_out, runs_failed
     from conductor._reap_leases() l;
   waits_ended := conductor._reap_waits();
+  tasks_expired := conductor._reap_expired();
   kinds_swept := conductor._reap_unknown_kinds();
   perform conductor._reap_stale(reap_report.stale_workers_after);
   return next;
@@ -7208,7 +7333,9 @@ next reap.
 Ends the waits that reached their deadline: sleeps and event waits are queued again (an
 event wait with {"event", "timed_out": true} as its outcome); a wait for children ends
 timed_out and its unfinished children are cancelled (when another transaction holds a row
-of that tree, at the next reap). Wakes the waiters of pending events (a suspend that
+of that tree, at the next reap). Ends ''expired'' each queued task never started whose
+deadline to start (expires_at: its due time + expires_in) has come, at most 1000 a call,
+its error naming the deadline. Wakes the waiters of pending events (a suspend that
 overlapped the emit, a waiter the emit skipped) with the event, as emit_event does, and
 clears pending once every transaction that could have missed the event has ended.
 At most once per min(unknown_kind_after / 5, 1 minute) across all reapers, dead-letters
@@ -7226,7 +7353,8 @@ leases_lost (expired leases of lost workers: the reclaims, queued again or dead)
 leases_dead (of those, the ones marked dead), leases_timed_out (attempts past their time
 limit, failed), runs_failed (runs failed at max_run_recoveries), waits_ended (sleeps and
 event waits woken at their deadline, waiters of pending events woken, waits for children
-ended timed_out) and kinds_swept (tasks dead-lettered for an unknown kind). Compare-and-set with SKIP LOCKED
+ended timed_out), kinds_swept (tasks dead-lettered for an unknown kind) and tasks_expired
+(queued tasks ended ''expired'' past their deadline to start). Compare-and-set with SKIP LOCKED
 (NOWAIT for a whole tree): safe to run from every worker at once; a late reaper never
 touches a task that finished or was reclaimed; it never waits for a lock a client''s open
 transaction or a session outside the engine can hold.';
@@ -7481,7 +7609,7 @@ begin
     raise exception 'task % does not exist', retry.task_id using errcode = 'QC203';
   end if;
   if v_task.status <> all (conductor.retryable_statuses()) then
-    raise exception 'task % is %; only a failed, dead, timed_out or cancelled task can be retried',
+    raise exception 'task % is %; only a failed, dead, timed_out, expired or cancelled task can be retried',
       retry.task_id, v_task.status
       using errcode = 'QC204';
   end if;
@@ -7489,6 +7617,7 @@ begin
   begin
     update conductor.tasks t
        set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+           expires_at = v_now + t.expires_in,  -- a fresh deadline to start (NULL: none)
            error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
      where t.id = retry.task_id;
@@ -7505,6 +7634,7 @@ begin
         with requeued as (
           update conductor.tasks t
              set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+                 expires_at = v_now + t.expires_in,
                  error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
                  wait_for = null, wait_event = null, wait_until = null, wait_step = null
            where t.id = any (v_stopped) and t.status = 'cancelled'
@@ -7542,8 +7672,9 @@ ALTER FUNCTION conductor.retry(task_id bigint, keep_steps boolean) OWNER TO cond
 -- Name: FUNCTION retry(task_id bigint, keep_steps boolean); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.retry(task_id bigint, keep_steps boolean) IS 'Puts a failed, dead, timed_out or cancelled task back in its queue, due now, with
-fresh counts; returns its id. Its checkpointed steps are kept (the run resumes after
+COMMENT ON FUNCTION conductor.retry(task_id bigint, keep_steps boolean) IS 'Puts a failed, dead, timed_out, expired or cancelled task back in its queue, due now, with
+fresh counts and, when it has an expires_in, a fresh deadline to start (now + expires_in);
+returns its id. Its checkpointed steps are kept (the run resumes after
 them) unless keep_steps => false; kept spawn steps give the replay the same children
 (retry those separately, or pass keep_steps => false for new ones). A run''s root retried
 also starts the run''s recoveries afresh (conductor.run_recoveries); when the run was
@@ -7598,7 +7729,7 @@ ALTER FUNCTION conductor.retry_matching(status text, queue text, kind text, enqu
 COMMENT ON FUNCTION conductor.retry_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, keep_steps boolean, batch integer) IS 'Retries (conductor.retry(id, keep_steps), its rules unchanged) at most batch (1-10000,
 default 1000) of the tasks the filter matches, newest first, in one statement; returns how
 many it retried. Call again until it returns 0: a retried task no longer matches. The filter
-is preview_matching''s (status NULL: failed, cancelled, timed_out and dead tasks). Locks the
+is preview_matching''s (status NULL: failed, cancelled, timed_out, expired and dead tasks). Locks the
 matching rows FOR UPDATE SKIP LOCKED and evaluates the filter again on each locked row: a row
 another transaction holds is left for a later call, one that stopped matching is not
 touched. Raises as preview_matching does for the filter; QC106 for a batch outside
@@ -7616,7 +7747,7 @@ CREATE FUNCTION conductor.retryable_statuses() RETURNS conductor.task_status[]
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
-  return array['failed', 'cancelled', 'timed_out', 'dead']::conductor.task_status[];
+  return array['failed', 'cancelled', 'timed_out', 'expired', 'dead']::conductor.task_status[];
 end
 $$;
 
@@ -7628,7 +7759,7 @@ ALTER FUNCTION conductor.retryable_statuses() OWNER TO conductor_owner;
 --
 
 COMMENT ON FUNCTION conductor.retryable_statuses() IS 'The statuses of a task that conductor.retry() puts back in its queue: failed, cancelled,
-timed_out, dead (every conductor.finished_statuses() but succeeded), in the enum''s order.
+timed_out, expired, dead (every conductor.finished_statuses() but succeeded), in the enum''s order.
 The one list retry and retry_matching read.';
 
 
@@ -8132,9 +8263,9 @@ begin
     v_ids := array(select c.id from (select t.id from conductor.tasks t
                                       where t.status = 'waiting' and t.id < v_ceiling and t.id >= v_floor offset 0) c
                     order by c.id desc limit search_tasks.scan_limit);
-  elsif v_status in ('failed', 'dead', 'timed_out') then
+  elsif v_status in ('failed', 'dead', 'timed_out', 'expired') then
     v_ids := array(select t.id from conductor.tasks t
-                    where t.status in ('failed', 'dead', 'timed_out') and t.id < v_ceiling and t.id >= v_floor
+                    where t.status in ('failed', 'dead', 'timed_out', 'expired') and t.id < v_ceiling and t.id >= v_floor
                     order by t.id desc limit search_tasks.scan_limit);
   end if;
 
@@ -8410,10 +8541,10 @@ for an unregistered id is the caller''s.';
 
 
 --
--- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text) RETURNS bigint
+CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text, expires_in interval DEFAULT NULL::interval) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -8437,7 +8568,7 @@ begin
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
                 spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
-                spawn.traceparent
+                spawn.traceparent, spawn.expires_in
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -8447,19 +8578,20 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, expires_in interval) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, expires_in interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
+COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, expires_in interval) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
 priority, max_attempts, concurrency_key, max_recoveries) is the child''s kind''s
 (configure_kind), else enqueue''s default; the child''s timeout is its kind''s. Nothing is
 taken from the parent. traceparent: the child''s trace context, as enqueue''s (a worker
-passes the span that spawns it). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+passes the span that spawns it). expires_in: as enqueue''s (NULL: the child''s kind''s, else
+none). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
 such attempt, QC106 for a bad step name.';
 
 
@@ -8797,7 +8929,7 @@ begin
         if found then
           v_task := (conductor._enqueue(array[row(
                        v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null
+                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, null
                      )::conductor._task_spec]))[1];
           update conductor.schedule_fires f set task_id = v_task
            where f.schedule_name = v_s.name and f.due_at = v_due and not f.manual;
@@ -9298,6 +9430,12 @@ begin
                                     conductor._echo(v_task.queue)) end,
         null::timestamptz, null::bigint, v_ahead;
     end if;
+    -- not a reason it waits, but how long it may: its deadline to start (schema/expiry)
+    if v_task.expires_at is not null then
+      return query select v_task.id, 'expires'::text,
+        pg_catalog.format('expires at %s unless a worker starts it by then', v_task.expires_at),
+        v_task.expires_at, null::bigint, null::bigint;
+    end if;
   end loop;
 end
 $$;
@@ -9317,7 +9455,9 @@ for a due task rate_limited (its queue''s or kind''s bucket holds no whole token
 when the next comes; one row per dry bucket) and concurrency_key (holder_id: the running
 task holding its key). A task with none of these is ready: one row reason ''ready'' with
 ahead, the due tasks of its queue that claim takes first (higher priority, or the same and
-an earlier run_at or lower id), counted up to 1000 (1000: at least that many). detail is a
+an earlier run_at or lower id), counted up to 1000 (1000: at least that many). A task with a
+deadline to start (expires_in, schema/expiry) also answers, last, a row reason ''expires''
+(until_at: its expires_at, after which reap() ends it ''expired''). detail is a
 sentence for a person (names quoted and cut by conductor._echo, times in the session''s
 TimeZone). Tasks that do not exist or are not queued answer no row. Cost per task: a few
 index probes, and for a ready one at most 1000 entries of tasks_ready_by_queue. Reads
@@ -9538,6 +9678,7 @@ CREATE TABLE conductor.kinds (
     retain_succeeded interval,
     retain_failed interval,
     owner text,
+    expires_in interval,
     CONSTRAINT kinds_kind_not_empty CHECK ((kind <> ''::text)),
     CONSTRAINT kinds_policy_valid CHECK (((max_attempts >= 1) AND (max_recoveries >= 0) AND (backoff_base >= '00:00:00'::interval) AND (backoff_factor >= (1)::double precision) AND (backoff_max >= '00:00:00'::interval))),
     CONSTRAINT kinds_retain_failed_check CHECK ((retain_failed >= '00:00:00'::interval)),
@@ -9601,6 +9742,13 @@ COMMENT ON COLUMN conductor.kinds.retain_failed IS 'settings.retain_failed for r
 --
 
 COMMENT ON COLUMN conductor.kinds.owner IS 'The login (conductor._caller()) that last changed the kind''s policy with configure_kind; only it or an admin may change it (QC208). NULL: declared before v0.3.0; the next login to declare it claims it.';
+
+
+--
+-- Name: COLUMN kinds.expires_in; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.kinds.expires_in IS 'How long a task of this kind enqueued without expires_in may wait after it is due for its first start (NULL: for ever).';
 
 
 --
@@ -10440,6 +10588,13 @@ CREATE UNIQUE INDEX tasks_dedupe_key ON conductor.tasks USING btree (dedupe_key)
 
 
 --
+-- Name: tasks_expiring; Type: INDEX; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE INDEX tasks_expiring ON conductor.tasks USING btree (expires_at) WHERE ((status = 'queued'::conductor.task_status) AND (expires_at IS NOT NULL));
+
+
+--
 -- Name: tasks_finished; Type: INDEX; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10499,7 +10654,7 @@ CREATE INDEX tasks_running_keyed ON conductor.tasks USING btree (concurrency_key
 -- Name: tasks_unsuccessful; Type: INDEX; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE INDEX tasks_unsuccessful ON conductor.tasks USING btree (id) WHERE (status = ANY (ARRAY['failed'::conductor.task_status, 'dead'::conductor.task_status, 'timed_out'::conductor.task_status]));
+CREATE INDEX tasks_unsuccessful ON conductor.tasks USING btree (id) WHERE (status = ANY (ARRAY['failed'::conductor.task_status, 'dead'::conductor.task_status, 'timed_out'::conductor.task_status, 'expired'::conductor.task_status]));
 
 
 --
@@ -10520,7 +10675,7 @@ CREATE INDEX tasks_waiting_event ON conductor.tasks USING btree (wait_event) WHE
 -- Name: tasks tasks_child_finished; Type: TRIGGER; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE TRIGGER tasks_child_finished AFTER UPDATE OF status ON conductor.tasks FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND (new.status = ANY (ARRAY['succeeded'::conductor.task_status, 'failed'::conductor.task_status, 'cancelled'::conductor.task_status, 'timed_out'::conductor.task_status, 'dead'::conductor.task_status])) AND (old.status = ANY (ARRAY['queued'::conductor.task_status, 'running'::conductor.task_status, 'waiting'::conductor.task_status])))) EXECUTE FUNCTION conductor._child_finished();
+CREATE TRIGGER tasks_child_finished AFTER UPDATE OF status ON conductor.tasks FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND (new.status = ANY (ARRAY['succeeded'::conductor.task_status, 'failed'::conductor.task_status, 'cancelled'::conductor.task_status, 'timed_out'::conductor.task_status, 'expired'::conductor.task_status, 'dead'::conductor.task_status])) AND (old.status = ANY (ARRAY['queued'::conductor.task_status, 'running'::conductor.task_status, 'waiting'::conductor.task_status])))) EXECUTE FUNCTION conductor._child_finished();
 
 
 --
@@ -10864,6 +11019,13 @@ REVOKE ALL ON FUNCTION conductor._event_outcome(name text, payload jsonb) FROM P
 
 
 --
+-- Name: FUNCTION _expired_error(expires_at timestamp with time zone, expires_in interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._expired_error(expires_at timestamp with time zone, expires_in interval) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _fail_run(root_id bigint, recoveries integer, max_recoveries integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11017,6 +11179,13 @@ REVOKE ALL ON FUNCTION conductor._publish(topic text, payload jsonb, origin text
 --
 
 REVOKE ALL ON FUNCTION conductor._raise_spec_problem(problem text, s conductor._task_spec, detail text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _reap_expired(); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._reap_expired() FROM PUBLIC;
 
 
 --
@@ -11230,12 +11399,12 @@ GRANT ALL ON FUNCTION conductor.complete_many(attempt_ids bigint[], results json
 
 
 --
--- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, expires_in interval); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, expires_in interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, expires_in interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, expires_in interval) TO conductor_admin;
 
 
 --
@@ -11303,13 +11472,13 @@ GRANT ALL ON FUNCTION conductor.enable_schedule(name text, enabled boolean) TO c
 
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, expires_in interval); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) TO conductor_client;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, expires_in interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, expires_in interval) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, expires_in interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, expires_in interval) TO conductor_admin;
 
 
 --
@@ -11674,12 +11843,12 @@ GRANT ALL ON FUNCTION conductor.sleep(worker_id text, queues text[]) TO conducto
 
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, expires_in interval); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, expires_in interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, expires_in interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, expires_in interval) TO conductor_admin;
 
 
 --

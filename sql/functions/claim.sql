@@ -50,6 +50,14 @@
 -- _claim_tokens, and every pick path obeys it); apply the rate limits; publish;
 -- lease.
 --
+-- Expiry before start (schema/expiry): every pick (and the key probe) passes
+-- over a task whose deadline to start (expires_at) is not after claimed_at, a
+-- row filter on the heap row that a task without one (expires_at NULL) passes
+-- at its first test; the lease clears expires_at, so a task started once never
+-- expires. reap() ends the tasks passed over 'expired'. A claim and a reaper
+-- meeting on one task at its deadline: each takes the row FOR UPDATE SKIP
+-- LOCKED and re-checks it, so exactly one of them changes it.
+--
 -- Locks: the picked task rows, FOR UPDATE SKIP LOCKED, so concurrent claimers
 -- never wait on each other and never get the same task.
 --
@@ -376,6 +384,7 @@ begin
            pg_catalog.row_number() over (order by t.priority desc, t.run_at, t.id) as n
       from conductor.tasks t
      where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
+       and (t.expires_at is null or t.expires_at > _claim_keys.claimed_at)
        and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
        and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
        and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
@@ -583,6 +592,7 @@ begin
                and t.priority = _pick_queue.after_priority
                and (t.run_at, t.id) > (_pick_queue.after_run_at, _pick_queue.after_id)
                and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+               and (t.expires_at is null or t.expires_at > _pick_queue.claimed_at)
                and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
                and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
              order by t.queue, t.priority desc, t.run_at, t.id
@@ -600,6 +610,7 @@ begin
              and t.priority > case when _pick_queue.stage = 1 then _pick_queue.after_priority::bigint
                                    else -2147483649::bigint end
              and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+             and (t.expires_at is null or t.expires_at > _pick_queue.claimed_at)
              and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
              and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
              and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
@@ -611,7 +622,7 @@ $$;
 
 comment on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[]) is
 $$claim's pick from one queue: locks up to max_tasks ready unkeyed tasks of queue due by
-claimed_at (of kinds only, when given, and of none of not_kinds: row filters), FOR UPDATE SKIP LOCKED, and returns
+claimed_at and not past their deadline to start (expires_at) by then (of kinds only, when given, and of none of not_kinds: row filters), FOR UPDATE SKIP LOCKED, and returns
 their ids in claim order and, of those, the ones claimed before (seen_ids). stage 3 (default): from the queue's head, leaving out taken_ids; from
 a remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned once per connection, always a scan of
@@ -650,6 +661,7 @@ begin
     into _pick_queues.ids, _pick_queues.seen_ids
     from (select t.id, t.started_at from conductor.tasks t
            where t.status = 'queued' and t.run_at <= _pick_queues.claimed_at
+             and (t.expires_at is null or t.expires_at > _pick_queues.claimed_at)
              and (_pick_queues.queues is null or t.queue = any (_pick_queues.queues))
              and (_pick_queues.kinds is null or t.kind = any (_pick_queues.kinds))
              and (_pick_queues.not_queues is null or t.queue <> all (_pick_queues.not_queues))
@@ -669,7 +681,7 @@ $$;
 
 comment on function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) is
 $$claim's pick from several queues or all (queues NULL): locks up to max_tasks ready unkeyed
-tasks due by claimed_at, of kinds (NULL: every one) and none of not_queues and not_kinds,
+tasks due by claimed_at and not past their deadline to start (expires_at) by then, of kinds (NULL: every one) and none of not_queues and not_kinds,
 FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones claimed
 before (seen_ids). stage 3 (default): from the head, leaving out taken_ids; from a
 remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
@@ -715,6 +727,7 @@ begin
             from (select t.id, t.started_at, t.concurrency_key, t.priority, t.run_at
                     from conductor.tasks t
                    where t.status = 'queued' and t.run_at <= _pick_keyed.claimed_at
+                     and (t.expires_at is null or t.expires_at > _pick_keyed.claimed_at)
                      and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
                      and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                      and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
@@ -733,7 +746,8 @@ end
 $$;
 
 comment on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) is
-$$claim's pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at of
+$$claim's pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at,
+not past their deadline to start (expires_at) by then, of
 queues and kinds (NULL: every one), none of not_queues and not_kinds, in claim order, that
 are unkeyed or of keys with no running task, FOR UPDATE SKIP LOCKED, and returns the ids of
 the unkeyed ones and of the first of each key, in claim order, and of those the ones claimed
@@ -1013,7 +1027,8 @@ begin
            claimed_by = _lease.worker_id,
            -- never past the attempt's deadline (see the map)
            lease_expires_at = least(_lease.lease_until, _lease.claimed_at + t.timeout),
-           started_at = coalesce(t.started_at, _lease.claimed_at)
+           started_at = coalesce(t.started_at, _lease.claimed_at),
+           expires_at = null  -- started: a task started once never expires (schema/expiry)
      where t.id = any (_lease.task_ids)
     returning t.*
   ), recorded as (

@@ -24,7 +24,7 @@
 -- (QC101 says why; rename it), and a schedule stored under one records that
 -- QC101 as its last error at each due time instead of firing.
 --
---   conductor.enqueue(kind, payload, queue, ..., timeout) -> bigint
+--   conductor.enqueue(kind, payload, queue, ..., timeout, traceparent, expires_in) -> bigint
 --       one task: plain statements (one kinds lookup by primary key, INSERT
 --       ... VALUES), for one task 1.1-1.25x the batch path's rate (pgbench -c
 --       2, enqueue_many of one object) and 0.7x its backend CPU
@@ -46,6 +46,12 @@
 -- were checked by configure_kind, but v0.1.0 or a hand edit may have written
 -- others). Backoff stays NULL on the task when not given: fail reads the
 -- kind's at each failure.
+--
+-- Expiry before start (issue 30, schema/expiry): expires_in is the caller's,
+-- else the kind's, else none; a task with one is stored with expires_at =
+-- run_at + expires_in, its deadline to start (claim never starts it after that,
+-- reap() ends it 'expired'). A task without one writes no entry in
+-- tasks_expiring (a partial index) and costs nothing more.
 --
 -- Dedupe: a task whose dedupe_key an unfinished task holds is not inserted;
 -- its id in the answer is the holder's. The unique index tasks_dedupe_key is
@@ -79,9 +85,12 @@ set local role conductor_owner;
 -- (the kind's, else the engine's): v0.1.0's thirteen-parameter enqueue goes, or
 -- a call naming only those thirteen would match both. traceparent is new after
 -- v0.2.0 (the last parameter, issue 27): v0.2.0's fourteen-parameter enqueue goes
--- for the same reason.
+-- for the same reason. expires_in is new after that (the last parameter, issue 30):
+-- the fifteen-parameter enqueue goes too.
 drop function if exists conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint,
                                           integer, interval, double precision, interval, interval);
+drop function if exists conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint,
+                                          integer, interval, double precision, interval, interval, text);
 
 -- The characters a name may not hold because they are not seen, or change how
 -- the text around them is shown: Unicode's control characters (Cc: C0, DEL,
@@ -127,6 +136,7 @@ begin
                 or pg_catalog.left(s.traceparent, 2) = 'ff'
                 or pg_catalog.substr(s.traceparent, 4, 32) = '00000000000000000000000000000000'
                 or pg_catalog.substr(s.traceparent, 37, 16) = '0000000000000000' then 'traceparent'
+           when s.expires_in <= interval '0' or s.expires_in > interval '30 days' then 'expires_in'
          end;
 end
 $$;
@@ -134,7 +144,7 @@ $$;
 comment on function conductor._spec_problem(conductor._task_spec, integer) is
 $$The rules of a task, in one place: the first field of s that breaks one (kind, payload,
 payload_size, queue, run_at, max_attempts, max_recoveries, backoff_base, backoff_max,
-backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent), or NULL
+backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent, expires_in), or NULL
 when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
 characters without surrounding spaces, control characters (C0, DEL, C1), format characters
 (Unicode Cf: bidi controls such as U+202E, zero widths, U+FEFF, tags), U+2028, U+2029 or
@@ -142,6 +152,8 @@ markup (< > & " ' `); a queue is 1-100 of A-Z a-z 0-9 _ . : / -, starting with a
 digit. A timeout is more than 0 and at most 30 days; payload_size compares with
 max_payload_bytes. A traceparent is W3C Trace Context's: version-traceid-parentid-flags,
 lowercase hex of 2, 32, 16 and 2 digits, the version not ff, neither id all zeros.
+An expires_in (the wait after the due time a task may have before its first start) is
+more than 0 and at most 30 days.
 conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
 payload_size, QC104 queue, QC106 the rest.$$;
 
@@ -184,7 +196,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout, s.traceparent)::conductor._task_spec as spec
+               s.timeout, s.traceparent, s.expires_in)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -272,6 +284,11 @@ begin
                                    'lowercase hex (2, 32, 16 and 2 digits), the version not ff, neither id all zeros',
                                    conductor._echo(s.traceparent));
     v_hint := 'For example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, as OpenTelemetry''s W3C propagator writes it; NULL: no trace.';
+  when 'expires_in' then
+    v_message := pg_catalog.format('invalid expires_in %s for kind %s: it must be more than 0 and at most 30 days',
+                                   s.expires_in, conductor._echo(s.kind));
+    v_hint := 'How long after it is due the task may wait for its first start, e.g. interval ''10 minutes''; '
+              'NULL: the kind''s, else for ever.';
   end case;
   if _raise_spec_problem.detail is null then
     raise exception using errcode = v_code, message = v_message, hint = v_hint;
@@ -306,7 +323,7 @@ begin
     v_ord := v_ord + 1;
     continue when v_queue is null;  -- the list's own rule (conductor._check_scope) says NULL
     v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null,
-                  null)::conductor._task_spec;
+                  null, null)::conductor._task_spec;
     if conductor._spec_problem(v_spec, 2147483647) = 'queue' then
       perform conductor._raise_spec_problem('queue', v_spec, pg_catalog.format('queue #%s of the list', v_ord));
     end if;
@@ -352,7 +369,8 @@ begin
                s.run_at, coalesce(s.max_attempts, k.max_attempts, 1), s.dedupe_key,
                coalesce(s.concurrency_key, k.concurrency_key), s.parent_id,
                coalesce(s.max_recoveries, k.max_recoveries, 3), s.backoff_base, s.backoff_factor,
-               s.backoff_max, coalesce(s.timeout, k.timeout), s.traceparent)::conductor._task_spec
+               s.backoff_max, coalesce(s.timeout, k.timeout), s.traceparent,
+               coalesce(s.expires_in, k.expires_in))::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -379,10 +397,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
+           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
+           spec.expires_in, coalesce(spec.run_at, v_now) + spec.expires_in
       from spec
      where spec.root_id is not null  -- null: the parent does not exist
        and spec.dedupe_key is null
@@ -391,10 +410,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
+           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
+           spec.expires_in, coalesce(spec.run_at, v_now) + spec.expires_in
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
@@ -470,7 +490,8 @@ create or replace function conductor.enqueue(
   backoff_factor  double precision default null,
   backoff_max     interval default null,
   timeout         interval default null,
-  traceparent     text default null
+  traceparent     text default null,
+  expires_in      interval default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -487,7 +508,7 @@ declare
 begin
   -- the kind's defaults (one probe of kinds_pkey) and the payload limit, in one statement
   select k.queue, k.priority, k.concurrency_key, k.timeout, k.max_attempts, k.max_recoveries,
-         st.max_payload_bytes
+         k.expires_in, st.max_payload_bytes
     into v_kind
     from conductor.settings st
     left join conductor.kinds k on k.kind = enqueue.kind
@@ -499,7 +520,7 @@ begin
     coalesce(enqueue.concurrency_key, v_kind.concurrency_key), enqueue.parent_id,
     coalesce(enqueue.max_recoveries, v_kind.max_recoveries, 3), enqueue.backoff_base,
     enqueue.backoff_factor, enqueue.backoff_max, coalesce(enqueue.timeout, v_kind.timeout),
-    enqueue.traceparent)::conductor._task_spec;
+    enqueue.traceparent, coalesce(enqueue.expires_in, v_kind.expires_in))::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -518,11 +539,12 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent)
+      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
     values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
-            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent);
+            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
+            v_spec.expires_in, coalesce(enqueue.run_at, v_now) + v_spec.expires_in);
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -530,11 +552,12 @@ begin
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-    parent_id, root_id, enqueued_at, timeout, traceparent)
+    parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
   values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
-          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent)
+          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
+          v_spec.expires_in, coalesce(enqueue.run_at, v_now) + v_spec.expires_in)
   on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
@@ -556,7 +579,7 @@ begin
 end
 $$;
 
-comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text) is
+comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, interval) is
 $$Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
@@ -569,13 +592,18 @@ dedupe_key: when an unfinished task holds it, returns that task's id and writes 
 parent_id: the spawning task; the new task joins its run (root_id).
 traceparent: the W3C traceparent of the caller's trace context (NULL: none), stored
 with the task and returned by claim, so the worker's span continues that trace.
+expires_in: how long after its due time (run_at) the task may wait for its first start;
+NULL takes the kind's, else none (it waits for ever). Past run_at + expires_in no claim
+starts it and reap() ends it 'expired', its error naming the deadline; a task started once
+never expires (a retry after a failure or a lost worker waits as long as it takes);
+retry() gives it a fresh deadline.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
-0-30 days (base not over max), backoff_factor 1-10; timeout more than 0 and at most
-30 days; dedupe_key and concurrency_key at most 1000 bytes; traceparent W3C's
+0-30 days (base not over max), backoff_factor 1-10; timeout and expires_in more than 0
+and at most 30 days; dedupe_key and concurrency_key at most 1000 bytes; traceparent W3C's
 version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout, key or traceparent, QC203 parent not found. Any number of callers
+QC106 run_at, retry policy, timeout, key, traceparent or expires_in, QC203 parent not found. Any number of callers
 at once.$$;
 
 create or replace function conductor.enqueue_many(tasks jsonb) returns setof bigint
@@ -621,7 +649,8 @@ begin
                (t->>'backoff_factor')::double precision,
                (t->>'backoff_max')::interval,
                (t->>'timeout')::interval,
-               t->>'traceparent'
+               t->>'traceparent',
+               (t->>'expires_in')::interval
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -631,7 +660,7 @@ begin
       select a.n, a.t from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n) order by a.n
     loop
       foreach v_key in array array['priority', 'run_at', 'max_attempts', 'parent_id', 'max_recoveries',
-                                   'backoff_base', 'backoff_factor', 'backoff_max', 'timeout'] loop
+                                   'backoff_base', 'backoff_factor', 'backoff_max', 'timeout', 'expires_in'] loop
         begin
           if v_key in ('priority', 'max_attempts', 'max_recoveries') then
             perform (v_task->>v_key)::integer;
@@ -667,16 +696,16 @@ comment on function conductor.enqueue_many(jsonb) is
 $$Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
-backoff_base, backoff_factor, backoff_max, timeout, traceparent); a missing key is resolved per task
+backoff_base, backoff_factor, backoff_max, timeout, traceparent, expires_in); a missing key is resolved per task
 as enqueue resolves a NULL argument: the task's kind's value (configure_kind), else the
 engine's default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
 batch) and writes none. Raises QC106 when tasks is not an array of objects, or a key holds
 a value that does not convert to its type (naming the key, the task and the value).$$;
 
-revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text) from public;
+revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, interval) from public;
 revoke execute on function conductor.enqueue_many(jsonb) from public;
-grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text)
+grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, interval)
   to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.enqueue_many(jsonb) to conductor_client, conductor_worker, conductor_admin;
 

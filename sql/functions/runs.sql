@@ -59,6 +59,8 @@ set local role conductor_owner;
 -- traceparent is new after v0.2.0 (the last parameter, issue 27): v0.2.0's
 -- eleven-parameter spawn goes, or a call naming only those eleven would match both.
 drop function if exists conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer);
+-- expires_in is new after traceparent (issue 30): the twelve-parameter spawn goes too
+drop function if exists conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text);
 
 create or replace function conductor._check_step_name(name text) returns void
   language plpgsql immutable
@@ -295,7 +297,8 @@ create or replace function conductor.spawn(
   dedupe_key      text default null,
   concurrency_key text default null,
   max_recoveries  integer default null,
-  traceparent     text default null
+  traceparent     text default null,
+  expires_in      interval default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -321,7 +324,7 @@ begin
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
                 spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
-                spawn.traceparent
+                spawn.traceparent, spawn.expires_in
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -330,14 +333,15 @@ begin
 end
 $$;
 
-comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text) is
+comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, interval) is
 $$Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
 priority, max_attempts, concurrency_key, max_recoveries) is the child's kind's
 (configure_kind), else enqueue's default; the child's timeout is its kind's. Nothing is
 taken from the parent. traceparent: the child's trace context, as enqueue's (a worker
-passes the span that spawns it). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+passes the span that spawns it). expires_in: as enqueue's (NULL: the child's kind's, else
+none). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
 such attempt, QC106 for a bad step name.$$;
 
 create or replace function conductor.suspend(
@@ -613,19 +617,19 @@ create or replace trigger tasks_child_finished
   after update of status on conductor.tasks
   for each row
   when (new.parent_id is not null
-        and new.status in ('succeeded', 'failed', 'cancelled', 'timed_out', 'dead')
+        and new.status in ('succeeded', 'failed', 'cancelled', 'timed_out', 'expired', 'dead')
         and old.status in ('queued', 'running', 'waiting'))
   execute function conductor._child_finished();
 
 revoke execute on function conductor._child_finished() from public;
 revoke execute on function conductor.save_step(bigint, text, jsonb) from public;
-revoke execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text) from public;
+revoke execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, interval) from public;
 revoke execute on function conductor.suspend(bigint, text, text, text, interval, interval) from public;
 revoke execute on function conductor._insert_event(text, jsonb, timestamptz) from public;
 revoke execute on function conductor.emit_event(text, jsonb) from public;
 revoke execute on function conductor.children(bigint) from public;
 grant execute on function conductor.save_step(bigint, text, jsonb) to conductor_worker, conductor_admin;
-grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text) to conductor_worker, conductor_admin;
+grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, interval) to conductor_worker, conductor_admin;
 grant execute on function conductor.suspend(bigint, text, text, text, interval, interval) to conductor_worker, conductor_admin;
 grant execute on function conductor.emit_event(text, jsonb) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.children(bigint) to conductor_client, conductor_worker, conductor_admin;

@@ -55,9 +55,10 @@ set local role conductor_owner;
 
 -- added after v0.2.0: the queue rule for a worker's queues list, the kind rule's characters
 drop function conductor._check_queue_names(text[]);
--- added after v0.2.0: enqueue's traceparent (issue 27); v0.2.0's enqueue comes back below
+-- added after v0.2.0: enqueue's traceparent (issue 27) and expires_in (issue 30); v0.2.0's
+-- enqueue comes back below
 drop function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer,
-                                interval, double precision, interval, interval, text);
+                                interval, double precision, interval, interval, text, interval);
 
 -- v0.1.0's _raise_spec_problem(code, ord, spec) took a batch position; the
 -- messages now take a detail, so schedules and configure_kind can say where.

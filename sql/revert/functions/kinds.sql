@@ -22,6 +22,10 @@
 begin;
 set local role conductor_owner;
 
+-- added after v0.2.0: configure_kind's expires_in (issue 30); v0.2.0's comes back below
+drop function conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer,
+                                       text, interval, interval, interval, interval);
+
 -- queue, priority, concurrency_key, timeout, retain_succeeded and retain_failed are
 -- new: v0.1.0's six-parameter configure_kind goes, or a call naming only those six
 -- would match both.

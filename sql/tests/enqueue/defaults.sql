@@ -18,10 +18,10 @@ select is(
     'dedupe_key', null, 'concurrency_key', null, 'parent_id', null, 'root_id', :id,
     'attempt_id', null, 'claimed_by', null, 'lease_expires_at', null,
     'wait_for', null, 'wait_event', null, 'wait_until', null, 'wait_step', null,
-    'result', null, 'error', null, 'timeout', null, 'traceparent', null,
+    'result', null, 'error', null, 'timeout', null, 'traceparent', null, 'expires_in', null, 'expires_at', null,
     'enqueued_at', '2030-01-01 00:00:00+00'::timestamptz, 'started_at', null, 'finished_at', null),
   'A task with only a kind is queued in ''default'' with an empty payload, priority 0, due now, '
-  || 'one attempt, three recoveries, default backoff, no time limit, and is its own root.');
+  || 'one attempt, three recoveries, default backoff, no time limit, no expiry, and is its own root.');
 
 select is((select count(*) from conductor.attempts where task_id = :id), 0::bigint,
   'Enqueueing records no attempt.');
