@@ -147,6 +147,7 @@ class AsyncConductor:
         backoff_max: timedelta | float | str | None = None,
         timeout: timedelta | float | str | None = None,
         traceparent: str | None = None,
+        expires_in: timedelta | float | str | None = None,
         conn: CallerConn | None = None,
     ) -> int:
         """Write one task and return its id; options left None take the kind's
@@ -157,6 +158,7 @@ class AsyncConductor:
             "dedupe_key": dedupe_key, "concurrency_key": concurrency_key, "parent_id": parent_id,
             "max_recoveries": max_recoveries, "backoff_base": backoff_base, "backoff_factor": backoff_factor,
             "backoff_max": backoff_max, "timeout": timeout, "traceparent": traceparent,
+            "expires_in": expires_in,
         }  # fmt: skip
         return await self._run(calls.enqueue(self.registry, kind, payload, options), conn)
 

@@ -143,12 +143,14 @@ class Conductor:
         """Register the decorated function as the handler of ``kind`` (default: the
         function's ``module.qualname``, angle brackets left out: registry.default_kind).
         ``defaults`` are the kind's options (registry.KIND_OPTIONS: queue, priority, concurrency_key, max_attempts,
-        max_recoveries, backoff_base, backoff_factor, backoff_max, timeout):
+        max_recoveries, backoff_base, backoff_factor, backoff_max, timeout, expires_in):
         applied whenever this kind is enqueued through this app, and written to
         the database by a worker's start (``conductor.configure_kind``), so an
         enqueue from anywhere else gets them too. ``timeout`` (seconds or a
         timedelta, more than 0) limits each attempt: the lease is not extended
-        past it and the attempt fails as timed out. ``retain_succeeded`` and
+        past it and the attempt fails as timed out. ``expires_in`` (seconds or a
+        timedelta, more than 0): a task of this kind not started within it of its
+        due time ends ``expired``. ``retain_succeeded`` and
         ``retain_failed`` (registry.RETENTION_OPTIONS; seconds or timedeltas)
         are how long this kind's finished runs are kept (None: the settings';
         conductor.apply_retention). The handler is called
@@ -243,6 +245,7 @@ class Conductor:
         backoff_max: timedelta | float | str | None = None,
         timeout: timedelta | float | str | None = None,
         traceparent: str | None = None,
+        expires_in: timedelta | float | str | None = None,
         conn: CallerConn | None = None,
     ) -> int:
         """Write one task and return its id.
@@ -253,6 +256,10 @@ class Conductor:
         any client), else the engine's defaults (queue 'default', priority 0,
         due now, max_attempts 1, no timeout, ...). ``timeout`` limits each
         attempt (seconds or a timedelta; more than 0, at most 30 days).
+        ``expires_in`` (the same units and bounds) is how long after it is due
+        the task may wait for its first start: past it no worker starts it and
+        the reaper ends it ``expired`` (a task started once never expires;
+        docs/expiry.md).
         A ``dedupe_key`` held by an unfinished task returns that task's id.
         ``traceparent``: the W3C trace context the worker's span continues;
         None: the current span's when opentelemetry is installed
@@ -274,6 +281,7 @@ class Conductor:
             "dedupe_key": dedupe_key, "concurrency_key": concurrency_key, "parent_id": parent_id,
             "max_recoveries": max_recoveries, "backoff_base": backoff_base, "backoff_factor": backoff_factor,
             "backoff_max": backoff_max, "timeout": timeout, "traceparent": traceparent,
+            "expires_in": expires_in,
         }  # fmt: skip
         return self._run(calls.enqueue(self.registry, kind, payload, options), conn)
 

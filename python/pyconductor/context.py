@@ -247,8 +247,10 @@ class TaskContext:
         """Enqueue a child task (same run, ``parent_id`` = this task) and return
         its id; a replay gets the same child, never a second one (step
         'spawn:<kind>', numbered). ``options``: queue, priority, run_at,
-        max_attempts, dedupe_key, concurrency_key, max_recoveries; those left
-        out take the kind's registered defaults, else the database's.
+        max_attempts, dedupe_key, concurrency_key, max_recoveries, expires_in
+        (seconds or a timedelta: how long after it is due the child may wait
+        for its first start, then it ends 'expired'); those left out take the
+        kind's registered defaults, else the database's.
         ``traceparent`` (W3C) defaults to the current span's (pyconductor.tracing)."""
         unknown = set(options) - set(queries.SPAWN_OPTIONS)
         if unknown:
@@ -263,6 +265,8 @@ class TaskContext:
             merged["traceparent"] = tracing.current_traceparent()
         if merged.get("run_at") is not None:
             merged["run_at"] = timestamp_text(merged["run_at"])
+        if merged.get("expires_in") is not None:
+            merged["expires_in"] = interval_text(merged["expires_in"])
         try:
             body = dumps_json({} if payload is None else payload)
         except (TypeError, ValueError) as exc:

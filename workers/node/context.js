@@ -129,8 +129,10 @@ class TaskContext {
   /**
    * Enqueues a child task (same run, parent = this task) and returns its id (a
    * string); a replay gets the same child, never a second one. options: queue,
-   * priority, run_at, max_attempts, dedupe_key, concurrency_key, max_recoveries;
-   * those not given take the child kind's configuration, else the database's.
+   * priority, run_at, max_attempts, dedupe_key, concurrency_key, max_recoveries,
+   * expires_in (seconds: how long after it is due the child may wait for its
+   * first start, then it ends 'expired'); those not given take the child kind's
+   * configuration, else the database's.
    * traceparent (W3C) defaults to the span that spawns it (tracing.js).
    */
   async spawn(kind, payload = {}, options = {}) {
