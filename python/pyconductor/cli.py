@@ -639,7 +639,7 @@ def add_emit_event_parser(subparsers: argparse._SubParsersAction[argparse.Argume
 
 @subcommand
 def add_retry_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser("retry", help="requeue a failed, dead, timed-out or cancelled task",
+    p = subparsers.add_parser("retry", help="requeue a failed, dead, timed-out, expired or cancelled task",
                               description="conductor.retry(ID): the task is due now again, with fresh "
                                           "counts.")  # fmt: skip
     p.add_argument("task_id", type=int, metavar="ID")

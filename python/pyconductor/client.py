@@ -309,7 +309,7 @@ class Conductor:
         return self._run(calls.cancel(task_id))
 
     def retry(self, task_id: int, keep_steps: bool = True) -> int:
-        """Requeue a failed, dead, timed-out or cancelled task with fresh counts;
+        """Requeue a failed, dead, timed-out, expired or cancelled task with fresh counts;
         returns its id. A durable run keeps its checkpointed steps (it resumes
         after them) unless ``keep_steps=False``. Raises NotFound, InvalidState,
         DedupeConflict."""

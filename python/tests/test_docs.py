@@ -50,7 +50,7 @@ from conftest import Cluster
 from helpers import REPO, assert_generated, load_script
 
 DOCS = REPO / "docs"
-RUNNABLE = ("index.md", "getting-started.md", "concepts.md", "operations.md", "comparison.md")
+RUNNABLE = ("index.md", "getting-started.md", "concepts.md", "operations.md", "comparison.md", "expiry.md")
 RUN = ("sh", "python", "sql")
 SHOWN = ("ini", "text", "yaml")
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<lang>[\w-]*)[ \t]*$")
