@@ -2212,6 +2212,7 @@ declare
   v_inserted bigint;
   v_missing_parent bigint;
   v_queues text[];
+  v_expiring boolean;
 begin
   -- Each spec resolved: the caller's value, else its kind's (one probe of
   -- kinds_pkey per spec), else the engine's. Backoff stays as given: fail
@@ -2249,11 +2250,10 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
-           spec.expires_in, coalesce(spec.run_at, v_now) + spec.expires_in
+           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
       from spec
      where spec.root_id is not null  -- null: the parent does not exist
        and spec.dedupe_key is null
@@ -2262,11 +2262,10 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
-           spec.expires_in, coalesce(spec.run_at, v_now) + spec.expires_in
+           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
@@ -2279,9 +2278,17 @@ begin
     select k.queue from keyed k
   )
   select pg_catalog.array_agg(spec.new_id order by spec.ord), (select pg_catalog.count(*) from inserted),
-         (select pg_catalog.array_agg(distinct i.queue order by i.queue) from inserted i)
-    into v_ids, v_inserted, v_queues
+         (select pg_catalog.array_agg(distinct i.queue order by i.queue) from inserted i),
+         pg_catalog.bool_or(spec.expires_in is not null)
+    into v_ids, v_inserted, v_queues, v_expiring
     from spec;
+  -- deadlines to start, for the tasks given one (a dedupe loser's id was never
+  -- inserted: nothing to set); the common batch has none and skips this
+  if v_expiring then
+    perform conductor._set_deadlines(v_ids,
+      array(select coalesce(s.run_at, v_now) from pg_catalog.unnest(v_specs) with ordinality as s order by s.ordinality),
+      array(select s.expires_in from pg_catalog.unnest(v_specs) with ordinality as s order by s.ordinality));
+  end if;
   -- due now or later: a sleeper recomputes its wake-up either way (functions/notify)
   perform conductor._notify_queue(q.queue) from pg_catalog.unnest(v_queues) as q(queue);
 
@@ -3515,24 +3522,41 @@ CREATE FUNCTION conductor._reap_expired() RETURNS integer
     AS $$
 declare
   v_now timestamptz := conductor.now();
+  v_due bigint[];
+  v_held bigint[];
   v_expired bigint[];
 begin
-  with due as (
-    select t.id from conductor.tasks t
-     where t.status = 'queued' and t.expires_at is not null and t.expires_at <= v_now
-     order by t.expires_at
-     limit 1000
-       for update skip locked
-  ), ended as (
+  -- the deadlines that came, earliest first; another reaper's are skipped
+  v_due := array(select d.task_id from conductor.task_deadlines d
+                  where d.expires_at <= v_now
+                  order by d.expires_at
+                  limit 1000
+                    for update skip locked);
+  if pg_catalog.cardinality(v_due) = 0 then
+    return 0;
+  end if;
+  -- their tasks, but a row a claim (or anyone) holds: that one is decided at the next reap
+  v_held := array(select t.id from conductor.tasks t where t.id = any (v_due) order by t.id for update skip locked);
+  with ended as (
     update conductor.tasks t
        set status = 'expired', finished_at = v_now,
            error = conductor._expired_error(t.expires_at, t.expires_in)
-      from due d
-     where t.id = d.id
-       and t.status = 'queued' and t.expires_at <= v_now  -- the latest version, re-checked
+     where t.id = any (v_held)
+       and t.status = 'queued' and t.expires_at <= v_now  -- never started: claim clears expires_at
     returning t.id
   )
   select pg_catalog.array_agg(e.id) into v_expired from ended e;
+  -- done with: the tasks decided here, and the ones gone (pruned); a deadline a task
+  -- still waits for (set later by retry or a change of run_at) follows the task
+  delete from conductor.task_deadlines d
+   where d.task_id = any (v_due)
+     and (d.task_id = any (v_held) or not exists (select from conductor.tasks t where t.id = d.task_id))
+     and not exists (select from conductor.tasks t
+                      where t.id = d.task_id and t.status = 'queued' and t.expires_at > v_now);
+  update conductor.task_deadlines d
+     set expires_at = t.expires_at
+    from conductor.tasks t
+   where d.task_id = any (v_held) and t.id = d.task_id and t.status = 'queued' and t.expires_at > v_now;
   perform conductor._notify_done(v_expired);
   return coalesce(pg_catalog.cardinality(v_expired), 0);
 end
@@ -3545,12 +3569,15 @@ ALTER FUNCTION conductor._reap_expired() OWNER TO conductor_owner;
 -- Name: FUNCTION _reap_expired(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._reap_expired() IS 'Step 2b of reap_report: ends ''expired'' (finished_at now, error from conductor._expired_error
-naming the deadline) at most 1000 queued tasks whose deadline to start (expires_at) has
-come, earliest deadline first, taken FOR UPDATE SKIP LOCKED and re-checked (a task a claim
-started meanwhile is left alone); wakes a waiting parent (tasks_child_finished) and the
-clients waiting for their results (_notify_done). Returns how many it ended. Called by
-reap_report only.';
+COMMENT ON FUNCTION conductor._reap_expired() IS 'Step 2b of reap_report: reads at most 1000 rows of conductor.task_deadlines whose time
+came, earliest first, and their tasks, both FOR UPDATE SKIP LOCKED; ends ''expired''
+(finished_at now, error from conductor._expired_error naming the deadline) each of those
+tasks still queued and never started (tasks.expires_at, which claim clears, past too), and
+deletes the rows it dealt with (a task it held, or one gone), moving a row whose task
+waits for a later deadline to it; a task another transaction holds (a claim starting it) is
+left for the next reap. Wakes a waiting parent (tasks_child_finished) and the clients
+waiting for the results (_notify_done). Returns how many it ended. Called by reap_report
+only.';
 
 
 --
@@ -4120,6 +4147,46 @@ queue and kind: it has the ''worker'' role (or no roles: a row heartbeat re-crea
 serves both (its queues or kinds NULL: every one); queue or kind NULL is not asked about.
 THE rule of who serves what, read by _unserved (reap''s sweep, stats, unrunnable) and
 _wait_reasons (why_waiting, waiting_reasons).';
+
+
+--
+-- Name: _set_deadlines(bigint[], timestamp with time zone[], interval[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  with given as (
+    select u.id, u.expires_in, u.due_at + u.expires_in as expires_at
+      from rows from (pg_catalog.unnest(_set_deadlines.task_ids), pg_catalog.unnest(_set_deadlines.due_ats),
+                      pg_catalog.unnest(_set_deadlines.expires_ins)) as u(id, due_at, expires_in)
+     where u.expires_in is not null
+  ), set_on_task as (
+    update conductor.tasks t
+       set expires_in = g.expires_in, expires_at = g.expires_at
+      from given g
+     where t.id = g.id
+    returning t.id, t.expires_at
+  )
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select s.id, s.expires_at from set_on_task s
+  on conflict (task_id) do update set expires_at = excluded.expires_at;
+end
+$$;
+
+
+ALTER FUNCTION conductor._set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]) IS 'Sets the deadline to start of each task of task_ids whose expires_ins entry is not NULL:
+tasks.expires_in, tasks.expires_at = its due_ats entry + expires_in, and its
+conductor.task_deadlines row (replaced if there was one). The arrays go in step. Called by
+enqueue and _enqueue after their insert (never for a task without expiry).';
 
 
 --
@@ -5857,12 +5924,14 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
-            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
-            v_spec.expires_in, coalesce(enqueue.run_at, v_now) + v_spec.expires_in);
+            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent);
+    if v_spec.expires_in is not null then
+      perform conductor._set_deadlines(array[v_id], array[coalesce(enqueue.run_at, v_now)], array[v_spec.expires_in]);
+    end if;
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -5870,15 +5939,17 @@ begin
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-    parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
+    parent_id, root_id, enqueued_at, timeout, traceparent)
   values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
-          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
-          v_spec.expires_in, coalesce(enqueue.run_at, v_now) + v_spec.expires_in)
+          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent)
   on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
+    if v_spec.expires_in is not null then
+      perform conductor._set_deadlines(array[v_id], array[coalesce(enqueue.run_at, v_now)], array[v_spec.expires_in]);
+    end if;
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -6864,9 +6935,8 @@ CREATE FUNCTION conductor.next_wake() RETURNS timestamp with time zone
     AS $$
   select least((select pg_catalog.min(t.wait_until) from conductor.tasks t where t.status = 'waiting'),
                 (select pg_catalog.min(t.lease_expires_at) from conductor.tasks t where t.status = 'running'),
-                -- a deadline to start (tasks_expiring: one probe)
-                (select pg_catalog.min(t.expires_at) from conductor.tasks t
-                  where t.status = 'queued' and t.expires_at is not null))
+                -- a deadline to start (task_deadlines_due: one probe)
+                (select pg_catalog.min(d.expires_at) from conductor.task_deadlines d))
 $$;
 
 
@@ -7650,6 +7720,12 @@ begin
     end if;
     delete from conductor.run_recoveries r where r.root_id = retry.task_id;
   end if;
+
+  -- the fresh deadlines to start, where reap() looks for them (schema/expiry)
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select t.id, t.expires_at from conductor.tasks t
+   where t.id = any (retry.task_id || coalesce(v_stopped, '{}')) and t.status = 'queued' and t.expires_at is not null
+  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
 
   if not coalesce(retry.keep_steps, true) then
     delete from conductor.steps s where s.task_id = retry.task_id;
@@ -10225,6 +10301,25 @@ COMMENT ON TABLE conductor.subscriptions IS 'Sessions (backend pid) listening on
 
 
 --
+-- Name: task_deadlines; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.task_deadlines (
+    task_id bigint NOT NULL,
+    expires_at timestamp with time zone NOT NULL
+);
+
+
+ALTER TABLE conductor.task_deadlines OWNER TO conductor_owner;
+
+--
+-- Name: TABLE task_deadlines; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.task_deadlines IS 'The deadlines to start that enqueue and retry set (tasks.expires_at), by time: what reap() reads to end the tasks never started by theirs ''expired''. Written by the engine only.';
+
+
+--
 -- Name: tasks_id_seq; Type: SEQUENCE; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10488,6 +10583,14 @@ ALTER TABLE ONLY conductor.subscriptions
 
 
 --
+-- Name: task_deadlines task_deadlines_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.task_deadlines
+    ADD CONSTRAINT task_deadlines_pkey PRIMARY KEY (task_id);
+
+
+--
 -- Name: tasks tasks_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10574,6 +10677,13 @@ CREATE INDEX sleepers_by_worker ON conductor.sleepers USING btree (worker_id);
 
 
 --
+-- Name: task_deadlines_due; Type: INDEX; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE INDEX task_deadlines_due ON conductor.task_deadlines USING btree (expires_at);
+
+
+--
 -- Name: tasks_children; Type: INDEX; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10585,13 +10695,6 @@ CREATE INDEX tasks_children ON conductor.tasks USING btree (parent_id) WHERE (pa
 --
 
 CREATE UNIQUE INDEX tasks_dedupe_key ON conductor.tasks USING btree (dedupe_key) WHERE ((dedupe_key IS NOT NULL) AND (status = ANY (ARRAY['queued'::conductor.task_status, 'running'::conductor.task_status, 'waiting'::conductor.task_status])));
-
-
---
--- Name: tasks_expiring; Type: INDEX; Schema: conductor; Owner: conductor_owner
---
-
-CREATE INDEX tasks_expiring ON conductor.tasks USING btree (expires_at) WHERE ((status = 'queued'::conductor.task_status) AND (expires_at IS NOT NULL));
 
 
 --
@@ -11242,6 +11345,13 @@ REVOKE ALL ON FUNCTION conductor._seconds(value interval) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION conductor._serves(queues text[], kinds text[], roles text[], queue text, kind text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]) FROM PUBLIC;
 
 
 --
@@ -12191,6 +12301,15 @@ GRANT SELECT ON TABLE conductor.steps TO conductor_admin;
 GRANT SELECT ON TABLE conductor.subscriptions TO conductor_client;
 GRANT SELECT ON TABLE conductor.subscriptions TO conductor_worker;
 GRANT SELECT ON TABLE conductor.subscriptions TO conductor_admin;
+
+
+--
+-- Name: TABLE task_deadlines; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_client;
+GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_worker;
+GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_admin;
 
 
 --

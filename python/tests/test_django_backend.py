@@ -350,9 +350,8 @@ def test_an_expired_task_is_failed_and_names_its_deadline(shop: ModuleType, db_d
     with psycopg.connect(db_dsn, autocommit=True) as conn:
         conn.execute("select conductor.configure_kind(kind => %s, expires_in => '1 minute')",
                      (shop.fulfil.module_path,))  # fmt: skip
-        result = shop.fulfil.enqueue(1)
-        conn.execute("update conductor.tasks set expires_at = now() - interval '1 second' where id = %s",
-                     (int(result.id),))  # fmt: skip
+        # due an hour ago: its minute to start has passed
+        result = shop.fulfil.using(run_after=datetime.now(timezone.utc) - timedelta(hours=1)).enqueue(1)
         assert conn.execute("select tasks_expired from conductor.reap_report()").fetchone() == (1,)
     result.refresh()
     assert str(result.status) == "FAILED"

@@ -48,10 +48,15 @@
 -- kind's at each failure.
 --
 -- Expiry before start (issue 30, schema/expiry): expires_in is the caller's,
--- else the kind's, else none; a task with one is stored with expires_at =
--- run_at + expires_in, its deadline to start (claim never starts it after that,
--- reap() ends it 'expired'). A task without one writes no entry in
--- tasks_expiring (a partial index) and costs nothing more.
+-- else the kind's, else none; a task with one gets expires_at = run_at +
+-- expires_in, its deadline to start (claim never starts it after that, reap()
+-- ends it 'expired'), by conductor._set_deadlines after its insert. The insert
+-- statements are those of a task without one: such a task writes no column,
+-- no index entry and runs no statement of expiry. What it still pays is one
+-- more parameter resolved, validated and tested (bench/instructions.sh (a):
+-- 774,600 -> 791,700 instructions an enqueue, about a third of it parsing the
+-- extra default of a call sent as text; 10,000 more went with an index on
+-- tasks.expires_at, schema/expiry).
 --
 -- Dedupe: a task whose dedupe_key an unfinished task holds is not inserted;
 -- its id in the answer is the holder's. The unique index tasks_dedupe_key is
@@ -342,6 +347,42 @@ revoke execute on function conductor._spec_problem(conductor._task_spec) from pu
 revoke execute on function conductor._spec_problem(conductor._task_spec, integer) from public;
 revoke execute on function conductor._raise_spec_problem(text, conductor._task_spec, text) from public;
 
+-- The deadlines to start of tasks just inserted (schema/expiry): each task of
+-- task_ids whose expires_in is given gets expires_in and expires_at = due_at +
+-- expires_in, and a row of conductor.task_deadlines, which reap() reads. An
+-- id no task has (a dedupe loser's, never inserted) sets nothing.
+create or replace function conductor._set_deadlines(task_ids bigint[], due_ats timestamptz[], expires_ins interval[])
+  returns void
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  with given as (
+    select u.id, u.expires_in, u.due_at + u.expires_in as expires_at
+      from rows from (pg_catalog.unnest(_set_deadlines.task_ids), pg_catalog.unnest(_set_deadlines.due_ats),
+                      pg_catalog.unnest(_set_deadlines.expires_ins)) as u(id, due_at, expires_in)
+     where u.expires_in is not null
+  ), set_on_task as (
+    update conductor.tasks t
+       set expires_in = g.expires_in, expires_at = g.expires_at
+      from given g
+     where t.id = g.id
+    returning t.id, t.expires_at
+  )
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select s.id, s.expires_at from set_on_task s
+  on conflict (task_id) do update set expires_at = excluded.expires_at;
+end
+$$;
+
+comment on function conductor._set_deadlines(bigint[], timestamptz[], interval[]) is
+$$Sets the deadline to start of each task of task_ids whose expires_ins entry is not NULL:
+tasks.expires_in, tasks.expires_at = its due_ats entry + expires_in, and its
+conductor.task_deadlines row (replaced if there was one). The arrays go in step. Called by
+enqueue and _enqueue after their insert (never for a task without expiry).$$;
+
+revoke execute on function conductor._set_deadlines(bigint[], timestamptz[], interval[]) from public;
+
 create or replace function conductor._enqueue(specs conductor._task_spec[])
   returns bigint[]
   language plpgsql volatile
@@ -360,6 +401,7 @@ declare
   v_inserted bigint;
   v_missing_parent bigint;
   v_queues text[];
+  v_expiring boolean;
 begin
   -- Each spec resolved: the caller's value, else its kind's (one probe of
   -- kinds_pkey per spec), else the engine's. Backoff stays as given: fail
@@ -397,11 +439,10 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
-           spec.expires_in, coalesce(spec.run_at, v_now) + spec.expires_in
+           spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
       from spec
      where spec.root_id is not null  -- null: the parent does not exist
        and spec.dedupe_key is null
@@ -410,11 +451,10 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
-           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
-           spec.expires_in, coalesce(spec.run_at, v_now) + spec.expires_in
+           spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
@@ -427,9 +467,17 @@ begin
     select k.queue from keyed k
   )
   select pg_catalog.array_agg(spec.new_id order by spec.ord), (select pg_catalog.count(*) from inserted),
-         (select pg_catalog.array_agg(distinct i.queue order by i.queue) from inserted i)
-    into v_ids, v_inserted, v_queues
+         (select pg_catalog.array_agg(distinct i.queue order by i.queue) from inserted i),
+         pg_catalog.bool_or(spec.expires_in is not null)
+    into v_ids, v_inserted, v_queues, v_expiring
     from spec;
+  -- deadlines to start, for the tasks given one (a dedupe loser's id was never
+  -- inserted: nothing to set); the common batch has none and skips this
+  if v_expiring then
+    perform conductor._set_deadlines(v_ids,
+      array(select coalesce(s.run_at, v_now) from pg_catalog.unnest(v_specs) with ordinality as s order by s.ordinality),
+      array(select s.expires_in from pg_catalog.unnest(v_specs) with ordinality as s order by s.ordinality));
+  end if;
   -- due now or later: a sleeper recomputes its wake-up either way (functions/notify)
   perform conductor._notify_queue(q.queue) from pg_catalog.unnest(v_queues) as q(queue);
 
@@ -539,12 +587,14 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
+      parent_id, root_id, enqueued_at, timeout, traceparent)
     values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
-            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
-            v_spec.expires_in, coalesce(enqueue.run_at, v_now) + v_spec.expires_in);
+            v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent);
+    if v_spec.expires_in is not null then
+      perform conductor._set_deadlines(array[v_id], array[coalesce(enqueue.run_at, v_now)], array[v_spec.expires_in]);
+    end if;
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -552,15 +602,17 @@ begin
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-    parent_id, root_id, enqueued_at, timeout, traceparent, expires_in, expires_at)
+    parent_id, root_id, enqueued_at, timeout, traceparent)
   values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
-          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
-          v_spec.expires_in, coalesce(enqueue.run_at, v_now) + v_spec.expires_in)
+          v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent)
   on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
+    if v_spec.expires_in is not null then
+      perform conductor._set_deadlines(array[v_id], array[coalesce(enqueue.run_at, v_now)], array[v_spec.expires_in]);
+    end if;
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;

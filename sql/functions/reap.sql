@@ -39,8 +39,8 @@
 --     2b. _reap_expired(): expiry before start (issue 30, schema/expiry): a
 --        queued task never started whose deadline to start (expires_at = its
 --        due time + expires_in) has come ends 'expired', its error naming the
---        deadline; at most 1000 a call (tasks_expiring, in deadline order), the
---        rest at the next reap. claim never starts such a task; a waiting
+--        deadline; at most 1000 a call (conductor.task_deadlines, in deadline
+--        order), the rest at the next reap. claim never starts such a task; a waiting
 --        parent is woken (tasks_child_finished) and a waiting client told
 --        (_notify_done), as for any finished task.
 --     3. _reap_unknown_kinds(): the unknown-kind sweep, at most once per min(unknown_kind_after / 5,
@@ -102,9 +102,9 @@
 --      before parents);
 --   2. (_reap_waits) waiting task rows (children before parents: a timed-out wait
 --      cancels the children first), steps, event rows;
---   2b. (_reap_expired) the expired queued task rows, SKIP LOCKED (a claim holding
---      one at its deadline wins it, or loses it to the reaper: never both), then
---      a waiting parent's row (the child-finished trigger);
+--   2b. (_reap_expired) task_deadlines rows, then their task rows, both SKIP LOCKED
+--      (a claim holding one at its deadline wins it, or loses it to the reaper:
+--      never both), then a waiting parent's row (the child-finished trigger);
 --   3. (_reap_unknown_kinds) the maintenance row, then the swept task rows, both
 --      SKIP LOCKED (a sweep another reaper is running is not waited for);
 --   4. (_reap_stale) run_recoveries rows SKIP LOCKED; the other rows it forgets
@@ -553,46 +553,67 @@ revoke execute on function conductor._reap_waits() from public;
 
 -- Step 2b of reap_report: expiry before start (the map, 2b.). A queued task whose
 -- deadline to start has come, never started (claim clears expires_at), ends
--- 'expired'. Compare-and-set: the rows are locked SKIP LOCKED and re-checked on
--- their latest version (a claim that started one, or a reaper that ended it,
--- meanwhile: skipped); a batch of 1000 a call, from tasks_expiring in deadline
--- order, so a backlog of expired tasks costs each reap a bounded statement.
+-- 'expired'. Compare-and-set: the deadline rows and the task rows are locked
+-- SKIP LOCKED and the tasks re-checked on their latest version (a claim that
+-- started one, or a reaper that ended it, meanwhile: left alone); a batch of
+-- 1000 a call, from conductor.task_deadlines in deadline order, so a backlog of
+-- expired tasks costs each reap a bounded statement.
 create or replace function conductor._reap_expired() returns integer
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
+  v_due bigint[];
+  v_held bigint[];
   v_expired bigint[];
 begin
-  with due as (
-    select t.id from conductor.tasks t
-     where t.status = 'queued' and t.expires_at is not null and t.expires_at <= v_now
-     order by t.expires_at
-     limit 1000
-       for update skip locked
-  ), ended as (
+  -- the deadlines that came, earliest first; another reaper's are skipped
+  v_due := array(select d.task_id from conductor.task_deadlines d
+                  where d.expires_at <= v_now
+                  order by d.expires_at
+                  limit 1000
+                    for update skip locked);
+  if pg_catalog.cardinality(v_due) = 0 then
+    return 0;
+  end if;
+  -- their tasks, but a row a claim (or anyone) holds: that one is decided at the next reap
+  v_held := array(select t.id from conductor.tasks t where t.id = any (v_due) order by t.id for update skip locked);
+  with ended as (
     update conductor.tasks t
        set status = 'expired', finished_at = v_now,
            error = conductor._expired_error(t.expires_at, t.expires_in)
-      from due d
-     where t.id = d.id
-       and t.status = 'queued' and t.expires_at <= v_now  -- the latest version, re-checked
+     where t.id = any (v_held)
+       and t.status = 'queued' and t.expires_at <= v_now  -- never started: claim clears expires_at
     returning t.id
   )
   select pg_catalog.array_agg(e.id) into v_expired from ended e;
+  -- done with: the tasks decided here, and the ones gone (pruned); a deadline a task
+  -- still waits for (set later by retry or a change of run_at) follows the task
+  delete from conductor.task_deadlines d
+   where d.task_id = any (v_due)
+     and (d.task_id = any (v_held) or not exists (select from conductor.tasks t where t.id = d.task_id))
+     and not exists (select from conductor.tasks t
+                      where t.id = d.task_id and t.status = 'queued' and t.expires_at > v_now);
+  update conductor.task_deadlines d
+     set expires_at = t.expires_at
+    from conductor.tasks t
+   where d.task_id = any (v_held) and t.id = d.task_id and t.status = 'queued' and t.expires_at > v_now;
   perform conductor._notify_done(v_expired);
   return coalesce(pg_catalog.cardinality(v_expired), 0);
 end
 $$;
 
 comment on function conductor._reap_expired() is
-$$Step 2b of reap_report: ends 'expired' (finished_at now, error from conductor._expired_error
-naming the deadline) at most 1000 queued tasks whose deadline to start (expires_at) has
-come, earliest deadline first, taken FOR UPDATE SKIP LOCKED and re-checked (a task a claim
-started meanwhile is left alone); wakes a waiting parent (tasks_child_finished) and the
-clients waiting for their results (_notify_done). Returns how many it ended. Called by
-reap_report only.$$;
+$$Step 2b of reap_report: reads at most 1000 rows of conductor.task_deadlines whose time
+came, earliest first, and their tasks, both FOR UPDATE SKIP LOCKED; ends 'expired'
+(finished_at now, error from conductor._expired_error naming the deadline) each of those
+tasks still queued and never started (tasks.expires_at, which claim clears, past too), and
+deletes the rows it dealt with (a task it held, or one gone), moving a row whose task
+waits for a later deadline to it; a task another transaction holds (a claim starting it) is
+left for the next reap. Wakes a waiting parent (tasks_child_finished) and the clients
+waiting for the results (_notify_done). Returns how many it ended. Called by reap_report
+only.$$;
 
 revoke execute on function conductor._reap_expired() from public;
 
@@ -823,9 +844,8 @@ create or replace function conductor.next_wake() returns timestamptz
 as $$
   select least((select pg_catalog.min(t.wait_until) from conductor.tasks t where t.status = 'waiting'),
                 (select pg_catalog.min(t.lease_expires_at) from conductor.tasks t where t.status = 'running'),
-                -- a deadline to start (tasks_expiring: one probe)
-                (select pg_catalog.min(t.expires_at) from conductor.tasks t
-                  where t.status = 'queued' and t.expires_at is not null))
+                -- a deadline to start (task_deadlines_due: one probe)
+                (select pg_catalog.min(d.expires_at) from conductor.task_deadlines d))
 $$;
 
 comment on function conductor.next_wake() is

@@ -16,7 +16,8 @@
 -- counts, so the run resumes as it was; with keep_steps => false they stay
 -- cancelled (the replay spawns new children).
 --
--- Tables: conductor.tasks, conductor.steps, conductor.run_recoveries.
+-- Tables: conductor.tasks, conductor.steps, conductor.run_recoveries,
+-- conductor.task_deadlines (a fresh deadline to start).
 -- Lock order: the stopped descendants, then the task (descending id: children
 -- before parents), FOR UPDATE; then its run_recoveries row (written only under
 -- a lock of the root's row: FOR UPDATE excludes the reapers counting the run,
@@ -108,6 +109,12 @@ begin
     end if;
     delete from conductor.run_recoveries r where r.root_id = retry.task_id;
   end if;
+
+  -- the fresh deadlines to start, where reap() looks for them (schema/expiry)
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select t.id, t.expires_at from conductor.tasks t
+   where t.id = any (retry.task_id || coalesce(v_stopped, '{}')) and t.status = 'queued' and t.expires_at is not null
+  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
 
   if not coalesce(retry.keep_steps, true) then
     delete from conductor.steps s where s.task_id = retry.task_id;

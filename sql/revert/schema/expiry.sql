@@ -2,7 +2,7 @@
 
 begin;
 
-drop index conductor.tasks_expiring;
+drop table conductor.task_deadlines;
 drop index conductor.tasks_unsuccessful;
 create index tasks_unsuccessful on conductor.tasks (id)
   where status in ('failed', 'dead', 'timed_out');
