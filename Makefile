@@ -48,7 +48,7 @@ PG18_TESTS := $(addprefix python/tests/,test_client.py test_worker.py test_worke
 	test_enqueue_in_transaction.py test_runs.py test_buffer.py test_wire.py test_infinite_times.py \
 	test_exclusive.py test_recovery.py test_reaper_schedule.py test_wakeups.py test_scheduler.py \
 	test_cron_oracle.py test_upgrade.py test_migrate.py test_migrate_lock.py test_devdb.py \
-	test_watch_isolation.py test_foreign_locks.py test_claim_durability.py)
+	test_watch_isolation.py test_foreign_locks.py test_claim_durability.py test_expiry.py)
 # On Python 3.12 and 3.13 (test-py*): the package's own tests, what depends on
 # the interpreter (unit tests, the client, the embedded worker and its asyncio
 # handlers, the async client, durable runs, logging, migrate, traces with and

@@ -47,6 +47,7 @@ CREATE TYPE conductor.task_status AS ENUM (
     'failed',
     'cancelled',
     'timed_out',
+    'expired',
     'dead'
 );
 
@@ -96,7 +97,8 @@ CREATE TYPE conductor._task_spec AS (
 	timeout interval,
 	traceparent text,
 	concurrency_limit integer,
-	dedupe conductor._dedupe_spec
+	dedupe conductor._dedupe_spec,
+	expires_in interval
 );
 
 
@@ -675,7 +677,7 @@ CREATE FUNCTION conductor._check_schedule(s conductor.schedules) RETURNS void
 declare
   v_spec conductor._task_spec := row(
     s.kind, s.payload, s.queue, s.priority, null, s.max_attempts, s.dedupe_key, s.concurrency_key,
-    null, null, null, null, null, null, null, s.concurrency_limit, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, s.concurrency_limit, null, null)::conductor._task_spec;
   v_problem text;
 begin
   if s.name is null or s.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -1279,6 +1281,7 @@ begin
       from (select t.concurrency_key as key
               from conductor.tasks t
              where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
+               and (t.expires_at is null or t.expires_at > _claim_keys.claimed_at)
                and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
                and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
                and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
@@ -1297,6 +1300,7 @@ begin
           and pg_catalog.hashtextextended(t.concurrency_key, 0) = pg_catalog.hashtextextended(f.key, 0)
           and t.concurrency_key = f.key
           and t.run_at <= _claim_keys.claimed_at
+          and (t.expires_at is null or t.expires_at > _claim_keys.claimed_at)
           and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
           and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
           and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
@@ -2468,6 +2472,7 @@ declare
   v_missing_parent bigint;
   v_queues text[];
   v_ord bigint;
+  v_expiring boolean;
 begin
   -- Each spec resolved: the caller's value, else its kind's (one probe of
   -- kinds_pkey per spec), else the engine's. Backoff stays as given: fail
@@ -2482,7 +2487,8 @@ begin
                coalesce(s.concurrency_limit,
                         case when coalesce(s.concurrency_key, k.concurrency_key) is not null
                              then k.concurrency_limit end),
-               s.dedupe)::conductor._task_spec
+               s.dedupe,
+               coalesce(s.expires_in, k.expires_in))::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -2540,9 +2546,17 @@ begin
     select k.queue from keyed k
   )
   select pg_catalog.array_agg(spec.new_id order by spec.ord), (select pg_catalog.count(*) from inserted),
-         (select pg_catalog.array_agg(distinct i.queue order by i.queue) from inserted i)
-    into v_ids, v_inserted, v_queues
+         (select pg_catalog.array_agg(distinct i.queue order by i.queue) from inserted i),
+         pg_catalog.bool_or(spec.expires_in is not null)
+    into v_ids, v_inserted, v_queues, v_expiring
     from spec;
+  -- deadlines to start, for the tasks given one (a dedupe loser's id was never
+  -- inserted: nothing to set); the common batch has none and skips this
+  if v_expiring then
+    perform conductor._set_deadlines(v_ids,
+      array(select coalesce(s.run_at, v_now) from pg_catalog.unnest(v_specs) with ordinality as s order by s.ordinality),
+      array(select s.expires_in from pg_catalog.unnest(v_specs) with ordinality as s order by s.ordinality));
+  end if;
   -- due now or later: a sleeper recomputes its wake-up either way (functions/notify)
   perform conductor._notify_queue(q.queue) from pg_catalog.unnest(v_queues) as q(queue);
 
@@ -2625,6 +2639,7 @@ declare
   v_run_at timestamptz := coalesce(_enqueue_held.s.run_at, _enqueue_held.at);
   v_debounce_until timestamptz;
   v_holder record;
+  v_moved record;  -- a replaced holder's run_at and expires_in
 begin
   if v_states is not null then
     v_until := case when v_d.dedupe_window is null then 'infinity'::timestamptz
@@ -2641,13 +2656,17 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, dedupe_states, dedupe_until, debounce_until)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, dedupe_states, dedupe_until,
+      debounce_until)
     values (_enqueue_held.new_id, s.queue, s.kind, s.payload, s.priority, v_run_at, s.max_attempts, s.max_recoveries,
             s.backoff_base, s.backoff_factor, s.backoff_max, s.dedupe_key, s.concurrency_key,
-            s.parent_id, _enqueue_held.root, _enqueue_held.at, s.timeout, s.traceparent,
+            s.parent_id, _enqueue_held.root, _enqueue_held.at, s.timeout, s.traceparent, s.concurrency_limit,
             v_states, v_until, v_debounce_until)
     on conflict do nothing;
     if found then
+      if s.expires_in is not null then
+        perform conductor._set_deadlines(array[_enqueue_held.new_id], array[v_run_at], array[s.expires_in]);
+      end if;
       perform conductor._notify_queue(s.queue);
       return _enqueue_held.new_id;
     end if;
@@ -2680,8 +2699,13 @@ begin
                       end,
              debounce_until = case when v_d.debounce is null then t.debounce_until
                                    else coalesce(t.debounce_until, t.enqueued_at + v_d.debounce_max, 'infinity') end
-       where t.id = v_holder.id and t.status = 'queued' and t.dedupe_key = s.dedupe_key;
+       where t.id = v_holder.id and t.status = 'queued' and t.dedupe_key = s.dedupe_key
+      returning t.run_at, t.expires_in into v_moved;
       if found then
+        if v_moved.expires_in is not null then
+          -- its due time moved: so does its deadline to start (expires_in after it)
+          perform conductor._set_deadlines(array[v_holder.id], array[v_moved.run_at], array[v_moved.expires_in]);
+        end if;
         perform conductor._notify_queue(v_holder.queue);
         return v_holder.id;
       end if;
@@ -2719,7 +2743,9 @@ A duplicate returns the holder''s id: unchanged for on_duplicate ''ignore'' (NUL
 the holder finished; a queued holder takes the payload and run_at (''replace''), the payload
 (''preserve_run_at''), or the payload and run_at + debounce capped at its debounce_until
 (debounce); a running or waiting holder gives its dedupe_key up (set NULL) and a new task
-takes it. Each change is a compare-and-set; a race lost three times raises 40001. Locks
+takes it. With an expires_in, the task it writes gets its deadline to start
+(conductor._set_deadlines, from the run_at it stores), and a queued holder whose run_at
+it moves gets its deadline moved with it (expires_in after the new run_at). Each change is a compare-and-set; a race lost three times raises 40001. Locks
 the row it writes; waits for a concurrent enqueue of the key, and for the holder''s row.
 Called by enqueue and _enqueue.';
 
@@ -2790,6 +2816,33 @@ ALTER FUNCTION conductor._event_outcome(name text, payload jsonb) OWNER TO condu
 
 COMMENT ON FUNCTION conductor._event_outcome(name text, payload jsonb) IS '{"event": name, "payload": payload}: the outcome an event wait checkpoints when the event
 came (suspend finding it, _wake_event_waiters waking it). Never raises.';
+
+
+--
+-- Name: _expired_error(timestamp with time zone, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._expired_error(expires_at timestamp with time zone, expires_in interval) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  return pg_catalog.format('expired: not started by its deadline %s (expires_in %s after it was due)',
+                           pg_catalog.to_char(_expired_error.expires_at at time zone 'UTC',
+                                              'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                           _expired_error.expires_in);
+end
+$$;
+
+
+ALTER FUNCTION conductor._expired_error(expires_at timestamp with time zone, expires_in interval) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _expired_error(expires_at timestamp with time zone, expires_in interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._expired_error(expires_at timestamp with time zone, expires_in interval) IS 'The error of a task that expired before it started: ''expired: not started by its deadline
+<expires_at, ISO 8601 in UTC> (expires_in <interval> after it was due)''.';
 
 
 --
@@ -2933,7 +2986,9 @@ CREATE TABLE conductor.tasks (
     concurrency_limit integer,
     dedupe_states conductor.task_status[],
     dedupe_until timestamp with time zone,
-    debounce_until timestamp with time zone
+    debounce_until timestamp with time zone,
+    expires_in interval,
+    expires_at timestamp with time zone
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02', fillfactor='50');
 
@@ -3001,6 +3056,20 @@ COMMENT ON COLUMN conductor.tasks.dedupe_until IS 'The end of the task''s dedupe
 --
 
 COMMENT ON COLUMN conductor.tasks.debounce_until IS 'A debounced task: the latest time an enqueue of its key may push its run_at to (first enqueue + debounce_max; ''infinity'': no maximum); NULL: not debounced.';
+
+
+--
+-- Name: COLUMN tasks.expires_in; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.tasks.expires_in IS 'How long after it is due the task may wait for its first start (NULL: for ever); retry() gives it a fresh deadline from its new due time.';
+
+
+--
+-- Name: COLUMN tasks.expires_at; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.tasks.expires_at IS 'The deadline to start (run_at + expires_in) of a task never started, else NULL: claim never starts the task after it, reap() ends it ''expired''; claim clears it (a task started once never expires).';
 
 
 --
@@ -3153,7 +3222,8 @@ begin
            claimed_by = _lease.worker_id,
            -- never past the attempt's deadline (see the map)
            lease_expires_at = least(_lease.lease_until, _lease.claimed_at + t.timeout),
-           started_at = coalesce(t.started_at, _lease.claimed_at)
+           started_at = coalesce(t.started_at, _lease.claimed_at),
+           expires_at = null  -- started: a task started once never expires (schema/expiry)
      where t.id = any (_lease.task_ids)
     returning t.*
   ), recorded as (
@@ -3575,6 +3645,7 @@ begin
              where t.status = 'queued' and t.concurrency_key is not null
                and pg_catalog.hashtextextended(t.concurrency_key, 0) = pg_catalog.hashtextextended(u.key, 0)
                and t.concurrency_key = u.key and t.run_at <= _pick_keyed.claimed_at
+               and (t.expires_at is null or t.expires_at > _pick_keyed.claimed_at)
                and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
                and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
@@ -3599,6 +3670,7 @@ begin
                 where t.status = 'queued' and t.concurrency_key is not null
                   and pg_catalog.hashtextextended(t.concurrency_key, 0) = k.h
                   and t.concurrency_key = k.key and t.run_at <= _pick_keyed.claimed_at
+                  and (t.expires_at is null or t.expires_at > _pick_keyed.claimed_at)
                   and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
                   and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                   and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
@@ -3615,6 +3687,7 @@ begin
               from conductor.tasks t
              where t.status = 'queued' and t.run_at <= _pick_keyed.claimed_at
                and (t.concurrency_key is null or t.concurrency_key = any (_pick_keyed.keys))
+               and (t.expires_at is null or t.expires_at > _pick_keyed.claimed_at)
                and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
                and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
@@ -3651,7 +3724,8 @@ ALTER FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues tex
 -- Name: FUNCTION _pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at of
+COMMENT ON FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at, not
+past their deadline to start (expires_at) by then, of
 queues and kinds (NULL: every one), none of not_queues and not_kinds, FOR UPDATE SKIP LOCKED:
 unkeyed ones, and of each of keys (whose slots the caller holds) its first tasks in claim
 order while each finds fewer of its key running (with those before it) than its own
@@ -3683,6 +3757,7 @@ begin
                and t.priority = _pick_queue.after_priority
                and (t.run_at, t.id) > (_pick_queue.after_run_at, _pick_queue.after_id)
                and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+               and (t.expires_at is null or t.expires_at > _pick_queue.claimed_at)
                and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
                and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
              order by t.queue, t.priority desc, t.run_at, t.id
@@ -3700,6 +3775,7 @@ begin
              and t.priority > case when _pick_queue.stage = 1 then _pick_queue.after_priority::bigint
                                    else -2147483649::bigint end
              and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+             and (t.expires_at is null or t.expires_at > _pick_queue.claimed_at)
              and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
              and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
              and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
@@ -3717,7 +3793,7 @@ ALTER FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at t
 --
 
 COMMENT ON FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick from one queue: locks up to max_tasks ready unkeyed tasks of queue due by
-claimed_at (of kinds only, when given, and of none of not_kinds: row filters), FOR UPDATE SKIP LOCKED, and returns
+claimed_at and not past their deadline to start (expires_at) by then (of kinds only, when given, and of none of not_kinds: row filters), FOR UPDATE SKIP LOCKED, and returns
 their ids in claim order and, of those, the ones claimed before (seen_ids). stage 3 (default): from the queue''s head, leaving out taken_ids; from
 a remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned once per connection, always a scan of
@@ -3739,6 +3815,7 @@ begin
     into _pick_queues.ids, _pick_queues.seen_ids
     from (select t.id, t.started_at from conductor.tasks t
            where t.status = 'queued' and t.run_at <= _pick_queues.claimed_at
+             and (t.expires_at is null or t.expires_at > _pick_queues.claimed_at)
              and (_pick_queues.queues is null or t.queue = any (_pick_queues.queues))
              and (_pick_queues.kinds is null or t.kind = any (_pick_queues.kinds))
              and (_pick_queues.not_queues is null or t.queue <> all (_pick_queues.not_queues))
@@ -3764,7 +3841,7 @@ ALTER FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues te
 --
 
 COMMENT ON FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick from several queues or all (queues NULL): locks up to max_tasks ready unkeyed
-tasks due by claimed_at, of kinds (NULL: every one) and none of not_queues and not_kinds,
+tasks due by claimed_at and not past their deadline to start (expires_at) by then, of kinds (NULL: every one) and none of not_queues and not_kinds,
 FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones claimed
 before (seen_ids). stage 3 (default): from the head, leaving out taken_ids; from a
 remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
@@ -3955,6 +4032,11 @@ begin
                                    coalesce((s.dedupe).debounce_max::text, 'NULL'),
                                    coalesce(conductor._echo((s.dedupe).on_duplicate), 'NULL'));
     v_hint := 'debounce_max needs a debounce at most as long; a debounce replaces the waiting task (on_duplicate NULL or replace).';
+  when 'expires_in' then
+    v_message := pg_catalog.format('invalid expires_in %s for kind %s: it must be more than 0 and at most 30 days',
+                                   s.expires_in, conductor._echo(s.kind));
+    v_hint := 'How long after it is due the task may wait for its first start, e.g. interval ''10 minutes''; '
+              'NULL: the kind''s, else for ever.';
   end case;
   if _raise_spec_problem.detail is null then
     raise exception using errcode = v_code, message = v_message, hint = v_hint;
@@ -3972,6 +4054,74 @@ ALTER FUNCTION conductor._raise_spec_problem(problem text, s conductor._task_spe
 
 COMMENT ON FUNCTION conductor._raise_spec_problem(problem text, s conductor._task_spec, detail text) IS 'Raises the problem _spec_problem named in s: its SQLSTATE, a message naming the value
 (cut by conductor._echo), detail saying where s came from (e.g. task #3 of the batch).';
+
+
+--
+-- Name: _reap_expired(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._reap_expired() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_due bigint[];
+  v_held bigint[];
+  v_expired bigint[];
+begin
+  -- the deadlines that came, earliest first; another reaper's are skipped
+  v_due := array(select d.task_id from conductor.task_deadlines d
+                  where d.expires_at <= v_now
+                  order by d.expires_at
+                  limit 1000
+                    for update skip locked);
+  if pg_catalog.cardinality(v_due) = 0 then
+    return 0;
+  end if;
+  -- their tasks, but a row a claim (or anyone) holds: that one is decided at the next reap
+  v_held := array(select t.id from conductor.tasks t where t.id = any (v_due) order by t.id for update skip locked);
+  with ended as (
+    update conductor.tasks t
+       set status = 'expired', finished_at = v_now,
+           error = conductor._expired_error(t.expires_at, t.expires_in)
+     where t.id = any (v_held)
+       and t.status = 'queued' and t.expires_at <= v_now  -- never started: claim clears expires_at
+    returning t.id
+  )
+  select pg_catalog.array_agg(e.id) into v_expired from ended e;
+  -- done with: the tasks decided here, and the ones gone (pruned); a deadline a task
+  -- still waits for (set later by retry or a change of run_at) follows the task
+  delete from conductor.task_deadlines d
+   where d.task_id = any (v_due)
+     and (d.task_id = any (v_held) or not exists (select from conductor.tasks t where t.id = d.task_id))
+     and not exists (select from conductor.tasks t
+                      where t.id = d.task_id and t.status = 'queued' and t.expires_at > v_now);
+  update conductor.task_deadlines d
+     set expires_at = t.expires_at
+    from conductor.tasks t
+   where d.task_id = any (v_held) and t.id = d.task_id and t.status = 'queued' and t.expires_at > v_now;
+  perform conductor._notify_done(v_expired);
+  return coalesce(pg_catalog.cardinality(v_expired), 0);
+end
+$$;
+
+
+ALTER FUNCTION conductor._reap_expired() OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _reap_expired(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._reap_expired() IS 'Step 2b of reap_report: reads at most 1000 rows of conductor.task_deadlines whose time
+came, earliest first, and their tasks, both FOR UPDATE SKIP LOCKED; ends ''expired''
+(finished_at now, error from conductor._expired_error naming the deadline) each of those
+tasks still queued and never started (tasks.expires_at, which claim clears, past too), and
+deletes the rows it dealt with (a task it held, or one gone), moving a row whose task
+waits for a later deadline to it; a task another transaction holds (a claim starting it) is
+left for the next reap. Wakes a waiting parent (tasks_child_finished) and the clients
+waiting for the results (_notify_done). Returns how many it ended. Called by reap_report
+only.';
 
 
 --
@@ -4544,6 +4694,46 @@ _wait_reasons (why_waiting, waiting_reasons).';
 
 
 --
+-- Name: _set_deadlines(bigint[], timestamp with time zone[], interval[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  with given as (
+    select u.id, u.expires_in, u.due_at + u.expires_in as expires_at
+      from rows from (pg_catalog.unnest(_set_deadlines.task_ids), pg_catalog.unnest(_set_deadlines.due_ats),
+                      pg_catalog.unnest(_set_deadlines.expires_ins)) as u(id, due_at, expires_in)
+     where u.expires_in is not null
+  ), set_on_task as (
+    update conductor.tasks t
+       set expires_in = g.expires_in, expires_at = g.expires_at
+      from given g
+     where t.id = g.id
+    returning t.id, t.expires_at
+  )
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select s.id, s.expires_at from set_on_task s
+  on conflict (task_id) do update set expires_at = excluded.expires_at;
+end
+$$;
+
+
+ALTER FUNCTION conductor._set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]) IS 'Sets the deadline to start of each task of task_ids whose expires_ins entry is not NULL:
+tasks.expires_in, tasks.expires_at = its due_ats entry + expires_in, and its
+conductor.task_deadlines row (replaced if there was one). The arrays go in step. Called by
+enqueue and _enqueue after their insert (never for a task without expiry).';
+
+
+--
 -- Name: _spec_problem(conductor._task_spec); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -4617,6 +4807,7 @@ begin
            when (s.dedupe).debounce is null and (s.dedupe).debounce_max is not null
                 or (s.dedupe).debounce > (s.dedupe).debounce_max
                 or (s.dedupe).debounce is not null and (s.dedupe).on_duplicate <> 'replace' then 'debounce_conflict'
+           when s.expires_in <= interval '0' or s.expires_in > interval '30 days' then 'expires_in'
          end;
 end
 $_$;
@@ -4631,7 +4822,7 @@ ALTER FUNCTION conductor._spec_problem(s conductor._task_spec, max_payload_bytes
 COMMENT ON FUNCTION conductor._spec_problem(s conductor._task_spec, max_payload_bytes integer) IS 'The rules of a task, in one place: the first field of s that breaks one (kind, payload,
 payload_size, queue, run_at, max_attempts, max_recoveries, backoff_base, backoff_max,
 backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent,
-concurrency_limit), or NULL when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
+concurrency_limit, expires_in), or NULL when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
 characters without surrounding spaces, control characters (C0, DEL, C1), format characters
 (Unicode Cf: bidi controls such as U+202E, zero widths, U+FEFF, tags), U+2028, U+2029 or
 markup (< > & " '' `); a queue is 1-100 of A-Z a-z 0-9 _ . : / -, starting with a letter or
@@ -4644,6 +4835,8 @@ to 366 days without months or years; dedupe_states holds queued, running and wai
 NULL; on_duplicate is ignore, replace or preserve_run_at; debounce is 1 ms to 30 days,
 debounce_max 1 ms to 366 days; debounce_conflict: debounce_max without debounce or under
 it, or debounce with an on_duplicate other than replace.
+An expires_in (the wait after the due time a task may have before its first start) is
+more than 0 and at most 30 days.
 conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
 payload_size, QC104 queue, QC120 dedupe_options, QC121 dedupe_states, QC122
 debounce_conflict, QC106 the rest.';
@@ -4670,7 +4863,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout, s.traceparent, s.concurrency_limit, s.dedupe)::conductor._task_spec as spec
+               s.timeout, s.traceparent, s.concurrency_limit, s.dedupe, s.expires_in)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -5789,10 +5982,10 @@ attempts (an admin may complete any).';
 
 
 --
--- Name: configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.configure_kind(kind text, max_attempts integer DEFAULT NULL::integer, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, concurrency_key text DEFAULT NULL::text, timeout interval DEFAULT NULL::interval, retain_succeeded interval DEFAULT NULL::interval, retain_failed interval DEFAULT NULL::interval, concurrency_limit integer DEFAULT NULL::integer) RETURNS void
+CREATE FUNCTION conductor.configure_kind(kind text, max_attempts integer DEFAULT NULL::integer, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, concurrency_key text DEFAULT NULL::text, timeout interval DEFAULT NULL::interval, retain_succeeded interval DEFAULT NULL::interval, retain_failed interval DEFAULT NULL::interval, concurrency_limit integer DEFAULT NULL::integer, expires_in interval DEFAULT NULL::interval) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -5808,7 +6001,7 @@ declare
     coalesce(configure_kind.concurrency_key, case when configure_kind.concurrency_limit is not null then '' end),
     null, configure_kind.max_recoveries,
     configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
-    configure_kind.timeout, null, configure_kind.concurrency_limit, null)::conductor._task_spec;
+    configure_kind.timeout, null, configure_kind.concurrency_limit, null, configure_kind.expires_in)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec);
   v_old    conductor.kinds;
   v_floor  interval;
@@ -5831,12 +6024,12 @@ begin
     if v_exists then
       if (v_old.max_attempts, v_old.max_recoveries, v_old.backoff_base, v_old.backoff_factor, v_old.backoff_max,
           v_old.queue, v_old.priority, v_old.concurrency_key, v_old.timeout, v_old.retain_succeeded,
-          v_old.retain_failed, v_old.concurrency_limit)
+          v_old.retain_failed, v_old.concurrency_limit, v_old.expires_in)
          is not distinct from
          (configure_kind.max_attempts, configure_kind.max_recoveries, configure_kind.backoff_base,
           configure_kind.backoff_factor, configure_kind.backoff_max, configure_kind.queue, configure_kind.priority,
           configure_kind.concurrency_key, configure_kind.timeout, configure_kind.retain_succeeded,
-          configure_kind.retain_failed, configure_kind.concurrency_limit) then
+          configure_kind.retain_failed, configure_kind.concurrency_limit, configure_kind.expires_in) then
         -- a worker restarting writes what is there: no change, no new row version;
         -- a row from before v0.3.0 becomes the caller's
         if v_old.owner is null then
@@ -5866,6 +6059,7 @@ begin
              priority = configure_kind.priority, concurrency_key = configure_kind.concurrency_key,
              timeout = configure_kind.timeout, retain_succeeded = configure_kind.retain_succeeded,
              retain_failed = configure_kind.retain_failed, concurrency_limit = configure_kind.concurrency_limit,
+             expires_in = configure_kind.expires_in,
              updated_at = v_now, owner = v_caller
        where k.kind = configure_kind.kind;
       return;
@@ -5874,12 +6068,12 @@ begin
     insert into conductor.kinds as k
            (kind, max_attempts, max_recoveries, backoff_base, backoff_factor, backoff_max,
             queue, priority, concurrency_key, timeout, retain_succeeded, retain_failed, concurrency_limit,
-            updated_at, owner)
+            expires_in, updated_at, owner)
     values (configure_kind.kind, configure_kind.max_attempts, configure_kind.max_recoveries,
             configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
             configure_kind.queue, configure_kind.priority, configure_kind.concurrency_key,
             configure_kind.timeout, configure_kind.retain_succeeded, configure_kind.retain_failed,
-            configure_kind.concurrency_limit, v_now, v_caller)
+            configure_kind.concurrency_limit, configure_kind.expires_in, v_now, v_caller)
     on conflict on constraint kinds_pkey do nothing;
     if found then
       return;
@@ -5892,25 +6086,26 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer, expires_in interval) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer, expires_in interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer) IS 'Sets the defaults and policy of kind, replacing the whole previous row (a NULL argument
+COMMENT ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer, expires_in interval) IS 'Sets the defaults and policy of kind, replacing the whole previous row (a NULL argument
 is the engine default, not "unchanged"). For tasks enqueued afterwards (enqueue,
 enqueue_many, spawn, tick) that do not give their own: queue (''default''), priority (0),
-concurrency_key (none), timeout (how long one attempt may run; none), max_attempts (1),
+concurrency_key (none), timeout (how long one attempt may run; none), expires_in (how long
+a task may wait after it is due for its first start, then it ends ''expired''; none), max_attempts (1),
 max_recoveries (3: the third lost worker ends the task), concurrency_limit (for a task with a
 concurrency_key, the kind''s or its own: how many of its key may run at once, 1-10000; 1).
 At each failure of a task that does not set its own: backoff_base
 (30 s), backoff_factor (2), backoff_max (1 h). The rules are enqueue''s: a queue name of
 1-100 letters, digits and _ . : / -; max_attempts >= 1, max_recoveries >= 0, backoff_base
-and backoff_max 0-30 days (base not over max), backoff_factor 1-10, timeout more than 0
-and at most 30 days, concurrency_key at most 1000 bytes. retain_succeeded and retain_failed
+and backoff_max 0-30 days (base not over max), backoff_factor 1-10, timeout and expires_in
+more than 0 and at most 30 days, concurrency_key at most 1000 bytes. retain_succeeded and retain_failed
 (0 or more): how long apply_retention keeps a finished run whose root is of this kind and
-succeeded, or did not (failed, dead, timed_out, cancelled); NULL: conductor.settings''
+succeeded, or did not (failed, dead, timed_out, expired, cancelled); NULL: conductor.settings''
 retain_succeeded (7 days) and retain_failed (30 days); a login without conductor_admin gives
 none under conductor.settings.min_retention (1 day). The row records the caller
 (conductor._caller()) as its owner: a call that would change a row another login owns
@@ -6311,10 +6506,10 @@ due times passed while it was off are not fired. Raises QC203 when it does not e
 
 
 --
--- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer, dedupe_window interval DEFAULT NULL::interval, dedupe_states text[] DEFAULT NULL::text[], on_duplicate text DEFAULT NULL::text, debounce interval DEFAULT NULL::interval, debounce_max interval DEFAULT NULL::interval) RETURNS bigint
+CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer, dedupe_window interval DEFAULT NULL::interval, dedupe_states text[] DEFAULT NULL::text[], on_duplicate text DEFAULT NULL::text, debounce interval DEFAULT NULL::interval, debounce_max interval DEFAULT NULL::interval, expires_in interval DEFAULT NULL::interval) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -6330,7 +6525,7 @@ declare
 begin
   -- the kind's defaults (one probe of kinds_pkey) and the payload limit, in one statement
   select k.queue, k.priority, k.concurrency_key, k.timeout, k.max_attempts, k.max_recoveries,
-         k.concurrency_limit, st.max_payload_bytes
+         k.concurrency_limit, k.expires_in, st.max_payload_bytes
     into v_kind
     from conductor.settings st
     left join conductor.kinds k on k.kind = enqueue.kind
@@ -6357,7 +6552,7 @@ begin
     coalesce(enqueue.concurrency_limit,
              case when coalesce(enqueue.concurrency_key, v_kind.concurrency_key) is not null
                   then v_kind.concurrency_limit end),
-    v_dedupe)::conductor._task_spec;
+    v_dedupe, coalesce(enqueue.expires_in, v_kind.expires_in))::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -6382,6 +6577,9 @@ begin
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
             v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
             v_spec.concurrency_limit);
+    if v_spec.expires_in is not null then
+      perform conductor._set_deadlines(array[v_id], array[coalesce(enqueue.run_at, v_now)], array[v_spec.expires_in]);
+    end if;
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -6401,6 +6599,9 @@ begin
   on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
+    if v_spec.expires_in is not null then
+      perform conductor._set_deadlines(array[v_id], array[coalesce(enqueue.run_at, v_now)], array[v_spec.expires_in]);
+    end if;
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -6420,13 +6621,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) IS 'Writes one task and returns its id.
+COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) IS 'Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
 queue, priority (higher first), concurrency_key (at most concurrency_limit running tasks
@@ -6449,16 +6650,21 @@ or ''preserve_run_at'' (the payload); debounce, a queued holder takes the payloa
 runs after that much quiet, never past its first enqueue + debounce_max. A holder that
 started gives its key up to a new task under replace and debounce. Details:
 conductor._enqueue_held.
+expires_in: how long after its due time (run_at) the task may wait for its first start;
+NULL takes the kind''s, else none (it waits for ever). Past run_at + expires_in no claim
+starts it and reap() ends it ''expired'', its error naming the deadline; a task started once
+never expires (a retry after a failure or a lost worker waits as long as it takes);
+retry() gives it a fresh deadline.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
-0-30 days (base not over max), backoff_factor 1-10; timeout more than 0 and at most
-30 days; dedupe_key and concurrency_key at most 1000 bytes; concurrency_limit 1-10000
-with a concurrency_key (the caller''s or the kind''s); traceparent W3C''s
+0-30 days (base not over max), backoff_factor 1-10; timeout and expires_in more than 0
+and at most 30 days; dedupe_key and concurrency_key at most 1000 bytes; concurrency_limit
+1-10000 with a concurrency_key (the caller''s or the kind''s); traceparent W3C''s
 version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent or a dedupe option out of range,
-QC105 an unknown status in dedupe_states, QC120-QC122 dedupe options (see
-conductor._spec_problem), QC203 parent not found. Any number of callers at once.';
+QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent, expires_in or a
+dedupe option out of range, QC105 an unknown status in dedupe_states, QC120-QC122 dedupe
+options (see conductor._spec_problem), QC203 parent not found. Any number of callers at once.';
 
 
 --
@@ -6516,7 +6722,8 @@ begin
                                from pg_catalog.jsonb_array_elements_text(t->'dedupe_states') with ordinality as w(word, n)
                               order by w.n) end,
                      t->>'on_duplicate', (t->>'debounce')::interval,
-                     (t->>'debounce_max')::interval)::conductor._dedupe_spec end
+                     (t->>'debounce_max')::interval)::conductor._dedupe_spec end,
+               (t->>'expires_in')::interval
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -6527,7 +6734,8 @@ begin
     loop
       foreach v_key in array array['priority', 'run_at', 'max_attempts', 'parent_id', 'max_recoveries',
                                    'backoff_base', 'backoff_factor', 'backoff_max', 'timeout',
-                                   'concurrency_limit', 'dedupe_window', 'dedupe_states', 'debounce', 'debounce_max'] loop
+                                   'concurrency_limit', 'dedupe_window', 'dedupe_states', 'debounce', 'debounce_max',
+                                   'expires_in'] loop
         begin
           if v_key in ('priority', 'max_attempts', 'max_recoveries', 'concurrency_limit') then
             perform (v_task->>v_key)::integer;
@@ -6574,7 +6782,7 @@ COMMENT ON FUNCTION conductor.enqueue_many(tasks jsonb) IS 'Writes a batch of ta
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
 backoff_base, backoff_factor, backoff_max, timeout, traceparent, concurrency_limit, dedupe_window,
-dedupe_states (a JSON array of statuses), on_duplicate, debounce, debounce_max); a missing key is resolved per task
+dedupe_states (a JSON array of statuses), on_duplicate, debounce, debounce_max, expires_in); a missing key is resolved per task
 as enqueue resolves a NULL argument: the task''s kind''s value (configure_kind), else the
 engine''s default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
@@ -6733,7 +6941,7 @@ CREATE FUNCTION conductor.finished_statuses() RETURNS conductor.task_status[]
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
-  return array['succeeded', 'failed', 'cancelled', 'timed_out', 'dead']::conductor.task_status[];
+  return array['succeeded', 'failed', 'cancelled', 'timed_out', 'expired', 'dead']::conductor.task_status[];
 end
 $$;
 
@@ -6746,7 +6954,7 @@ ALTER FUNCTION conductor.finished_statuses() OWNER TO conductor_owner;
 
 COMMENT ON FUNCTION conductor.finished_statuses() IS 'The terminal statuses of a task, every conductor.task_status not in
 conductor.unfinished_statuses(), in the enum''s order: succeeded, failed, cancelled,
-timed_out, dead. A finished task never changes status again except through retry().';
+timed_out, expired (not started by its deadline, schema/expiry), dead. A finished task never changes status again except through retry().';
 
 
 --
@@ -6772,7 +6980,7 @@ begin
   -- the task tick would enqueue
   v_task := (conductor._enqueue(array[row(
                v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null
+               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null, null
              )::conductor._task_spec]))[1];
   insert into conductor.schedule_fires (schedule_name, due_at, task_id, fired_at, manual)
   values (v_s.name, v_now, v_task, v_now, true);
@@ -7410,7 +7618,9 @@ CREATE FUNCTION conductor.next_wake() RETURNS timestamp with time zone
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
   select least((select pg_catalog.min(t.wait_until) from conductor.tasks t where t.status = 'waiting'),
-                (select pg_catalog.min(t.lease_expires_at) from conductor.tasks t where t.status = 'running'))
+                (select pg_catalog.min(t.lease_expires_at) from conductor.tasks t where t.status = 'running'),
+                -- a deadline to start (task_deadlines_due: one probe)
+                (select pg_catalog.min(d.expires_at) from conductor.task_deadlines d))
 $$;
 
 
@@ -7420,8 +7630,8 @@ ALTER FUNCTION conductor.next_wake() OWNER TO conductor_owner;
 -- Name: FUNCTION next_wake(); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.next_wake() IS 'The earliest time reap() will have something to do (a wait''s deadline, a lease''s expiry),
-or NULL when nothing waits or runs. A worker runs reap() then, rather than only every
+COMMENT ON FUNCTION conductor.next_wake() IS 'The earliest time reap() will have something to do (a wait''s deadline, a lease''s expiry,
+a queued task''s deadline to start), or NULL when nothing waits, runs or can expire. A worker runs reap() then, rather than only every
 reap interval, so durable sleeps wake on time.';
 
 
@@ -7658,7 +7868,7 @@ ALTER FUNCTION conductor.prune(older_than interval, include_failed boolean, batc
 COMMENT ON FUNCTION conductor.prune(older_than interval, include_failed boolean, batch integer) IS 'Deletes at most batch (10000) finished tasks that finished before conductor.now() -
 older_than, oldest first, with their attempts, steps and schedule fires, and at most batch
 events emitted before that time that no task waits for; returns how many tasks and events
-went. Succeeded and cancelled tasks go; failed, dead and timed_out ones only with
+went. Succeeded and cancelled tasks go; failed, dead, timed_out and expired ones only with
 include_failed. Runs go whole: a task whose run (root_id) has a task that may not go
 (unfinished, too recent, or failed without include_failed) stays, root and children alike.
 A pruned event no longer counts for a task that waits for its name later (it waits for the
@@ -7814,7 +8024,7 @@ CREATE FUNCTION conductor.reap(stale_workers_after interval DEFAULT '00:15:00'::
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-  select r.leases_lost + r.leases_timed_out + r.runs_failed + r.waits_ended + r.kinds_swept
+  select r.leases_lost + r.leases_timed_out + r.runs_failed + r.waits_ended + r.kinds_swept + r.tasks_expired
     from conductor.reap_report(reap.stale_workers_after) r
 $$;
 
@@ -7827,7 +8037,7 @@ ALTER FUNCTION conductor.reap(stale_workers_after interval) OWNER TO conductor_o
 
 COMMENT ON FUNCTION conductor.reap(stale_workers_after interval) IS 'conductor.reap_report(stale_workers_after), answering the sum of its counts but
 leases_dead (those are among leases_lost): how many tasks it took back, woke, ended or
-dead-lettered. A caller that logs what it took back reads reap_report, to tell a lost
+dead-lettered or expired. A caller that logs what it took back reads reap_report, to tell a lost
 worker''s lease (a reclaim, worth a warning) from a wait that ended on time.';
 
 
@@ -7835,7 +8045,7 @@ worker''s lease (a reclaim, worth a warning) from a wait that ended on time.';
 -- Name: reap_report(interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.reap_report(stale_workers_after interval DEFAULT '00:15:00'::interval) RETURNS TABLE(leases_lost integer, leases_dead integer, leases_timed_out integer, runs_failed integer, waits_ended integer, kinds_swept integer)
+CREATE FUNCTION conductor.reap_report(stale_workers_after interval DEFAULT '00:15:00'::interval) RETURNS TABLE(leases_lost integer, leases_dead integer, leases_timed_out integer, runs_failed integer, waits_ended integer, kinds_swept integer, tasks_expired integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -7844,6 +8054,7 @@ begin
     into leases_lost, leases_dead, leases_timed_out, runs_failed
     from conductor._reap_leases() l;
   waits_ended := conductor._reap_waits();
+  tasks_expired := conductor._reap_expired();
   kinds_swept := conductor._reap_unknown_kinds();
   perform conductor._reap_stale(reap_report.stale_workers_after);
   return next;
@@ -7876,7 +8087,9 @@ next reap.
 Ends the waits that reached their deadline: sleeps and event waits are queued again (an
 event wait with {"event", "timed_out": true} as its outcome); a wait for children ends
 timed_out and its unfinished children are cancelled (when another transaction holds a row
-of that tree, at the next reap). Wakes the waiters of pending events (a suspend that
+of that tree, at the next reap). Ends ''expired'' each queued task never started whose
+deadline to start (expires_at: its due time + expires_in) has come, at most 1000 a call,
+its error naming the deadline. Wakes the waiters of pending events (a suspend that
 overlapped the emit, a waiter the emit skipped) with the event, as emit_event does, and
 clears pending once every transaction that could have missed the event has ended.
 At most once per min(unknown_kind_after / 5, 1 minute) across all reapers, dead-letters
@@ -7894,7 +8107,8 @@ leases_lost (expired leases of lost workers: the reclaims, queued again or dead)
 leases_dead (of those, the ones marked dead), leases_timed_out (attempts past their time
 limit, failed), runs_failed (runs failed at max_run_recoveries), waits_ended (sleeps and
 event waits woken at their deadline, waiters of pending events woken, waits for children
-ended timed_out) and kinds_swept (tasks dead-lettered for an unknown kind). Compare-and-set with SKIP LOCKED
+ended timed_out), kinds_swept (tasks dead-lettered for an unknown kind) and tasks_expired
+(queued tasks ended ''expired'' past their deadline to start). Compare-and-set with SKIP LOCKED
 (NOWAIT for a whole tree): safe to run from every worker at once; a late reaper never
 touches a task that finished or was reclaimed; it never waits for a lock a client''s open
 transaction or a session outside the engine can hold.';
@@ -8149,7 +8363,7 @@ begin
     raise exception 'task % does not exist', retry.task_id using errcode = 'QC203';
   end if;
   if v_task.status <> all (conductor.retryable_statuses()) then
-    raise exception 'task % is %; only a failed, dead, timed_out or cancelled task can be retried',
+    raise exception 'task % is %; only a failed, dead, timed_out, expired or cancelled task can be retried',
       retry.task_id, v_task.status
       using errcode = 'QC204';
   end if;
@@ -8157,6 +8371,7 @@ begin
   begin
     update conductor.tasks t
        set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+           expires_at = v_now + t.expires_in,  -- a fresh deadline to start (NULL: none)
            error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
      where t.id = retry.task_id;
@@ -8173,6 +8388,7 @@ begin
         with requeued as (
           update conductor.tasks t
              set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+                 expires_at = v_now + t.expires_in,
                  error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
                  wait_for = null, wait_event = null, wait_until = null, wait_step = null
            where t.id = any (v_stopped) and t.status = 'cancelled'
@@ -8188,6 +8404,12 @@ begin
     end if;
     delete from conductor.run_recoveries r where r.root_id = retry.task_id;
   end if;
+
+  -- the fresh deadlines to start, where reap() looks for them (schema/expiry)
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select t.id, t.expires_at from conductor.tasks t
+   where t.id = any (retry.task_id || coalesce(v_stopped, '{}')) and t.status = 'queued' and t.expires_at is not null
+  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
 
   if not coalesce(retry.keep_steps, true) then
     delete from conductor.steps s where s.task_id = retry.task_id;
@@ -8210,8 +8432,9 @@ ALTER FUNCTION conductor.retry(task_id bigint, keep_steps boolean) OWNER TO cond
 -- Name: FUNCTION retry(task_id bigint, keep_steps boolean); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.retry(task_id bigint, keep_steps boolean) IS 'Puts a failed, dead, timed_out or cancelled task back in its queue, due now, with
-fresh counts; returns its id. Its checkpointed steps are kept (the run resumes after
+COMMENT ON FUNCTION conductor.retry(task_id bigint, keep_steps boolean) IS 'Puts a failed, dead, timed_out, expired or cancelled task back in its queue, due now, with
+fresh counts and, when it has an expires_in, a fresh deadline to start (now + expires_in);
+returns its id. Its checkpointed steps are kept (the run resumes after
 them) unless keep_steps => false; kept spawn steps give the replay the same children
 (retry those separately, or pass keep_steps => false for new ones). A run''s root retried
 also starts the run''s recoveries afresh (conductor.run_recoveries); when the run was
@@ -8267,7 +8490,7 @@ ALTER FUNCTION conductor.retry_matching(status text, queue text, kind text, enqu
 COMMENT ON FUNCTION conductor.retry_matching(status text, queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, keep_steps boolean, batch integer) IS 'Retries (conductor.retry(id, keep_steps), its rules unchanged) at most batch (1-10000,
 default 1000) of the tasks the filter matches, newest first, in one statement; returns how
 many it retried. Call again until it returns 0: a retried task no longer matches. The filter
-is preview_matching''s (status NULL: failed, cancelled, timed_out and dead tasks). Locks the
+is preview_matching''s (status NULL: failed, cancelled, timed_out, expired and dead tasks). Locks the
 matching rows FOR UPDATE SKIP LOCKED and evaluates the filter again on each locked row: a row
 another transaction holds is left for a later call, one that stopped matching is not
 touched. Raises as preview_matching does for the filter; QC106 for a batch outside
@@ -8285,7 +8508,7 @@ CREATE FUNCTION conductor.retryable_statuses() RETURNS conductor.task_status[]
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
-  return array['failed', 'cancelled', 'timed_out', 'dead']::conductor.task_status[];
+  return array['failed', 'cancelled', 'timed_out', 'expired', 'dead']::conductor.task_status[];
 end
 $$;
 
@@ -8297,7 +8520,7 @@ ALTER FUNCTION conductor.retryable_statuses() OWNER TO conductor_owner;
 --
 
 COMMENT ON FUNCTION conductor.retryable_statuses() IS 'The statuses of a task that conductor.retry() puts back in its queue: failed, cancelled,
-timed_out, dead (every conductor.finished_statuses() but succeeded), in the enum''s order.
+timed_out, expired, dead (every conductor.finished_statuses() but succeeded), in the enum''s order.
 The one list retry and retry_matching read.';
 
 
@@ -8801,9 +9024,9 @@ begin
     v_ids := array(select c.id from (select t.id from conductor.tasks t
                                       where t.status = 'waiting' and t.id < v_ceiling and t.id >= v_floor offset 0) c
                     order by c.id desc limit search_tasks.scan_limit);
-  elsif v_status in ('failed', 'dead', 'timed_out') then
+  elsif v_status in ('failed', 'dead', 'timed_out', 'expired') then
     v_ids := array(select t.id from conductor.tasks t
-                    where t.status in ('failed', 'dead', 'timed_out') and t.id < v_ceiling and t.id >= v_floor
+                    where t.status in ('failed', 'dead', 'timed_out', 'expired') and t.id < v_ceiling and t.id >= v_floor
                     order by t.id desc limit search_tasks.scan_limit);
   end if;
 
@@ -9159,10 +9382,10 @@ for an unregistered id is the caller''s.';
 
 
 --
--- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text, integer, interval, text[], text, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer, dedupe_window interval DEFAULT NULL::interval, dedupe_states text[] DEFAULT NULL::text[], on_duplicate text DEFAULT NULL::text, debounce interval DEFAULT NULL::interval, debounce_max interval DEFAULT NULL::interval) RETURNS bigint
+CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer, dedupe_window interval DEFAULT NULL::interval, dedupe_states text[] DEFAULT NULL::text[], on_duplicate text DEFAULT NULL::text, debounce interval DEFAULT NULL::interval, debounce_max interval DEFAULT NULL::interval, expires_in interval DEFAULT NULL::interval) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -9197,7 +9420,7 @@ begin
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
                 spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
-                spawn.traceparent, spawn.concurrency_limit, v_dedupe
+                spawn.traceparent, spawn.concurrency_limit, v_dedupe, spawn.expires_in
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -9207,13 +9430,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
+COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
 priority, max_attempts, concurrency_key, max_recoveries, concurrency_limit) is the child''s kind''s
@@ -9221,7 +9444,8 @@ priority, max_attempts, concurrency_key, max_recoveries, concurrency_limit) is t
 taken from the parent. traceparent: the child''s trace context, as enqueue''s (a worker
 passes the span that spawns it). dedupe_window, dedupe_states, on_duplicate, debounce,
 debounce_max: as enqueue''s, with dedupe_key (the answer, checkpointed, may be a holder
-outside this run). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+outside this run). expires_in: as enqueue''s (NULL: the child''s kind''s, else
+none). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
 such attempt, QC106 for a bad step name.';
 
 
@@ -9559,7 +9783,7 @@ begin
         if found then
           v_task := (conductor._enqueue(array[row(
                        v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null
+                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null, null
                      )::conductor._task_spec]))[1];
           update conductor.schedule_fires f set task_id = v_task
            where f.schedule_name = v_s.name and f.due_at = v_due and not f.manual;
@@ -10071,6 +10295,12 @@ begin
                                     conductor._echo(v_task.queue)) end,
         null::timestamptz, null::bigint, v_ahead;
     end if;
+    -- not a reason it waits, but how long it may: its deadline to start (schema/expiry)
+    if v_task.expires_at is not null then
+      return query select v_task.id, 'expires'::text,
+        pg_catalog.format('expires at %s unless a worker starts it by then', v_task.expires_at),
+        v_task.expires_at, null::bigint, null::bigint;
+    end if;
   end loop;
 end
 $$;
@@ -10093,7 +10323,9 @@ cap, set_queue_limit: ''queue cap reached (20 of 20 running in queue ...)'') and
 run as its concurrency_limit allows; detail: "N of limit running for concurrency key X";
 holder_id: one of them, the lowest id). A task with none of these is ready: one row reason ''ready'' with
 ahead, the due tasks of its queue that claim takes first (higher priority, or the same and
-an earlier run_at or lower id), counted up to 1000 (1000: at least that many). detail is a
+an earlier run_at or lower id), counted up to 1000 (1000: at least that many). A task with a
+deadline to start (expires_in, schema/expiry) also answers, last, a row reason ''expires''
+(until_at: its expires_at, after which reap() ends it ''expired''). detail is a
 sentence for a person (names quoted and cut by conductor._echo, times in the session''s
 TimeZone). Tasks that do not exist or are not queued answer no row. Cost per task: a few
 index probes, and for a ready one at most 1000 entries of tasks_ready_by_queue. Reads
@@ -10315,6 +10547,7 @@ CREATE TABLE conductor.kinds (
     retain_failed interval,
     owner text,
     concurrency_limit integer,
+    expires_in interval,
     CONSTRAINT kinds_kind_not_empty CHECK ((kind <> ''::text)),
     CONSTRAINT kinds_policy_valid CHECK (((max_attempts >= 1) AND (max_recoveries >= 0) AND (backoff_base >= '00:00:00'::interval) AND (backoff_factor >= (1)::double precision) AND (backoff_max >= '00:00:00'::interval))),
     CONSTRAINT kinds_retain_failed_check CHECK ((retain_failed >= '00:00:00'::interval)),
@@ -10385,6 +10618,13 @@ COMMENT ON COLUMN conductor.kinds.owner IS 'The login (conductor._caller()) that
 --
 
 COMMENT ON COLUMN conductor.kinds.concurrency_limit IS 'The concurrency_limit of a keyed task of this kind enqueued without one (NULL: 1).';
+
+
+--
+-- Name: COLUMN kinds.expires_in; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.kinds.expires_in IS 'How long a task of this kind enqueued without expires_in may wait after it is due for its first start (NULL: for ever).';
 
 
 --
@@ -10890,6 +11130,25 @@ COMMENT ON TABLE conductor.subscriptions IS 'Sessions (backend pid) listening on
 
 
 --
+-- Name: task_deadlines; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.task_deadlines (
+    task_id bigint NOT NULL,
+    expires_at timestamp with time zone NOT NULL
+);
+
+
+ALTER TABLE conductor.task_deadlines OWNER TO conductor_owner;
+
+--
+-- Name: TABLE task_deadlines; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.task_deadlines IS 'The deadlines to start that enqueue and retry set (tasks.expires_at), by time: what reap() reads to end the tasks never started by theirs ''expired''. Written by the engine only.';
+
+
+--
 -- Name: tasks_id_seq; Type: SEQUENCE; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11161,6 +11420,14 @@ ALTER TABLE ONLY conductor.subscriptions
 
 
 --
+-- Name: task_deadlines task_deadlines_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.task_deadlines
+    ADD CONSTRAINT task_deadlines_pkey PRIMARY KEY (task_id);
+
+
+--
 -- Name: tasks tasks_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11244,6 +11511,13 @@ CREATE INDEX schedules_due ON conductor.schedules USING btree (next_due_at) WHER
 --
 
 CREATE INDEX sleepers_by_worker ON conductor.sleepers USING btree (worker_id);
+
+
+--
+-- Name: task_deadlines_due; Type: INDEX; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE INDEX task_deadlines_due ON conductor.task_deadlines USING btree (expires_at);
 
 
 --
@@ -11334,7 +11608,7 @@ CREATE INDEX tasks_running_keyed ON conductor.tasks USING btree (concurrency_key
 -- Name: tasks_unsuccessful; Type: INDEX; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE INDEX tasks_unsuccessful ON conductor.tasks USING btree (id) WHERE (status = ANY (ARRAY['failed'::conductor.task_status, 'dead'::conductor.task_status, 'timed_out'::conductor.task_status]));
+CREATE INDEX tasks_unsuccessful ON conductor.tasks USING btree (id) WHERE (status = ANY (ARRAY['failed'::conductor.task_status, 'dead'::conductor.task_status, 'timed_out'::conductor.task_status, 'expired'::conductor.task_status]));
 
 
 --
@@ -11355,7 +11629,7 @@ CREATE INDEX tasks_waiting_event ON conductor.tasks USING btree (wait_event) WHE
 -- Name: tasks tasks_child_finished; Type: TRIGGER; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE TRIGGER tasks_child_finished AFTER UPDATE OF status ON conductor.tasks FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND (new.status = ANY (ARRAY['succeeded'::conductor.task_status, 'failed'::conductor.task_status, 'cancelled'::conductor.task_status, 'timed_out'::conductor.task_status, 'dead'::conductor.task_status])) AND (old.status = ANY (ARRAY['queued'::conductor.task_status, 'running'::conductor.task_status, 'waiting'::conductor.task_status])))) EXECUTE FUNCTION conductor._child_finished();
+CREATE TRIGGER tasks_child_finished AFTER UPDATE OF status ON conductor.tasks FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND (new.status = ANY (ARRAY['succeeded'::conductor.task_status, 'failed'::conductor.task_status, 'cancelled'::conductor.task_status, 'timed_out'::conductor.task_status, 'expired'::conductor.task_status, 'dead'::conductor.task_status])) AND (old.status = ANY (ARRAY['queued'::conductor.task_status, 'running'::conductor.task_status, 'waiting'::conductor.task_status])))) EXECUTE FUNCTION conductor._child_finished();
 
 
 --
@@ -11727,6 +12001,13 @@ REVOKE ALL ON FUNCTION conductor._event_outcome(name text, payload jsonb) FROM P
 
 
 --
+-- Name: FUNCTION _expired_error(expires_at timestamp with time zone, expires_in interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._expired_error(expires_at timestamp with time zone, expires_in interval) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _fail_run(root_id bigint, recoveries integer, max_recoveries integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11883,6 +12164,13 @@ REVOKE ALL ON FUNCTION conductor._raise_spec_problem(problem text, s conductor._
 
 
 --
+-- Name: FUNCTION _reap_expired(); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._reap_expired() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _reap_leases(); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11936,6 +12224,13 @@ REVOKE ALL ON FUNCTION conductor._seconds(value interval) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION conductor._serves(queues text[], kinds text[], roles text[], queue text, kind text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._set_deadlines(task_ids bigint[], due_ats timestamp with time zone[], expires_ins interval[]) FROM PUBLIC;
 
 
 --
@@ -12093,12 +12388,12 @@ GRANT ALL ON FUNCTION conductor.complete_many(attempt_ids bigint[], results json
 
 
 --
--- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer, expires_in interval); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer, expires_in interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer, expires_in interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, queue text, priority integer, concurrency_key text, timeout interval, retain_succeeded interval, retain_failed interval, concurrency_limit integer, expires_in interval) TO conductor_admin;
 
 
 --
@@ -12166,13 +12461,13 @@ GRANT ALL ON FUNCTION conductor.enable_schedule(name text, enabled boolean) TO c
 
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_client;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) TO conductor_admin;
 
 
 --
@@ -12546,12 +12841,12 @@ GRANT ALL ON FUNCTION conductor.sleep(worker_id text, queues text[]) TO conducto
 
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) TO conductor_admin;
 
 
 --
@@ -12903,6 +13198,15 @@ GRANT SELECT ON TABLE conductor.steps TO conductor_admin;
 GRANT SELECT ON TABLE conductor.subscriptions TO conductor_client;
 GRANT SELECT ON TABLE conductor.subscriptions TO conductor_worker;
 GRANT SELECT ON TABLE conductor.subscriptions TO conductor_admin;
+
+
+--
+-- Name: TABLE task_deadlines; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_client;
+GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_worker;
+GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_admin;
 
 
 --

@@ -55,6 +55,7 @@ from pyconductor.errors import (  # noqa: E402
     RetryLater,
     TaskCancelled,
     TaskCancelledError,
+    TaskExpired,
 )
 from pyconductor.registry import Task  # noqa: E402
 from pyconductor.scheduler import Scheduler, ScheduleSpec  # noqa: E402
@@ -94,6 +95,7 @@ __all__ = [
     "TaskCancelled",
     "TaskCancelledError",
     "TaskContext",
+    "TaskExpired",
     "TaskInfo",
     "Timings",
     "Worker",

@@ -289,6 +289,9 @@ def add_enqueue_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     env_arg(p, "--timeout", env="CONDUCTOR_TIMEOUT",
             help="how long one attempt may run: seconds, or an interval such as '5 minutes' "
             "(default: the kind's, else no limit)")  # fmt: skip
+    env_arg(p, "--expires-in", env="CONDUCTOR_EXPIRES_IN",
+            help="how long after it is due the task may wait for its first start, then it ends expired: "
+            "seconds, or an interval such as '10 minutes' (default: the kind's, else for ever)")  # fmt: skip
     env_arg(p, "--max-recoveries", env="CONDUCTOR_MAX_RECOVERIES", type=int,
             help="lost workers the task survives (default: the kind's, else 3)")  # fmt: skip
     env_arg(p, "--backoff-base", env="CONDUCTOR_BACKOFF_BASE",
@@ -661,7 +664,7 @@ def add_emit_event_parser(subparsers: argparse._SubParsersAction[argparse.Argume
 
 @subcommand
 def add_retry_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser("retry", help="requeue a failed, dead, timed-out or cancelled task",
+    p = subparsers.add_parser("retry", help="requeue a failed, dead, timed-out, expired or cancelled task",
                               description="conductor.retry(ID): the task is due now again, with fresh "
                                           "counts.")  # fmt: skip
     p.add_argument("task_id", type=int, metavar="ID")

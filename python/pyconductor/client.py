@@ -143,12 +143,14 @@ class Conductor:
         """Register the decorated function as the handler of ``kind`` (default: the
         function's ``module.qualname``, angle brackets left out: registry.default_kind).
         ``defaults`` are the kind's options (registry.KIND_OPTIONS: queue, priority, concurrency_key, max_attempts,
-        max_recoveries, backoff_base, backoff_factor, backoff_max, timeout, concurrency_limit):
+        max_recoveries, backoff_base, backoff_factor, backoff_max, timeout, concurrency_limit, expires_in):
         applied whenever this kind is enqueued through this app, and written to
         the database by a worker's start (``conductor.configure_kind``), so an
         enqueue from anywhere else gets them too. ``timeout`` (seconds or a
         timedelta, more than 0) limits each attempt: the lease is not extended
-        past it and the attempt fails as timed out. ``retain_succeeded`` and
+        past it and the attempt fails as timed out. ``expires_in`` (seconds or a
+        timedelta, more than 0): a task of this kind not started within it of its
+        due time ends ``expired``. ``retain_succeeded`` and
         ``retain_failed`` (registry.RETENTION_OPTIONS; seconds or timedeltas)
         are how long this kind's finished runs are kept (None: the settings';
         conductor.apply_retention). The handler is called
@@ -249,6 +251,7 @@ class Conductor:
         on_duplicate: str | None = None,
         debounce: timedelta | float | str | None = None,
         debounce_max: timedelta | float | str | None = None,
+        expires_in: timedelta | float | str | None = None,
         conn: CallerConn | None = None,
     ) -> int:
         """Write one task and return its id.
@@ -259,6 +262,10 @@ class Conductor:
         any client), else the engine's defaults (queue 'default', priority 0,
         due now, max_attempts 1, no timeout, ...). ``timeout`` limits each
         attempt (seconds or a timedelta; more than 0, at most 30 days).
+        ``expires_in`` (the same units and bounds) is how long after it is due
+        the task may wait for its first start: past it no worker starts it and
+        the reaper ends it ``expired`` (a task started once never expires;
+        docs/expiry.md).
         A ``dedupe_key`` held by an unfinished task returns that task's id.
         ``concurrency_limit`` (1-10000, with a ``concurrency_key``): at most
         that many tasks of the key run at once (None: the kind's, else 1).
@@ -294,6 +301,7 @@ class Conductor:
             "concurrency_limit": concurrency_limit,
             "dedupe_window": dedupe_window, "dedupe_states": dedupe_states, "on_duplicate": on_duplicate,
             "debounce": debounce, "debounce_max": debounce_max,
+            "expires_in": expires_in,
         }  # fmt: skip
         return self._run(calls.enqueue(self.registry, kind, payload, options), conn)
 
@@ -321,7 +329,7 @@ class Conductor:
         return self._run(calls.cancel(task_id))
 
     def retry(self, task_id: int, keep_steps: bool = True) -> int:
-        """Requeue a failed, dead, timed-out or cancelled task with fresh counts;
+        """Requeue a failed, dead, timed-out, expired or cancelled task with fresh counts;
         returns its id. A durable run keeps its checkpointed steps (it resumes
         after them) unless ``keep_steps=False``. Raises NotFound, InvalidState,
         DedupeConflict."""

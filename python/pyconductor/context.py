@@ -247,8 +247,10 @@ class TaskContext:
         """Enqueue a child task (same run, ``parent_id`` = this task) and return
         its id; a replay gets the same child, never a second one (step
         'spawn:<kind>', numbered). ``options``: queue, priority, run_at,
-        max_attempts, dedupe_key, concurrency_key, max_recoveries, concurrency_limit; those left
-        out take the kind's registered defaults, else the database's.
+        max_attempts, dedupe_key, concurrency_key, max_recoveries, concurrency_limit, expires_in
+        (seconds or a timedelta: how long after it is due the child may wait
+        for its first start, then it ends 'expired'); those left out take the
+        kind's registered defaults, else the database's.
         ``traceparent`` (W3C) defaults to the current span's (pyconductor.tracing).
         With a dedupe_key, the dedupe options of :meth:`Conductor.enqueue
         <pyconductor.client.Conductor.enqueue>` (dedupe_window, dedupe_states,
@@ -271,6 +273,8 @@ class TaskContext:
                 merged[name] = interval_text(merged[name])
         if merged.get("dedupe_states") is not None:
             merged["dedupe_states"] = [str(status) for status in merged["dedupe_states"]]
+        if merged.get("expires_in") is not None:
+            merged["expires_in"] = interval_text(merged["expires_in"])
         try:
             body = dumps_json({} if payload is None else payload)
         except (TypeError, ValueError) as exc:

@@ -47,6 +47,7 @@ __all__ = [
     "SchemaMismatch",
     "TaskCancelled",
     "TaskCancelledError",
+    "TaskExpired",
     "error_class",
     "mapped_errors",
     "translate",
@@ -207,6 +208,14 @@ class InvalidCron(ConductorError):
 @_register("QC302")
 class InvalidTimezone(ConductorError):
     """QC302: an unknown time zone name."""
+
+
+class TaskExpired(ConductorError):
+    """The task ended ``expired``: no worker started it within its ``expires_in``
+    of its due time (docs/expiry.md), so it never ran. Not a server error (no
+    SQLSTATE): the exception a result reader reports for such a task (the
+    Django backend's ``TaskResult.errors``), its message the engine's error,
+    which names the deadline."""
 
 
 class DatabaseUnusable(ConductorError):

@@ -154,8 +154,8 @@ class Reaper:
                 return
 
     def _log(self, row: dict[str, Any]) -> None:
-        """What a reap did: reclaims (a lost worker's lease), time limits, failed runs and
-        dead-lettered kinds at WARNING; waits that ended at their deadline at INFO."""
+        """What a reap did: reclaims (a lost worker's lease), time limits, failed runs,
+        dead-lettered kinds and expired tasks at WARNING; waits that ended at their deadline at INFO."""
         parts = []
         if row["leases_lost"]:
             dead = f", {row['leases_dead']} of them dead" if row["leases_dead"] else ""
@@ -166,6 +166,8 @@ class Reaper:
             parts.append(f"failed {row['runs_failed']} run(s) at their recovery limit")
         if row["kinds_swept"]:
             parts.append(f"dead-lettered {row['kinds_swept']} task(s) of a kind no live worker serves")
+        if row["tasks_expired"]:
+            parts.append(f"expired {row['tasks_expired']} task(s) not started by their deadline (expires_in)")
         if parts:
             logger.warning("reaper %s", "; ".join(parts), extra=self._extra)
         if row["waits_ended"]:

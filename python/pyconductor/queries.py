@@ -30,6 +30,7 @@ ENQUEUE_PARAMETERS = {
     "backoff_max": "::interval", "timeout": "::interval", "traceparent": "", "concurrency_limit": "::integer",
     "dedupe_window": "::interval", "dedupe_states": "::text[]", "on_duplicate": "", "debounce": "::interval",
     "debounce_max": "::interval",
+    "expires_in": "::interval",
 }  # fmt: skip
 
 
@@ -62,7 +63,7 @@ UNWATCH = "select conductor.unwatch(task_id => %(task_id)s)"
 # kinds: what the worker claims (NULL: every kind), so the reaper tells a kind nobody serves from one in a deploy
 REGISTER_WORKER = "select conductor.register_worker(worker_id => %(worker_id)s, host => %(host)s, pid => %(pid)s, queues => %(queues)s, concurrency => %(concurrency)s, roles => %(roles)s, version => %(version)s, metadata => %(metadata)s::jsonb, kinds => %(kinds)s)"
 # a kind's whole row, every one of registry.KIND_OPTIONS named (Task.configuration() gives them)
-CONFIGURE_KIND = "select conductor.configure_kind(kind => %(kind)s, queue => %(queue)s, priority => %(priority)s, concurrency_key => %(concurrency_key)s, max_attempts => %(max_attempts)s, max_recoveries => %(max_recoveries)s, backoff_base => %(backoff_base)s::interval, backoff_factor => %(backoff_factor)s, backoff_max => %(backoff_max)s::interval, timeout => %(timeout)s::interval, retain_succeeded => %(retain_succeeded)s::interval, retain_failed => %(retain_failed)s::interval, concurrency_limit => %(concurrency_limit)s::integer)"
+CONFIGURE_KIND = "select conductor.configure_kind(kind => %(kind)s, queue => %(queue)s, priority => %(priority)s, concurrency_key => %(concurrency_key)s, max_attempts => %(max_attempts)s, max_recoveries => %(max_recoveries)s, backoff_base => %(backoff_base)s::interval, backoff_factor => %(backoff_factor)s, backoff_max => %(backoff_max)s::interval, timeout => %(timeout)s::interval, retain_succeeded => %(retain_succeeded)s::interval, retain_failed => %(retain_failed)s::interval, concurrency_limit => %(concurrency_limit)s::integer, expires_in => %(expires_in)s::interval)"
 DEREGISTER_WORKER = "select conductor.deregister_worker(worker_id => %(worker_id)s)"
 # the columns the worker reads (enqueued_at would be a timestamp to parse per task for
 # nothing; run_at tells a claim after a poll whether a notification was missed: see
@@ -103,6 +104,7 @@ SPAWN_OPTIONS = {
     "dedupe_window": "dedupe_window => %(dedupe_window)s::interval",
     "dedupe_states": "dedupe_states => %(dedupe_states)s::text[]", "on_duplicate": "on_duplicate => %(on_duplicate)s",
     "debounce": "debounce => %(debounce)s::interval", "debounce_max": "debounce_max => %(debounce_max)s::interval",
+    "expires_in": "expires_in => %(expires_in)s::interval",
 }  # fmt: skip
 LISTEN = "listen conductor"
 PROBE = "select 1"

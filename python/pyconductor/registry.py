@@ -41,7 +41,7 @@ __all__ = ["INTERVAL_OPTIONS", "KIND_OPTIONS", "RETENTION_OPTIONS", "Registry", 
 # parameters after kind (what a worker writes at start for each kind it serves).
 KIND_OPTIONS = (
     "queue", "priority", "concurrency_key", "max_attempts", "max_recoveries",
-    "backoff_base", "backoff_factor", "backoff_max", "timeout", "concurrency_limit",
+    "backoff_base", "backoff_factor", "backoff_max", "timeout", "concurrency_limit", "expires_in",
 )  # fmt: skip
 
 # A kind's retention (how long its finished runs are kept; None: the settings'),
@@ -50,7 +50,7 @@ KIND_OPTIONS = (
 RETENTION_OPTIONS = ("retain_succeeded", "retain_failed")
 
 # The options that are durations (seconds, a timedelta, or interval text); sent as interval_text.
-INTERVAL_OPTIONS = frozenset({"backoff_base", "backoff_max", "timeout", *RETENTION_OPTIONS})
+INTERVAL_OPTIONS = frozenset({"backoff_base", "backoff_max", "timeout", "expires_in", *RETENTION_OPTIONS})
 
 
 class _App(Protocol):
@@ -64,7 +64,7 @@ class _App(Protocol):
 
 def _check_options(kind: str, options: dict[str, Any]) -> None:
     """TypeError for an unknown option or a concurrency_key that is not text,
-    ValueError for a timeout that is not more than 0 seconds."""
+    ValueError for a timeout or expires_in that is not more than 0 seconds."""
     unknown = set(options) - set(KIND_OPTIONS) - set(RETENTION_OPTIONS)
     if unknown:
         raise TypeError(f"unknown task option(s) for {kind!r}: {', '.join(sorted(unknown))}")
@@ -72,14 +72,16 @@ def _check_options(kind: str, options: dict[str, Any]) -> None:
     if key is not None and not isinstance(key, str):
         raise TypeError(f"concurrency_key of {kind!r} must be a str (the kind's default, written to SQL), "
                         f"not {type(key).__name__}; pass a per-task key to enqueue(concurrency_key=...)")  # fmt: skip
-    timeout = options.get("timeout")
-    if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float, timedelta)):
-            raise TypeError(f"timeout of {kind!r} must be seconds (int or float) or a timedelta, "
-                            f"not {type(timeout).__name__}")  # fmt: skip
-        seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+    for name in ("timeout", "expires_in"):
+        value = options.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float, timedelta)):
+            raise TypeError(f"{name} of {kind!r} must be seconds (int or float) or a timedelta, "
+                            f"not {type(value).__name__}")  # fmt: skip
+        seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
         if not seconds > 0:  # NaN too
-            raise ValueError(f"timeout of {kind!r} must be more than 0 seconds, got {timeout!r}")
+            raise ValueError(f"{name} of {kind!r} must be more than 0 seconds, got {value!r}")
 
 
 def default_kind(fn: Callable[..., Any]) -> str:

@@ -19,7 +19,7 @@ SUCCEEDED: Final = "succeeded"
 UNFINISHED: Final[tuple[str, ...]] = (QUEUED, "running", "waiting")
 """Not finished yet, in lifecycle order: ready or due later, held by a worker, suspended."""
 
-FINISHED: Final[tuple[str, ...]] = (SUCCEEDED, "failed", "cancelled", "timed_out", "dead")
+FINISHED: Final[tuple[str, ...]] = (SUCCEEDED, "failed", "cancelled", "timed_out", "expired", "dead")
 """Terminal: the task never changes status again unless ``retry`` starts it over."""
 
 ALL: Final[tuple[str, ...]] = UNFINISHED + FINISHED

@@ -342,6 +342,24 @@ def test_a_cancelled_task_is_failed_and_says_why(shop: ModuleType, db_dsn: str) 
         result.return_value
 
 
+def test_an_expired_task_is_failed_and_names_its_deadline(shop: ModuleType, db_dsn: str) -> None:
+    """A Django task whose kind has an expiry (configure_kind on its path) and that no
+    worker started in time reads FAILED, its error a TaskExpired naming the deadline."""
+    from pyconductor.errors import TaskExpired
+
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        conn.execute("select conductor.configure_kind(kind => %s, expires_in => '1 minute')",
+                     (shop.fulfil.module_path,))  # fmt: skip
+        # due an hour ago: its minute to start has passed
+        result = shop.fulfil.using(run_after=datetime.now(timezone.utc) - timedelta(hours=1)).enqueue(1)
+        assert conn.execute("select tasks_expired from conductor.reap_report()").fetchone() == (1,)
+    result.refresh()
+    assert str(result.status) == "FAILED"
+    (error,) = result.errors
+    assert error.exception_class is TaskExpired
+    assert error.traceback.startswith("expired: not started by its deadline ")
+
+
 def test_the_backend_says_what_it_supports(shop: ModuleType) -> None:
     from pyconductor.contrib.django import ConductorBackend
     from pyconductor.contrib.django.compat import task_backends

@@ -15,7 +15,9 @@ key); upgrades it to the head of the plan; and shows that
 - the waiting run still wakes on its event and resumes with its steps,
 - what v0.2.0 stored still holds: the queue stays paused, the limit limits,
   the key excludes, the schedule fires, and an attempt failed at its time limit
-  (in the Python or the Node worker's words) is recorded as timed out.
+  (in the Python or the Node worker's words) is recorded as timed out;
+- none of the old work has a deadline to start, so none of it expires, while a
+  task enqueued after the upgrade with one does.
 """
 
 from __future__ import annotations
@@ -237,6 +239,20 @@ def prove_upgraded(cluster: Cluster, upgraded: str, fresh: str, ids: dict[str, i
                          " max_tasks => 1, lease => interval '1 minute')") == 1  # fmt: skip
         if "paused" in ids:
             prove_v0_2_0_kept(conn, ids)
+        prove_expiry(conn)
+
+
+def prove_expiry(conn: Conn) -> None:
+    """Expiry before start (issue 30) on the upgraded engine: nothing the old release
+    queued has a deadline, so its reaper expires none of it; a task enqueued after the
+    upgrade with one expires."""
+    assert one(conn, "select count(*) from conductor.tasks where expires_at is not null") == 0
+    old_queued = one(conn, "select count(*) from conductor.tasks where status = 'queued'")
+    expiring = one(conn, "select conductor.enqueue(kind => 'up.exp', queue => 'up-exp',"
+                         " run_at => now() - interval '1 hour', expires_in => interval '1 minute')")  # fmt: skip
+    assert one(conn, "select tasks_expired from conductor.reap_report()") == 1
+    assert one(conn, "select status::text from conductor.tasks where id = %s", [expiring]) == "expired"
+    assert one(conn, "select count(*) from conductor.tasks where status = 'queued'") == old_queued
 
 
 # (tag, the release's schema version, how to fill it, the first change after the tag)

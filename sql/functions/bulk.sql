@@ -282,7 +282,7 @@ comment on function conductor.retry_matching(text, text, text, timestamptz, time
 $$Retries (conductor.retry(id, keep_steps), its rules unchanged) at most batch (1-10000,
 default 1000) of the tasks the filter matches, newest first, in one statement; returns how
 many it retried. Call again until it returns 0: a retried task no longer matches. The filter
-is preview_matching's (status NULL: failed, cancelled, timed_out and dead tasks). Locks the
+is preview_matching's (status NULL: failed, cancelled, timed_out, expired and dead tasks). Locks the
 matching rows FOR UPDATE SKIP LOCKED and evaluates the filter again on each locked row: a row
 another transaction holds is left for a later call, one that stopped matching is not
 touched. Raises as preview_matching does for the filter; QC106 for a batch outside

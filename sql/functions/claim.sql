@@ -55,6 +55,14 @@
 -- _claim_tokens, as _claim_caps does, and every pick path obeys it); apply the
 -- queue caps, then the rate limits; publish; lease.
 --
+-- Expiry before start (schema/expiry): every pick (and the key probe) passes
+-- over a task whose deadline to start (expires_at) is not after claimed_at, a
+-- row filter on the heap row that a task without one (expires_at NULL) passes
+-- at its first test; the lease clears expires_at, so a task started once never
+-- expires. reap() ends the tasks passed over 'expired'. A claim and a reaper
+-- meeting on one task at its deadline: each takes the row FOR UPDATE SKIP
+-- LOCKED and re-checks it, so exactly one of them changes it.
+--
 -- Locks: the picked task rows, FOR UPDATE SKIP LOCKED, so concurrent claimers
 -- never wait on each other and never get the same task.
 --
@@ -483,6 +491,7 @@ begin
       from (select t.concurrency_key as key
               from conductor.tasks t
              where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= _claim_keys.claimed_at
+               and (t.expires_at is null or t.expires_at > _claim_keys.claimed_at)
                and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
                and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
                and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
@@ -501,6 +510,7 @@ begin
           and pg_catalog.hashtextextended(t.concurrency_key, 0) = pg_catalog.hashtextextended(f.key, 0)
           and t.concurrency_key = f.key
           and t.run_at <= _claim_keys.claimed_at
+          and (t.expires_at is null or t.expires_at > _claim_keys.claimed_at)
           and (_claim_keys.queues is null or t.queue = any (_claim_keys.queues))
           and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
           and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
@@ -715,6 +725,7 @@ begin
                and t.priority = _pick_queue.after_priority
                and (t.run_at, t.id) > (_pick_queue.after_run_at, _pick_queue.after_id)
                and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+               and (t.expires_at is null or t.expires_at > _pick_queue.claimed_at)
                and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
                and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
              order by t.queue, t.priority desc, t.run_at, t.id
@@ -732,6 +743,7 @@ begin
              and t.priority > case when _pick_queue.stage = 1 then _pick_queue.after_priority::bigint
                                    else -2147483649::bigint end
              and t.run_at <= _pick_queue.claimed_at and t.concurrency_key is null
+             and (t.expires_at is null or t.expires_at > _pick_queue.claimed_at)
              and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
              and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
              and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
@@ -743,7 +755,7 @@ $$;
 
 comment on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[]) is
 $$claim's pick from one queue: locks up to max_tasks ready unkeyed tasks of queue due by
-claimed_at (of kinds only, when given, and of none of not_kinds: row filters), FOR UPDATE SKIP LOCKED, and returns
+claimed_at and not past their deadline to start (expires_at) by then (of kinds only, when given, and of none of not_kinds: row filters), FOR UPDATE SKIP LOCKED, and returns
 their ids in claim order and, of those, the ones claimed before (seen_ids). stage 3 (default): from the queue's head, leaving out taken_ids; from
 a remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned once per connection, always a scan of
@@ -782,6 +794,7 @@ begin
     into _pick_queues.ids, _pick_queues.seen_ids
     from (select t.id, t.started_at from conductor.tasks t
            where t.status = 'queued' and t.run_at <= _pick_queues.claimed_at
+             and (t.expires_at is null or t.expires_at > _pick_queues.claimed_at)
              and (_pick_queues.queues is null or t.queue = any (_pick_queues.queues))
              and (_pick_queues.kinds is null or t.kind = any (_pick_queues.kinds))
              and (_pick_queues.not_queues is null or t.queue <> all (_pick_queues.not_queues))
@@ -801,7 +814,7 @@ $$;
 
 comment on function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) is
 $$claim's pick from several queues or all (queues NULL): locks up to max_tasks ready unkeyed
-tasks due by claimed_at, of kinds (NULL: every one) and none of not_queues and not_kinds,
+tasks due by claimed_at and not past their deadline to start (expires_at) by then, of kinds (NULL: every one) and none of not_queues and not_kinds,
 FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones claimed
 before (seen_ids). stage 3 (default): from the head, leaving out taken_ids; from a
 remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
@@ -865,6 +878,7 @@ begin
              where t.status = 'queued' and t.concurrency_key is not null
                and pg_catalog.hashtextextended(t.concurrency_key, 0) = pg_catalog.hashtextextended(u.key, 0)
                and t.concurrency_key = u.key and t.run_at <= _pick_keyed.claimed_at
+               and (t.expires_at is null or t.expires_at > _pick_keyed.claimed_at)
                and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
                and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
@@ -889,6 +903,7 @@ begin
                 where t.status = 'queued' and t.concurrency_key is not null
                   and pg_catalog.hashtextextended(t.concurrency_key, 0) = k.h
                   and t.concurrency_key = k.key and t.run_at <= _pick_keyed.claimed_at
+                  and (t.expires_at is null or t.expires_at > _pick_keyed.claimed_at)
                   and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
                   and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                   and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
@@ -905,6 +920,7 @@ begin
               from conductor.tasks t
              where t.status = 'queued' and t.run_at <= _pick_keyed.claimed_at
                and (t.concurrency_key is null or t.concurrency_key = any (_pick_keyed.keys))
+               and (t.expires_at is null or t.expires_at > _pick_keyed.claimed_at)
                and (_pick_keyed.queues is null or t.queue = any (_pick_keyed.queues))
                and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
@@ -935,7 +951,8 @@ end
 $$;
 
 comment on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) is
-$$claim's pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at of
+$$claim's pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at, not
+past their deadline to start (expires_at) by then, of
 queues and kinds (NULL: every one), none of not_queues and not_kinds, FOR UPDATE SKIP LOCKED:
 unkeyed ones, and of each of keys (whose slots the caller holds) its first tasks in claim
 order while each finds fewer of its key running (with those before it) than its own
@@ -1369,7 +1386,8 @@ begin
            claimed_by = _lease.worker_id,
            -- never past the attempt's deadline (see the map)
            lease_expires_at = least(_lease.lease_until, _lease.claimed_at + t.timeout),
-           started_at = coalesce(t.started_at, _lease.claimed_at)
+           started_at = coalesce(t.started_at, _lease.claimed_at),
+           expires_at = null  -- started: a task started once never expires (schema/expiry)
      where t.id = any (_lease.task_ids)
     returning t.*
   ), recorded as (

@@ -24,7 +24,7 @@
 -- (QC101 says why; rename it), and a schedule stored under one records that
 -- QC101 as its last error at each due time instead of firing.
 --
---   conductor.enqueue(kind, payload, queue, ..., timeout) -> bigint
+--   conductor.enqueue(kind, payload, queue, ..., timeout, traceparent, expires_in) -> bigint
 --       one task: plain statements (one kinds lookup by primary key, INSERT
 --       ... VALUES), for one task 1.1-1.25x the batch path's rate (pgbench -c
 --       2, enqueue_many of one object) and 0.7x its backend CPU
@@ -46,6 +46,17 @@
 -- were checked by configure_kind, but v0.1.0 or a hand edit may have written
 -- others). Backoff stays NULL on the task when not given: fail reads the
 -- kind's at each failure.
+--
+-- Expiry before start (issue 30, schema/expiry): expires_in is the caller's,
+-- else the kind's, else none; a task with one gets expires_at = run_at +
+-- expires_in, its deadline to start (claim never starts it after that, reap()
+-- ends it 'expired'), by conductor._set_deadlines after its insert. The insert
+-- statements are those of a task without one: such a task writes no column,
+-- no index entry and runs no statement of expiry. What it still pays is one
+-- more parameter resolved, validated and tested (bench/instructions.sh (a):
+-- 774,600 -> 791,700 instructions an enqueue, about a third of it parsing the
+-- extra default of a call sent as text; 10,000 more went with an index on
+-- tasks.expires_at, schema/expiry).
 --
 -- Dedupe: a task whose dedupe_key an unfinished task holds is not inserted;
 -- its id in the answer is the holder's. The unique index tasks_dedupe_key is
@@ -101,7 +112,7 @@ set local role conductor_owner;
 -- a call naming only those thirteen would match both. traceparent is new after
 -- v0.2.0 (the last parameter, issue 27): v0.2.0's fourteen-parameter enqueue goes
 -- for the same reason, and the fifteen-parameter one for the options of issue 30
--- (concurrency_limit, then the dedupe options).
+-- (concurrency_limit, the dedupe options, expires_in).
 drop function if exists conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint,
                                           integer, interval, double precision, interval, interval);
 drop function if exists conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint,
@@ -168,6 +179,7 @@ begin
            when (s.dedupe).debounce is null and (s.dedupe).debounce_max is not null
                 or (s.dedupe).debounce > (s.dedupe).debounce_max
                 or (s.dedupe).debounce is not null and (s.dedupe).on_duplicate <> 'replace' then 'debounce_conflict'
+           when s.expires_in <= interval '0' or s.expires_in > interval '30 days' then 'expires_in'
          end;
 end
 $$;
@@ -176,7 +188,7 @@ comment on function conductor._spec_problem(conductor._task_spec, integer) is
 $$The rules of a task, in one place: the first field of s that breaks one (kind, payload,
 payload_size, queue, run_at, max_attempts, max_recoveries, backoff_base, backoff_max,
 backoff_factor, backoff_order, timeout, dedupe_key, concurrency_key, traceparent,
-concurrency_limit), or NULL when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
+concurrency_limit, expires_in), or NULL when s is valid. NULL fields (not given) are valid but for kind, payload and queue. A kind is 1-200
 characters without surrounding spaces, control characters (C0, DEL, C1), format characters
 (Unicode Cf: bidi controls such as U+202E, zero widths, U+FEFF, tags), U+2028, U+2029 or
 markup (< > & " ' `); a queue is 1-100 of A-Z a-z 0-9 _ . : / -, starting with a letter or
@@ -189,6 +201,8 @@ to 366 days without months or years; dedupe_states holds queued, running and wai
 NULL; on_duplicate is ignore, replace or preserve_run_at; debounce is 1 ms to 30 days,
 debounce_max 1 ms to 366 days; debounce_conflict: debounce_max without debounce or under
 it, or debounce with an on_duplicate other than replace.
+An expires_in (the wait after the due time a task may have before its first start) is
+more than 0 and at most 30 days.
 conductor._raise_spec_problem raises a problem: QC101 kind, QC102 payload, QC103
 payload_size, QC104 queue, QC120 dedupe_options, QC121 dedupe_states, QC122
 debounce_conflict, QC106 the rest.$$;
@@ -232,7 +246,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout, s.traceparent, s.concurrency_limit, s.dedupe)::conductor._task_spec as spec
+               s.timeout, s.traceparent, s.concurrency_limit, s.dedupe, s.expires_in)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -360,6 +374,11 @@ begin
                                    coalesce((s.dedupe).debounce_max::text, 'NULL'),
                                    coalesce(conductor._echo((s.dedupe).on_duplicate), 'NULL'));
     v_hint := 'debounce_max needs a debounce at most as long; a debounce replaces the waiting task (on_duplicate NULL or replace).';
+  when 'expires_in' then
+    v_message := pg_catalog.format('invalid expires_in %s for kind %s: it must be more than 0 and at most 30 days',
+                                   s.expires_in, conductor._echo(s.kind));
+    v_hint := 'How long after it is due the task may wait for its first start, e.g. interval ''10 minutes''; '
+              'NULL: the kind''s, else for ever.';
   end case;
   if _raise_spec_problem.detail is null then
     raise exception using errcode = v_code, message = v_message, hint = v_hint;
@@ -437,6 +456,7 @@ declare
   v_run_at timestamptz := coalesce(_enqueue_held.s.run_at, _enqueue_held.at);
   v_debounce_until timestamptz;
   v_holder record;
+  v_moved record;  -- a replaced holder's run_at and expires_in
 begin
   if v_states is not null then
     v_until := case when v_d.dedupe_window is null then 'infinity'::timestamptz
@@ -453,13 +473,17 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, dedupe_states, dedupe_until, debounce_until)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, dedupe_states, dedupe_until,
+      debounce_until)
     values (_enqueue_held.new_id, s.queue, s.kind, s.payload, s.priority, v_run_at, s.max_attempts, s.max_recoveries,
             s.backoff_base, s.backoff_factor, s.backoff_max, s.dedupe_key, s.concurrency_key,
-            s.parent_id, _enqueue_held.root, _enqueue_held.at, s.timeout, s.traceparent,
+            s.parent_id, _enqueue_held.root, _enqueue_held.at, s.timeout, s.traceparent, s.concurrency_limit,
             v_states, v_until, v_debounce_until)
     on conflict do nothing;
     if found then
+      if s.expires_in is not null then
+        perform conductor._set_deadlines(array[_enqueue_held.new_id], array[v_run_at], array[s.expires_in]);
+      end if;
       perform conductor._notify_queue(s.queue);
       return _enqueue_held.new_id;
     end if;
@@ -492,8 +516,13 @@ begin
                       end,
              debounce_until = case when v_d.debounce is null then t.debounce_until
                                    else coalesce(t.debounce_until, t.enqueued_at + v_d.debounce_max, 'infinity') end
-       where t.id = v_holder.id and t.status = 'queued' and t.dedupe_key = s.dedupe_key;
+       where t.id = v_holder.id and t.status = 'queued' and t.dedupe_key = s.dedupe_key
+      returning t.run_at, t.expires_in into v_moved;
       if found then
+        if v_moved.expires_in is not null then
+          -- its due time moved: so does its deadline to start (expires_in after it)
+          perform conductor._set_deadlines(array[v_holder.id], array[v_moved.run_at], array[v_moved.expires_in]);
+        end if;
         perform conductor._notify_queue(v_holder.queue);
         return v_holder.id;
       end if;
@@ -525,11 +554,48 @@ A duplicate returns the holder's id: unchanged for on_duplicate 'ignore' (NULL) 
 the holder finished; a queued holder takes the payload and run_at ('replace'), the payload
 ('preserve_run_at'), or the payload and run_at + debounce capped at its debounce_until
 (debounce); a running or waiting holder gives its dedupe_key up (set NULL) and a new task
-takes it. Each change is a compare-and-set; a race lost three times raises 40001. Locks
+takes it. With an expires_in, the task it writes gets its deadline to start
+(conductor._set_deadlines, from the run_at it stores), and a queued holder whose run_at
+it moves gets its deadline moved with it (expires_in after the new run_at). Each change is a compare-and-set; a race lost three times raises 40001. Locks
 the row it writes; waits for a concurrent enqueue of the key, and for the holder's row.
 Called by enqueue and _enqueue.$$;
 
 revoke execute on function conductor._enqueue_held(conductor._task_spec, bigint, bigint, timestamptz) from public;
+-- The deadlines to start of tasks just inserted (schema/expiry): each task of
+-- task_ids whose expires_in is given gets expires_in and expires_at = due_at +
+-- expires_in, and a row of conductor.task_deadlines, which reap() reads. An
+-- id no task has (a dedupe loser's, never inserted) sets nothing.
+create or replace function conductor._set_deadlines(task_ids bigint[], due_ats timestamptz[], expires_ins interval[])
+  returns void
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  with given as (
+    select u.id, u.expires_in, u.due_at + u.expires_in as expires_at
+      from rows from (pg_catalog.unnest(_set_deadlines.task_ids), pg_catalog.unnest(_set_deadlines.due_ats),
+                      pg_catalog.unnest(_set_deadlines.expires_ins)) as u(id, due_at, expires_in)
+     where u.expires_in is not null
+  ), set_on_task as (
+    update conductor.tasks t
+       set expires_in = g.expires_in, expires_at = g.expires_at
+      from given g
+     where t.id = g.id
+    returning t.id, t.expires_at
+  )
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select s.id, s.expires_at from set_on_task s
+  on conflict (task_id) do update set expires_at = excluded.expires_at;
+end
+$$;
+
+comment on function conductor._set_deadlines(bigint[], timestamptz[], interval[]) is
+$$Sets the deadline to start of each task of task_ids whose expires_ins entry is not NULL:
+tasks.expires_in, tasks.expires_at = its due_ats entry + expires_in, and its
+conductor.task_deadlines row (replaced if there was one). The arrays go in step. Called by
+enqueue and _enqueue after their insert (never for a task without expiry).$$;
+
+revoke execute on function conductor._set_deadlines(bigint[], timestamptz[], interval[]) from public;
 
 create or replace function conductor._enqueue(specs conductor._task_spec[])
   returns bigint[]
@@ -550,6 +616,7 @@ declare
   v_missing_parent bigint;
   v_queues text[];
   v_ord bigint;
+  v_expiring boolean;
 begin
   -- Each spec resolved: the caller's value, else its kind's (one probe of
   -- kinds_pkey per spec), else the engine's. Backoff stays as given: fail
@@ -564,7 +631,8 @@ begin
                coalesce(s.concurrency_limit,
                         case when coalesce(s.concurrency_key, k.concurrency_key) is not null
                              then k.concurrency_limit end),
-               s.dedupe)::conductor._task_spec
+               s.dedupe,
+               coalesce(s.expires_in, k.expires_in))::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -622,9 +690,17 @@ begin
     select k.queue from keyed k
   )
   select pg_catalog.array_agg(spec.new_id order by spec.ord), (select pg_catalog.count(*) from inserted),
-         (select pg_catalog.array_agg(distinct i.queue order by i.queue) from inserted i)
-    into v_ids, v_inserted, v_queues
+         (select pg_catalog.array_agg(distinct i.queue order by i.queue) from inserted i),
+         pg_catalog.bool_or(spec.expires_in is not null)
+    into v_ids, v_inserted, v_queues, v_expiring
     from spec;
+  -- deadlines to start, for the tasks given one (a dedupe loser's id was never
+  -- inserted: nothing to set); the common batch has none and skips this
+  if v_expiring then
+    perform conductor._set_deadlines(v_ids,
+      array(select coalesce(s.run_at, v_now) from pg_catalog.unnest(v_specs) with ordinality as s order by s.ordinality),
+      array(select s.expires_in from pg_catalog.unnest(v_specs) with ordinality as s order by s.ordinality));
+  end if;
   -- due now or later: a sleeper recomputes its wake-up either way (functions/notify)
   perform conductor._notify_queue(q.queue) from pg_catalog.unnest(v_queues) as q(queue);
 
@@ -703,7 +779,8 @@ create or replace function conductor.enqueue(
   dedupe_states   text[] default null,
   on_duplicate    text default null,
   debounce        interval default null,
-  debounce_max    interval default null
+  debounce_max    interval default null,
+  expires_in      interval default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -721,7 +798,7 @@ declare
 begin
   -- the kind's defaults (one probe of kinds_pkey) and the payload limit, in one statement
   select k.queue, k.priority, k.concurrency_key, k.timeout, k.max_attempts, k.max_recoveries,
-         k.concurrency_limit, st.max_payload_bytes
+         k.concurrency_limit, k.expires_in, st.max_payload_bytes
     into v_kind
     from conductor.settings st
     left join conductor.kinds k on k.kind = enqueue.kind
@@ -748,7 +825,7 @@ begin
     coalesce(enqueue.concurrency_limit,
              case when coalesce(enqueue.concurrency_key, v_kind.concurrency_key) is not null
                   then v_kind.concurrency_limit end),
-    v_dedupe)::conductor._task_spec;
+    v_dedupe, coalesce(enqueue.expires_in, v_kind.expires_in))::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -773,6 +850,9 @@ begin
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
             v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
             v_spec.concurrency_limit);
+    if v_spec.expires_in is not null then
+      perform conductor._set_deadlines(array[v_id], array[coalesce(enqueue.run_at, v_now)], array[v_spec.expires_in]);
+    end if;
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -792,6 +872,9 @@ begin
   on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
+    if v_spec.expires_in is not null then
+      perform conductor._set_deadlines(array[v_id], array[coalesce(enqueue.run_at, v_now)], array[v_spec.expires_in]);
+    end if;
     perform conductor._notify_queue(v_spec.queue);
     return v_id;
   end if;
@@ -810,7 +893,7 @@ begin
 end
 $$;
 
-comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval) is
+comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval) is
 $$Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
@@ -834,16 +917,21 @@ or 'preserve_run_at' (the payload); debounce, a queued holder takes the payload 
 runs after that much quiet, never past its first enqueue + debounce_max. A holder that
 started gives its key up to a new task under replace and debounce. Details:
 conductor._enqueue_held.
+expires_in: how long after its due time (run_at) the task may wait for its first start;
+NULL takes the kind's, else none (it waits for ever). Past run_at + expires_in no claim
+starts it and reap() ends it 'expired', its error naming the deadline; a task started once
+never expires (a retry after a failure or a lost worker waits as long as it takes);
+retry() gives it a fresh deadline.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
-0-30 days (base not over max), backoff_factor 1-10; timeout more than 0 and at most
-30 days; dedupe_key and concurrency_key at most 1000 bytes; concurrency_limit 1-10000
-with a concurrency_key (the caller's or the kind's); traceparent W3C's
+0-30 days (base not over max), backoff_factor 1-10; timeout and expires_in more than 0
+and at most 30 days; dedupe_key and concurrency_key at most 1000 bytes; concurrency_limit
+1-10000 with a concurrency_key (the caller's or the kind's); traceparent W3C's
 version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent or a dedupe option out of range,
-QC105 an unknown status in dedupe_states, QC120-QC122 dedupe options (see
-conductor._spec_problem), QC203 parent not found. Any number of callers at once.$$;
+QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent, expires_in or a
+dedupe option out of range, QC105 an unknown status in dedupe_states, QC120-QC122 dedupe
+options (see conductor._spec_problem), QC203 parent not found. Any number of callers at once.$$;
 
 create or replace function conductor.enqueue_many(tasks jsonb) returns setof bigint
   language plpgsql volatile
@@ -897,7 +985,8 @@ begin
                                from pg_catalog.jsonb_array_elements_text(t->'dedupe_states') with ordinality as w(word, n)
                               order by w.n) end,
                      t->>'on_duplicate', (t->>'debounce')::interval,
-                     (t->>'debounce_max')::interval)::conductor._dedupe_spec end
+                     (t->>'debounce_max')::interval)::conductor._dedupe_spec end,
+               (t->>'expires_in')::interval
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -908,7 +997,8 @@ begin
     loop
       foreach v_key in array array['priority', 'run_at', 'max_attempts', 'parent_id', 'max_recoveries',
                                    'backoff_base', 'backoff_factor', 'backoff_max', 'timeout',
-                                   'concurrency_limit', 'dedupe_window', 'dedupe_states', 'debounce', 'debounce_max'] loop
+                                   'concurrency_limit', 'dedupe_window', 'dedupe_states', 'debounce', 'debounce_max',
+                                   'expires_in'] loop
         begin
           if v_key in ('priority', 'max_attempts', 'max_recoveries', 'concurrency_limit') then
             perform (v_task->>v_key)::integer;
@@ -949,16 +1039,16 @@ $$Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
 backoff_base, backoff_factor, backoff_max, timeout, traceparent, concurrency_limit, dedupe_window,
-dedupe_states (a JSON array of statuses), on_duplicate, debounce, debounce_max); a missing key is resolved per task
+dedupe_states (a JSON array of statuses), on_duplicate, debounce, debounce_max, expires_in); a missing key is resolved per task
 as enqueue resolves a NULL argument: the task's kind's value (configure_kind), else the
 engine's default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
 batch) and writes none. Raises QC106 when tasks is not an array of objects, or a key holds
 a value that does not convert to its type (naming the key, the task and the value).$$;
 
-revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval) from public;
+revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval) from public;
 revoke execute on function conductor.enqueue_many(jsonb) from public;
-grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval)
+grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval)
   to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.enqueue_many(jsonb) to conductor_client, conductor_worker, conductor_admin;
 

@@ -118,14 +118,14 @@ create or replace function conductor.finished_statuses() returns conductor.task_
   set search_path = pg_catalog, pg_temp
 as $$
 begin
-  return array['succeeded', 'failed', 'cancelled', 'timed_out', 'dead']::conductor.task_status[];
+  return array['succeeded', 'failed', 'cancelled', 'timed_out', 'expired', 'dead']::conductor.task_status[];
 end
 $$;
 
 comment on function conductor.finished_statuses() is
 $$The terminal statuses of a task, every conductor.task_status not in
 conductor.unfinished_statuses(), in the enum's order: succeeded, failed, cancelled,
-timed_out, dead. A finished task never changes status again except through retry().$$;
+timed_out, expired (not started by its deadline, schema/expiry), dead. A finished task never changes status again except through retry().$$;
 
 create or replace function conductor._task_status(word text) returns conductor.task_status
   language plpgsql immutable

@@ -6,6 +6,7 @@
 -- the Python registry would give it. One row of conductor.kinds per kind:
 --   queue, priority, concurrency_key, timeout, max_attempts, max_recoveries,
 --   concurrency_limit (for the kind's keyed tasks, whoever gives the key)
+--   expires_in (issue 30: how long a task may wait after it is due for its first start)
 --       read by enqueue, enqueue_many, spawn and tick (conductor._enqueue) for
 --       a task that does not give its own
 --   backoff_base, backoff_factor, backoff_max
@@ -38,6 +39,12 @@
 begin;
 set local role conductor_owner;
 
+-- expires_in is new after v0.2.0 (the last parameter, issue 30): v0.2.0's
+-- twelve-parameter configure_kind goes, or a call naming only those twelve would
+-- match both.
+drop function if exists conductor.configure_kind(text, integer, integer, interval, double precision, interval, text,
+                                                 integer, text, interval, interval, interval);
+
 -- queue, priority, concurrency_key, timeout, retain_succeeded and retain_failed are
 -- new: v0.1.0's six-parameter configure_kind goes, or a call naming only those six
 -- would match both. concurrency_limit is new after v0.2.0 (issue 30, the last
@@ -58,7 +65,8 @@ create or replace function conductor.configure_kind(
   timeout         interval default null,
   retain_succeeded interval default null,
   retain_failed   interval default null,
-  concurrency_limit integer default null
+  concurrency_limit integer default null,
+  expires_in      interval default null
 ) returns void
   language plpgsql volatile
   security definer
@@ -76,7 +84,7 @@ declare
     coalesce(configure_kind.concurrency_key, case when configure_kind.concurrency_limit is not null then '' end),
     null, configure_kind.max_recoveries,
     configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
-    configure_kind.timeout, null, configure_kind.concurrency_limit, null)::conductor._task_spec;
+    configure_kind.timeout, null, configure_kind.concurrency_limit, null, configure_kind.expires_in)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec);
   v_old    conductor.kinds;
   v_floor  interval;
@@ -99,12 +107,12 @@ begin
     if v_exists then
       if (v_old.max_attempts, v_old.max_recoveries, v_old.backoff_base, v_old.backoff_factor, v_old.backoff_max,
           v_old.queue, v_old.priority, v_old.concurrency_key, v_old.timeout, v_old.retain_succeeded,
-          v_old.retain_failed, v_old.concurrency_limit)
+          v_old.retain_failed, v_old.concurrency_limit, v_old.expires_in)
          is not distinct from
          (configure_kind.max_attempts, configure_kind.max_recoveries, configure_kind.backoff_base,
           configure_kind.backoff_factor, configure_kind.backoff_max, configure_kind.queue, configure_kind.priority,
           configure_kind.concurrency_key, configure_kind.timeout, configure_kind.retain_succeeded,
-          configure_kind.retain_failed, configure_kind.concurrency_limit) then
+          configure_kind.retain_failed, configure_kind.concurrency_limit, configure_kind.expires_in) then
         -- a worker restarting writes what is there: no change, no new row version;
         -- a row from before v0.3.0 becomes the caller's
         if v_old.owner is null then
@@ -134,6 +142,7 @@ begin
              priority = configure_kind.priority, concurrency_key = configure_kind.concurrency_key,
              timeout = configure_kind.timeout, retain_succeeded = configure_kind.retain_succeeded,
              retain_failed = configure_kind.retain_failed, concurrency_limit = configure_kind.concurrency_limit,
+             expires_in = configure_kind.expires_in,
              updated_at = v_now, owner = v_caller
        where k.kind = configure_kind.kind;
       return;
@@ -142,12 +151,12 @@ begin
     insert into conductor.kinds as k
            (kind, max_attempts, max_recoveries, backoff_base, backoff_factor, backoff_max,
             queue, priority, concurrency_key, timeout, retain_succeeded, retain_failed, concurrency_limit,
-            updated_at, owner)
+            expires_in, updated_at, owner)
     values (configure_kind.kind, configure_kind.max_attempts, configure_kind.max_recoveries,
             configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
             configure_kind.queue, configure_kind.priority, configure_kind.concurrency_key,
             configure_kind.timeout, configure_kind.retain_succeeded, configure_kind.retain_failed,
-            configure_kind.concurrency_limit, v_now, v_caller)
+            configure_kind.concurrency_limit, configure_kind.expires_in, v_now, v_caller)
     on conflict on constraint kinds_pkey do nothing;
     if found then
       return;
@@ -159,20 +168,21 @@ begin
 end
 $$;
 
-comment on function conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer) is
+comment on function conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer, interval) is
 $$Sets the defaults and policy of kind, replacing the whole previous row (a NULL argument
 is the engine default, not "unchanged"). For tasks enqueued afterwards (enqueue,
 enqueue_many, spawn, tick) that do not give their own: queue ('default'), priority (0),
-concurrency_key (none), timeout (how long one attempt may run; none), max_attempts (1),
+concurrency_key (none), timeout (how long one attempt may run; none), expires_in (how long
+a task may wait after it is due for its first start, then it ends 'expired'; none), max_attempts (1),
 max_recoveries (3: the third lost worker ends the task), concurrency_limit (for a task with a
 concurrency_key, the kind's or its own: how many of its key may run at once, 1-10000; 1).
 At each failure of a task that does not set its own: backoff_base
 (30 s), backoff_factor (2), backoff_max (1 h). The rules are enqueue's: a queue name of
 1-100 letters, digits and _ . : / -; max_attempts >= 1, max_recoveries >= 0, backoff_base
-and backoff_max 0-30 days (base not over max), backoff_factor 1-10, timeout more than 0
-and at most 30 days, concurrency_key at most 1000 bytes. retain_succeeded and retain_failed
+and backoff_max 0-30 days (base not over max), backoff_factor 1-10, timeout and expires_in
+more than 0 and at most 30 days, concurrency_key at most 1000 bytes. retain_succeeded and retain_failed
 (0 or more): how long apply_retention keeps a finished run whose root is of this kind and
-succeeded, or did not (failed, dead, timed_out, cancelled); NULL: conductor.settings'
+succeeded, or did not (failed, dead, timed_out, expired, cancelled); NULL: conductor.settings'
 retain_succeeded (7 days) and retain_failed (30 days); a login without conductor_admin gives
 none under conductor.settings.min_retention (1 day). The row records the caller
 (conductor._caller()) as its owner: a call that would change a row another login owns
@@ -183,8 +193,8 @@ kind enqueue would refuse, QC104 for an invalid queue, QC106 for any other inval
 or a retention under the floor; then nothing is stored. Locks the kind's row. Idempotent;
 many callers at once.$$;
 
-revoke execute on function conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer) from public;
-grant execute on function conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer)
+revoke execute on function conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer, interval) from public;
+grant execute on function conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer, interval)
   to conductor_worker, conductor_admin;
 
 commit;

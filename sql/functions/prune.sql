@@ -16,7 +16,8 @@
 -- events_emitted_at, an index this change owns since its rework).
 --
 -- What goes: tasks that finished (finished_at) before conductor.now() - older_than,
--- succeeded or cancelled, and also failed, dead and timed_out with include_failed;
+-- succeeded or cancelled, and also failed, dead, timed_out and expired (work
+-- that did not run, worth a look or a retry) with include_failed;
 -- with them their attempts, their steps, and the schedule fires that enqueued them.
 -- What stays: every task of a run (root_id) that still has a task that may not
 -- go (unfinished, finished too recently, or failed without include_failed),
@@ -195,7 +196,7 @@ comment on function conductor.prune(interval, boolean, integer) is
 $$Deletes at most batch (10000) finished tasks that finished before conductor.now() -
 older_than, oldest first, with their attempts, steps and schedule fires, and at most batch
 events emitted before that time that no task waits for; returns how many tasks and events
-went. Succeeded and cancelled tasks go; failed, dead and timed_out ones only with
+went. Succeeded and cancelled tasks go; failed, dead, timed_out and expired ones only with
 include_failed. Runs go whole: a task whose run (root_id) has a task that may not go
 (unfinished, too recent, or failed without include_failed) stays, root and children alike.
 A pruned event no longer counts for a task that waits for its name later (it waits for the

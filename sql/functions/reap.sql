@@ -4,7 +4,7 @@
 -- The engine's upkeep, run by every worker's reaper (any number at once):
 --
 --   conductor.reap(stale_workers_after)   in order, one step function each
---   (conductor._reap_leases, _reap_waits, _reap_unknown_kinds, _reap_stale; each
+--   (conductor._reap_leases, _reap_waits, _reap_expired, _reap_unknown_kinds, _reap_stale; each
 --   reads the clock and the settings itself, and is tested on its own):
 --     1. _reap_leases(): expired leases. A task whose attempt reached its deadline (claimed_at
 --        + the task's timeout) fails as conductor.fail(timed_out => true) would
@@ -36,6 +36,13 @@
 --        first (the next transaction id) and clears pending once no other
 --        transaction older than it runs and no waiter is left, in the same
 --        pass if it can (functions/runs, the map, says why no wake-up is lost).
+--     2b. _reap_expired(): expiry before start (issue 30, schema/expiry): a
+--        queued task never started whose deadline to start (expires_at = its
+--        due time + expires_in) has come ends 'expired', its error naming the
+--        deadline; at most 1000 a call (conductor.task_deadlines, in deadline
+--        order), the rest at the next reap. claim never starts such a task; a waiting
+--        parent is woken (tasks_child_finished) and a waiting client told
+--        (_notify_done), as for any finished task.
 --     3. _reap_unknown_kinds(): the unknown-kind sweep, at most once per min(unknown_kind_after / 5,
 --        1 minute) across all reapers (conductor.maintenance, compare-and-set):
 --        a queued task due for unknown_kind_after is dead-lettered when a live
@@ -95,6 +102,9 @@
 --      before parents);
 --   2. (_reap_waits) waiting task rows (children before parents: a timed-out wait
 --      cancels the children first), steps, event rows;
+--   2b. (_reap_expired) task_deadlines rows, then their task rows, both SKIP LOCKED
+--      (a claim holding one at its deadline wins it, or loses it to the reaper:
+--      never both), then a waiting parent's row (the child-finished trigger);
 --   3. (_reap_unknown_kinds) the maintenance row, then the swept task rows, both
 --      SKIP LOCKED (a sweep another reaper is running is not waited for);
 --   4. (_reap_stale) run_recoveries rows SKIP LOCKED; the other rows it forgets
@@ -541,6 +551,91 @@ once. Called by reap_report only.$$;
 
 revoke execute on function conductor._reap_waits() from public;
 
+-- Step 2b of reap_report: expiry before start (the map, 2b.). A queued task whose
+-- deadline to start has come, never started (claim clears expires_at), ends
+-- 'expired'. Compare-and-set: the deadline rows and the task rows are locked
+-- SKIP LOCKED and the tasks re-checked on their latest version (a claim that
+-- started one, or a reaper that ended it, meanwhile: left alone); a batch of
+-- 1000 a call, from conductor.task_deadlines in deadline order, so a backlog of
+-- expired tasks costs each reap a bounded statement.
+create or replace function conductor._reap_expired() returns integer
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_due bigint[];
+  v_held bigint[];
+  v_expired bigint[];
+begin
+  -- the deadlines that came, earliest first; another reaper's are skipped
+  v_due := array(select d.task_id from conductor.task_deadlines d
+                  where d.expires_at <= v_now
+                  order by d.expires_at
+                  limit 1000
+                    for update skip locked);
+  if pg_catalog.cardinality(v_due) = 0 then
+    return 0;
+  end if;
+  -- their tasks, but a row a claim (or anyone) holds: that one is decided at the next reap
+  v_held := array(select t.id from conductor.tasks t where t.id = any (v_due) order by t.id for update skip locked);
+  with ended as (
+    update conductor.tasks t
+       set status = 'expired', finished_at = v_now,
+           error = conductor._expired_error(t.expires_at, t.expires_in)
+     where t.id = any (v_held)
+       and t.status = 'queued' and t.expires_at <= v_now  -- never started: claim clears expires_at
+    returning t.id
+  )
+  select pg_catalog.array_agg(e.id) into v_expired from ended e;
+  -- done with: the tasks decided here, and the ones gone (pruned); a deadline a task
+  -- still waits for (set later by retry or a change of run_at) follows the task
+  delete from conductor.task_deadlines d
+   where d.task_id = any (v_due)
+     and (d.task_id = any (v_held) or not exists (select from conductor.tasks t where t.id = d.task_id))
+     and not exists (select from conductor.tasks t
+                      where t.id = d.task_id and t.status = 'queued' and t.expires_at > v_now);
+  update conductor.task_deadlines d
+     set expires_at = t.expires_at
+    from conductor.tasks t
+   where d.task_id = any (v_held) and t.id = d.task_id and t.status = 'queued' and t.expires_at > v_now;
+  perform conductor._notify_done(v_expired);
+  return coalesce(pg_catalog.cardinality(v_expired), 0);
+end
+$$;
+
+comment on function conductor._reap_expired() is
+$$Step 2b of reap_report: reads at most 1000 rows of conductor.task_deadlines whose time
+came, earliest first, and their tasks, both FOR UPDATE SKIP LOCKED; ends 'expired'
+(finished_at now, error from conductor._expired_error naming the deadline) each of those
+tasks still queued and never started (tasks.expires_at, which claim clears, past too), and
+deletes the rows it dealt with (a task it held, or one gone), moving a row whose task
+waits for a later deadline to it; a task another transaction holds (a claim starting it) is
+left for the next reap. Wakes a waiting parent (tasks_child_finished) and the clients
+waiting for the results (_notify_done). Returns how many it ended. Called by reap_report
+only.$$;
+
+revoke execute on function conductor._reap_expired() from public;
+
+-- The one text of an expired task's error, written by the engine alone.
+create or replace function conductor._expired_error(expires_at timestamptz, expires_in interval) returns text
+  language plpgsql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  return pg_catalog.format('expired: not started by its deadline %s (expires_in %s after it was due)',
+                           pg_catalog.to_char(_expired_error.expires_at at time zone 'UTC',
+                                              'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                           _expired_error.expires_in);
+end
+$$;
+
+comment on function conductor._expired_error(timestamptz, interval) is
+$$The error of a task that expired before it started: 'expired: not started by its deadline
+<expires_at, ISO 8601 in UTC> (expires_in <interval> after it was due)'.$$;
+
+revoke execute on function conductor._expired_error(timestamptz, interval) from public;
+
 -- Step 3 of reap_report: the unknown-kind sweep, once per period across all reapers (the
 -- map, 3.): the one that moves unknown_kinds_swept_at sweeps (a clock set back, as tests
 -- do, sweeps too).
@@ -659,10 +754,10 @@ sessions that ended. Returns nothing. Called by reap_report only.$$;
 
 revoke execute on function conductor._reap_stale(interval) from public;
 
--- The four steps, in the lock order of the map
+-- The steps, in the lock order of the map
 create or replace function conductor.reap_report(stale_workers_after interval default interval '15 minutes')
   returns table (leases_lost integer, leases_dead integer, leases_timed_out integer, runs_failed integer,
-                 waits_ended integer, kinds_swept integer)
+                 waits_ended integer, kinds_swept integer, tasks_expired integer)
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp
@@ -672,6 +767,7 @@ begin
     into leases_lost, leases_dead, leases_timed_out, runs_failed
     from conductor._reap_leases() l;
   waits_ended := conductor._reap_waits();
+  tasks_expired := conductor._reap_expired();
   kinds_swept := conductor._reap_unknown_kinds();
   perform conductor._reap_stale(reap_report.stale_workers_after);
   return next;
@@ -685,14 +781,14 @@ create or replace function conductor.reap(stale_workers_after interval default i
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
-  select r.leases_lost + r.leases_timed_out + r.runs_failed + r.waits_ended + r.kinds_swept
+  select r.leases_lost + r.leases_timed_out + r.runs_failed + r.waits_ended + r.kinds_swept + r.tasks_expired
     from conductor.reap_report(reap.stale_workers_after) r
 $$;
 
 comment on function conductor.reap(interval) is
 $$conductor.reap_report(stale_workers_after), answering the sum of its counts but
 leases_dead (those are among leases_lost): how many tasks it took back, woke, ended or
-dead-lettered. A caller that logs what it took back reads reap_report, to tell a lost
+dead-lettered or expired. A caller that logs what it took back reads reap_report, to tell a lost
 worker's lease (a reclaim, worth a warning) from a wait that ended on time.$$;
 
 comment on function conductor.reap_report(interval) is
@@ -715,7 +811,9 @@ next reap.
 Ends the waits that reached their deadline: sleeps and event waits are queued again (an
 event wait with {"event", "timed_out": true} as its outcome); a wait for children ends
 timed_out and its unfinished children are cancelled (when another transaction holds a row
-of that tree, at the next reap). Wakes the waiters of pending events (a suspend that
+of that tree, at the next reap). Ends 'expired' each queued task never started whose
+deadline to start (expires_at: its due time + expires_in) has come, at most 1000 a call,
+its error naming the deadline. Wakes the waiters of pending events (a suspend that
 overlapped the emit, a waiter the emit skipped) with the event, as emit_event does, and
 clears pending once every transaction that could have missed the event has ended.
 At most once per min(unknown_kind_after / 5, 1 minute) across all reapers, dead-letters
@@ -733,7 +831,8 @@ leases_lost (expired leases of lost workers: the reclaims, queued again or dead)
 leases_dead (of those, the ones marked dead), leases_timed_out (attempts past their time
 limit, failed), runs_failed (runs failed at max_run_recoveries), waits_ended (sleeps and
 event waits woken at their deadline, waiters of pending events woken, waits for children
-ended timed_out) and kinds_swept (tasks dead-lettered for an unknown kind). Compare-and-set with SKIP LOCKED
+ended timed_out), kinds_swept (tasks dead-lettered for an unknown kind) and tasks_expired
+(queued tasks ended 'expired' past their deadline to start). Compare-and-set with SKIP LOCKED
 (NOWAIT for a whole tree): safe to run from every worker at once; a late reaper never
 touches a task that finished or was reclaimed; it never waits for a lock a client's open
 transaction or a session outside the engine can hold.$$;
@@ -744,12 +843,14 @@ create or replace function conductor.next_wake() returns timestamptz
   set search_path = pg_catalog, pg_temp
 as $$
   select least((select pg_catalog.min(t.wait_until) from conductor.tasks t where t.status = 'waiting'),
-                (select pg_catalog.min(t.lease_expires_at) from conductor.tasks t where t.status = 'running'))
+                (select pg_catalog.min(t.lease_expires_at) from conductor.tasks t where t.status = 'running'),
+                -- a deadline to start (task_deadlines_due: one probe)
+                (select pg_catalog.min(d.expires_at) from conductor.task_deadlines d))
 $$;
 
 comment on function conductor.next_wake() is
-$$The earliest time reap() will have something to do (a wait's deadline, a lease's expiry),
-or NULL when nothing waits or runs. A worker runs reap() then, rather than only every
+$$The earliest time reap() will have something to do (a wait's deadline, a lease's expiry,
+a queued task's deadline to start), or NULL when nothing waits, runs or can expire. A worker runs reap() then, rather than only every
 reap interval, so durable sleeps wake on time.$$;
 
 -- How long an idle worker may sleep: the earliest run_at after now of a queued

@@ -22,7 +22,7 @@
 -- task whose root_id it is) whose every task finished, the last of them
 -- longer ago than the run's retention: the root's kind's retain_succeeded when
 -- the root succeeded, its retain_failed when it did not (failed, dead,
--- timed_out, cancelled), else (kind NULL or no kinds row) the settings'; a
+-- timed_out, expired, cancelled), else (kind NULL or no kinds row) the settings'; a
 -- NULL there keeps such runs forever. And events older than retain_events that
 -- no waiting task waits for, as prune deletes them. And the rows of exclusive()
 -- names made more than a day ago that no transaction holds

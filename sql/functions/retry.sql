@@ -2,8 +2,9 @@
 -- (reworked after v0.2.0; the released body is sql/released/functions/retry@v0.2.0.sql)
 --
 -- conductor.retry(task_id, keep_steps): a person (or a client) puts a failed,
--- dead, timed-out or cancelled task back in its queue, due now, with fresh
--- counts (attempt and recoveries zero, error and result cleared). Its attempts
+-- dead, timed-out, expired or cancelled task back in its queue, due now, with fresh
+-- counts (attempt and recoveries zero, error and result cleared) and a fresh
+-- deadline to start (now + its expires_in, schema/expiry) when it has one. Its attempts
 -- stay for forensics; its checkpointed steps stay too, so the run resumes
 -- where it stopped, unless keep_steps => false.
 --
@@ -15,7 +16,8 @@
 -- counts, so the run resumes as it was; with keep_steps => false they stay
 -- cancelled (the replay spawns new children).
 --
--- Tables: conductor.tasks, conductor.steps, conductor.run_recoveries.
+-- Tables: conductor.tasks, conductor.steps, conductor.run_recoveries,
+-- conductor.task_deadlines (a fresh deadline to start).
 -- Lock order: the stopped descendants, then the task (descending id: children
 -- before parents), FOR UPDATE; then its run_recoveries row (written only under
 -- a lock of the root's row: FOR UPDATE excludes the reapers counting the run,
@@ -33,13 +35,13 @@ create or replace function conductor.retryable_statuses() returns conductor.task
   set search_path = pg_catalog, pg_temp
 as $$
 begin
-  return array['failed', 'cancelled', 'timed_out', 'dead']::conductor.task_status[];
+  return array['failed', 'cancelled', 'timed_out', 'expired', 'dead']::conductor.task_status[];
 end
 $$;
 
 comment on function conductor.retryable_statuses() is
 $$The statuses of a task that conductor.retry() puts back in its queue: failed, cancelled,
-timed_out, dead (every conductor.finished_statuses() but succeeded), in the enum's order.
+timed_out, expired, dead (every conductor.finished_statuses() but succeeded), in the enum's order.
 The one list retry and retry_matching read.$$;
 
 revoke execute on function conductor.retryable_statuses() from public;
@@ -66,7 +68,7 @@ begin
     raise exception 'task % does not exist', retry.task_id using errcode = 'QC203';
   end if;
   if v_task.status <> all (conductor.retryable_statuses()) then
-    raise exception 'task % is %; only a failed, dead, timed_out or cancelled task can be retried',
+    raise exception 'task % is %; only a failed, dead, timed_out, expired or cancelled task can be retried',
       retry.task_id, v_task.status
       using errcode = 'QC204';
   end if;
@@ -74,6 +76,7 @@ begin
   begin
     update conductor.tasks t
        set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+           expires_at = v_now + t.expires_in,  -- a fresh deadline to start (NULL: none)
            error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
      where t.id = retry.task_id;
@@ -90,6 +93,7 @@ begin
         with requeued as (
           update conductor.tasks t
              set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+                 expires_at = v_now + t.expires_in,
                  error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
                  wait_for = null, wait_event = null, wait_until = null, wait_step = null
            where t.id = any (v_stopped) and t.status = 'cancelled'
@@ -106,6 +110,12 @@ begin
     delete from conductor.run_recoveries r where r.root_id = retry.task_id;
   end if;
 
+  -- the fresh deadlines to start, where reap() looks for them (schema/expiry)
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select t.id, t.expires_at from conductor.tasks t
+   where t.id = any (retry.task_id || coalesce(v_stopped, '{}')) and t.status = 'queued' and t.expires_at is not null
+  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
+
   if not coalesce(retry.keep_steps, true) then
     delete from conductor.steps s where s.task_id = retry.task_id;
   end if;
@@ -121,8 +131,9 @@ end
 $$;
 
 comment on function conductor.retry(bigint, boolean) is
-$$Puts a failed, dead, timed_out or cancelled task back in its queue, due now, with
-fresh counts; returns its id. Its checkpointed steps are kept (the run resumes after
+$$Puts a failed, dead, timed_out, expired or cancelled task back in its queue, due now, with
+fresh counts and, when it has an expires_in, a fresh deadline to start (now + expires_in);
+returns its id. Its checkpointed steps are kept (the run resumes after
 them) unless keep_steps => false; kept spawn steps give the replay the same children
 (retry those separately, or pass keep_steps => false for new ones). A run's root retried
 also starts the run's recoveries afresh (conductor.run_recoveries); when the run was

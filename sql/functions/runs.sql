@@ -60,7 +60,8 @@ set local role conductor_owner;
 -- eleven-parameter spawn goes, or a call naming only those eleven would match both.
 -- concurrency_limit is new after it too (issue 30), the last.
 drop function if exists conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer);
--- the dedupe options are new after v0.2.0 too (issue 30): the twelve-parameter spawn goes
+-- the options of issue 30 are new after v0.2.0 too (concurrency_limit, the dedupe
+-- options, expires_in): the twelve-parameter spawn goes
 drop function if exists conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text);
 
 create or replace function conductor._check_step_name(name text) returns void
@@ -304,7 +305,8 @@ create or replace function conductor.spawn(
   dedupe_states   text[] default null,
   on_duplicate    text default null,
   debounce        interval default null,
-  debounce_max    interval default null
+  debounce_max    interval default null,
+  expires_in      interval default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -341,7 +343,7 @@ begin
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
                 spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
-                spawn.traceparent, spawn.concurrency_limit, v_dedupe
+                spawn.traceparent, spawn.concurrency_limit, v_dedupe, spawn.expires_in
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -350,7 +352,7 @@ begin
 end
 $$;
 
-comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval) is
+comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval) is
 $$Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
@@ -359,7 +361,8 @@ priority, max_attempts, concurrency_key, max_recoveries, concurrency_limit) is t
 taken from the parent. traceparent: the child's trace context, as enqueue's (a worker
 passes the span that spawns it). dedupe_window, dedupe_states, on_duplicate, debounce,
 debounce_max: as enqueue's, with dedupe_key (the answer, checkpointed, may be a holder
-outside this run). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+outside this run). expires_in: as enqueue's (NULL: the child's kind's, else
+none). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
 such attempt, QC106 for a bad step name.$$;
 
 create or replace function conductor.suspend(
@@ -635,19 +638,19 @@ create or replace trigger tasks_child_finished
   after update of status on conductor.tasks
   for each row
   when (new.parent_id is not null
-        and new.status in ('succeeded', 'failed', 'cancelled', 'timed_out', 'dead')
+        and new.status in ('succeeded', 'failed', 'cancelled', 'timed_out', 'expired', 'dead')
         and old.status in ('queued', 'running', 'waiting'))
   execute function conductor._child_finished();
 
 revoke execute on function conductor._child_finished() from public;
 revoke execute on function conductor.save_step(bigint, text, jsonb) from public;
-revoke execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval) from public;
+revoke execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval) from public;
 revoke execute on function conductor.suspend(bigint, text, text, text, interval, interval) from public;
 revoke execute on function conductor._insert_event(text, jsonb, timestamptz) from public;
 revoke execute on function conductor.emit_event(text, jsonb) from public;
 revoke execute on function conductor.children(bigint) from public;
 grant execute on function conductor.save_step(bigint, text, jsonb) to conductor_worker, conductor_admin;
-grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval) to conductor_worker, conductor_admin;
+grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval) to conductor_worker, conductor_admin;
 grant execute on function conductor.suspend(bigint, text, text, text, interval, interval) to conductor_worker, conductor_admin;
 grant execute on function conductor.emit_event(text, jsonb) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.children(bigint) to conductor_client, conductor_worker, conductor_admin;

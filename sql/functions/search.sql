@@ -19,7 +19,7 @@
 --   1. a dedupe_key with an unfinished status: tasks_dedupe_key (at most one task)
 --   2. status queued, running or waiting: the partial index over that status
 --      (tasks_ready, tasks_running, tasks_waiting): the backlog, not the history
---   3. status failed, dead or timed_out: tasks_unsuccessful, walked by id
+--   3. status failed, dead, timed_out or expired: tasks_unsuccessful, walked by id
 --   4. a finished_at range holding at most scan_limit tasks: tasks_finished
 --   5. otherwise the primary key, walked newest first between the id bounds of
 --      the enqueued range (and finished_before, since a task is enqueued before
@@ -191,9 +191,9 @@ begin
     v_ids := array(select c.id from (select t.id from conductor.tasks t
                                       where t.status = 'waiting' and t.id < v_ceiling and t.id >= v_floor offset 0) c
                     order by c.id desc limit search_tasks.scan_limit);
-  elsif v_status in ('failed', 'dead', 'timed_out') then
+  elsif v_status in ('failed', 'dead', 'timed_out', 'expired') then
     v_ids := array(select t.id from conductor.tasks t
-                    where t.status in ('failed', 'dead', 'timed_out') and t.id < v_ceiling and t.id >= v_floor
+                    where t.status in ('failed', 'dead', 'timed_out', 'expired') and t.id < v_ceiling and t.id >= v_floor
                     order by t.id desc limit search_tasks.scan_limit);
   end if;
 

@@ -20,7 +20,8 @@
 --        no row: nothing keeps it back (ready)
 --   conductor.why_waiting(task_ids)      per queued task, its reasons with a detail a
 --        person reads; a ready one says how many due tasks of its queue come first; a
---        debounced one (tasks.debounce_until) that it waits for quiet, and until when
+--        debounced one (tasks.debounce_until) that it waits for quiet, and until when;
+--        one with a deadline to start says when it expires (reason 'expires', last)
 --   conductor.waiting_reasons(queue)     per queue, how many queued tasks wait for
 --        each reason (each task counted once, under its first)
 --
@@ -186,6 +187,12 @@ begin
                                     conductor._echo(v_task.queue)) end,
         null::timestamptz, null::bigint, v_ahead;
     end if;
+    -- not a reason it waits, but how long it may: its deadline to start (schema/expiry)
+    if v_task.expires_at is not null then
+      return query select v_task.id, 'expires'::text,
+        pg_catalog.format('expires at %s unless a worker starts it by then', v_task.expires_at),
+        v_task.expires_at, null::bigint, null::bigint;
+    end if;
   end loop;
 end
 $$;
@@ -202,7 +209,9 @@ cap, set_queue_limit: 'queue cap reached (20 of 20 running in queue ...)') and c
 run as its concurrency_limit allows; detail: "N of limit running for concurrency key X";
 holder_id: one of them, the lowest id). A task with none of these is ready: one row reason 'ready' with
 ahead, the due tasks of its queue that claim takes first (higher priority, or the same and
-an earlier run_at or lower id), counted up to 1000 (1000: at least that many). detail is a
+an earlier run_at or lower id), counted up to 1000 (1000: at least that many). A task with a
+deadline to start (expires_in, schema/expiry) also answers, last, a row reason 'expires'
+(until_at: its expires_at, after which reap() ends it 'expired'). detail is a
 sentence for a person (names quoted and cut by conductor._echo, times in the session's
 TimeZone). Tasks that do not exist or are not queued answer no row. Cost per task: a few
 index probes, and for a ready one at most 1000 entries of tasks_ready_by_queue. Reads

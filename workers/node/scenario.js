@@ -40,7 +40,8 @@ module.exports = {
   },
 
   'lifecycle.parent': async (payload, ctx) => {
-    for (const value of payload.values) await ctx.spawn('lifecycle.echo', { value });
+    // an hour to start (expires_in): a spawn option both languages pass to SQL
+    for (const value of payload.values) await ctx.spawn('lifecycle.echo', { value }, { expires_in: 3600 });
     const children = await ctx.waitForChildren('all');
     await ctx.sleep(payload.sleep);
     return { children: children.map((c) => ({ status: c.status, result: c.result })) };

@@ -8,8 +8,9 @@ const interval = (n) => `make_interval(secs => $${n}::float8)`;
 // a lock_timeout for the statement's own (autocommit) transaction, set before the call runs
 const BOUNDED = "from (select pg_catalog.set_config('lock_timeout', '500ms', true)) as bound";
 
-// conductor.spawn's options and their types; a call names only the options given,
-// so the others take spawn's defaults (the child kind's configuration)
+// conductor.spawn's options and their types ('seconds': a number of seconds, sent as an
+// interval); a call names only the options given, so the others take spawn's defaults
+// (the child kind's configuration)
 const SPAWN_OPTIONS = {
   queue: 'text', priority: 'integer', run_at: 'timestamptz', max_attempts: 'integer',
   dedupe_key: 'text', concurrency_key: 'text', max_recoveries: 'integer', traceparent: 'text',
@@ -17,11 +18,14 @@ const SPAWN_OPTIONS = {
   // the dedupe options (docs/uniqueness.md, docs/debounce.md); durations as interval text ('30 seconds')
   dedupe_window: 'interval', dedupe_states: 'text[]', on_duplicate: 'text', debounce: 'interval',
   debounce_max: 'interval',
+  expires_in: 'seconds',
 };
 
 /** conductor.spawn naming `options` (keys of SPAWN_OPTIONS) after its four parameters. */
 function spawn(options) {
-  const named = options.map((name, i) => `, ${name} => $${i + 5}::${SPAWN_OPTIONS[name]}`).join('');
+  const named = options.map((name, i) => (SPAWN_OPTIONS[name] === 'seconds'
+    ? `, ${name} => ${interval(i + 5)}`
+    : `, ${name} => $${i + 5}::${SPAWN_OPTIONS[name]}`)).join('');
   return `select conductor.spawn(attempt_id => $1, step => $2, kind => $3, payload => $4::jsonb${named})::text as child`;
 }
 

@@ -42,6 +42,7 @@ def run_enqueue(args: argparse.Namespace) -> int:
                 max_attempts=args.max_attempts, dedupe_key=args.dedupe_key, concurrency_key=args.concurrency_key,
                 parent_id=args.parent, timeout=args.timeout, max_recoveries=args.max_recoveries,
                 backoff_base=args.backoff_base, backoff_factor=args.backoff_factor, backoff_max=args.backoff_max,
+                expires_in=args.expires_in,
             )  # fmt: skip
     except ConductorError as exc:
         return fail(f"{exc} [{exc.sqlstate}]")

@@ -98,7 +98,7 @@ main{padding:1em}table{border-collapse:collapse;margin:.5em 0}
 th,td{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .status{padding:0 .4em;border-radius:3px;background:#eee}
-.s-succeeded{background:#d4f4d4}.s-failed,.s-dead,.s-timed_out{background:#f8d0d0}
+.s-succeeded{background:#d4f4d4}.s-failed,.s-dead,.s-timed_out{background:#f8d0d0}.s-expired{background:#f8e2bc}
 .s-running{background:#d0e4f8}.s-waiting{background:#f4ecc8}.s-cancelled{background:#ddd}
 pre{background:#f7f7f7;padding:.5em;overflow:auto;max-height:30em}
 .notice{background:#fff6cc;padding:.5em;border:1px solid #e6d98c}

@@ -59,7 +59,8 @@ def wait(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
 @app.task("lifecycle.parent")
 def parent(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
     for value in payload["values"]:
-        ctx.spawn("lifecycle.echo", {"value": value})
+        # an hour to start (expires_in): a spawn option both languages pass to SQL
+        ctx.spawn("lifecycle.echo", {"value": value}, expires_in=3600)
     children = ctx.wait_for_children("all")
     ctx.sleep(payload["sleep"])
     return {"children": [{"status": c["status"], "result": c["result"]} for c in children]}

@@ -58,4 +58,4 @@ def test_the_filter_in_words_escapes_every_value() -> None:
     words = bulk_words("retry", parse_bulk({"kind": "<b>k</b>", "queue": "q\u202e", "error": '"><script>x</script>'}))
     assert "<script>" not in words and "<b>k" not in words
     assert "&lt;b&gt;k&lt;/b&gt;" in words and "\\u202e" in words and "&quot;&gt;&lt;script&gt;" in words
-    assert words.startswith("tasks of any status retry takes (failed, cancelled, timed_out, dead)")
+    assert words.startswith("tasks of any status retry takes (failed, cancelled, timed_out, expired, dead)")

@@ -24,7 +24,7 @@ def app() -> Conductor:
 def test_kind_options_are_the_options_a_kind_has() -> None:
     assert KIND_OPTIONS == (
         "queue", "priority", "concurrency_key", "max_attempts", "max_recoveries",
-        "backoff_base", "backoff_factor", "backoff_max", "timeout", "concurrency_limit",
+        "backoff_base", "backoff_factor", "backoff_max", "timeout", "concurrency_limit", "expires_in",
     )  # fmt: skip
     assert RETENTION_OPTIONS == ("retain_succeeded", "retain_failed")
     assert INTERVAL_OPTIONS <= {*KIND_OPTIONS, *RETENTION_OPTIONS}
@@ -67,11 +67,12 @@ def test_a_concurrency_key_default_must_be_text(key: Any) -> None:
 
 def test_configuration_names_every_kind_option_durations_as_interval_text() -> None:
     task = app().register("k", handler, queue="q", priority=5, concurrency_key="c", backoff_base=2,
-                          backoff_max=timedelta(minutes=1), timeout=1.5, concurrency_limit=3)  # fmt: skip
+                          backoff_max=timedelta(minutes=1), timeout=1.5, concurrency_limit=3,
+                          expires_in=timedelta(minutes=10))  # fmt: skip
     assert task.configuration() == {
         "kind": "k", "queue": "q", "priority": 5, "concurrency_key": "c", "max_attempts": None,
         "max_recoveries": None, "backoff_base": "2.0 seconds", "backoff_factor": None,
-        "backoff_max": "60.0 seconds", "timeout": "1.5 seconds", "concurrency_limit": 3,
+        "backoff_max": "60.0 seconds", "timeout": "1.5 seconds", "concurrency_limit": 3, "expires_in": "600.0 seconds",
         "retain_succeeded": None, "retain_failed": None,
     }  # fmt: skip
     # nothing registered: every option None, so the engine's defaults apply

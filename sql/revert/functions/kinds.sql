@@ -22,8 +22,8 @@
 begin;
 set local role conductor_owner;
 
--- added after v0.2.0: configure_kind's concurrency_limit (issue 30); v0.2.0's comes back below
-drop function conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer);
+-- added after v0.2.0: configure_kind's concurrency_limit and expires_in (issue 30); v0.2.0's comes back below
+drop function conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer, interval);
 
 -- queue, priority, concurrency_key, timeout, retain_succeeded and retain_failed are
 -- new: v0.1.0's six-parameter configure_kind goes, or a call naming only those six

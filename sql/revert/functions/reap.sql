@@ -499,6 +499,8 @@ grant execute on function conductor.reap(interval) to conductor_worker, conducto
 
 -- what the rework added (the bodies above no longer call them)
 drop function conductor.reap_report(interval);
+drop function conductor._reap_expired();
+drop function conductor._expired_error(timestamptz, interval);
 drop function conductor._reap_leases();
 drop function conductor._reap_waits();
 drop function conductor._reap_unknown_kinds();

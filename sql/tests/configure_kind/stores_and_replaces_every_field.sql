@@ -14,7 +14,8 @@ select lives_ok(
                                     backoff_base => '10 seconds', backoff_factor => 3, backoff_max => '5 minutes',
                                     queue => 'cfg-q', priority => 5, concurrency_key => 'cfg-key',
                                     timeout => '90 seconds', retain_succeeded => '2 days',
-                                    retain_failed => '90 days', concurrency_limit => 3)$$,
+                                    retain_failed => '90 days', concurrency_limit => 3,
+                                    expires_in => '15 minutes')$$,
   'A worker configures a kind with every field.');
 select is(
   (select to_jsonb(k) from conductor.kinds k where kind = 'cfg.kind'),
@@ -22,6 +23,7 @@ select is(
     'backoff_base', '00:00:10'::interval, 'backoff_factor', 3, 'backoff_max', '00:05:00'::interval,
     'queue', 'cfg-q', 'priority', 5, 'concurrency_key', 'cfg-key', 'timeout', '00:01:30'::interval,
     'retain_succeeded', '2 days'::interval, 'retain_failed', '90 days'::interval, 'concurrency_limit', 3,
+    'expires_in', '00:15:00'::interval,
     'updated_at', '2030-01-01 00:00:00+00'::timestamptz, 'owner', 't_worker'),
   'Each argument is stored in its column, updated_at the clock''s time, owner the login that declared it.');
 
@@ -32,7 +34,7 @@ select is(
   jsonb_build_object('kind', 'cfg.kind', 'max_attempts', null, 'max_recoveries', null,
     'backoff_base', null, 'backoff_factor', null, 'backoff_max', null,
     'queue', 'cfg-other', 'priority', null, 'concurrency_key', null, 'timeout', '01:00:00'::interval,
-    'retain_succeeded', null, 'retain_failed', null, 'concurrency_limit', null,
+    'retain_succeeded', null, 'retain_failed', null, 'concurrency_limit', null, 'expires_in', null,
     'updated_at', '2030-01-01 00:01:00+00'::timestamptz, 'owner', 't_worker'),
   'A second call replaces the whole row: what it does not give is NULL (the engine default).');
 

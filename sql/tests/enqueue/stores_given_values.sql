@@ -9,7 +9,8 @@ select conductor.enqueue(
   priority => -5, run_at => '2030-01-02 03:04:05+00', max_attempts => 7,
   dedupe_key => 'img-1', concurrency_key => 'bucket-a', max_recoveries => 0,
   backoff_base => '10 seconds', backoff_factor => 3, backoff_max => '5 minutes', timeout => '90 seconds',
-  traceparent => '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', concurrency_limit => 4) as id \gset
+  traceparent => '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', concurrency_limit => 4,
+  expires_in => '10 minutes') as id \gset
 
 select is(
   conductor_tests.task(:id) - array['id', 'root_id', 'enqueued_at'],
@@ -24,7 +25,8 @@ select is(
     'wait_for', null, 'wait_event', null, 'wait_until', null, 'wait_step', null, 'result', null, 'error', null,
     'started_at', null, 'finished_at', null, 'timeout', '00:01:30'::interval,
     'traceparent', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'concurrency_limit', 4,
-    'dedupe_states', null, 'dedupe_until', null, 'debounce_until', null),
+    'dedupe_states', null, 'dedupe_until', null, 'debounce_until', null,
+    'expires_in', '00:10:00'::interval, 'expires_at', '2030-01-02 03:14:05+00'::timestamptz),
   'Every argument of enqueue is stored in its column.');
 
 select is((select enqueued_at from conductor.tasks where id = :id), '2030-01-01 00:00:00+00'::timestamptz,

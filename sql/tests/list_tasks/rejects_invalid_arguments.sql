@@ -3,7 +3,7 @@ begin;
 select plan(5);
 
 select throws_ok($$select * from conductor.list_tasks('bogus')$$, 'QC105',
-  'unknown status ''bogus'': one of queued, running, waiting, succeeded, failed, cancelled, timed_out, dead',
+  'unknown status ''bogus'': one of queued, running, waiting, succeeded, failed, cancelled, timed_out, expired, dead',
   'An unknown status is refused with QC105, the message naming it and the valid ones.');
 select throws_ok($$select * from conductor.list_tasks('Queued')$$, 'QC105', NULL,
   'Statuses are lower-case words: ''Queued'' is refused with QC105.');

@@ -12,13 +12,13 @@ select conductor.complete(:a_ok) as d \gset
 create temp table snap as select id, conductor_tests.task(id) as task from conductor.tasks where id in (:t_queued, :t_running, :t_ok);
 
 select throws_ok(format('select conductor.retry(%s)', :t_queued), 'QC204',
-  format('task %s is queued; only a failed, dead, timed_out or cancelled task can be retried', :t_queued),
+  format('task %s is queued; only a failed, dead, timed_out, expired or cancelled task can be retried', :t_queued),
   'A queued task cannot be retried: QC204, the message naming its status.');
 select throws_ok(format('select conductor.retry(%s)', :t_running), 'QC204',
-  format('task %s is running; only a failed, dead, timed_out or cancelled task can be retried', :t_running),
+  format('task %s is running; only a failed, dead, timed_out, expired or cancelled task can be retried', :t_running),
   'A running task cannot be retried: QC204.');
 select throws_ok(format('select conductor.retry(%s)', :t_ok), 'QC204',
-  format('task %s is succeeded; only a failed, dead, timed_out or cancelled task can be retried', :t_ok),
+  format('task %s is succeeded; only a failed, dead, timed_out, expired or cancelled task can be retried', :t_ok),
   'A succeeded task cannot be retried: QC204.');
 select throws_ok('select conductor.retry(-1)', 'QC203', 'task -1 does not exist',
   'An unknown task cannot be retried: QC203.');

@@ -31,7 +31,7 @@ select has_column('conductor', 'attempts', 'outcome', 'conductor.attempts has th
 select has_column('conductor', 'attempts', 'error', 'conductor.attempts has the column error.');
 select col_type_is('conductor', 'tasks', 'status', 'conductor.task_status', 'tasks.status is a conductor.task_status.');
 select enum_has_labels('conductor', 'task_status',
-  ARRAY['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'timed_out', 'dead'],
+  ARRAY['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'timed_out', 'expired', 'dead'],
   'The statuses are exactly the words of the contract, in lifecycle order.');
 
 -- The hot path's indexes are partial over unfinished rows.
@@ -56,7 +56,7 @@ select matches((select pg_get_expr(indpred, indrelid) from pg_index where indexr
 select index_is_unique('conductor', 'tasks', 'tasks_dedupe_key', 'tasks_dedupe_key is unique: one unfinished task per key.');
 
 -- Every public function, with its signature.
-select has_function('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval']::name[], 'conductor.enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval) exists.');
+select has_function('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval', 'interval']::name[], 'conductor.enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval) exists.');
 select has_function('conductor', 'enqueue_many', ARRAY['jsonb']::name[], 'conductor.enqueue_many(jsonb) exists.');
 select has_function('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean']::name[], 'conductor.claim(text, text[], integer, interval, text[], boolean) exists.');
 select has_function('conductor', 'heartbeat', ARRAY['text', 'bigint[]', 'interval']::name[], 'conductor.heartbeat(text, bigint[], interval) exists.');
@@ -77,7 +77,7 @@ select has_function('conductor', 'list_tasks', ARRAY['text', 'text', 'text', 'bi
 select has_function('conductor', 'now', ARRAY[]::name[], 'conductor.now() exists.');
 
 -- Security lives with the function: SECURITY DEFINER and search_path = pg_catalog, pg_temp.
-select is_definer('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval']::name[], 'conductor.enqueue is SECURITY DEFINER.');
+select is_definer('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval', 'interval']::name[], 'conductor.enqueue is SECURITY DEFINER.');
 select is_definer('conductor', 'enqueue_many', ARRAY['jsonb']::name[], 'conductor.enqueue_many is SECURITY DEFINER.');
 select is_definer('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean']::name[], 'conductor.claim is SECURITY DEFINER.');
 select is_definer('conductor', 'heartbeat', ARRAY['text', 'bigint[]', 'interval']::name[], 'conductor.heartbeat is SECURITY DEFINER.');
@@ -103,10 +103,10 @@ select is_empty($$
   'an empty path would search the caller''s pg_temp first for type names.');
 
 -- Grants: client enqueues, cancels, retries and reads; worker runs tasks; admin does all.
-select function_privs_are('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval']::name[], 'conductor_client', ARRAY['EXECUTE'], 'conductor_client may execute conductor.enqueue.');
-select function_privs_are('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.enqueue.');
-select function_privs_are('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.enqueue.');
-select ok(not has_function_privilege('public', 'conductor.enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval)', 'execute'), 'PUBLIC may not execute conductor.enqueue.');
+select function_privs_are('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval', 'interval']::name[], 'conductor_client', ARRAY['EXECUTE'], 'conductor_client may execute conductor.enqueue.');
+select function_privs_are('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval', 'interval']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.enqueue.');
+select function_privs_are('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval', 'interval']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.enqueue.');
+select ok(not has_function_privilege('public', 'conductor.enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval)', 'execute'), 'PUBLIC may not execute conductor.enqueue.');
 select function_privs_are('conductor', 'enqueue_many', ARRAY['jsonb']::name[], 'conductor_client', ARRAY['EXECUTE'], 'conductor_client may execute conductor.enqueue_many.');
 select function_privs_are('conductor', 'enqueue_many', ARRAY['jsonb']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.enqueue_many.');
 select function_privs_are('conductor', 'enqueue_many', ARRAY['jsonb']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.enqueue_many.');

@@ -4,7 +4,7 @@ select plan(15);
 \ir ../helpers.psql
 
 select throws_ok($$select * from conductor.search_tasks(status => 'nope')$$, 'QC105',
-  'unknown status ''nope'': one of queued, running, waiting, succeeded, failed, cancelled, timed_out, dead',
+  'unknown status ''nope'': one of queued, running, waiting, succeeded, failed, cancelled, timed_out, expired, dead',
   'An unknown status is QC105, naming it and the statuses.');
 select throws_ok($$select * from conductor.search_tasks(kind => '')$$, 'QC106',
   'an empty kind matches no task: give the kind to look for, or NULL', 'An empty kind is QC106.');

@@ -11,7 +11,7 @@ select 1 / ((max_attempts, queue, priority, concurrency_key, timeout, retain_suc
 -- the kind's policy is the caller's
 select 1 / (count(*) = 1)::int from conductor.kinds where kind = 'verify-kind' and owner = conductor._caller();
 select 1 / pg_catalog.has_function_privilege('conductor_worker',
-  'conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer)',
+  'conductor.configure_kind(text, integer, integer, interval, double precision, interval, text, integer, text, interval, interval, interval, integer, interval)',
   'execute')::int;
 do $$
 begin

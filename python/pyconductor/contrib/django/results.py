@@ -1,22 +1,25 @@
 """A Conductor task as the framework's ``TaskResult``.
 
-Statuses (Conductor has eight, the framework four):
+Statuses (Conductor has nine, the framework four):
 
     queued                                  -> READY     (new, due later, or waiting for a retry)
     running, waiting                        -> RUNNING   (waiting: a durable run parked on
                                                           children, an event or a timer)
     succeeded                               -> SUCCESSFUL
-    failed, dead, timed_out, cancelled      -> FAILED
+    failed, dead, timed_out, expired,
+    cancelled                               -> FAILED
 
 ``errors`` holds one :class:`TaskError` per failed attempt, oldest first:
 ``exception_class_path`` is the dotted path of the exception the task raised
 (read from the traceback the worker stored, as Python writes it), ``traceback``
 the full traceback. An attempt that failed without a traceback (its time limit
 passed) gets ``builtins.TimeoutError`` with the error text; a task that ended
-without a failed attempt of its own (cancelled, dead after its workers were
-lost three times, failed by its run's limit of four lost workers) gets one
-entry for that, ``pyconductor.errors.TaskCancelled`` or
-``builtins.Exception``, so a FAILED result always says why.
+without a failed attempt of its own (cancelled, expired before any worker
+started it, dead after its workers were lost three times, failed by its run's
+limit of four lost workers) gets one entry for that,
+``pyconductor.errors.TaskCancelled``, ``pyconductor.errors.TaskExpired`` (the
+error naming the deadline) or ``builtins.Exception``, so a FAILED result
+always says why.
 
 ``worker_ids``: the worker of every claim of the task but the ones handed back
 at a clean shutdown (``released``, which Conductor counts as nothing), so
@@ -84,7 +87,8 @@ def _errors(info: TaskInfo) -> list[Any]:
                         traceback=a.traceback or a.error or "")
               for a in info.attempts if a.outcome == "failed"]  # fmt: skip
     if not errors and info.status in statuses.RETRYABLE:
-        path = "pyconductor.errors.TaskCancelled" if info.status == "cancelled" else "builtins.Exception"
+        path = {"cancelled": "pyconductor.errors.TaskCancelled",
+                "expired": "pyconductor.errors.TaskExpired"}.get(info.status, "builtins.Exception")  # fmt: skip
         errors.append(TaskError(exception_class_path=path, traceback=info.error or info.status))
     return errors
 
