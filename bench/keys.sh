@@ -10,7 +10,9 @@
 # concurrency_limit 4: the keys and their limits are in every claim's way, while
 # 256 places are more than two claimers of 50 can hold, so limited/plain is what
 # the limits cost a drain they do not hold back (@v0.2.0 has no limit and ignores
-# it: its limited run is 64 keys of one task at a time).
+# it: its limited run is 64 keys of one task at a time). BENCH_VARIANTS=tenants
+# runs the same 64 keys with limit 10000, which never holds back: limited/tenants
+# is what the limit of 4 costs beside keys that are there anyway.
 #
 #   (c) bench/keys_claim_complete.sql      claim 1, then complete it
 #   (d) bench/keys_claim_complete_50.sql   claim 50, then complete_many the 50
@@ -20,7 +22,8 @@
 # The figure is tasks finished per second, counted in the table after each run.
 #
 # PostgreSQL's defaults (fsync and synchronous_commit on), as bench/run.sh.
-# Knobs: BENCH_PAIRS ("c d"), BENCH_DBS ("tag head"; "head" runs the head only), BENCH_TAG (@v0.2.0), BENCH_DURATION (10 s), BENCH_ROUNDS (2),
+# Knobs: BENCH_PAIRS ("c d"), BENCH_VARIANTS ("raw plain keyed limited"; the table
+# needs all four), BENCH_DBS ("tag head"; "head" runs the head only), BENCH_TAG (@v0.2.0), BENCH_DURATION (10 s), BENCH_ROUNDS (2),
 # BENCH_CLIENTS (2), BENCH_SINGLE_FILL / BENCH_BATCH_FILL (8000 / 40000 ready
 # tasks per second of a run, for (c) / (d): a drained queue aborts the run). `bash bench/keys.sh`; about 7 minutes on a 2-core machine.
 set -euo pipefail
@@ -62,6 +65,7 @@ prepare() {  # $1 database, $2 pair (c|d), $3 variant (plain|keyed|limited|raw):
   [[ $2 == c ]] && fill=$(( ${BENCH_SINGLE_FILL:-8000} * DURATION ))
   [[ $3 == keyed ]] && key="'k' || i"
   [[ $3 == limited ]] && key="'tenant-' || (i % 64)" && limit=4
+  [[ $3 == tenants ]] && key="'tenant-' || (i % 64)" && limit=10000
   psql_ -d "$(url "$1")" -c "delete from conductor.attempts" -c "delete from conductor.tasks" -c "delete from bench_raw.jobs" >/dev/null
   if [[ $3 == raw ]]; then
     psql_ -d "$(url "$1")" -c "insert into bench_raw.jobs (queue, kind, payload)
@@ -97,7 +101,7 @@ for (( round = 1; round <= ROUNDS; round++ )); do
     (( round % 2 == 0 )) && order=(head tag)
     [[ ${BENCH_DBS:-} == head ]] && order=(head)
     for db in "${order[@]}"; do
-      for variant in raw plain keyed limited; do
+      for variant in ${BENCH_VARIANTS:-raw plain keyed limited}; do
         tps=$(run "$db" "$pair" "$variant")
         printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$pair" "$db" "$variant" "$tps" >>"$results"
         printf '  round %s (%s) %-4s %-5s %8.1f tasks/s\n' "$round" "$pair" "$db" "$variant" "$tps" >&2

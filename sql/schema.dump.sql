@@ -3611,8 +3611,8 @@ ALTER FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_
 
 COMMENT ON FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick, the one every claim takes: locks up to max_tasks ready tasks due by
 claimed_at of queues and kinds (NULL: every one), none of not_queues and not_kinds, that are
-unkeyed or (keys given) of keys with no running task, one per key, FOR UPDATE SKIP LOCKED,
-and returns their ids in claim order and, of those, the ones claimed before (seen_ids).
+unkeyed or (keys given) of keys with room under their concurrency_limit (in turns across
+the keys: conductor._pick_keyed), FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones claimed before (seen_ids).
 Without keys, goes on from worker_id''s remembered position while full scans are slow
 (conductor.claim_positions) and updates it; limited (a rate limit may trim the pick):
 remembers no position. Never waits.';
