@@ -5418,7 +5418,7 @@ begin
       from (select t.root_id
               from conductor.tasks t
              cross join lateral (  -- offset 0: a probe of tasks_pkey per row, never a join over history
-               select r.id, r.kind, r.status, r.finished_at
+               select r.id, r.kind, r.status, r.finished_at, r.dedupe_until, r.dedupe_states
                  from conductor.tasks r where r.id = t.root_id offset 0) r
               left join lateral (
                select conductor._kind_retention(k.retain_succeeded, k.owner, v_set.min_retention) as retain_succeeded,
@@ -5432,6 +5432,14 @@ begin
                                 where o.root_id = t.root_id and o.parent_id is not null and o.id <> t.id
                                   and (o.finished_at is null or o.finished_at > t.finished_at
                                        or (o.finished_at = t.finished_at and o.id > t.id))
+                               offset 0)
+               -- no task of the run holds its dedupe_key for a window not yet over (issue 30)
+               and not coalesce(r.dedupe_until > v_now and pg_catalog.isfinite(r.dedupe_until)
+                                and r.status = any (r.dedupe_states), false)
+               and not exists (select from conductor.tasks o
+                                where o.root_id = t.root_id and o.parent_id is not null
+                                  and o.dedupe_until > v_now and pg_catalog.isfinite(o.dedupe_until)
+                                  and o.status = any (o.dedupe_states)
                                offset 0)
                and t.finished_at < conductor._retention_cutoff(v_now,
                      case when r.status = 'succeeded'
@@ -5520,7 +5528,8 @@ NULL retention keeps such runs forever. A kind''s retention counts as at least
 conductor.settings.min_retention (1 day) unless a member of conductor_admin wrote the kind''s
 row (conductor.kinds.owner; conductor._kind_retention): whoever calls it, no run goes
 earlier than the floor because a login that is not an admin (or v0.2.0) stored less. A run with an unfinished task is never deleted,
-however old its root. Events emitted longer ago than settings.retain_events (30 days) go
+however old its root, nor one with a task holding its dedupe_key for a dedupe_window not yet
+over (dedupe_until after now: the key''s arbiter until then). Events emitted longer ago than settings.retain_events (30 days) go
 unless a task waits for them (as prune). Oldest runs first; call it again until every
 count is 0. Reads finished tasks through the index tasks_finished up to the newest
 cutoff only. Locks the rows it deletes, skipping rows others hold (a run with such a row
@@ -7833,7 +7842,10 @@ begin
 
   -- The batch: old finished tasks whose whole run may go: no task of the run
   -- (its root, id = root_id, or a non-root, tasks_run) is unfinished, too
-  -- recent, or kept for its status (a failed child keeps its succeeded root).
+  -- recent, kept for its status (a failed child keeps its succeeded root), or
+  -- holding its dedupe_key for a period not yet over (issue 30: a window's
+  -- finished holder is the key's arbiter until dedupe_until; 'infinity', no
+  -- window, holds until pruned).
   select pg_catalog.array_agg(v.id) into v_ids
     from (select t.id
             from conductor.tasks t
@@ -7841,10 +7853,14 @@ begin
              and t.status = any (v_status)
              and not exists (select from conductor.tasks r
                               where r.id = t.root_id
-                                and not (r.status = any (v_status) and r.finished_at < v_cutoff))
+                                and not (r.status = any (v_status) and r.finished_at < v_cutoff
+                                         and not coalesce(r.dedupe_until > v_now and pg_catalog.isfinite(r.dedupe_until)
+                                                          and r.status = any (r.dedupe_states), false)))
              and not exists (select from conductor.tasks c
                               where c.root_id = t.root_id and c.parent_id is not null
-                                and not (c.status = any (v_status) and c.finished_at < v_cutoff))
+                                and not (c.status = any (v_status) and c.finished_at < v_cutoff
+                                         and not coalesce(c.dedupe_until > v_now and pg_catalog.isfinite(c.dedupe_until)
+                                                          and c.status = any (c.dedupe_states), false)))
            order by t.finished_at
            limit prune.batch
              for update of t skip locked) v;
@@ -7870,7 +7886,8 @@ older_than, oldest first, with their attempts, steps and schedule fires, and at 
 events emitted before that time that no task waits for; returns how many tasks and events
 went. Succeeded and cancelled tasks go; failed, dead, timed_out and expired ones only with
 include_failed. Runs go whole: a task whose run (root_id) has a task that may not go
-(unfinished, too recent, or failed without include_failed) stays, root and children alike.
+(unfinished, too recent, failed without include_failed, or holding its dedupe_key for a
+dedupe_window not yet over: dedupe_until after now) stays, root and children alike.
 A pruned event no longer counts for a task that waits for its name later (it waits for the
 next emit); its earlier waiters keep its payload in their checkpoints.
 Call it again until it returns less than batch; each call is one short

@@ -167,7 +167,10 @@ begin
 
   -- The batch: old finished tasks whose whole run may go: no task of the run
   -- (its root, id = root_id, or a non-root, tasks_run) is unfinished, too
-  -- recent, or kept for its status (a failed child keeps its succeeded root).
+  -- recent, kept for its status (a failed child keeps its succeeded root), or
+  -- holding its dedupe_key for a period not yet over (issue 30: a window's
+  -- finished holder is the key's arbiter until dedupe_until; 'infinity', no
+  -- window, holds until pruned).
   select pg_catalog.array_agg(v.id) into v_ids
     from (select t.id
             from conductor.tasks t
@@ -175,10 +178,14 @@ begin
              and t.status = any (v_status)
              and not exists (select from conductor.tasks r
                               where r.id = t.root_id
-                                and not (r.status = any (v_status) and r.finished_at < v_cutoff))
+                                and not (r.status = any (v_status) and r.finished_at < v_cutoff
+                                         and not coalesce(r.dedupe_until > v_now and pg_catalog.isfinite(r.dedupe_until)
+                                                          and r.status = any (r.dedupe_states), false)))
              and not exists (select from conductor.tasks c
                               where c.root_id = t.root_id and c.parent_id is not null
-                                and not (c.status = any (v_status) and c.finished_at < v_cutoff))
+                                and not (c.status = any (v_status) and c.finished_at < v_cutoff
+                                         and not coalesce(c.dedupe_until > v_now and pg_catalog.isfinite(c.dedupe_until)
+                                                          and c.status = any (c.dedupe_states), false)))
            order by t.finished_at
            limit prune.batch
              for update of t skip locked) v;
@@ -198,7 +205,8 @@ older_than, oldest first, with their attempts, steps and schedule fires, and at 
 events emitted before that time that no task waits for; returns how many tasks and events
 went. Succeeded and cancelled tasks go; failed, dead, timed_out and expired ones only with
 include_failed. Runs go whole: a task whose run (root_id) has a task that may not go
-(unfinished, too recent, or failed without include_failed) stays, root and children alike.
+(unfinished, too recent, failed without include_failed, or holding its dedupe_key for a
+dedupe_window not yet over: dedupe_until after now) stays, root and children alike.
 A pruned event no longer counts for a task that waits for its name later (it waits for the
 next emit); its earlier waiters keep its payload in their checkpoints.
 Call it again until it returns less than batch; each call is one short

@@ -173,7 +173,7 @@ begin
       from (select t.root_id
               from conductor.tasks t
              cross join lateral (  -- offset 0: a probe of tasks_pkey per row, never a join over history
-               select r.id, r.kind, r.status, r.finished_at
+               select r.id, r.kind, r.status, r.finished_at, r.dedupe_until, r.dedupe_states
                  from conductor.tasks r where r.id = t.root_id offset 0) r
               left join lateral (
                select conductor._kind_retention(k.retain_succeeded, k.owner, v_set.min_retention) as retain_succeeded,
@@ -187,6 +187,14 @@ begin
                                 where o.root_id = t.root_id and o.parent_id is not null and o.id <> t.id
                                   and (o.finished_at is null or o.finished_at > t.finished_at
                                        or (o.finished_at = t.finished_at and o.id > t.id))
+                               offset 0)
+               -- no task of the run holds its dedupe_key for a window not yet over (issue 30)
+               and not coalesce(r.dedupe_until > v_now and pg_catalog.isfinite(r.dedupe_until)
+                                and r.status = any (r.dedupe_states), false)
+               and not exists (select from conductor.tasks o
+                                where o.root_id = t.root_id and o.parent_id is not null
+                                  and o.dedupe_until > v_now and pg_catalog.isfinite(o.dedupe_until)
+                                  and o.status = any (o.dedupe_states)
                                offset 0)
                and t.finished_at < conductor._retention_cutoff(v_now,
                      case when r.status = 'succeeded'
@@ -269,7 +277,8 @@ NULL retention keeps such runs forever. A kind's retention counts as at least
 conductor.settings.min_retention (1 day) unless a member of conductor_admin wrote the kind's
 row (conductor.kinds.owner; conductor._kind_retention): whoever calls it, no run goes
 earlier than the floor because a login that is not an admin (or v0.2.0) stored less. A run with an unfinished task is never deleted,
-however old its root. Events emitted longer ago than settings.retain_events (30 days) go
+however old its root, nor one with a task holding its dedupe_key for a dedupe_window not yet
+over (dedupe_until after now: the key's arbiter until then). Events emitted longer ago than settings.retain_events (30 days) go
 unless a task waits for them (as prune). Oldest runs first; call it again until every
 count is 0. Reads finished tasks through the index tasks_finished up to the newest
 cutoff only. Locks the rows it deletes, skipping rows others hold (a run with such a row
