@@ -480,7 +480,7 @@ declare
   v_spec conductor._task_spec := row(
     case when _check_control_target.scope = 'kind' then _check_control_target.name else 'k' end, '{}',
     case when _check_control_target.scope = 'queue' then _check_control_target.name else 'default' end,
-    null, null, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec, 2147483647);
 begin
   if v_problem in ('kind', 'queue') then
@@ -554,7 +554,7 @@ begin
     v_ord := v_ord + 1;
     continue when v_queue is null;  -- the list's own rule (conductor._check_scope) says NULL
     v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null,
-                  null, null)::conductor._task_spec;
+                  null, null, null, null)::conductor._task_spec;
     if conductor._spec_problem(v_spec, 2147483647) = 'queue' then
       perform conductor._raise_spec_problem('queue', v_spec, pg_catalog.format('queue #%s of the list', v_ord));
     end if;
@@ -4793,7 +4793,8 @@ begin
                 or pg_catalog.left(s.traceparent, 2) = 'ff'
                 or pg_catalog.substr(s.traceparent, 4, 32) = '00000000000000000000000000000000'
                 or pg_catalog.substr(s.traceparent, 37, 16) = '0000000000000000' then 'traceparent'
-           -- the dedupe options: all NULL (s.dedupe is null) costs one test
+           when s.expires_in <= interval '0' or s.expires_in > interval '30 days' then 'expires_in'
+           -- the dedupe options, last (a NULL s.dedupe ends the rules here): all NULL costs one test
            when s.dedupe is null then null
            when s.dedupe_key is null then 'dedupe_options'
            when not (s.dedupe).dedupe_window between interval '1 second' and interval '366 days'
@@ -4807,7 +4808,6 @@ begin
            when (s.dedupe).debounce is null and (s.dedupe).debounce_max is not null
                 or (s.dedupe).debounce > (s.dedupe).debounce_max
                 or (s.dedupe).debounce is not null and (s.dedupe).on_duplicate <> 'replace' then 'debounce_conflict'
-           when s.expires_in <= interval '0' or s.expires_in > interval '30 days' then 'expires_in'
          end;
 end
 $_$;
