@@ -904,6 +904,7 @@ create or replace function conductor._claim_rooms(queues text[], out capped text
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
   set enable_seqscan = off
+  set enable_bitmapscan = off
   set jit = off
 as $$
 begin
