@@ -1462,6 +1462,7 @@ CREATE FUNCTION conductor._claim_rooms(queues text[], OUT capped text[], OUT roo
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
     SET enable_seqscan TO 'off'
+    SET enable_bitmapscan TO 'off'
     SET jit TO 'off'
     AS $$
 begin

@@ -1,6 +1,5 @@
 -- A cap and a rate limit on one queue: the cap trims first, so a task the cap leaves out
--- draws no token. A claim a cap applies to refuses REPEATABLE READ (QC106): its count of
--- running tasks must see the claims committed before it.
+-- draws no token.
 begin;
 select plan(4);
 \ir ../helpers.psql
