@@ -63,6 +63,7 @@ drop function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer
                                 interval, double precision, interval, interval, text, integer, interval, text[], text,
                                 interval, interval, interval);
 drop function conductor._enqueue_held(conductor._task_spec, bigint, bigint, timestamptz);
+drop function conductor._dedupe_problem(conductor._dedupe_spec, text);
 
 -- v0.1.0's _raise_spec_problem(code, ord, spec) took a batch position; the
 -- messages now take a detail, so schedules and configure_kind can say where.
