@@ -1396,30 +1396,33 @@ begin
   -- (a missing row is a full bucket: reap() forgets full ones), else locked as it
   -- stands (ON CONFLICT DO UPDATE locks and returns the newest version, at READ
   -- COMMITTED after waiting for its holder's commit); the limit's rate read
-  -- without a lock
-  with want as (
-    select distinct r.scope, r.name, t.rate_key as key, r.burst
-      from conductor.tasks t
-      join conductor.rate_limits r
-        on r.per_key and ((r.scope = 'queue' and r.name = t.queue) or (r.scope = 'kind' and r.name = t.kind))
-     where t.id = any (_claim_tokens.task_ids) and t.rate_key is not null
-  ), locked as (
-    insert into conductor.rate_key_buckets as b (scope, name, key, tokens, refilled_at)
-    select w.scope, w.name, w.key, w.burst, _claim_tokens.claimed_at
-      from want w
-     order by w.scope, w.name, w.key
-    on conflict on constraint rate_key_buckets_pkey do update set tokens = b.tokens
-    returning b.scope, b.name, b.key, b.tokens, b.refilled_at
-  )
-  select pg_catalog.array_agg(l.scope || pg_catalog.chr(31) || l.name || pg_catalog.chr(31) || l.key
-                              order by l.scope, l.name, l.key),
-         pg_catalog.array_agg(pg_catalog.floor(conductor._tokens(r.per_second, r.burst, l.tokens, l.refilled_at,
-                                                                 _claim_tokens.claimed_at) + 1e-9)::integer
-                              order by l.scope, l.name, l.key),
-         pg_catalog.array_agg(0 order by l.scope, l.name, l.key)
-    into v_keys, v_key_left, v_key_used
-    from locked l
-    join conductor.rate_limits r on r.scope = l.scope and r.name = l.name;
+  -- without a lock. Only when a per-key limit exists: a claim under one-bucket limits
+  -- alone plans no insert.
+  if exists (select from conductor.rate_limits r where r.per_key) then
+    with want as (
+      select distinct r.scope, r.name, t.rate_key as key, r.burst
+        from conductor.tasks t
+        join conductor.rate_limits r
+          on r.per_key and ((r.scope = 'queue' and r.name = t.queue) or (r.scope = 'kind' and r.name = t.kind))
+       where t.id = any (_claim_tokens.task_ids) and t.rate_key is not null
+    ), locked as (
+      insert into conductor.rate_key_buckets as b (scope, name, key, tokens, refilled_at)
+      select w.scope, w.name, w.key, w.burst, _claim_tokens.claimed_at
+        from want w
+       order by w.scope, w.name, w.key
+      on conflict on constraint rate_key_buckets_pkey do update set tokens = b.tokens
+      returning b.scope, b.name, b.key, b.tokens, b.refilled_at
+    )
+    select pg_catalog.array_agg(l.scope || pg_catalog.chr(31) || l.name || pg_catalog.chr(31) || l.key
+                                order by l.scope, l.name, l.key),
+           pg_catalog.array_agg(pg_catalog.floor(conductor._tokens(r.per_second, r.burst, l.tokens, l.refilled_at,
+                                                                   _claim_tokens.claimed_at) + 1e-9)::integer
+                                order by l.scope, l.name, l.key),
+           pg_catalog.array_agg(0 order by l.scope, l.name, l.key)
+      into v_keys, v_key_left, v_key_used
+      from locked l
+      join conductor.rate_limits r on r.scope = l.scope and r.name = l.name;
+  end if;
 
   if v_buckets is null and v_keys is null then
     return _claim_tokens.task_ids;  -- a bucket of other queues and kinds only
