@@ -1156,8 +1156,9 @@ begin
   -- when the buckets of one scope only apply (of queues, or of kinds) and every
   -- queue or kind named has one, no more can start than their tokens together:
   -- the pick need not lock more tasks than that. (With both, a task picked may
-  -- lose to the other scope's bucket, so a smaller pick could start fewer.)
-  if limited then
+  -- lose to the other scope's bucket, so a smaller pick could start fewer; so may a
+  -- task trimmed by its key's bucket under a per-key limit.)
+  if limited and not v_key_limited then
     if v_queue_limited and not v_kind_limited then
       cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
                           then pg_catalog.sum(pg_catalog.floor(
@@ -1189,7 +1190,7 @@ conductor.rate_limits holds a row: run_queues (queues given) or not_queues (queu
 leave out the paused queues and those whose rate limit bucket holds no whole token at
 claimed_at; run_kinds or not_kinds the kinds without one; limited says whether a bucket
 may apply to the tasks picked (then conductor._claim_tokens trims them); cap, when only
-queue buckets or only kind buckets apply and every queue or kind named has one, the whole
+queue buckets or only kind buckets apply (and no per-key limit) and every queue or kind named has one, the whole
 tokens they hold together (the most that can start); not_rate, the per-key buckets
 (conductor.rate_key_buckets of a per_key limit) holding no whole token at claimed_at, as
 scope || chr(31) || name || chr(31) || key (NULL: none), whose tasks the pick passes over
