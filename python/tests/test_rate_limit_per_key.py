@@ -43,8 +43,8 @@ def starts_of(conn: Conn, key: str) -> list[float]:
 def test_two_keys_each_at_their_own_rate_across_three_workers(db_dsn: str, db_conn: Conn, tmp_path: Path) -> None:
     out = rate_limit_cli(db_dsn, "--queue", "fleet", str(RATE), "--burst", str(BURST), "--per-key")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "queue fleet: at most 2 task starts per second per rate_key across the fleet, " \
-                                 "bursts of up to 2"  # fmt: skip
+    said = "queue fleet: at most 2 task starts per second per rate_key across the fleet, bursts of up to 2"
+    assert out.stdout.strip() == said
     assert db_conn.execute("select per_key from conductor.rate_limits where name = 'fleet'").fetchone() == (True,)
     with spawner(db_dsn, tmp_path, "apps.fleet_v1:app", "--queues", "fleet", "--poll", "5",
                  "--concurrency", "4") as spawn:  # fmt: skip
@@ -53,8 +53,10 @@ def test_two_keys_each_at_their_own_rate_across_three_workers(db_dsn: str, db_co
                    timeout=30, message=lambda: "\n".join(w.output() for w in workers))  # fmt: skip
         with Conductor(db_dsn) as app:
             # the big customer's backlog first, at the head of the queue; the small one's behind it
-            app.enqueue_many([{"kind": "fleet.a", "queue": "fleet", "rate_key": "big"} for _ in range(BIG)]
-                             + [{"kind": "fleet.a", "queue": "fleet", "rate_key": "small"} for _ in range(SMALL)])
+            app.enqueue_many(
+                [{"kind": "fleet.a", "queue": "fleet", "rate_key": "big"} for _ in range(BIG)]
+                + [{"kind": "fleet.a", "queue": "fleet", "rate_key": "small"} for _ in range(SMALL)]
+            )
         wait_until(lambda: db_conn.execute(
             "select count(*) from conductor.tasks where queue = 'fleet' and status = 'succeeded'").fetchone()[0]
             == BIG + SMALL, timeout=40, message=lambda: "\n".join(w.output() for w in workers))  # fmt: skip
