@@ -43,7 +43,7 @@ _DEDUPE_INTERVALS = frozenset({"dedupe_window", "debounce", "debounce_max"})
 # Keys of one task spec, as conductor.enqueue_many reads them.
 # rate_key (issue 30, docs/flow-control.md): a task's key for per-key rate limits, never a kind's.
 SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS, "traceparent", *DEDUPE_OPTIONS,
-             "rate_key")
+             "rate_key")  # fmt: skip
 
 
 def _parse_ts(value: Any) -> datetime | None:
