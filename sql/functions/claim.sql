@@ -25,7 +25,7 @@
 --                                           capped queues out (below)
 --   conductor._claim_rooms(queues)          the room each capped queue has
 --   conductor._claim_tokens(...)            the rate limits applied to the pick
---   conductor._pick_rated(...)              the pick when per-key buckets are dry
+--   conductor._pick_rated(...)              the pick under per-key rate limits
 --   conductor._claim_epoch(), _lease(...)   the fencing guard; the lease, the attempt
 --                                           rows and the answer
 --   conductor._concurrency_slot(key)        the slot row a concurrency key locks
@@ -98,10 +98,13 @@
 -- true), a bucket per value of tasks.rate_key in conductor.rate_key_buckets).
 -- A per-key limit is a row of conductor.rate_limits, so the one controls
 -- statement finds it as it finds any limit, and the common path (no limit at
--- all) is unchanged. conductor._claim_controls lists the keys whose bucket holds
--- no whole token now (not_rate, read without locks); when there is one, the
--- pick is conductor._pick_rated, which passes over those keys' tasks (the tasks
--- of a dry key do not stand in the way of other keys' at the head of the queue).
+-- all) is unchanged. When one applies to the claim's scope,
+-- conductor._claim_controls reads the keys' buckets and their whole tokens
+-- (without locks) and the pick is conductor._pick_rated: it passes over the
+-- tasks of the keys whose bucket holds no whole token (a filter), and takes of
+-- each other key no more tasks than its tokens, so neither a dry key's backlog
+-- nor a key's tasks beyond its tokens stand in the way of other keys' tasks at
+-- the head of the queue.
 -- After the pick, conductor._claim_tokens locks, after the queue and kind
 -- buckets, the buckets of the picked tasks' keys in (scope, name, key) order
 -- (INSERT ... ON CONFLICT DO UPDATE: a missing bucket is made full, an existing
@@ -110,9 +113,9 @@
 -- starts of every worker together never exceed a key's tokens. reap() forgets
 -- the buckets that are full again (conductor._forget_rate_keys), so idle keys
 -- leave no rows. A task without a rate_key draws from no key's bucket. With
--- concurrency keys in the same claim (the keyed pick), a dry key's tasks are
--- trimmed after the pick instead of passed over: they may take places of the
--- pick, and the claim start fewer.
+-- concurrency keys in the same claim (the keyed pick), a key's tasks beyond its
+-- tokens are trimmed after the pick instead of passed over: they may take places
+-- of the pick, and the claim start fewer.
 --
 -- Queue caps (conductor.queue_limits, set_queue_limit in functions/controls:
 -- at most max_running tasks of a queue running at once across the fleet).
@@ -984,18 +987,29 @@ unkeyed task's turn the first; then run_at, id) and, of those, the ones claimed 
 
 revoke execute on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) from public;
 
--- The pick when per-key rate limits have dry keys (see the map): _pick_queues'
--- full scan (stage 3: a rate-limited claim remembers no position) of unkeyed
--- tasks, passing over a task whose (queue, rate_key) or (kind, rate_key) is in
--- not_rate, so that a dry key's tasks at the head of the queue do not take the
--- pick's places. A function of its own: the other picks, which every claim
--- without a dry key takes, stay as they were. Planned per call, as _pick_queues.
+-- The pick under per-key rate limits (see the map): up to max_tasks ready unkeyed
+-- tasks of the scope in claim order, taking of each key no more tasks than its
+-- bucket's whole tokens now (rate_left; a key without a bucket row, its limit's
+-- burst), so that a key's tasks beyond its tokens do not take the places of
+-- other keys' tasks behind them. The tasks of dry keys (not_rate) are passed
+-- over by the statement itself (a filter, never read one by one); the others
+-- are read in claim order without locks, at most 4 * max_tasks + 100 of them,
+-- and only the chosen ones are then locked (FOR UPDATE SKIP LOCKED: one a
+-- concurrent claim holds, or that stopped being ready, is left out, and the
+-- claim takes fewer), as _pick_keyed does. Read without locks, the tokens may be
+-- gone by the time _claim_tokens locks the buckets: it trims what they no longer
+-- cover. A function of its own: the other picks, which every claim without a
+-- per-key limit takes, are as they were. Planned per call, as _pick_queues.
 create or replace function conductor._pick_rated(
   queues       text[],
   kinds        text[],
   not_queues   text[],
   not_kinds    text[],
   not_rate     text[],
+  rate_buckets text[],
+  rate_left    integer[],
+  rate_limits  text[],
+  rate_bursts  integer[],
   max_tasks    integer,
   claimed_at   timestamptz,
   out ids      bigint[],
@@ -1005,36 +1019,100 @@ create or replace function conductor._pick_rated(
   set plan_cache_mode = force_custom_plan
   set jit = off
 as $$
+declare
+  v_us text := pg_catalog.chr(31);
+  v_task record;
+  v_chosen bigint[];
+  v_keys text[];      -- the buckets this pick drew from ...
+  v_left integer[];   -- ... and what each has left
+  v_q text;
+  v_k text;
+  v_iq integer;
+  v_ik integer;
+  v_lq integer;
+  v_lk integer;
+  v_n integer := 0;
 begin
-  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.id) filter (where p.started_at is not null)
+  for v_task in
+    select t.id, t.queue, t.kind, t.rate_key, t.started_at from conductor.tasks t
+     where t.status = 'queued' and t.run_at <= _pick_rated.claimed_at
+       and (t.expires_at is null or t.expires_at > _pick_rated.claimed_at)
+       and (_pick_rated.queues is null or t.queue = any (_pick_rated.queues))
+       and (_pick_rated.kinds is null or t.kind = any (_pick_rated.kinds))
+       and (_pick_rated.not_queues is null or t.queue <> all (_pick_rated.not_queues))
+       and (_pick_rated.not_kinds is null or t.kind <> all (_pick_rated.not_kinds))
+       and t.concurrency_key is null
+       and (t.rate_key is null or _pick_rated.not_rate is null
+            or ('queue' || v_us || t.queue || v_us || t.rate_key <> all (_pick_rated.not_rate)
+                and 'kind' || v_us || t.kind || v_us || t.rate_key <> all (_pick_rated.not_rate)))
+     order by t.priority desc, t.run_at, t.id
+     limit 4 * _pick_rated.max_tasks + 100
+  loop
+    v_iq := null;
+    v_ik := null;
+    if v_task.rate_key is not null then
+      -- the task's buckets: its queue's key and its kind's key, where a per-key limit is
+      v_lq := pg_catalog.array_position(_pick_rated.rate_limits, 'queue' || v_us || v_task.queue);
+      v_lk := pg_catalog.array_position(_pick_rated.rate_limits, 'kind' || v_us || v_task.kind);
+      if v_lq is not null then
+        v_q := 'queue' || v_us || v_task.queue || v_us || v_task.rate_key;
+        v_iq := pg_catalog.array_position(v_keys, v_q);
+        if v_iq is null then
+          v_keys := v_keys || v_q;
+          v_left := v_left || coalesce(_pick_rated.rate_left[pg_catalog.array_position(_pick_rated.rate_buckets, v_q)],
+                                       _pick_rated.rate_bursts[v_lq]);
+          v_iq := pg_catalog.cardinality(v_keys);
+        end if;
+      end if;
+      if v_lk is not null then
+        v_k := 'kind' || v_us || v_task.kind || v_us || v_task.rate_key;
+        v_ik := pg_catalog.array_position(v_keys, v_k);
+        if v_ik is null then
+          v_keys := v_keys || v_k;
+          v_left := v_left || coalesce(_pick_rated.rate_left[pg_catalog.array_position(_pick_rated.rate_buckets, v_k)],
+                                       _pick_rated.rate_bursts[v_lk]);
+          v_ik := pg_catalog.cardinality(v_keys);
+        end if;
+      end if;
+      continue when (v_iq is not null and v_left[v_iq] < 1) or (v_ik is not null and v_left[v_ik] < 1);
+      if v_iq is not null then
+        v_left[v_iq] := v_left[v_iq] - 1;
+      end if;
+      if v_ik is not null then
+        v_left[v_ik] := v_left[v_ik] - 1;
+      end if;
+    end if;
+    v_chosen := v_chosen || v_task.id;
+    v_n := v_n + 1;
+    exit when v_n >= _pick_rated.max_tasks;
+  end loop;
+  if v_chosen is null then
+    return;
+  end if;
+  -- only the chosen rows are locked, and only while still ready
+  select pg_catalog.array_agg(l.id order by l.n), pg_catalog.array_agg(l.id order by l.n) filter (where l.started_at is not null)
     into _pick_rated.ids, _pick_rated.seen_ids
-    from (select t.id, t.started_at from conductor.tasks t
+    from (select t.id, t.started_at, u.n
+            from conductor.tasks t
+            join pg_catalog.unnest(v_chosen) with ordinality u(id, n) on u.id = t.id
            where t.status = 'queued' and t.run_at <= _pick_rated.claimed_at
              and (t.expires_at is null or t.expires_at > _pick_rated.claimed_at)
-             and (_pick_rated.queues is null or t.queue = any (_pick_rated.queues))
-             and (_pick_rated.kinds is null or t.kind = any (_pick_rated.kinds))
-             and (_pick_rated.not_queues is null or t.queue <> all (_pick_rated.not_queues))
-             and (_pick_rated.not_kinds is null or t.kind <> all (_pick_rated.not_kinds))
-             and t.concurrency_key is null
-             and (t.rate_key is null
-                  or ('queue' || pg_catalog.chr(31) || t.queue || pg_catalog.chr(31) || t.rate_key
-                        <> all (_pick_rated.not_rate)
-                      and 'kind' || pg_catalog.chr(31) || t.kind || pg_catalog.chr(31) || t.rate_key
-                        <> all (_pick_rated.not_rate)))
-           order by t.priority desc, t.run_at, t.id
-           limit _pick_rated.max_tasks
-             for update skip locked) p;
+             for update of t skip locked) l;
 end
 $$;
 
-comment on function conductor._pick_rated(text[], text[], text[], text[], text[], integer, timestamptz) is
-$$claim's pick when a per-key rate limit has dry keys: as conductor._pick_queues from the
-head (unkeyed tasks of queues and kinds, NULL: every one, none of not_queues and
-not_kinds, due by claimed_at, FOR UPDATE SKIP LOCKED, in claim order), passing over the
-tasks whose 'queue' chr(31) queue chr(31) rate_key or 'kind' chr(31) kind chr(31) rate_key
-is in not_rate (conductor._claim_controls). Planned per call.$$;
+comment on function conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz) is
+$$claim's pick under per-key rate limits: up to max_tasks ready unkeyed tasks of queues and
+kinds (NULL: every one), none of not_queues and not_kinds, due by claimed_at, in claim
+order, passing over the tasks whose 'queue' chr(31) queue chr(31) rate_key or 'kind'
+chr(31) kind chr(31) rate_key is in not_rate, and taking of each key's bucket no more tasks
+than its whole tokens (rate_left of rate_buckets; a key without a bucket, the burst in
+rate_bursts of its limit in rate_limits): conductor._claim_controls's answer. Reads at most
+4 * max_tasks + 100 candidates without locks, then locks the chosen FOR UPDATE SKIP LOCKED
+(re-checked ready). Returns their ids in claim order and, of those, the ones claimed before
+(seen_ids). Planned per call.$$;
 
-revoke execute on function conductor._pick_rated(text[], text[], text[], text[], text[], integer, timestamptz) from public;
+revoke execute on function conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz) from public;
 
 -- The one rule of a token bucket (conductor.rate_limits): the tokens it holds at
 -- time at, refilled continuously at per_second from refilled_at, at most
@@ -1082,7 +1160,11 @@ create or replace function conductor._claim_controls(
   out not_kinds  text[],
   out limited    boolean,
   out cap        integer,
-  out not_rate   text[])
+  out not_rate   text[],
+  out rate_buckets text[],
+  out rate_left  integer[],
+  out rate_limits text[],
+  out rate_bursts integer[])
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_custom_plan
@@ -1140,14 +1222,20 @@ begin
                                     else (run_kinds is null or r.name = any (run_kinds))
                                          and (not_kinds is null or r.name <> all (not_kinds)) end);
   if v_key_limited then
-    not_rate := array(select b.scope || pg_catalog.chr(31) || b.name || pg_catalog.chr(31) || b.key
-                        from conductor.rate_key_buckets b
-                        join conductor.rate_limits r on r.scope = b.scope and r.name = b.name and r.per_key
-                       where conductor._tokens(r.per_second, r.burst, b.tokens, b.refilled_at,
-                                               _claim_controls.claimed_at) + 1e-9 < 1);
-    if pg_catalog.cardinality(not_rate) = 0 then
-      not_rate := null;
-    end if;
+    -- the per-key limits ('scope' chr(31) 'name') and their bursts (a key without a
+    -- bucket row has a full one), and the keys' buckets with their whole tokens now
+    select pg_catalog.array_agg(r.scope || pg_catalog.chr(31) || r.name),
+           pg_catalog.array_agg(pg_catalog.floor(r.burst + 1e-9)::integer)
+      into rate_limits, rate_bursts
+      from conductor.rate_limits r where r.per_key;
+    select pg_catalog.array_agg(x.bucket), pg_catalog.array_agg(x.left_),
+           pg_catalog.array_agg(x.bucket) filter (where x.left_ < 1)
+      into rate_buckets, rate_left, not_rate
+      from (select b.scope || pg_catalog.chr(31) || b.name || pg_catalog.chr(31) || b.key as bucket,
+                   pg_catalog.floor(conductor._tokens(r.per_second, r.burst, b.tokens, b.refilled_at,
+                                                      _claim_controls.claimed_at) + 1e-9)::integer as left_
+              from conductor.rate_key_buckets b
+              join conductor.rate_limits r on r.scope = b.scope and r.name = b.name and r.per_key) x;
   end if;
   limited := v_queue_limited or v_kind_limited or v_key_limited;
   -- when the buckets of one scope only apply (of queues, or of kinds) and every
@@ -1182,11 +1270,12 @@ leave out the paused queues and those whose rate limit bucket holds no whole tok
 claimed_at; run_kinds or not_kinds the kinds without one; limited says whether a bucket
 may apply to the tasks picked (then conductor._claim_tokens trims them); cap, when only
 queue buckets or only kind buckets apply (and no per-key limit) and every queue or kind named has one, the whole
-tokens they hold together (the most that can start); not_rate, the per-key buckets
-(conductor.rate_key_buckets of a per_key limit) holding no whole token at claimed_at, as
-scope || chr(31) || name || chr(31) || key (NULL: none), whose tasks the pick passes over
-(conductor._pick_rated). Per-key limits make limited true when one is of a queue or kind
-in scope. Reads without locks. run_queues or run_kinds empty: nothing to claim.$$;
+tokens they hold together (the most that can start). When a per-key limit is of a queue
+or kind in scope (then limited is true): rate_limits and rate_bursts, every per-key limit
+(scope || chr(31) || name) and its whole burst; rate_buckets and rate_left, the keys'
+buckets (conductor.rate_key_buckets, scope || chr(31) || name || chr(31) || key) and their
+whole tokens at claimed_at; not_rate, those of them holding none (NULL: none): what
+conductor._pick_rated picks by. Reads without locks. run_queues or run_kinds empty: nothing to claim.$$;
 
 revoke execute on function conductor._claim_controls(text[], text[], timestamptz) from public;
 
@@ -1629,7 +1718,13 @@ declare
   v_not_queues text[];
   v_not_kinds text[];
   v_limited boolean := false;
-  v_not_rate text[];  -- dry per-key buckets, whose tasks the pick passes over (see the map)
+  -- under per-key limits, what _claim_controls said of them (see the map): dry keys, the
+  -- keys' buckets and their whole tokens, the limits and their bursts; NULL without one
+  v_not_rate text[];
+  v_rate_buckets text[];
+  v_rate_left integer[];
+  v_rate_limits text[];
+  v_rate_bursts integer[];
   v_capped boolean;  -- a queue cap exists; then, one may apply to the pick
   v_caps record;     -- conductor._claim_cap_scope's answer
   v_cap integer;
@@ -1674,8 +1769,10 @@ begin
          exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
     into v_controlled, v_capped, v_followed;
   if v_controlled then
-    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap, c.not_rate
-      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap, v_not_rate
+    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap,
+           c.not_rate, c.rate_buckets, c.rate_left, c.rate_limits, c.rate_bursts
+      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap,
+           v_not_rate, v_rate_buckets, v_rate_left, v_rate_limits, v_rate_bursts
       from conductor._claim_controls(claim.queues, claim.kinds, v_now) c;
     if pg_catalog.cardinality(v_queues) = 0 or pg_catalog.cardinality(v_kinds) = 0 then
       return;
@@ -1709,12 +1806,13 @@ begin
 
   -- a call, not a select from it: a PL/pgSQL simple expression, which runs without a
   -- statement's executor (the layer _pick adds cost nothing measurable this way)
-  if v_not_rate is null or v_keys is not null then
+  if v_rate_limits is null or v_keys is not null then
     v_picked := conductor._pick(claim.worker_id, v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now,
                                 v_limited or v_capped);
   else
-    -- a per-key limit has dry keys: a pick that passes over their tasks (see the map)
-    v_picked := conductor._pick_rated(v_queues, v_kinds, v_not_queues, v_not_kinds, v_not_rate, v_max, v_now);
+    -- a per-key limit applies: a pick that takes no more of a key than its tokens (see the map)
+    v_picked := conductor._pick_rated(v_queues, v_kinds, v_not_queues, v_not_kinds, v_not_rate, v_rate_buckets,
+                                      v_rate_left, v_rate_limits, v_rate_bursts, v_max, v_now);
   end if;
   v_ids := v_picked.ids;
   v_seen := v_picked.seen_ids;
