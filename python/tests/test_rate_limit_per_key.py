@@ -82,3 +82,29 @@ def test_two_keys_each_at_their_own_rate_across_three_workers(db_dsn: str, db_co
     out = rate_limit_cli(db_dsn, "--queue", "fleet", "off")
     assert out.returncode == 0 and out.stdout.strip() == "queue fleet: no rate limit"
     assert db_conn.execute("select count(*) from conductor.rate_key_buckets").fetchone() == (0,)
+
+
+def test_rate_key_from_the_sync_and_async_clients(db_dsn: str, db_conn: Conn) -> None:
+    import asyncio
+
+    from pyconductor import InvalidArgument
+    from pyconductor.aio import AsyncConductor
+
+    with Conductor(db_dsn) as app:
+        one = app.enqueue("k", {}, rate_key="acme")
+        many = app.enqueue_many([{"kind": "k", "rate_key": "bolt"}, ("k", {})])
+        try:
+            app.enqueue("k", {}, rate_key="")
+        except InvalidArgument as exc:
+            assert "invalid rate_key ''" in str(exc)
+        else:
+            raise AssertionError("an empty rate_key should be refused")
+
+    async def main() -> list[int]:
+        async with AsyncConductor(db_dsn) as aapp:
+            return [await aapp.enqueue("k", {}, rate_key="cargo"),
+                    *await aapp.enqueue_many([{"kind": "k", "rate_key": "dune"}])]  # fmt: skip
+
+    ids = [one, *many, *asyncio.run(main())]
+    keys = db_conn.execute("select rate_key from conductor.tasks where id = any(%s) order by id", (ids,)).fetchall()
+    assert [k for (k,) in keys] == ["acme", "bolt", None, "cargo", "dune"]
