@@ -108,3 +108,35 @@ def test_rate_key_from_the_sync_and_async_clients(db_dsn: str, db_conn: Conn) ->
     ids = [one, *many, *asyncio.run(main())]
     keys = db_conn.execute("select rate_key from conductor.tasks where id = any(%s) order by id", (ids,)).fetchall()
     assert [k for (k,) in keys] == ["acme", "bolt", None, "cargo", "dune"]
+
+
+NODE_SPAWN = r"""
+const { Client } = require(process.env.NODE_DIR + '/node_modules/pg');
+const sql = require(process.env.NODE_DIR + '/sql.js');
+const { pgOptions } = require(process.env.NODE_DIR + '/dsn.js');
+(async () => {
+  const c = new Client(pgOptions(process.env.DSN));
+  await c.connect();
+  await c.query("select conductor.enqueue('root', '{}', 'node-rk')");
+  const claimed = await c.query("select attempt_id from conductor.claim('w', array['node-rk'], 1, '60 s')");
+  const rows = (await c.query(sql.spawn(['rate_key']), [claimed.rows[0].attempt_id, 's1', 'child', '{}', 'acme'])).rows;
+  console.log(rows[0].child);
+  await c.end();
+})().catch((e) => { console.error(e); process.exit(1); });
+"""
+
+
+def test_the_node_workers_spawn_passes_rate_key(db_dsn: str, db_conn: Conn, tmp_path: Path) -> None:
+    """The statement the Node worker's ctx.spawn sends (workers/node/sql.js) with rate_key."""
+    import pytest
+    from lifecycle.runner import NODE_DIR, node_problem
+
+    if problem := node_problem():
+        pytest.fail(f"the Node worker cannot run: {problem}")
+    script = tmp_path / "spawn_rate_key.js"
+    script.write_text(NODE_SPAWN)
+    done = subprocess.run(["node", str(script)], env={**os.environ, "DSN": db_dsn, "NODE_DIR": str(NODE_DIR)},
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    child = int(done.stdout.strip())
+    assert db_conn.execute("select rate_key from conductor.tasks where id = %s", (child,)).fetchone() == ("acme",)
