@@ -98,7 +98,8 @@ CREATE TYPE conductor._task_spec AS (
 	traceparent text,
 	concurrency_limit integer,
 	dedupe conductor._dedupe_spec,
-	expires_in interval
+	expires_in interval,
+	rate_key text
 );
 
 
@@ -480,7 +481,7 @@ declare
   v_spec conductor._task_spec := row(
     case when _check_control_target.scope = 'kind' then _check_control_target.name else 'k' end, '{}',
     case when _check_control_target.scope = 'queue' then _check_control_target.name else 'default' end,
-    null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec, 2147483647);
 begin
   if v_problem in ('kind', 'queue') then
@@ -554,7 +555,7 @@ begin
     v_ord := v_ord + 1;
     continue when v_queue is null;  -- the list's own rule (conductor._check_scope) says NULL
     v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null,
-                  null, null, null, null)::conductor._task_spec;
+                  null, null, null, null, null)::conductor._task_spec;
     if conductor._spec_problem(v_spec, 2147483647) = 'queue' then
       perform conductor._raise_spec_problem('queue', v_spec, pg_catalog.format('queue #%s of the list', v_ord));
     end if;
@@ -677,7 +678,7 @@ CREATE FUNCTION conductor._check_schedule(s conductor.schedules) RETURNS void
 declare
   v_spec conductor._task_spec := row(
     s.kind, s.payload, s.queue, s.priority, null, s.max_attempts, s.dedupe_key, s.concurrency_key,
-    null, null, null, null, null, null, null, s.concurrency_limit, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, s.concurrency_limit, null, null, null)::conductor._task_spec;
   v_problem text;
 begin
   if s.name is null or s.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -1084,7 +1085,7 @@ what the previous holder of the row committed. Planned once per connection.';
 -- Name: _claim_controls(text[], text[], timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer) RETURNS record
+CREATE FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT not_rate text[], OUT rate_buckets text[], OUT rate_left integer[], OUT rate_limits text[], OUT rate_bursts integer[]) RETURNS record
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_custom_plan'
@@ -1095,17 +1096,18 @@ declare
   v_out_kinds text[];
   v_queue_limited boolean;
   v_kind_limited boolean;
+  v_key_limited boolean;
 begin
   select pg_catalog.array_agg(x.name) into v_out_queues
     from (select p.queue as name from conductor.paused_queues p
           union
           select r.name from conductor.rate_limits r
-           where r.scope = 'queue'
+           where r.scope = 'queue' and not r.per_key
              and conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _claim_controls.claimed_at)
                  + 1e-9 < 1) x;
   select pg_catalog.array_agg(r.name) into v_out_kinds
     from conductor.rate_limits r
-   where r.scope = 'kind'
+   where r.scope = 'kind' and not r.per_key
      and conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _claim_controls.claimed_at)
          + 1e-9 < 1;
   if _claim_controls.queues is null then
@@ -1122,52 +1124,85 @@ begin
   end if;
   -- buckets that may apply to what the pick takes (the dry ones are left out of it)
   v_queue_limited := exists (select from conductor.rate_limits r
-                              where r.scope = 'queue'
+                              where r.scope = 'queue' and not r.per_key
                                 and (run_queues is null or r.name = any (run_queues))
                                 and (not_queues is null or r.name <> all (not_queues)));
   v_kind_limited := exists (select from conductor.rate_limits r
-                             where r.scope = 'kind'
+                             where r.scope = 'kind' and not r.per_key
                                and (run_kinds is null or r.name = any (run_kinds))
                                and (not_kinds is null or r.name <> all (not_kinds)));
-  limited := v_queue_limited or v_kind_limited;
+  -- limits per key (schema/rate_keys) of the scope's queues and kinds: the pick
+  -- passes over the tasks of a key whose bucket holds no whole token now (not_rate,
+  -- 'scope' chr(31) 'name' chr(31) 'key' each: no queue or kind name holds a control
+  -- character), and _claim_tokens draws from the keys' buckets
+  v_key_limited := exists (select from conductor.rate_limits r
+                            where r.per_key
+                              and case r.scope
+                                    when 'queue' then (run_queues is null or r.name = any (run_queues))
+                                                      and (not_queues is null or r.name <> all (not_queues))
+                                    else (run_kinds is null or r.name = any (run_kinds))
+                                         and (not_kinds is null or r.name <> all (not_kinds)) end);
+  if v_key_limited then
+    -- the per-key limits ('scope' chr(31) 'name') and their bursts (a key without a
+    -- bucket row has a full one), and the keys' buckets with their whole tokens now
+    select pg_catalog.array_agg(r.scope || pg_catalog.chr(31) || r.name),
+           pg_catalog.array_agg(pg_catalog.floor(r.burst + 1e-9)::integer)
+      into rate_limits, rate_bursts
+      from conductor.rate_limits r where r.per_key;
+    select pg_catalog.array_agg(x.bucket), pg_catalog.array_agg(x.left_),
+           pg_catalog.array_agg(x.bucket) filter (where x.left_ < 1)
+      into rate_buckets, rate_left, not_rate
+      from (select b.scope || pg_catalog.chr(31) || b.name || pg_catalog.chr(31) || b.key as bucket,
+                   pg_catalog.floor(conductor._tokens(r.per_second, r.burst, b.tokens, b.refilled_at,
+                                                      _claim_controls.claimed_at) + 1e-9)::integer as left_
+              from conductor.rate_key_buckets b
+              join conductor.rate_limits r on r.scope = b.scope and r.name = b.name and r.per_key) x;
+  end if;
+  limited := v_queue_limited or v_kind_limited or v_key_limited;
   -- when the buckets of one scope only apply (of queues, or of kinds) and every
   -- queue or kind named has one, no more can start than their tokens together:
   -- the pick need not lock more tasks than that. (With both, a task picked may
-  -- lose to the other scope's bucket, so a smaller pick could start fewer.)
-  if limited then
+  -- lose to the other scope's bucket, so a smaller pick could start fewer; so may a
+  -- task trimmed by its key's bucket under a per-key limit.)
+  if limited and not v_key_limited then
     if v_queue_limited and not v_kind_limited then
       cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
                           then pg_catalog.sum(pg_catalog.floor(
                                  conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
                                                    _claim_controls.claimed_at) + 1e-9))::integer end
                 from conductor.rate_limits r
-               where r.scope = 'queue' and r.name = any (run_queues));
+               where r.scope = 'queue' and not r.per_key and r.name = any (run_queues));
     elsif v_kind_limited and not v_queue_limited then
       cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_kinds)
                           then pg_catalog.sum(pg_catalog.floor(
                                  conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
                                                    _claim_controls.claimed_at) + 1e-9))::integer end
                 from conductor.rate_limits r
-               where r.scope = 'kind' and r.name = any (run_kinds));
+               where r.scope = 'kind' and not r.per_key and r.name = any (run_kinds));
     end if;
   end if;
 end
 $$;
 
 
-ALTER FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT not_rate text[], OUT rate_buckets text[], OUT rate_left integer[], OUT rate_limits text[], OUT rate_bursts integer[]) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT not_rate text[], OUT rate_buckets text[], OUT rate_left integer[], OUT rate_limits text[], OUT rate_bursts integer[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer) IS 'claim''s narrowing by the operator''s controls, called only when conductor.paused_queues or
+COMMENT ON FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT not_rate text[], OUT rate_buckets text[], OUT rate_left integer[], OUT rate_limits text[], OUT rate_bursts integer[]) IS 'claim''s narrowing by the operator''s controls, called only when conductor.paused_queues or
 conductor.rate_limits holds a row: run_queues (queues given) or not_queues (queues NULL)
 leave out the paused queues and those whose rate limit bucket holds no whole token at
 claimed_at; run_kinds or not_kinds the kinds without one; limited says whether a bucket
 may apply to the tasks picked (then conductor._claim_tokens trims them); cap, when only
-queue buckets or only kind buckets apply and every queue or kind named has one, the whole
-tokens they hold together (the most that can start). Reads without locks. run_queues or run_kinds empty: nothing to claim.';
+queue buckets or only kind buckets apply (and no per-key limit) and every queue or kind named has one, the whole
+tokens they hold together (the most that can start). When a per-key limit is of a queue
+or kind in scope (then limited is true): rate_limits and rate_bursts, every per-key limit
+(scope || chr(31) || name) and its whole burst; rate_buckets and rate_left, the keys''
+buckets (conductor.rate_key_buckets, scope || chr(31) || name || chr(31) || key) and their
+whole tokens at claimed_at; not_rate, those of them holding none (NULL: none): what
+conductor._pick_rated picks by. Reads without locks. run_queues or run_kinds empty: nothing to claim.';
 
 
 --
@@ -1531,15 +1566,21 @@ declare
   v_buckets text[];   -- scope || ':' || name, in lock order
   v_left integer[];   -- whole tokens left in each
   v_used integer[];   -- drawn by this claim from each
+  v_keys text[];      -- per-key buckets: scope chr(31) name chr(31) key, in lock order
+  v_key_left integer[];
+  v_key_used integer[];
   v_task record;
   v_q integer;
   v_k integer;
+  v_qk integer;
+  v_kk integer;
   v_kept bigint[];
 begin
   -- lock first (the only wait of a claim: in (scope, name) order, see the map) ...
   perform from conductor.rate_limits r
-    where (r.scope = 'queue' and r.name in (select t.queue from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
-       or (r.scope = 'kind' and r.name in (select t.kind from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
+    where not r.per_key
+      and ((r.scope = 'queue' and r.name in (select t.queue from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
+        or (r.scope = 'kind' and r.name in (select t.kind from conductor.tasks t where t.id = any (_claim_tokens.task_ids))))
     order by r.scope, r.name
       for update of r;
   -- ... then read what the holders before left (a statement of its own: a snapshot taken
@@ -1551,21 +1592,61 @@ begin
          pg_catalog.array_agg(0 order by r.scope, r.name)
     into v_buckets, v_left, v_used
     from conductor.rate_limits r
-   where (r.scope = 'queue' and r.name in (select t.queue from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
-      or (r.scope = 'kind' and r.name in (select t.kind from conductor.tasks t where t.id = any (_claim_tokens.task_ids)));
-  if v_buckets is null then
+   where not r.per_key
+     and ((r.scope = 'queue' and r.name in (select t.queue from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
+       or (r.scope = 'kind' and r.name in (select t.kind from conductor.tasks t where t.id = any (_claim_tokens.task_ids))));
+
+  -- the per-key buckets of the picked tasks' keys (schema/rate_keys), after every
+  -- bucket above, in (scope, name, key) order: each made full when it has no row
+  -- (a missing row is a full bucket: reap() forgets full ones), else locked as it
+  -- stands (ON CONFLICT DO UPDATE locks and returns the newest version, at READ
+  -- COMMITTED after waiting for its holder's commit); the limit's rate read
+  -- without a lock. Only when a per-key limit exists: a claim under one-bucket limits
+  -- alone plans no insert.
+  if exists (select from conductor.rate_limits r where r.per_key) then
+    with want as (
+      select distinct r.scope, r.name, t.rate_key as key, r.burst
+        from conductor.tasks t
+        join conductor.rate_limits r
+          on r.per_key and ((r.scope = 'queue' and r.name = t.queue) or (r.scope = 'kind' and r.name = t.kind))
+       where t.id = any (_claim_tokens.task_ids) and t.rate_key is not null
+    ), locked as (
+      insert into conductor.rate_key_buckets as b (scope, name, key, tokens, refilled_at)
+      select w.scope, w.name, w.key, w.burst, _claim_tokens.claimed_at
+        from want w
+       order by w.scope, w.name, w.key
+      on conflict on constraint rate_key_buckets_pkey do update set tokens = b.tokens
+      returning b.scope, b.name, b.key, b.tokens, b.refilled_at
+    )
+    select pg_catalog.array_agg(l.scope || pg_catalog.chr(31) || l.name || pg_catalog.chr(31) || l.key
+                                order by l.scope, l.name, l.key),
+           pg_catalog.array_agg(pg_catalog.floor(conductor._tokens(r.per_second, r.burst, l.tokens, l.refilled_at,
+                                                                   _claim_tokens.claimed_at) + 1e-9)::integer
+                                order by l.scope, l.name, l.key),
+           pg_catalog.array_agg(0 order by l.scope, l.name, l.key)
+      into v_keys, v_key_left, v_key_used
+      from locked l
+      join conductor.rate_limits r on r.scope = l.scope and r.name = l.name;
+  end if;
+
+  if v_buckets is null and v_keys is null then
     return _claim_tokens.task_ids;  -- a bucket of other queues and kinds only
   end if;
 
   for v_task in
-    select t.id, t.queue, t.kind
+    select t.id, t.queue, t.kind, t.rate_key
       from pg_catalog.unnest(_claim_tokens.task_ids) with ordinality u(id, n)
       join conductor.tasks t on t.id = u.id
      order by u.n
   loop
     v_q := pg_catalog.array_position(v_buckets, 'queue:' || v_task.queue);
     v_k := pg_catalog.array_position(v_buckets, 'kind:' || v_task.kind);
-    if (v_q is null or v_left[v_q] > 0) and (v_k is null or v_left[v_k] > 0) then
+    v_qk := pg_catalog.array_position(v_keys, 'queue' || pg_catalog.chr(31) || v_task.queue || pg_catalog.chr(31)
+                                              || v_task.rate_key);
+    v_kk := pg_catalog.array_position(v_keys, 'kind' || pg_catalog.chr(31) || v_task.kind || pg_catalog.chr(31)
+                                              || v_task.rate_key);
+    if (v_q is null or v_left[v_q] > 0) and (v_k is null or v_left[v_k] > 0)
+       and (v_qk is null or v_key_left[v_qk] > 0) and (v_kk is null or v_key_left[v_kk] > 0) then
       v_kept := v_kept || v_task.id;
       if v_q is not null then
         v_left[v_q] := v_left[v_q] - 1;
@@ -1575,17 +1656,45 @@ begin
         v_left[v_k] := v_left[v_k] - 1;
         v_used[v_k] := v_used[v_k] + 1;
       end if;
+      if v_qk is not null then
+        v_key_left[v_qk] := v_key_left[v_qk] - 1;
+        v_key_used[v_qk] := v_key_used[v_qk] + 1;
+      end if;
+      if v_kk is not null then
+        v_key_left[v_kk] := v_key_left[v_kk] - 1;
+        v_key_used[v_kk] := v_key_used[v_kk] + 1;
+      end if;
     end if;
   end loop;
 
   -- a bucket nothing was drawn from keeps its row: refilling later from its
   -- refilled_at gives the same tokens
-  update conductor.rate_limits r
-     set tokens = greatest(0, conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
-                                                _claim_tokens.claimed_at) - u.used),
-         refilled_at = greatest(r.refilled_at, _claim_tokens.claimed_at)
-    from rows from (pg_catalog.unnest(v_buckets), pg_catalog.unnest(v_used)) u(bucket, used)
-   where u.used > 0 and r.scope || ':' || r.name = u.bucket;
+  if v_buckets is not null then
+    update conductor.rate_limits r
+       set tokens = greatest(0, conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
+                                                  _claim_tokens.claimed_at) - u.used),
+           refilled_at = greatest(r.refilled_at, _claim_tokens.claimed_at)
+      from rows from (pg_catalog.unnest(v_buckets), pg_catalog.unnest(v_used)) u(bucket, used)
+     where u.used > 0 and r.scope || ':' || r.name = u.bucket;
+  end if;
+  if v_keys is not null then
+    update conductor.rate_key_buckets b
+       set tokens = greatest(0, conductor._tokens(r.per_second, r.burst, b.tokens, b.refilled_at,
+                                                  _claim_tokens.claimed_at) - u.used),
+           refilled_at = greatest(b.refilled_at, _claim_tokens.claimed_at)
+      from (-- the primary key, split back (scope and name hold no chr(31); the key is the rest)
+            select pg_catalog.split_part(x.bucket, pg_catalog.chr(31), 1) as scope,
+                   pg_catalog.split_part(x.bucket, pg_catalog.chr(31), 2) as name,
+                   pg_catalog.substr(x.bucket, pg_catalog.length(pg_catalog.split_part(x.bucket, pg_catalog.chr(31), 1))
+                                               + pg_catalog.length(pg_catalog.split_part(x.bucket, pg_catalog.chr(31), 2))
+                                               + 3) as key,
+                   x.used
+              from rows from (pg_catalog.unnest(v_keys), pg_catalog.unnest(v_key_used)) x(bucket, used)
+             where x.used > 0) u,
+           conductor.rate_limits r
+     where b.scope = u.scope and b.name = u.name and b.key = u.key
+       and r.scope = b.scope and r.name = b.name;
+  end if;
   return v_kept;
 end
 $$;
@@ -1599,10 +1708,12 @@ ALTER FUNCTION conductor._claim_tokens(task_ids bigint[], claimed_at timestamp w
 
 COMMENT ON FUNCTION conductor._claim_tokens(task_ids bigint[], claimed_at timestamp with time zone) IS 'claim''s rate limits: locks the conductor.rate_limits buckets of the queues and kinds of
 task_ids (picked and locked by the caller, in claim order), FOR UPDATE in
-(scope, name) order, refills them to claimed_at (conductor._tokens), keeps in order each
-task that finds a whole token in its queue''s bucket and its kind''s (where they exist),
-deducts one token per kept task from each, and returns the kept ids (NULL: none). The
-tasks left out are not touched.';
+(scope, name) order, then the conductor.rate_key_buckets of their rate_keys under per-key
+limits (per_key) of their queues and kinds, in (scope, name, key) order (inserted full when
+missing), refills them to claimed_at (conductor._tokens), keeps in order each
+task that finds a whole token in its queue''s bucket, its kind''s and its key''s (where they
+exist), deducts one token per kept task from each, and returns the kept ids (NULL: none).
+The tasks left out are not touched.';
 
 
 --
@@ -2528,7 +2639,8 @@ begin
                         case when coalesce(s.concurrency_key, k.concurrency_key) is not null
                              then k.concurrency_limit end),
                s.dedupe,
-               coalesce(s.expires_in, k.expires_in))::conductor._task_spec
+               coalesce(s.expires_in, k.expires_in),
+               s.rate_key)::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -2555,11 +2667,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, rate_key)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
            spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
-           spec.concurrency_limit
+           spec.concurrency_limit, spec.rate_key
       from spec
      where spec.root_id is not null  -- null: the parent does not exist
        and spec.dedupe_key is null
@@ -2568,11 +2680,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, rate_key)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
            spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
-           spec.concurrency_limit
+           spec.concurrency_limit, spec.rate_key
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
@@ -2697,11 +2809,11 @@ begin
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
       parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, dedupe_states, dedupe_until,
-      debounce_until)
+      debounce_until, rate_key)
     values (_enqueue_held.new_id, s.queue, s.kind, s.payload, s.priority, v_run_at, s.max_attempts, s.max_recoveries,
             s.backoff_base, s.backoff_factor, s.backoff_max, s.dedupe_key, s.concurrency_key,
             s.parent_id, _enqueue_held.root, _enqueue_held.at, s.timeout, s.traceparent, s.concurrency_limit,
-            v_states, v_until, v_debounce_until)
+            v_states, v_until, v_debounce_until, s.rate_key)
     on conflict do nothing;
     if found then
       if s.expires_in is not null then
@@ -2987,6 +3099,44 @@ Granted to nobody.';
 
 
 --
+-- Name: _forget_rate_keys(integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._forget_rate_keys(max_rows integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_count integer;
+begin
+  delete from conductor.rate_key_buckets b
+   where b.ctid = any (array(
+           select x.ctid from conductor.rate_key_buckets x
+             left join conductor.rate_limits r on r.scope = x.scope and r.name = x.name and r.per_key
+            where r.name is null
+               or conductor._tokens(r.per_second, r.burst, x.tokens, x.refilled_at, v_now) >= r.burst
+            limit _forget_rate_keys.max_rows
+              for update of x skip locked));
+  get diagnostics v_count = row_count;
+  return v_count;
+end
+$$;
+
+
+ALTER FUNCTION conductor._forget_rate_keys(max_rows integer) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _forget_rate_keys(max_rows integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._forget_rate_keys(max_rows integer) IS 'Deletes at most max_rows rows of conductor.rate_key_buckets that are full at
+conductor.now() (refilled to their limit''s burst) or whose per-key limit is gone, passing
+over rows a claim holds (SKIP LOCKED); returns how many. A missing row is a full bucket
+(claim inserts it full), so nothing a claim may start changes. Called by reap() (step 4).';
+
+
+--
 -- Name: tasks; Type: TABLE; Schema: conductor; Owner: conductor_owner
 --
 
@@ -3028,7 +3178,8 @@ CREATE TABLE conductor.tasks (
     dedupe_until timestamp with time zone,
     debounce_until timestamp with time zone,
     expires_in interval,
-    expires_at timestamp with time zone
+    expires_at timestamp with time zone,
+    rate_key text
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02', fillfactor='50');
 
@@ -3110,6 +3261,13 @@ COMMENT ON COLUMN conductor.tasks.expires_in IS 'How long after it is due the ta
 --
 
 COMMENT ON COLUMN conductor.tasks.expires_at IS 'The deadline to start (run_at + expires_in) of a task never started, else NULL: claim never starts the task after it, reap() ends it ''expired''; claim clears it (a task started once never expires).';
+
+
+--
+-- Name: COLUMN tasks.rate_key; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.tasks.rate_key IS 'The task''s key for per-key rate limits (set_rate_limit(per_key => true)): each value has a bucket of its own per limited queue or kind. NULL: no per-key limit applies to the task.';
 
 
 --
@@ -3890,6 +4048,116 @@ queues'' sizes.';
 
 
 --
+-- Name: _pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_custom_plan'
+    SET jit TO 'off'
+    AS $$
+declare
+  v_us text := pg_catalog.chr(31);
+  v_task record;
+  v_chosen bigint[];
+  v_keys text[];      -- the buckets this pick drew from ...
+  v_left integer[];   -- ... and what each has left
+  v_q text;
+  v_k text;
+  v_iq integer;
+  v_ik integer;
+  v_lq integer;
+  v_lk integer;
+  v_n integer := 0;
+begin
+  for v_task in
+    select t.id, t.queue, t.kind, t.rate_key, t.started_at from conductor.tasks t
+     where t.status = 'queued' and t.run_at <= _pick_rated.claimed_at
+       and (t.expires_at is null or t.expires_at > _pick_rated.claimed_at)
+       and (_pick_rated.queues is null or t.queue = any (_pick_rated.queues))
+       and (_pick_rated.kinds is null or t.kind = any (_pick_rated.kinds))
+       and (_pick_rated.not_queues is null or t.queue <> all (_pick_rated.not_queues))
+       and (_pick_rated.not_kinds is null or t.kind <> all (_pick_rated.not_kinds))
+       and t.concurrency_key is null
+       and (t.rate_key is null or _pick_rated.not_rate is null
+            or ('queue' || v_us || t.queue || v_us || t.rate_key <> all (_pick_rated.not_rate)
+                and 'kind' || v_us || t.kind || v_us || t.rate_key <> all (_pick_rated.not_rate)))
+     order by t.priority desc, t.run_at, t.id
+     limit 4 * _pick_rated.max_tasks + 100
+  loop
+    v_iq := null;
+    v_ik := null;
+    if v_task.rate_key is not null then
+      -- the task's buckets: its queue's key and its kind's key, where a per-key limit is
+      v_lq := pg_catalog.array_position(_pick_rated.rate_limits, 'queue' || v_us || v_task.queue);
+      v_lk := pg_catalog.array_position(_pick_rated.rate_limits, 'kind' || v_us || v_task.kind);
+      if v_lq is not null then
+        v_q := 'queue' || v_us || v_task.queue || v_us || v_task.rate_key;
+        v_iq := pg_catalog.array_position(v_keys, v_q);
+        if v_iq is null then
+          v_keys := v_keys || v_q;
+          v_left := v_left || coalesce(_pick_rated.rate_left[pg_catalog.array_position(_pick_rated.rate_buckets, v_q)],
+                                       _pick_rated.rate_bursts[v_lq]);
+          v_iq := pg_catalog.cardinality(v_keys);
+        end if;
+      end if;
+      if v_lk is not null then
+        v_k := 'kind' || v_us || v_task.kind || v_us || v_task.rate_key;
+        v_ik := pg_catalog.array_position(v_keys, v_k);
+        if v_ik is null then
+          v_keys := v_keys || v_k;
+          v_left := v_left || coalesce(_pick_rated.rate_left[pg_catalog.array_position(_pick_rated.rate_buckets, v_k)],
+                                       _pick_rated.rate_bursts[v_lk]);
+          v_ik := pg_catalog.cardinality(v_keys);
+        end if;
+      end if;
+      continue when (v_iq is not null and v_left[v_iq] < 1) or (v_ik is not null and v_left[v_ik] < 1);
+      if v_iq is not null then
+        v_left[v_iq] := v_left[v_iq] - 1;
+      end if;
+      if v_ik is not null then
+        v_left[v_ik] := v_left[v_ik] - 1;
+      end if;
+    end if;
+    v_chosen := v_chosen || v_task.id;
+    v_n := v_n + 1;
+    exit when v_n >= _pick_rated.max_tasks;
+  end loop;
+  if v_chosen is null then
+    return;
+  end if;
+  -- only the chosen rows are locked, and only while still ready
+  select pg_catalog.array_agg(l.id order by l.n), pg_catalog.array_agg(l.id order by l.n) filter (where l.started_at is not null)
+    into _pick_rated.ids, _pick_rated.seen_ids
+    from (select t.id, t.started_at, u.n
+            from conductor.tasks t
+            join pg_catalog.unnest(v_chosen) with ordinality u(id, n) on u.id = t.id
+           where t.status = 'queued' and t.run_at <= _pick_rated.claimed_at
+             and (t.expires_at is null or t.expires_at > _pick_rated.claimed_at)
+             for update of t skip locked) l;
+end
+$$;
+
+
+ALTER FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick under per-key rate limits: up to max_tasks ready unkeyed tasks of queues and
+kinds (NULL: every one), none of not_queues and not_kinds, due by claimed_at, in claim
+order, passing over the tasks whose ''queue'' chr(31) queue chr(31) rate_key or ''kind''
+chr(31) kind chr(31) rate_key is in not_rate, and taking of each key''s bucket no more tasks
+than its whole tokens (rate_left of rate_buckets; a key without a bucket, the burst in
+rate_bursts of its limit in rate_limits): conductor._claim_controls''s answer. Reads at most
+4 * max_tasks + 100 candidates without locks, then locks the chosen FOR UPDATE SKIP LOCKED
+(re-checked ready). Returns their ids in claim order and, of those, the ones claimed before
+(seen_ids). Planned per call.';
+
+
+--
 -- Name: _prune_events(timestamp with time zone, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -4077,6 +4345,11 @@ begin
                                    s.expires_in, conductor._echo(s.kind));
     v_hint := 'How long after it is due the task may wait for its first start, e.g. interval ''10 minutes''; '
               'NULL: the kind''s, else for ever.';
+  when 'rate_key' then
+    v_message := pg_catalog.format('invalid rate_key %s for kind %s: a key is 1 to 1000 bytes',
+                                   conductor._echo(s.rate_key), conductor._echo(s.kind));
+    v_hint := 'The value whose bucket a per-key rate limit (set_rate_limit(per_key => true)) draws from, '
+              'e.g. the customer''s id; NULL: no per-key limit applies.';
   end case;
   if _raise_spec_problem.detail is null then
     raise exception using errcode = v_code, message = v_message, hint = v_hint;
@@ -4373,6 +4646,11 @@ begin
   if exists (select from conductor.subscriptions) then
     delete from conductor.subscriptions s
      where not exists (select from pg_catalog.pg_stat_activity a where a.pid = s.pid);
+  end if;
+  -- the buckets of per-key rate limits that are full again (schema/rate_keys): a
+  -- missing row is a full bucket, so idle keys leave no rows
+  if exists (select from conductor.rate_key_buckets) then
+    perform conductor._forget_rate_keys(10000);
   end if;
 end
 $$;
@@ -4834,6 +5112,8 @@ begin
                 or pg_catalog.substr(s.traceparent, 4, 32) = '00000000000000000000000000000000'
                 or pg_catalog.substr(s.traceparent, 37, 16) = '0000000000000000' then 'traceparent'
            when s.expires_in <= interval '0' or s.expires_in > interval '30 days' then 'expires_in'
+           -- a key per customer or tenant: not empty, at most 1000 bytes (as the other keys)
+           when s.rate_key = '' or pg_catalog.octet_length(s.rate_key) > 1000 then 'rate_key'
            -- the dedupe options, last: a NULL s.dedupe (none given) ends the rules here. Their
            -- own rules are a function of their own: every rule in this CASE is set up at each
            -- transaction, taken or not (the dedupe options' seven here cost a one-task
@@ -4895,7 +5175,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout, s.traceparent, s.concurrency_limit, s.dedupe, s.expires_in)::conductor._task_spec as spec
+               s.timeout, s.traceparent, s.concurrency_limit, s.dedupe, s.expires_in, s.rate_key)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -5164,10 +5444,10 @@ index, never the finished history.';
 
 
 --
--- Name: _wait_reasons(text, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: _wait_reasons(text, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone, integer, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer DEFAULT NULL::integer) RETURNS TABLE(reason text, detail text, until_at timestamp with time zone, holder_id bigint)
+CREATE FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer DEFAULT NULL::integer, rate_key text DEFAULT NULL::text) RETURNS TABLE(reason text, detail text, until_at timestamp with time zone, holder_id bigint)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -5205,18 +5485,29 @@ begin
   end if;
 
   for v_bucket in
-    select r.scope, r.name, r.per_second, r.burst,
-           conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _wait_reasons.at) as tokens
+    select r.scope, r.name, r.per_second, r.burst, r.per_key,
+           case when not r.per_key
+                then conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _wait_reasons.at)
+                -- a key's bucket (schema/rate_keys): a missing row is a full one
+                else coalesce((select conductor._tokens(r.per_second, r.burst, b.tokens, b.refilled_at, _wait_reasons.at)
+                                 from conductor.rate_key_buckets b
+                                where b.scope = r.scope and b.name = r.name and b.key = _wait_reasons.rate_key),
+                              r.burst) end as tokens
       from conductor.rate_limits r
-     where (r.scope = 'queue' and r.name = _wait_reasons.queue)
-        or (r.scope = 'kind' and r.name = _wait_reasons.kind)
+     where ((r.scope = 'queue' and r.name = _wait_reasons.queue)
+            or (r.scope = 'kind' and r.name = _wait_reasons.kind))
+       and (not r.per_key or _wait_reasons.rate_key is not null)  -- no key: no per-key limit applies
      order by r.scope desc
   loop
     -- claim's rule: a start needs a whole token, counted as floor(tokens + 1e-9)
     if v_bucket.tokens + 1e-9 < 1 then
       return query select 'rate_limited'::text,
-        pg_catalog.format('the rate limit of %s %s (%s a second, burst %s) has no token until %s',
-                          v_bucket.scope, conductor._echo(v_bucket.name), v_bucket.per_second, v_bucket.burst,
+        pg_catalog.format('the rate limit of %s %s%s (%s a second, burst %s) has no token until %s',
+                          v_bucket.scope, conductor._echo(v_bucket.name),
+                          case when v_bucket.per_key
+                               then pg_catalog.format(' for rate_key %s', conductor._echo(_wait_reasons.rate_key))
+                               else '' end,
+                          v_bucket.per_second, v_bucket.burst,
                           _wait_reasons.at + (1 - v_bucket.tokens) / v_bucket.per_second * interval '1 second'),
         _wait_reasons.at + (1 - v_bucket.tokens) / v_bucket.per_second * interval '1 second', null::bigint;
     end if;
@@ -5252,18 +5543,19 @@ end
 $$;
 
 
-ALTER FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer) IS 'What keeps a queued task of queue, kind, run_at and concurrency_key from being claimed at
+COMMENT ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text) IS 'What keeps a queued task of queue, kind, run_at and concurrency_key from being claimed at
 time at, one row per reason in this order: queue_paused (paused_queues), due_later (run_at
 after at; until_at the run_at), no_worker (no worker seen since live_since serves queue
 and kind, conductor._serves), then for a due task only rate_limited (a bucket of its queue
-or its kind holds no whole token at at, conductor._tokens; until_at when the next comes;
-one row per bucket, the queue''s first), queue_cap (its queue runs max_running tasks or more,
+or its kind, or its rate_key''s bucket under a per-key limit of either, holds no whole
+token at at, conductor._tokens; until_at when the next comes; one row per bucket, the
+queue''s first), queue_cap (its queue runs max_running tasks or more,
 set_queue_limit; the detail says how many of how many) and concurrency_key (as many tasks of the key run as
 concurrency_limit, NULL: 1, allows: "2 of 2 running for concurrency key ''x'' (task n among
 them)"; holder_id names the running task of the key with the lowest id). No row: the task is ready. detail is a sentence for a person, every
@@ -5731,6 +6023,13 @@ declare
   v_not_queues text[];
   v_not_kinds text[];
   v_limited boolean := false;
+  -- under per-key limits, what _claim_controls said of them (see the map): dry keys, the
+  -- keys' buckets and their whole tokens, the limits and their bursts; NULL without one
+  v_not_rate text[];
+  v_rate_buckets text[];
+  v_rate_left integer[];
+  v_rate_limits text[];
+  v_rate_bursts integer[];
   v_capped boolean;  -- a queue cap exists; then, one may apply to the pick
   v_caps record;     -- conductor._claim_cap_scope's answer
   v_cap integer;
@@ -5775,8 +6074,10 @@ begin
          exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
     into v_controlled, v_capped, v_followed;
   if v_controlled then
-    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap
-      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap
+    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap,
+           c.not_rate, c.rate_buckets, c.rate_left, c.rate_limits, c.rate_bursts
+      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap,
+           v_not_rate, v_rate_buckets, v_rate_left, v_rate_limits, v_rate_bursts
       from conductor._claim_controls(claim.queues, claim.kinds, v_now) c;
     if pg_catalog.cardinality(v_queues) = 0 or pg_catalog.cardinality(v_kinds) = 0 then
       return;
@@ -5810,8 +6111,14 @@ begin
 
   -- a call, not a select from it: a PL/pgSQL simple expression, which runs without a
   -- statement's executor (the layer _pick adds cost nothing measurable this way)
-  v_picked := conductor._pick(claim.worker_id, v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now,
-                              v_limited or v_capped);
+  if v_rate_limits is null or v_keys is not null then
+    v_picked := conductor._pick(claim.worker_id, v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now,
+                                v_limited or v_capped);
+  else
+    -- a per-key limit applies: a pick that takes no more of a key than its tokens (see the map)
+    v_picked := conductor._pick_rated(v_queues, v_kinds, v_not_queues, v_not_kinds, v_not_rate, v_rate_buckets,
+                                      v_rate_left, v_rate_limits, v_rate_bursts, v_max, v_now);
+  end if;
   v_ids := v_picked.ids;
   v_seen := v_picked.seen_ids;
   if v_ids is null then
@@ -5875,7 +6182,10 @@ Nothing is claimed from a paused queue (pause_queue): a claim of paused queues o
 no rows at once; of several or all queues, the paused ones are left out. A rate limit of a
 queue or a kind (set_rate_limit) caps how many of its tasks start: each started task draws
 a token from its queue''s bucket and its kind''s, across every worker; picked tasks that find
-none stay queued, untouched, and the claim returns fewer rows (none). A queue cap
+none stay queued, untouched, and the claim returns fewer rows (none). A per-key limit
+(set_rate_limit(per_key => true)) does the same with a bucket per rate_key of the queue''s
+(kind''s) tasks; the tasks of a key whose bucket is dry are passed over, so they do not
+keep other keys'' tasks from starting. A queue cap
 (set_queue_limit) keeps the queue''s running tasks at most max_running across every worker:
 a claim starts no more than max_running minus those running (racing claimers take the cap''s
 row in turn); a claim a cap applies to needs READ COMMITTED (else QC106).
@@ -6042,7 +6352,7 @@ declare
     coalesce(configure_kind.concurrency_key, case when configure_kind.concurrency_limit is not null then '' end),
     null, configure_kind.max_recoveries,
     configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
-    configure_kind.timeout, null, configure_kind.concurrency_limit, null, configure_kind.expires_in)::conductor._task_spec;
+    configure_kind.timeout, null, configure_kind.concurrency_limit, null, configure_kind.expires_in, null)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec);
   v_old    conductor.kinds;
   v_floor  interval;
@@ -6547,10 +6857,10 @@ due times passed while it was off are not fired. Raises QC203 when it does not e
 
 
 --
--- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer, dedupe_window interval DEFAULT NULL::interval, dedupe_states text[] DEFAULT NULL::text[], on_duplicate text DEFAULT NULL::text, debounce interval DEFAULT NULL::interval, debounce_max interval DEFAULT NULL::interval, expires_in interval DEFAULT NULL::interval) RETURNS bigint
+CREATE FUNCTION conductor.enqueue(kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, parent_id bigint DEFAULT NULL::bigint, max_recoveries integer DEFAULT NULL::integer, backoff_base interval DEFAULT NULL::interval, backoff_factor double precision DEFAULT NULL::double precision, backoff_max interval DEFAULT NULL::interval, timeout interval DEFAULT NULL::interval, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer, dedupe_window interval DEFAULT NULL::interval, dedupe_states text[] DEFAULT NULL::text[], on_duplicate text DEFAULT NULL::text, debounce interval DEFAULT NULL::interval, debounce_max interval DEFAULT NULL::interval, expires_in interval DEFAULT NULL::interval, rate_key text DEFAULT NULL::text) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -6593,7 +6903,7 @@ begin
     coalesce(enqueue.concurrency_limit,
              case when coalesce(enqueue.concurrency_key, v_kind.concurrency_key) is not null
                   then v_kind.concurrency_limit end),
-    v_dedupe, coalesce(enqueue.expires_in, v_kind.expires_in))::conductor._task_spec;
+    v_dedupe, coalesce(enqueue.expires_in, v_kind.expires_in), enqueue.rate_key)::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -6612,12 +6922,12 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, rate_key)
     values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
             v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
-            v_spec.concurrency_limit);
+            v_spec.concurrency_limit, enqueue.rate_key);
     if v_spec.expires_in is not null then
       perform conductor._set_deadlines(array[v_id], array[coalesce(enqueue.run_at, v_now)], array[v_spec.expires_in]);
     end if;
@@ -6631,12 +6941,12 @@ begin
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-    parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
+    parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, rate_key)
   values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
           v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
-          v_spec.concurrency_limit)
+          v_spec.concurrency_limit, enqueue.rate_key)
   on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
@@ -6662,13 +6972,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) IS 'Writes one task and returns its id.
+COMMENT ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text) IS 'Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
 queue, priority (higher first), concurrency_key (at most concurrency_limit running tasks
@@ -6696,6 +7006,9 @@ NULL takes the kind''s, else none (it waits for ever). Past run_at + expires_in 
 starts it and reap() ends it ''expired'', its error naming the deadline; a task started once
 never expires (a retry after a failure or a lost worker waits as long as it takes);
 retry() gives it a fresh deadline.
+rate_key: the task''s key for per-key rate limits (set_rate_limit(per_key => true) on its
+queue or kind): it starts only on a token of its key''s own bucket; NULL (the default, not
+taken from the kind) is limited by no per-key limit. 1-1000 bytes.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
 0-30 days (base not over max), backoff_factor 1-10; timeout and expires_in more than 0
@@ -6703,7 +7016,7 @@ and at most 30 days; dedupe_key and concurrency_key at most 1000 bytes; concurre
 1-10000 with a concurrency_key (the caller''s or the kind''s); traceparent W3C''s
 version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent, expires_in or a
+QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent, expires_in, rate_key or a
 dedupe option out of range, QC105 an unknown status in dedupe_states, QC120-QC122 dedupe
 options (see conductor._spec_problem), QC203 parent not found. Any number of callers at once.';
 
@@ -6764,7 +7077,8 @@ begin
                               order by w.n) end,
                      t->>'on_duplicate', (t->>'debounce')::interval,
                      (t->>'debounce_max')::interval)::conductor._dedupe_spec end,
-               (t->>'expires_in')::interval
+               (t->>'expires_in')::interval,
+               t->>'rate_key'
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -6823,7 +7137,7 @@ COMMENT ON FUNCTION conductor.enqueue_many(tasks jsonb) IS 'Writes a batch of ta
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
 backoff_base, backoff_factor, backoff_max, timeout, traceparent, concurrency_limit, dedupe_window,
-dedupe_states (a JSON array of statuses), on_duplicate, debounce, debounce_max, expires_in); a missing key is resolved per task
+dedupe_states (a JSON array of statuses), on_duplicate, debounce, debounce_max, expires_in, rate_key); a missing key is resolved per task
 as enqueue resolves a NULL argument: the task''s kind''s value (configure_kind), else the
 engine''s default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
@@ -7021,7 +7335,7 @@ begin
   -- the task tick would enqueue
   v_task := (conductor._enqueue(array[row(
                v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null, null
+               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null, null, null
              )::conductor._task_spec]))[1];
   insert into conductor.schedule_fires (schedule_name, due_at, task_id, fired_at, manual)
   values (v_s.name, v_now, v_task, v_now, true);
@@ -7589,14 +7903,18 @@ begin
 
   -- the next token of a rate-limited queue or kind with ready tasks (see above)
   for v_bucket in
-    select r.scope, r.name, r.per_second,
+    select r.scope, r.name, r.per_second, r.per_key,
            conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, v_now) as tokens
       from conductor.rate_limits r
      where (r.scope = 'queue' and (next_due.queues is null or r.name = any (next_due.queues))
             and (v_paused is null or r.name <> all (v_paused)))
         or (r.scope = 'kind' and (next_due.kinds is null or r.name = any (next_due.kinds)))
   loop
-    if v_bucket.tokens + 1e-9 >= 1 then
+    if v_bucket.per_key then
+      -- a limit per key (schema/rate_keys): a dry key's next token comes within
+      -- 1 / per_second; a key with tokens would have been claimed
+      v_at := v_now + greatest(interval '50 milliseconds', 1 / v_bucket.per_second * interval '1 second');
+    elsif v_bucket.tokens + 1e-9 >= 1 then
       -- a token now, yet the caller's claim just came back short: the bucket refilled
       -- since, or another worker took the token first, or a concurrency key holds the
       -- task back. Look again shortly, not at the poll (and not at once: no busy loop).
@@ -9238,10 +9556,10 @@ starting the queue''s tasks); call it in a transaction of its own.';
 
 
 --
--- Name: set_rate_limit(text, text, double precision, double precision); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: set_rate_limit(text, text, double precision, double precision, boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.set_rate_limit(queue text DEFAULT NULL::text, kind text DEFAULT NULL::text, per_second double precision DEFAULT NULL::double precision, burst double precision DEFAULT NULL::double precision) RETURNS void
+CREATE FUNCTION conductor.set_rate_limit(queue text DEFAULT NULL::text, kind text DEFAULT NULL::text, per_second double precision DEFAULT NULL::double precision, burst double precision DEFAULT NULL::double precision, per_key boolean DEFAULT false) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -9263,6 +9581,10 @@ begin
   end if;
   perform conductor._check_control_target(v_scope, v_name);
 
+  if set_rate_limit.per_key is null then
+    raise exception 'invalid per_key NULL: true (a bucket per rate_key) or false (one bucket)'
+      using errcode = 'QC106';
+  end if;
   if set_rate_limit.per_second is null then
     if set_rate_limit.burst is not null then
       raise exception 'invalid burst %: per_second NULL removes the limit and takes no burst', set_rate_limit.burst
@@ -9275,6 +9597,8 @@ begin
     if found then
       perform conductor._check_owner(pg_catalog.format('the rate limit of %s', v_scope), v_name, v_old.owner);
       delete from conductor.rate_limits r where r.scope = v_scope and r.name = v_name;
+      -- a per-key limit's buckets go with it
+      delete from conductor.rate_key_buckets b where b.scope = v_scope and b.name = v_name;
     end if;
     return;
   end if;
@@ -9298,8 +9622,8 @@ begin
        for update;
     v_exists := found;
     if v_exists then
-      if (v_old.per_second, v_old.burst)
-         is not distinct from (set_rate_limit.per_second, v_burst) then
+      if (v_old.per_second, v_old.burst, v_old.per_key)
+         is not distinct from (set_rate_limit.per_second, v_burst, set_rate_limit.per_key) then
         -- the same limit set again (a worker restarting) writes nothing, not even
         -- the tokens; a limit from before v0.3.0 becomes the caller's
         if v_old.owner is null then
@@ -9325,16 +9649,24 @@ begin
       update conductor.rate_limits r
          set per_second = set_rate_limit.per_second,
              burst = v_burst,
-             tokens = least(v_burst, conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, v_now)),
+             -- switched between one bucket and a bucket per key: the new one starts full
+             tokens = case when r.per_key <> set_rate_limit.per_key then v_burst
+                           else least(v_burst, conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, v_now)) end,
              refilled_at = greatest(r.refilled_at, v_now),
+             per_key = set_rate_limit.per_key,
              owner = v_caller
        where r.scope = v_scope and r.name = v_name;
+      if v_old.per_key and not set_rate_limit.per_key then
+        delete from conductor.rate_key_buckets b where b.scope = v_scope and b.name = v_name;
+      end if;
+      -- a per-key limit changed keeps what each key's bucket holds (at most the new
+      -- burst at its next refill: conductor._tokens)
       return;
     end if;
 
     -- a new limit starts with a full bucket
-    insert into conductor.rate_limits as r (scope, name, per_second, burst, tokens, refilled_at, owner)
-    values (v_scope, v_name, set_rate_limit.per_second, v_burst, v_burst, v_now, v_caller)
+    insert into conductor.rate_limits as r (scope, name, per_second, burst, tokens, refilled_at, owner, per_key)
+    values (v_scope, v_name, set_rate_limit.per_second, v_burst, v_burst, v_now, v_caller, set_rate_limit.per_key)
     on conflict on constraint rate_limits_pkey do nothing;
     if found then
       return;
@@ -9346,13 +9678,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION set_rate_limit(queue text, kind text, per_second double precision, burst double precision); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision) IS 'Limits how many tasks of queue, or of kind (exactly one of the two), start per second across
+COMMENT ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean) IS 'Limits how many tasks of queue, or of kind (exactly one of the two), start per second across
 every worker: claim draws a token per task it starts from a bucket of at most burst tokens
 (default greatest(1, per_second)) that refills at per_second; a task waits queued while
 its bucket (its queue''s or its kind''s; both when both are limited) holds no whole token.
@@ -9368,7 +9700,13 @@ exactly one of queue and kind is given, for per_second not in (0, 1000000] or un
 floor, a burst not in [1, 1000000] or a burst without per_second; QC104 for an invalid
 queue name, QC101 for an invalid kind name (enqueue''s rules). Workers sleeping until a
 token (next_due) are not woken: a raised limit takes effect at their next claim. Locks the
-limit''s row (waiting for a claim drawing from it); call it in a transaction of its own.';
+limit''s row (waiting for a claim drawing from it); call it in a transaction of its own.
+per_key (default false): true makes it a limit per key: each distinct rate_key of the
+queue''s (kind''s) tasks has a bucket of its own of per_second and burst (a row of
+conductor.rate_key_buckets made full by the first claim that needs it, forgotten by reap()
+once full again), and a task without a rate_key is not limited by it. A queue or kind has
+one limit, of one bucket or per key: setting the other kind replaces it (the new buckets
+start full). per_key NULL raises QC106.';
 
 
 --
@@ -9431,10 +9769,10 @@ for an unregistered id is the caller''s.';
 
 
 --
--- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: spawn(bigint, text, text, jsonb, text, integer, timestamp with time zone, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer, dedupe_window interval DEFAULT NULL::interval, dedupe_states text[] DEFAULT NULL::text[], on_duplicate text DEFAULT NULL::text, debounce interval DEFAULT NULL::interval, debounce_max interval DEFAULT NULL::interval, expires_in interval DEFAULT NULL::interval) RETURNS bigint
+CREATE FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT NULL::text, priority integer DEFAULT NULL::integer, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, max_recoveries integer DEFAULT NULL::integer, traceparent text DEFAULT NULL::text, concurrency_limit integer DEFAULT NULL::integer, dedupe_window interval DEFAULT NULL::interval, dedupe_states text[] DEFAULT NULL::text[], on_duplicate text DEFAULT NULL::text, debounce interval DEFAULT NULL::interval, debounce_max interval DEFAULT NULL::interval, expires_in interval DEFAULT NULL::interval, rate_key text DEFAULT NULL::text) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -9469,7 +9807,7 @@ begin
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
                 spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
-                spawn.traceparent, spawn.concurrency_limit, v_dedupe, spawn.expires_in
+                spawn.traceparent, spawn.concurrency_limit, v_dedupe, spawn.expires_in, spawn.rate_key
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -9479,13 +9817,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
+COMMENT ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text) IS 'Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
 priority, max_attempts, concurrency_key, max_recoveries, concurrency_limit) is the child''s kind''s
@@ -9494,7 +9832,7 @@ taken from the parent. traceparent: the child''s trace context, as enqueue''s (a
 passes the span that spawns it). dedupe_window, dedupe_states, on_duplicate, debounce,
 debounce_max: as enqueue''s, with dedupe_key (the answer, checkpointed, may be a holder
 outside this run). expires_in: as enqueue''s (NULL: the child''s kind''s, else
-none). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+none). rate_key: as enqueue''s (NULL: no per-key rate limit applies; not the kind''s). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
 such attempt, QC106 for a bad step name.';
 
 
@@ -9832,7 +10170,7 @@ begin
         if found then
           v_task := (conductor._enqueue(array[row(
                        v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null, null
+                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null, null, null
                      )::conductor._task_spec]))[1];
           update conductor.schedule_fires f set task_id = v_task
            where f.schedule_name = v_s.name and f.due_at = v_due and not f.manual;
@@ -10172,12 +10510,12 @@ CREATE FUNCTION conductor.waiting_reasons(queue text DEFAULT NULL::text) RETURNS
       from conductor.settings s where s.one
   ), groups as (
     -- tasks alike for every reason: one call of the rule per group, not per task
-    select t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.run_at > c.now as later,
+    select t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.rate_key, t.run_at > c.now as later,
            pg_catalog.count(*) as tasks, pg_catalog.min(t.run_at) as oldest_run_at
       from conductor.tasks t cross join clock c
      where t.status = 'queued'
        and (waiting_reasons.queue is null or t.queue = waiting_reasons.queue)
-     group by t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.run_at > c.now
+     group by t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.rate_key, t.run_at > c.now
   )
   select g.queue, coalesce(r.reason, 'ready'), pg_catalog.sum(g.tasks)::bigint, pg_catalog.min(g.oldest_run_at)
     from groups g
@@ -10185,7 +10523,7 @@ CREATE FUNCTION conductor.waiting_reasons(queue text DEFAULT NULL::text) RETURNS
     left join lateral (
       select w.reason
         from conductor._wait_reasons(g.queue, g.kind, g.oldest_run_at, g.concurrency_key, c.now, c.live_since,
-                                     g.concurrency_limit) w
+                                     g.concurrency_limit, g.rate_key) w
        limit 1) r on true
    group by g.queue, coalesce(r.reason, 'ready')
    order by g.queue, coalesce(r.reason, 'ready')
@@ -10203,7 +10541,7 @@ why_waiting: queue_paused, due_later, no_worker, rate_limited, queue_cap, concur
 (nothing keeps them back), each task counted once under its first reason in that order,
 with the earliest run_at among them. Ordered by queue and reason; a queue with no queued
 task answers no row. Cost: one pass over the queued tasks (tasks_ready_by_queue for one
-queue, tasks_ready for all; never the finished history), grouped by queue, kind,
+queue, tasks_ready for all; never the finished history), grouped by queue, kind, rate key,
 concurrency key and due or not, and a few index probes per group (conductor._wait_reasons):
 on a big backlog, what the backlog''s heap rows cost to read, like stats().unrunnable.
 Reads only, no locks; any number of callers.';
@@ -10328,7 +10666,7 @@ begin
                 else w.detail end,
            w.until_at, w.holder_id, null::bigint
       from conductor._wait_reasons(v_task.queue, v_task.kind, v_task.run_at, v_task.concurrency_key,
-                                   v_now, v_live_since, v_task.concurrency_limit) w;
+                                   v_now, v_live_since, v_task.concurrency_limit, v_task.rate_key) w;
     if not found then
       -- ready: the due tasks of its queue that claim takes first, counted up to 1000
       select pg_catalog.count(*) into v_ahead
@@ -10366,7 +10704,8 @@ order conductor._wait_reasons gives them: queue_paused (its queue is paused), du
 (until_at: its run_at; for a debounced task the detail says it waits for quiet, and the
 latest its run_at may move to, tasks.debounce_until), no_worker (no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
-for a due task rate_limited (its queue''s or kind''s bucket holds no whole token; until_at:
+for a due task rate_limited (its queue''s or kind''s bucket, or its rate_key''s under a per-key
+limit, holds no whole token; until_at:
 when the next comes; one row per dry bucket), queue_cap (its queue runs as many tasks as its
 cap, set_queue_limit: ''queue cap reached (20 of 20 running in queue ...)'') and concurrency_key (as many tasks of its key
 run as its concurrency_limit allows; detail: "N of limit running for concurrency key X";
@@ -10829,6 +11168,28 @@ COMMENT ON TABLE conductor.queue_samples IS 'Per queue and sampled minute (sampl
 
 
 --
+-- Name: rate_key_buckets; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.rate_key_buckets (
+    scope text NOT NULL,
+    name text NOT NULL,
+    key text NOT NULL,
+    tokens double precision NOT NULL,
+    refilled_at timestamp with time zone NOT NULL
+);
+
+
+ALTER TABLE conductor.rate_key_buckets OWNER TO conductor_owner;
+
+--
+-- Name: TABLE rate_key_buckets; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.rate_key_buckets IS 'The token bucket of each key of a per-key rate limit (conductor.rate_limits.per_key), written by claim (inserted full on first use) and deleted by reap() once refilled to its burst: a missing row is a full bucket.';
+
+
+--
 -- Name: rate_limits; Type: TABLE; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10840,6 +11201,7 @@ CREATE TABLE conductor.rate_limits (
     tokens double precision NOT NULL,
     refilled_at timestamp with time zone NOT NULL,
     owner text,
+    per_key boolean DEFAULT false NOT NULL,
     CONSTRAINT rate_limits_burst_check CHECK ((burst >= (1)::double precision)),
     CONSTRAINT rate_limits_per_second_check CHECK (((per_second > (0)::double precision) AND (per_second <= (1000000)::double precision))),
     CONSTRAINT rate_limits_scope_check CHECK ((scope = ANY (ARRAY['queue'::text, 'kind'::text])))
@@ -10860,6 +11222,13 @@ COMMENT ON TABLE conductor.rate_limits IS 'At most per_second task starts per se
 --
 
 COMMENT ON COLUMN conductor.rate_limits.owner IS 'The login (conductor._caller()) that last set the limit with set_rate_limit; only it or an admin may change or remove it (QC208). NULL: set before v0.3.0; the next login to set it claims it.';
+
+
+--
+-- Name: COLUMN rate_limits.per_key; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.rate_limits.per_key IS 'true: the limit is per rate_key (a bucket per key in conductor.rate_key_buckets; tokens and refilled_at of this row unused); false: one bucket, this row''s.';
 
 
 --
@@ -11389,6 +11758,14 @@ ALTER TABLE ONLY conductor.queue_samples
 
 
 --
+-- Name: rate_key_buckets rate_key_buckets_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.rate_key_buckets
+    ADD CONSTRAINT rate_key_buckets_pkey PRIMARY KEY (scope, name, key);
+
+
+--
 -- Name: rate_limits rate_limits_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11880,10 +12257,10 @@ REVOKE ALL ON FUNCTION conductor._claim_caps(task_ids bigint[]) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT not_rate text[], OUT rate_buckets text[], OUT rate_left integer[], OUT rate_limits text[], OUT rate_bursts integer[]); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION conductor._claim_controls(queues text[], kinds text[], claimed_at timestamp with time zone, OUT run_queues text[], OUT run_kinds text[], OUT not_queues text[], OUT not_kinds text[], OUT limited boolean, OUT cap integer, OUT not_rate text[], OUT rate_buckets text[], OUT rate_left integer[], OUT rate_limits text[], OUT rate_bursts integer[]) FROM PUBLIC;
 
 
 --
@@ -12078,6 +12455,13 @@ REVOKE ALL ON FUNCTION conductor._forget_exclusive_locks(older_than interval, ba
 
 
 --
+-- Name: FUNCTION _forget_rate_keys(max_rows integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._forget_rate_keys(max_rows integer) FROM PUBLIC;
+
+
+--
 -- Name: TABLE tasks; Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -12196,6 +12580,13 @@ REVOKE ALL ON FUNCTION conductor._pick_queue(queue text, max_tasks integer, clai
 --
 
 REVOKE ALL ON FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
 
 
 --
@@ -12353,10 +12744,10 @@ REVOKE ALL ON FUNCTION conductor._unserved(live_since timestamp with time zone) 
 
 
 --
--- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text) FROM PUBLIC;
 
 
 --
@@ -12517,13 +12908,13 @@ GRANT ALL ON FUNCTION conductor.enable_schedule(name text, enabled boolean) TO c
 
 
 --
--- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) TO conductor_client;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.enqueue(kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, parent_id bigint, max_recoveries integer, backoff_base interval, backoff_factor double precision, backoff_max interval, timeout interval, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text) TO conductor_admin;
 
 
 --
@@ -12879,12 +13270,12 @@ GRANT ALL ON FUNCTION conductor.set_queue_limit(queue text, max_running integer)
 
 
 --
--- Name: FUNCTION set_rate_limit(queue text, kind text, per_second double precision, burst double precision); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean) TO conductor_admin;
 
 
 --
@@ -12897,12 +13288,12 @@ GRANT ALL ON FUNCTION conductor.sleep(worker_id text, queues text[]) TO conducto
 
 
 --
--- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.spawn(attempt_id bigint, step text, kind text, payload jsonb, queue text, priority integer, run_at timestamp with time zone, max_attempts integer, dedupe_key text, concurrency_key text, max_recoveries integer, traceparent text, concurrency_limit integer, dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval, expires_in interval, rate_key text) TO conductor_admin;
 
 
 --
@@ -13164,6 +13555,15 @@ GRANT SELECT ON TABLE conductor.queue_limits TO conductor_admin;
 GRANT SELECT ON TABLE conductor.queue_samples TO conductor_client;
 GRANT SELECT ON TABLE conductor.queue_samples TO conductor_worker;
 GRANT SELECT ON TABLE conductor.queue_samples TO conductor_admin;
+
+
+--
+-- Name: TABLE rate_key_buckets; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.rate_key_buckets TO conductor_client;
+GRANT SELECT ON TABLE conductor.rate_key_buckets TO conductor_worker;
+GRANT SELECT ON TABLE conductor.rate_key_buckets TO conductor_admin;
 
 
 --

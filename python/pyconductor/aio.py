@@ -154,6 +154,7 @@ class AsyncConductor:
         debounce: timedelta | float | str | None = None,
         debounce_max: timedelta | float | str | None = None,
         expires_in: timedelta | float | str | None = None,
+        rate_key: str | None = None,
         conn: CallerConn | None = None,
     ) -> int:
         """Write one task and return its id; options left None take the kind's
@@ -167,7 +168,7 @@ class AsyncConductor:
             "concurrency_limit": concurrency_limit,
             "dedupe_window": dedupe_window, "dedupe_states": dedupe_states, "on_duplicate": on_duplicate,
             "debounce": debounce, "debounce_max": debounce_max,
-            "expires_in": expires_in,
+            "expires_in": expires_in, "rate_key": rate_key,
         }  # fmt: skip
         return await self._run(calls.enqueue(self.registry, kind, payload, options), conn)
 

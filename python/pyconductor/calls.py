@@ -41,7 +41,9 @@ Rows = list[dict[str, Any]]
 DEDUPE_OPTIONS = ("dedupe_window", "dedupe_states", "on_duplicate", "debounce", "debounce_max")
 _DEDUPE_INTERVALS = frozenset({"dedupe_window", "debounce", "debounce_max"})
 # Keys of one task spec, as conductor.enqueue_many reads them.
-SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS, "traceparent", *DEDUPE_OPTIONS)
+# rate_key (issue 30, docs/flow-control.md): a task's key for per-key rate limits, never a kind's.
+SPEC_KEYS = ("kind", "payload", "dedupe_key", "run_at", "parent_id", *KIND_OPTIONS, "traceparent", *DEDUPE_OPTIONS,
+             "rate_key")  # fmt: skip
 
 
 def _parse_ts(value: Any) -> datetime | None:

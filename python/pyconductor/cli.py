@@ -476,7 +476,8 @@ def add_rate_limit_parser(subparsers: argparse._SubParsersAction[argparse.Argume
         "rate-limit", help="limit the task starts per second of a queue or a kind, across the fleet",
         description="conductor.set_rate_limit: at most PER_SECOND tasks of the queue (or the kind) start per "
         "second across every worker, in any language: claim draws from a token bucket of --burst tokens "
-        "(default: max(1, PER_SECOND)) refilled at PER_SECOND. 'off' removes the limit.",
+        "(default: max(1, PER_SECOND)) refilled at PER_SECOND. 'off' removes the limit. --per-key: a bucket "
+        "per rate_key of its tasks (given at enqueue), e.g. at most 10 calls per second per customer.",
     )  # fmt: skip
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--queue", help="limit this queue")
@@ -485,6 +486,10 @@ def add_rate_limit_parser(subparsers: argparse._SubParsersAction[argparse.Argume
     p.add_argument(
         "--burst", type=float, help="starts allowed at once after a quiet spell (default: max(1, PER_SECOND))"
     )
+    p.add_argument(
+        "--per-key", action="store_true",
+        help="a bucket of PER_SECOND and --burst per rate_key of the tasks (a task without one is not limited)",
+    )  # fmt: skip
     _dsn_arg(p)
     p.set_defaults(func=run_rate_limit)
 

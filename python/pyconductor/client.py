@@ -252,6 +252,7 @@ class Conductor:
         debounce: timedelta | float | str | None = None,
         debounce_max: timedelta | float | str | None = None,
         expires_in: timedelta | float | str | None = None,
+        rate_key: str | None = None,
         conn: CallerConn | None = None,
     ) -> int:
         """Write one task and return its id.
@@ -266,6 +267,11 @@ class Conductor:
         the task may wait for its first start: past it no worker starts it and
         the reaper ends it ``expired`` (a task started once never expires;
         docs/expiry.md).
+        ``rate_key`` (1-1000 bytes, e.g. the customer's id): the task draws
+        from that key's own bucket under a per-key rate limit of its queue or
+        kind (``set_rate_limit(..., per_key => true)``, ``pyconductor
+        rate-limit --per-key``; docs/flow-control.md); None: no per-key limit
+        applies to it.
         A ``dedupe_key`` held by an unfinished task returns that task's id.
         ``concurrency_limit`` (1-10000, with a ``concurrency_key``): at most
         that many tasks of the key run at once (None: the kind's, else 1).
@@ -301,7 +307,7 @@ class Conductor:
             "concurrency_limit": concurrency_limit,
             "dedupe_window": dedupe_window, "dedupe_states": dedupe_states, "on_duplicate": on_duplicate,
             "debounce": debounce, "debounce_max": debounce_max,
-            "expires_in": expires_in,
+            "expires_in": expires_in, "rate_key": rate_key,
         }  # fmt: skip
         return self._run(calls.enqueue(self.registry, kind, payload, options), conn)
 

@@ -249,7 +249,8 @@ class TaskContext:
         'spawn:<kind>', numbered). ``options``: queue, priority, run_at,
         max_attempts, dedupe_key, concurrency_key, max_recoveries, concurrency_limit, expires_in
         (seconds or a timedelta: how long after it is due the child may wait
-        for its first start, then it ends 'expired'); those left out take the
+        for its first start, then it ends 'expired'), rate_key (the child's key
+        under per-key rate limits; never the kind's); those left out take the
         kind's registered defaults, else the database's.
         ``traceparent`` (W3C) defaults to the current span's (pyconductor.tracing).
         With a dedupe_key, the dedupe options of :meth:`Conductor.enqueue

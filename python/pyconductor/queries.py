@@ -30,7 +30,7 @@ ENQUEUE_PARAMETERS = {
     "backoff_max": "::interval", "timeout": "::interval", "traceparent": "", "concurrency_limit": "::integer",
     "dedupe_window": "::interval", "dedupe_states": "::text[]", "on_duplicate": "", "debounce": "::interval",
     "debounce_max": "::interval",
-    "expires_in": "::interval",
+    "expires_in": "::interval", "rate_key": "",
 }  # fmt: skip
 
 
@@ -104,7 +104,7 @@ SPAWN_OPTIONS = {
     "dedupe_window": "dedupe_window => %(dedupe_window)s::interval",
     "dedupe_states": "dedupe_states => %(dedupe_states)s::text[]", "on_duplicate": "on_duplicate => %(on_duplicate)s",
     "debounce": "debounce => %(debounce)s::interval", "debounce_max": "debounce_max => %(debounce_max)s::interval",
-    "expires_in": "expires_in => %(expires_in)s::interval",
+    "expires_in": "expires_in => %(expires_in)s::interval", "rate_key": "rate_key => %(rate_key)s",
 }  # fmt: skip
 LISTEN = "listen conductor"
 PROBE = "select 1"
@@ -248,7 +248,7 @@ def with_enqueued_at(enqueue: str) -> str:
 PAUSE_QUEUE = "select conductor.pause_queue(queue => %(queue)s) as changed"
 RESUME_QUEUE = "select conductor.resume_queue(queue => %(queue)s) as changed"
 # per_second NULL: no limit; burst NULL: max(1, per_second)
-SET_RATE_LIMIT = "select conductor.set_rate_limit(queue => %(queue)s::text, kind => %(kind)s::text, per_second => %(per_second)s::float8, burst => %(burst)s::float8)"
+SET_RATE_LIMIT = "select conductor.set_rate_limit(queue => %(queue)s::text, kind => %(kind)s::text, per_second => %(per_second)s::float8, burst => %(burst)s::float8, per_key => %(per_key)s::boolean)"
 # max_running NULL: no cap
 SET_QUEUE_LIMIT = "select conductor.set_queue_limit(queue => %(queue)s::text, max_running => %(max_running)s::integer)"
 # one task now, counted as a fire; the schedule's next due time is unchanged

@@ -25,6 +25,7 @@
 --                                           capped queues out (below)
 --   conductor._claim_rooms(queues)          the room each capped queue has
 --   conductor._claim_tokens(...)            the rate limits applied to the pick
+--   conductor._pick_rated(...)              the pick under per-key rate limits
 --   conductor._claim_epoch(), _lease(...)   the fencing guard; the lease, the attempt
 --                                           rows and the answer
 --   conductor._concurrency_slot(key)        the slot row a concurrency key locks
@@ -93,6 +94,29 @@
 -- worker together never exceed the tokens. A rate-limited claim remembers no
 -- scan position (below): a task trimmed away must stay first in line.
 --
+-- Rate limits per key (issue 30, schema/rate_keys: set_rate_limit(per_key =>
+-- true), a bucket per value of tasks.rate_key in conductor.rate_key_buckets).
+-- A per-key limit is a row of conductor.rate_limits, so the one controls
+-- statement finds it as it finds any limit, and the common path (no limit at
+-- all) is unchanged. When one applies to the claim's scope,
+-- conductor._claim_controls reads the keys' buckets and their whole tokens
+-- (without locks) and the pick is conductor._pick_rated: it passes over the
+-- tasks of the keys whose bucket holds no whole token (a filter), and takes of
+-- each other key no more tasks than its tokens, so neither a dry key's backlog
+-- nor a key's tasks beyond its tokens stand in the way of other keys' tasks at
+-- the head of the queue.
+-- After the pick, conductor._claim_tokens locks, after the queue and kind
+-- buckets, the buckets of the picked tasks' keys in (scope, name, key) order
+-- (INSERT ... ON CONFLICT DO UPDATE: a missing bucket is made full, an existing
+-- one locked as its holder before committed it), keeps in claim order the tasks
+-- that find a whole token in every bucket they draw from, and deducts: the
+-- starts of every worker together never exceed a key's tokens. reap() forgets
+-- the buckets that are full again (conductor._forget_rate_keys), so idle keys
+-- leave no rows. A task without a rate_key draws from no key's bucket. With
+-- concurrency keys in the same claim (the keyed pick), a key's tasks beyond its
+-- tokens are trimmed after the pick instead of passed over: they may take places
+-- of the pick, and the claim start fewer.
+--
 -- Queue caps (conductor.queue_limits, set_queue_limit in functions/controls:
 -- at most max_running tasks of a queue running at once across the fleet).
 -- The same one statement finds the table empty in the common case. With a cap,
@@ -157,7 +181,7 @@
 --   task rows (SKIP LOCKED, never waited for; _pick, with the worker's own
 --   claim_positions rows after them, SKIP LOCKED too), then queue cap rows
 --   (FOR UPDATE, in queue order), then rate limit buckets (FOR
---   UPDATE, in (scope, name) order: with the cap rows, the only waits in
+--   UPDATE, in (scope, name) order, then per-key buckets in (scope, name, key) order: with the cap rows, the only waits in
 --   normal running, and every claimer takes them in the same order after
 --   everything else, caps before buckets, so claimers cannot deadlock), then,
 --   only after a crash recovery, the epoch
@@ -963,6 +987,133 @@ unkeyed task's turn the first; then run_at, id) and, of those, the ones claimed 
 
 revoke execute on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) from public;
 
+-- The pick under per-key rate limits (see the map): up to max_tasks ready unkeyed
+-- tasks of the scope in claim order, taking of each key no more tasks than its
+-- bucket's whole tokens now (rate_left; a key without a bucket row, its limit's
+-- burst), so that a key's tasks beyond its tokens do not take the places of
+-- other keys' tasks behind them. The tasks of dry keys (not_rate) are passed
+-- over by the statement itself (a filter, never read one by one); the others
+-- are read in claim order without locks, at most 4 * max_tasks + 100 of them,
+-- and only the chosen ones are then locked (FOR UPDATE SKIP LOCKED: one a
+-- concurrent claim holds, or that stopped being ready, is left out, and the
+-- claim takes fewer), as _pick_keyed does. Read without locks, the tokens may be
+-- gone by the time _claim_tokens locks the buckets: it trims what they no longer
+-- cover. A function of its own: the other picks, which every claim without a
+-- per-key limit takes, are as they were. Planned per call, as _pick_queues.
+create or replace function conductor._pick_rated(
+  queues       text[],
+  kinds        text[],
+  not_queues   text[],
+  not_kinds    text[],
+  not_rate     text[],
+  rate_buckets text[],
+  rate_left    integer[],
+  rate_limits  text[],
+  rate_bursts  integer[],
+  max_tasks    integer,
+  claimed_at   timestamptz,
+  out ids      bigint[],
+  out seen_ids bigint[])
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_custom_plan
+  set jit = off
+as $$
+declare
+  v_us text := pg_catalog.chr(31);
+  v_task record;
+  v_chosen bigint[];
+  v_keys text[];      -- the buckets this pick drew from ...
+  v_left integer[];   -- ... and what each has left
+  v_q text;
+  v_k text;
+  v_iq integer;
+  v_ik integer;
+  v_lq integer;
+  v_lk integer;
+  v_n integer := 0;
+begin
+  for v_task in
+    select t.id, t.queue, t.kind, t.rate_key, t.started_at from conductor.tasks t
+     where t.status = 'queued' and t.run_at <= _pick_rated.claimed_at
+       and (t.expires_at is null or t.expires_at > _pick_rated.claimed_at)
+       and (_pick_rated.queues is null or t.queue = any (_pick_rated.queues))
+       and (_pick_rated.kinds is null or t.kind = any (_pick_rated.kinds))
+       and (_pick_rated.not_queues is null or t.queue <> all (_pick_rated.not_queues))
+       and (_pick_rated.not_kinds is null or t.kind <> all (_pick_rated.not_kinds))
+       and t.concurrency_key is null
+       and (t.rate_key is null or _pick_rated.not_rate is null
+            or ('queue' || v_us || t.queue || v_us || t.rate_key <> all (_pick_rated.not_rate)
+                and 'kind' || v_us || t.kind || v_us || t.rate_key <> all (_pick_rated.not_rate)))
+     order by t.priority desc, t.run_at, t.id
+     limit 4 * _pick_rated.max_tasks + 100
+  loop
+    v_iq := null;
+    v_ik := null;
+    if v_task.rate_key is not null then
+      -- the task's buckets: its queue's key and its kind's key, where a per-key limit is
+      v_lq := pg_catalog.array_position(_pick_rated.rate_limits, 'queue' || v_us || v_task.queue);
+      v_lk := pg_catalog.array_position(_pick_rated.rate_limits, 'kind' || v_us || v_task.kind);
+      if v_lq is not null then
+        v_q := 'queue' || v_us || v_task.queue || v_us || v_task.rate_key;
+        v_iq := pg_catalog.array_position(v_keys, v_q);
+        if v_iq is null then
+          v_keys := v_keys || v_q;
+          v_left := v_left || coalesce(_pick_rated.rate_left[pg_catalog.array_position(_pick_rated.rate_buckets, v_q)],
+                                       _pick_rated.rate_bursts[v_lq]);
+          v_iq := pg_catalog.cardinality(v_keys);
+        end if;
+      end if;
+      if v_lk is not null then
+        v_k := 'kind' || v_us || v_task.kind || v_us || v_task.rate_key;
+        v_ik := pg_catalog.array_position(v_keys, v_k);
+        if v_ik is null then
+          v_keys := v_keys || v_k;
+          v_left := v_left || coalesce(_pick_rated.rate_left[pg_catalog.array_position(_pick_rated.rate_buckets, v_k)],
+                                       _pick_rated.rate_bursts[v_lk]);
+          v_ik := pg_catalog.cardinality(v_keys);
+        end if;
+      end if;
+      continue when (v_iq is not null and v_left[v_iq] < 1) or (v_ik is not null and v_left[v_ik] < 1);
+      if v_iq is not null then
+        v_left[v_iq] := v_left[v_iq] - 1;
+      end if;
+      if v_ik is not null then
+        v_left[v_ik] := v_left[v_ik] - 1;
+      end if;
+    end if;
+    v_chosen := v_chosen || v_task.id;
+    v_n := v_n + 1;
+    exit when v_n >= _pick_rated.max_tasks;
+  end loop;
+  if v_chosen is null then
+    return;
+  end if;
+  -- only the chosen rows are locked, and only while still ready
+  select pg_catalog.array_agg(l.id order by l.n), pg_catalog.array_agg(l.id order by l.n) filter (where l.started_at is not null)
+    into _pick_rated.ids, _pick_rated.seen_ids
+    from (select t.id, t.started_at, u.n
+            from conductor.tasks t
+            join pg_catalog.unnest(v_chosen) with ordinality u(id, n) on u.id = t.id
+           where t.status = 'queued' and t.run_at <= _pick_rated.claimed_at
+             and (t.expires_at is null or t.expires_at > _pick_rated.claimed_at)
+             for update of t skip locked) l;
+end
+$$;
+
+comment on function conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz) is
+$$claim's pick under per-key rate limits: up to max_tasks ready unkeyed tasks of queues and
+kinds (NULL: every one), none of not_queues and not_kinds, due by claimed_at, in claim
+order, passing over the tasks whose 'queue' chr(31) queue chr(31) rate_key or 'kind'
+chr(31) kind chr(31) rate_key is in not_rate, and taking of each key's bucket no more tasks
+than its whole tokens (rate_left of rate_buckets; a key without a bucket, the burst in
+rate_bursts of its limit in rate_limits): conductor._claim_controls's answer. Reads at most
+4 * max_tasks + 100 candidates without locks, then locks the chosen FOR UPDATE SKIP LOCKED
+(re-checked ready). Returns their ids in claim order and, of those, the ones claimed before
+(seen_ids). Planned per call.$$;
+
+revoke execute on function conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz) from public;
+
 -- The one rule of a token bucket (conductor.rate_limits): the tokens it holds at
 -- time at, refilled continuously at per_second from refilled_at, at most
 -- burst. A clock behind refilled_at (another claimer's later transaction
@@ -996,6 +1147,9 @@ revoke execute on function conductor._tokens(double precision, double precision,
 -- whether a bucket may apply to what the pick takes (then _claim_tokens
 -- trims it). Read without locks: a bucket another claimer drains meanwhile
 -- is caught by _claim_tokens under its lock.
+-- not_rate is new after v0.2.0 (issue 30): the function's answer changes, so the
+-- old one goes first
+drop function if exists conductor._claim_controls(text[], text[], timestamptz);
 create or replace function conductor._claim_controls(
   queues         text[],
   kinds          text[],
@@ -1005,7 +1159,12 @@ create or replace function conductor._claim_controls(
   out not_queues text[],
   out not_kinds  text[],
   out limited    boolean,
-  out cap        integer)
+  out cap        integer,
+  out not_rate   text[],
+  out rate_buckets text[],
+  out rate_left  integer[],
+  out rate_limits text[],
+  out rate_bursts integer[])
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_custom_plan
@@ -1016,17 +1175,18 @@ declare
   v_out_kinds text[];
   v_queue_limited boolean;
   v_kind_limited boolean;
+  v_key_limited boolean;
 begin
   select pg_catalog.array_agg(x.name) into v_out_queues
     from (select p.queue as name from conductor.paused_queues p
           union
           select r.name from conductor.rate_limits r
-           where r.scope = 'queue'
+           where r.scope = 'queue' and not r.per_key
              and conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _claim_controls.claimed_at)
                  + 1e-9 < 1) x;
   select pg_catalog.array_agg(r.name) into v_out_kinds
     from conductor.rate_limits r
-   where r.scope = 'kind'
+   where r.scope = 'kind' and not r.per_key
      and conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _claim_controls.claimed_at)
          + 1e-9 < 1;
   if _claim_controls.queues is null then
@@ -1043,33 +1203,61 @@ begin
   end if;
   -- buckets that may apply to what the pick takes (the dry ones are left out of it)
   v_queue_limited := exists (select from conductor.rate_limits r
-                              where r.scope = 'queue'
+                              where r.scope = 'queue' and not r.per_key
                                 and (run_queues is null or r.name = any (run_queues))
                                 and (not_queues is null or r.name <> all (not_queues)));
   v_kind_limited := exists (select from conductor.rate_limits r
-                             where r.scope = 'kind'
+                             where r.scope = 'kind' and not r.per_key
                                and (run_kinds is null or r.name = any (run_kinds))
                                and (not_kinds is null or r.name <> all (not_kinds)));
-  limited := v_queue_limited or v_kind_limited;
+  -- limits per key (schema/rate_keys) of the scope's queues and kinds: the pick
+  -- passes over the tasks of a key whose bucket holds no whole token now (not_rate,
+  -- 'scope' chr(31) 'name' chr(31) 'key' each: no queue or kind name holds a control
+  -- character), and _claim_tokens draws from the keys' buckets
+  v_key_limited := exists (select from conductor.rate_limits r
+                            where r.per_key
+                              and case r.scope
+                                    when 'queue' then (run_queues is null or r.name = any (run_queues))
+                                                      and (not_queues is null or r.name <> all (not_queues))
+                                    else (run_kinds is null or r.name = any (run_kinds))
+                                         and (not_kinds is null or r.name <> all (not_kinds)) end);
+  if v_key_limited then
+    -- the per-key limits ('scope' chr(31) 'name') and their bursts (a key without a
+    -- bucket row has a full one), and the keys' buckets with their whole tokens now
+    select pg_catalog.array_agg(r.scope || pg_catalog.chr(31) || r.name),
+           pg_catalog.array_agg(pg_catalog.floor(r.burst + 1e-9)::integer)
+      into rate_limits, rate_bursts
+      from conductor.rate_limits r where r.per_key;
+    select pg_catalog.array_agg(x.bucket), pg_catalog.array_agg(x.left_),
+           pg_catalog.array_agg(x.bucket) filter (where x.left_ < 1)
+      into rate_buckets, rate_left, not_rate
+      from (select b.scope || pg_catalog.chr(31) || b.name || pg_catalog.chr(31) || b.key as bucket,
+                   pg_catalog.floor(conductor._tokens(r.per_second, r.burst, b.tokens, b.refilled_at,
+                                                      _claim_controls.claimed_at) + 1e-9)::integer as left_
+              from conductor.rate_key_buckets b
+              join conductor.rate_limits r on r.scope = b.scope and r.name = b.name and r.per_key) x;
+  end if;
+  limited := v_queue_limited or v_kind_limited or v_key_limited;
   -- when the buckets of one scope only apply (of queues, or of kinds) and every
   -- queue or kind named has one, no more can start than their tokens together:
   -- the pick need not lock more tasks than that. (With both, a task picked may
-  -- lose to the other scope's bucket, so a smaller pick could start fewer.)
-  if limited then
+  -- lose to the other scope's bucket, so a smaller pick could start fewer; so may a
+  -- task trimmed by its key's bucket under a per-key limit.)
+  if limited and not v_key_limited then
     if v_queue_limited and not v_kind_limited then
       cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_queues)
                           then pg_catalog.sum(pg_catalog.floor(
                                  conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
                                                    _claim_controls.claimed_at) + 1e-9))::integer end
                 from conductor.rate_limits r
-               where r.scope = 'queue' and r.name = any (run_queues));
+               where r.scope = 'queue' and not r.per_key and r.name = any (run_queues));
     elsif v_kind_limited and not v_queue_limited then
       cap := (select case when pg_catalog.count(*) = pg_catalog.cardinality(run_kinds)
                           then pg_catalog.sum(pg_catalog.floor(
                                  conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
                                                    _claim_controls.claimed_at) + 1e-9))::integer end
                 from conductor.rate_limits r
-               where r.scope = 'kind' and r.name = any (run_kinds));
+               where r.scope = 'kind' and not r.per_key and r.name = any (run_kinds));
     end if;
   end if;
 end
@@ -1081,8 +1269,13 @@ conductor.rate_limits holds a row: run_queues (queues given) or not_queues (queu
 leave out the paused queues and those whose rate limit bucket holds no whole token at
 claimed_at; run_kinds or not_kinds the kinds without one; limited says whether a bucket
 may apply to the tasks picked (then conductor._claim_tokens trims them); cap, when only
-queue buckets or only kind buckets apply and every queue or kind named has one, the whole
-tokens they hold together (the most that can start). Reads without locks. run_queues or run_kinds empty: nothing to claim.$$;
+queue buckets or only kind buckets apply (and no per-key limit) and every queue or kind named has one, the whole
+tokens they hold together (the most that can start). When a per-key limit is of a queue
+or kind in scope (then limited is true): rate_limits and rate_bursts, every per-key limit
+(scope || chr(31) || name) and its whole burst; rate_buckets and rate_left, the keys'
+buckets (conductor.rate_key_buckets, scope || chr(31) || name || chr(31) || key) and their
+whole tokens at claimed_at; not_rate, those of them holding none (NULL: none): what
+conductor._pick_rated picks by. Reads without locks. run_queues or run_kinds empty: nothing to claim.$$;
 
 revoke execute on function conductor._claim_controls(text[], text[], timestamptz) from public;
 
@@ -1258,15 +1451,21 @@ declare
   v_buckets text[];   -- scope || ':' || name, in lock order
   v_left integer[];   -- whole tokens left in each
   v_used integer[];   -- drawn by this claim from each
+  v_keys text[];      -- per-key buckets: scope chr(31) name chr(31) key, in lock order
+  v_key_left integer[];
+  v_key_used integer[];
   v_task record;
   v_q integer;
   v_k integer;
+  v_qk integer;
+  v_kk integer;
   v_kept bigint[];
 begin
   -- lock first (the only wait of a claim: in (scope, name) order, see the map) ...
   perform from conductor.rate_limits r
-    where (r.scope = 'queue' and r.name in (select t.queue from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
-       or (r.scope = 'kind' and r.name in (select t.kind from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
+    where not r.per_key
+      and ((r.scope = 'queue' and r.name in (select t.queue from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
+        or (r.scope = 'kind' and r.name in (select t.kind from conductor.tasks t where t.id = any (_claim_tokens.task_ids))))
     order by r.scope, r.name
       for update of r;
   -- ... then read what the holders before left (a statement of its own: a snapshot taken
@@ -1278,21 +1477,61 @@ begin
          pg_catalog.array_agg(0 order by r.scope, r.name)
     into v_buckets, v_left, v_used
     from conductor.rate_limits r
-   where (r.scope = 'queue' and r.name in (select t.queue from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
-      or (r.scope = 'kind' and r.name in (select t.kind from conductor.tasks t where t.id = any (_claim_tokens.task_ids)));
-  if v_buckets is null then
+   where not r.per_key
+     and ((r.scope = 'queue' and r.name in (select t.queue from conductor.tasks t where t.id = any (_claim_tokens.task_ids)))
+       or (r.scope = 'kind' and r.name in (select t.kind from conductor.tasks t where t.id = any (_claim_tokens.task_ids))));
+
+  -- the per-key buckets of the picked tasks' keys (schema/rate_keys), after every
+  -- bucket above, in (scope, name, key) order: each made full when it has no row
+  -- (a missing row is a full bucket: reap() forgets full ones), else locked as it
+  -- stands (ON CONFLICT DO UPDATE locks and returns the newest version, at READ
+  -- COMMITTED after waiting for its holder's commit); the limit's rate read
+  -- without a lock. Only when a per-key limit exists: a claim under one-bucket limits
+  -- alone plans no insert.
+  if exists (select from conductor.rate_limits r where r.per_key) then
+    with want as (
+      select distinct r.scope, r.name, t.rate_key as key, r.burst
+        from conductor.tasks t
+        join conductor.rate_limits r
+          on r.per_key and ((r.scope = 'queue' and r.name = t.queue) or (r.scope = 'kind' and r.name = t.kind))
+       where t.id = any (_claim_tokens.task_ids) and t.rate_key is not null
+    ), locked as (
+      insert into conductor.rate_key_buckets as b (scope, name, key, tokens, refilled_at)
+      select w.scope, w.name, w.key, w.burst, _claim_tokens.claimed_at
+        from want w
+       order by w.scope, w.name, w.key
+      on conflict on constraint rate_key_buckets_pkey do update set tokens = b.tokens
+      returning b.scope, b.name, b.key, b.tokens, b.refilled_at
+    )
+    select pg_catalog.array_agg(l.scope || pg_catalog.chr(31) || l.name || pg_catalog.chr(31) || l.key
+                                order by l.scope, l.name, l.key),
+           pg_catalog.array_agg(pg_catalog.floor(conductor._tokens(r.per_second, r.burst, l.tokens, l.refilled_at,
+                                                                   _claim_tokens.claimed_at) + 1e-9)::integer
+                                order by l.scope, l.name, l.key),
+           pg_catalog.array_agg(0 order by l.scope, l.name, l.key)
+      into v_keys, v_key_left, v_key_used
+      from locked l
+      join conductor.rate_limits r on r.scope = l.scope and r.name = l.name;
+  end if;
+
+  if v_buckets is null and v_keys is null then
     return _claim_tokens.task_ids;  -- a bucket of other queues and kinds only
   end if;
 
   for v_task in
-    select t.id, t.queue, t.kind
+    select t.id, t.queue, t.kind, t.rate_key
       from pg_catalog.unnest(_claim_tokens.task_ids) with ordinality u(id, n)
       join conductor.tasks t on t.id = u.id
      order by u.n
   loop
     v_q := pg_catalog.array_position(v_buckets, 'queue:' || v_task.queue);
     v_k := pg_catalog.array_position(v_buckets, 'kind:' || v_task.kind);
-    if (v_q is null or v_left[v_q] > 0) and (v_k is null or v_left[v_k] > 0) then
+    v_qk := pg_catalog.array_position(v_keys, 'queue' || pg_catalog.chr(31) || v_task.queue || pg_catalog.chr(31)
+                                              || v_task.rate_key);
+    v_kk := pg_catalog.array_position(v_keys, 'kind' || pg_catalog.chr(31) || v_task.kind || pg_catalog.chr(31)
+                                              || v_task.rate_key);
+    if (v_q is null or v_left[v_q] > 0) and (v_k is null or v_left[v_k] > 0)
+       and (v_qk is null or v_key_left[v_qk] > 0) and (v_kk is null or v_key_left[v_kk] > 0) then
       v_kept := v_kept || v_task.id;
       if v_q is not null then
         v_left[v_q] := v_left[v_q] - 1;
@@ -1302,17 +1541,45 @@ begin
         v_left[v_k] := v_left[v_k] - 1;
         v_used[v_k] := v_used[v_k] + 1;
       end if;
+      if v_qk is not null then
+        v_key_left[v_qk] := v_key_left[v_qk] - 1;
+        v_key_used[v_qk] := v_key_used[v_qk] + 1;
+      end if;
+      if v_kk is not null then
+        v_key_left[v_kk] := v_key_left[v_kk] - 1;
+        v_key_used[v_kk] := v_key_used[v_kk] + 1;
+      end if;
     end if;
   end loop;
 
   -- a bucket nothing was drawn from keeps its row: refilling later from its
   -- refilled_at gives the same tokens
-  update conductor.rate_limits r
-     set tokens = greatest(0, conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
-                                                _claim_tokens.claimed_at) - u.used),
-         refilled_at = greatest(r.refilled_at, _claim_tokens.claimed_at)
-    from rows from (pg_catalog.unnest(v_buckets), pg_catalog.unnest(v_used)) u(bucket, used)
-   where u.used > 0 and r.scope || ':' || r.name = u.bucket;
+  if v_buckets is not null then
+    update conductor.rate_limits r
+       set tokens = greatest(0, conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at,
+                                                  _claim_tokens.claimed_at) - u.used),
+           refilled_at = greatest(r.refilled_at, _claim_tokens.claimed_at)
+      from rows from (pg_catalog.unnest(v_buckets), pg_catalog.unnest(v_used)) u(bucket, used)
+     where u.used > 0 and r.scope || ':' || r.name = u.bucket;
+  end if;
+  if v_keys is not null then
+    update conductor.rate_key_buckets b
+       set tokens = greatest(0, conductor._tokens(r.per_second, r.burst, b.tokens, b.refilled_at,
+                                                  _claim_tokens.claimed_at) - u.used),
+           refilled_at = greatest(b.refilled_at, _claim_tokens.claimed_at)
+      from (-- the primary key, split back (scope and name hold no chr(31); the key is the rest)
+            select pg_catalog.split_part(x.bucket, pg_catalog.chr(31), 1) as scope,
+                   pg_catalog.split_part(x.bucket, pg_catalog.chr(31), 2) as name,
+                   pg_catalog.substr(x.bucket, pg_catalog.length(pg_catalog.split_part(x.bucket, pg_catalog.chr(31), 1))
+                                               + pg_catalog.length(pg_catalog.split_part(x.bucket, pg_catalog.chr(31), 2))
+                                               + 3) as key,
+                   x.used
+              from rows from (pg_catalog.unnest(v_keys), pg_catalog.unnest(v_key_used)) x(bucket, used)
+             where x.used > 0) u,
+           conductor.rate_limits r
+     where b.scope = u.scope and b.name = u.name and b.key = u.key
+       and r.scope = b.scope and r.name = b.name;
+  end if;
   return v_kept;
 end
 $$;
@@ -1320,10 +1587,12 @@ $$;
 comment on function conductor._claim_tokens(bigint[], timestamptz) is
 $$claim's rate limits: locks the conductor.rate_limits buckets of the queues and kinds of
 task_ids (picked and locked by the caller, in claim order), FOR UPDATE in
-(scope, name) order, refills them to claimed_at (conductor._tokens), keeps in order each
-task that finds a whole token in its queue's bucket and its kind's (where they exist),
-deducts one token per kept task from each, and returns the kept ids (NULL: none). The
-tasks left out are not touched.$$;
+(scope, name) order, then the conductor.rate_key_buckets of their rate_keys under per-key
+limits (per_key) of their queues and kinds, in (scope, name, key) order (inserted full when
+missing), refills them to claimed_at (conductor._tokens), keeps in order each
+task that finds a whole token in its queue's bucket, its kind's and its key's (where they
+exist), deducts one token per kept task from each, and returns the kept ids (NULL: none).
+The tasks left out are not touched.$$;
 
 revoke execute on function conductor._claim_tokens(bigint[], timestamptz) from public;
 
@@ -1449,6 +1718,13 @@ declare
   v_not_queues text[];
   v_not_kinds text[];
   v_limited boolean := false;
+  -- under per-key limits, what _claim_controls said of them (see the map): dry keys, the
+  -- keys' buckets and their whole tokens, the limits and their bursts; NULL without one
+  v_not_rate text[];
+  v_rate_buckets text[];
+  v_rate_left integer[];
+  v_rate_limits text[];
+  v_rate_bursts integer[];
   v_capped boolean;  -- a queue cap exists; then, one may apply to the pick
   v_caps record;     -- conductor._claim_cap_scope's answer
   v_cap integer;
@@ -1493,8 +1769,10 @@ begin
          exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
     into v_controlled, v_capped, v_followed;
   if v_controlled then
-    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap
-      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap
+    select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap,
+           c.not_rate, c.rate_buckets, c.rate_left, c.rate_limits, c.rate_bursts
+      into v_queues, v_kinds, v_not_queues, v_not_kinds, v_limited, v_cap,
+           v_not_rate, v_rate_buckets, v_rate_left, v_rate_limits, v_rate_bursts
       from conductor._claim_controls(claim.queues, claim.kinds, v_now) c;
     if pg_catalog.cardinality(v_queues) = 0 or pg_catalog.cardinality(v_kinds) = 0 then
       return;
@@ -1528,8 +1806,14 @@ begin
 
   -- a call, not a select from it: a PL/pgSQL simple expression, which runs without a
   -- statement's executor (the layer _pick adds cost nothing measurable this way)
-  v_picked := conductor._pick(claim.worker_id, v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now,
-                              v_limited or v_capped);
+  if v_rate_limits is null or v_keys is not null then
+    v_picked := conductor._pick(claim.worker_id, v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now,
+                                v_limited or v_capped);
+  else
+    -- a per-key limit applies: a pick that takes no more of a key than its tokens (see the map)
+    v_picked := conductor._pick_rated(v_queues, v_kinds, v_not_queues, v_not_kinds, v_not_rate, v_rate_buckets,
+                                      v_rate_left, v_rate_limits, v_rate_bursts, v_max, v_now);
+  end if;
   v_ids := v_picked.ids;
   v_seen := v_picked.seen_ids;
   if v_ids is null then
@@ -1587,7 +1871,10 @@ Nothing is claimed from a paused queue (pause_queue): a claim of paused queues o
 no rows at once; of several or all queues, the paused ones are left out. A rate limit of a
 queue or a kind (set_rate_limit) caps how many of its tasks start: each started task draws
 a token from its queue's bucket and its kind's, across every worker; picked tasks that find
-none stay queued, untouched, and the claim returns fewer rows (none). A queue cap
+none stay queued, untouched, and the claim returns fewer rows (none). A per-key limit
+(set_rate_limit(per_key => true)) does the same with a bucket per rate_key of the queue's
+(kind's) tasks; the tasks of a key whose bucket is dry are passed over, so they do not
+keep other keys' tasks from starting. A queue cap
 (set_queue_limit) keeps the queue's running tasks at most max_running across every worker:
 a claim starts no more than max_running minus those running (racing claimers take the cap's
 row in turn); a claim a cap applies to needs READ COMMITTED (else QC106).

@@ -21,7 +21,8 @@
 --        claiming a limit set before v0.3.0 (owner NULL). A login without
 --        conductor_admin sets no rate under conductor.settings.min_rate_limit
 --        (1 a second, QC106): it may slow a queue, not stop it; stopping is
---        pause_queue's, an admin's
+--        pause_queue's, an admin's. per_key => true: a bucket per value of
+--        tasks.rate_key (issue 30, schema/rate_keys), conductor.rate_key_buckets
 --   conductor.set_queue_limit(queue, max_running) -> void
 --        at most max_running tasks of the queue running at once across every
 --        worker (conductor.queue_limits, schema/queue_limits): claim starts no
@@ -47,6 +48,10 @@
 begin;
 set local role conductor_owner;
 
+-- per_key is new after v0.2.0 (the last parameter, issue 30): the four-parameter
+-- set_rate_limit goes, or a call naming only those four would match both
+drop function if exists conductor.set_rate_limit(text, text, double precision, double precision);
+
 create or replace function conductor._check_control_target(scope text, name text) returns void
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
@@ -56,7 +61,7 @@ declare
   v_spec conductor._task_spec := row(
     case when _check_control_target.scope = 'kind' then _check_control_target.name else 'k' end, '{}',
     case when _check_control_target.scope = 'queue' then _check_control_target.name else 'default' end,
-    null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec, 2147483647);
 begin
   if v_problem in ('kind', 'queue') then
@@ -122,7 +127,8 @@ create or replace function conductor.set_rate_limit(
   queue      text default null,
   kind       text default null,
   per_second double precision default null,
-  burst      double precision default null
+  burst      double precision default null,
+  per_key    boolean default false
 ) returns void
   language plpgsql volatile
   security definer
@@ -146,6 +152,10 @@ begin
   end if;
   perform conductor._check_control_target(v_scope, v_name);
 
+  if set_rate_limit.per_key is null then
+    raise exception 'invalid per_key NULL: true (a bucket per rate_key) or false (one bucket)'
+      using errcode = 'QC106';
+  end if;
   if set_rate_limit.per_second is null then
     if set_rate_limit.burst is not null then
       raise exception 'invalid burst %: per_second NULL removes the limit and takes no burst', set_rate_limit.burst
@@ -158,6 +168,8 @@ begin
     if found then
       perform conductor._check_owner(pg_catalog.format('the rate limit of %s', v_scope), v_name, v_old.owner);
       delete from conductor.rate_limits r where r.scope = v_scope and r.name = v_name;
+      -- a per-key limit's buckets go with it
+      delete from conductor.rate_key_buckets b where b.scope = v_scope and b.name = v_name;
     end if;
     return;
   end if;
@@ -181,8 +193,8 @@ begin
        for update;
     v_exists := found;
     if v_exists then
-      if (v_old.per_second, v_old.burst)
-         is not distinct from (set_rate_limit.per_second, v_burst) then
+      if (v_old.per_second, v_old.burst, v_old.per_key)
+         is not distinct from (set_rate_limit.per_second, v_burst, set_rate_limit.per_key) then
         -- the same limit set again (a worker restarting) writes nothing, not even
         -- the tokens; a limit from before v0.3.0 becomes the caller's
         if v_old.owner is null then
@@ -208,16 +220,24 @@ begin
       update conductor.rate_limits r
          set per_second = set_rate_limit.per_second,
              burst = v_burst,
-             tokens = least(v_burst, conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, v_now)),
+             -- switched between one bucket and a bucket per key: the new one starts full
+             tokens = case when r.per_key <> set_rate_limit.per_key then v_burst
+                           else least(v_burst, conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, v_now)) end,
              refilled_at = greatest(r.refilled_at, v_now),
+             per_key = set_rate_limit.per_key,
              owner = v_caller
        where r.scope = v_scope and r.name = v_name;
+      if v_old.per_key and not set_rate_limit.per_key then
+        delete from conductor.rate_key_buckets b where b.scope = v_scope and b.name = v_name;
+      end if;
+      -- a per-key limit changed keeps what each key's bucket holds (at most the new
+      -- burst at its next refill: conductor._tokens)
       return;
     end if;
 
     -- a new limit starts with a full bucket
-    insert into conductor.rate_limits as r (scope, name, per_second, burst, tokens, refilled_at, owner)
-    values (v_scope, v_name, set_rate_limit.per_second, v_burst, v_burst, v_now, v_caller)
+    insert into conductor.rate_limits as r (scope, name, per_second, burst, tokens, refilled_at, owner, per_key)
+    values (v_scope, v_name, set_rate_limit.per_second, v_burst, v_burst, v_now, v_caller, set_rate_limit.per_key)
     on conflict on constraint rate_limits_pkey do nothing;
     if found then
       return;
@@ -228,7 +248,7 @@ begin
 end
 $$;
 
-comment on function conductor.set_rate_limit(text, text, double precision, double precision) is
+comment on function conductor.set_rate_limit(text, text, double precision, double precision, boolean) is
 $$Limits how many tasks of queue, or of kind (exactly one of the two), start per second across
 every worker: claim draws a token per task it starts from a bucket of at most burst tokens
 (default greatest(1, per_second)) that refills at per_second; a task waits queued while
@@ -245,7 +265,13 @@ exactly one of queue and kind is given, for per_second not in (0, 1000000] or un
 floor, a burst not in [1, 1000000] or a burst without per_second; QC104 for an invalid
 queue name, QC101 for an invalid kind name (enqueue's rules). Workers sleeping until a
 token (next_due) are not woken: a raised limit takes effect at their next claim. Locks the
-limit's row (waiting for a claim drawing from it); call it in a transaction of its own.$$;
+limit's row (waiting for a claim drawing from it); call it in a transaction of its own.
+per_key (default false): true makes it a limit per key: each distinct rate_key of the
+queue's (kind's) tasks has a bucket of its own of per_second and burst (a row of
+conductor.rate_key_buckets made full by the first claim that needs it, forgotten by reap()
+once full again), and a task without a rate_key is not limited by it. A queue or kind has
+one limit, of one bucket or per key: setting the other kind replaces it (the new buckets
+start full). per_key NULL raises QC106.$$;
 
 create or replace function conductor.set_queue_limit(
   queue       text,
@@ -324,8 +350,8 @@ revoke execute on function conductor.pause_queue(text) from public;
 grant execute on function conductor.pause_queue(text) to conductor_admin;
 revoke execute on function conductor.resume_queue(text) from public;
 grant execute on function conductor.resume_queue(text) to conductor_admin;
-revoke execute on function conductor.set_rate_limit(text, text, double precision, double precision) from public;
-grant execute on function conductor.set_rate_limit(text, text, double precision, double precision)
+revoke execute on function conductor.set_rate_limit(text, text, double precision, double precision, boolean) from public;
+grant execute on function conductor.set_rate_limit(text, text, double precision, double precision, boolean)
   to conductor_worker, conductor_admin;
 revoke execute on function conductor.set_queue_limit(text, integer) from public;
 grant execute on function conductor.set_queue_limit(text, integer) to conductor_worker, conductor_admin;

@@ -117,6 +117,11 @@ drop function if exists conductor.enqueue(text, jsonb, text, integer, timestampt
                                           integer, interval, double precision, interval, interval);
 drop function if exists conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint,
                                           integer, interval, double precision, interval, interval, text);
+-- rate_key is new after the dedupe options and expires_in (the last parameter, issue 30):
+-- the twenty-two-parameter enqueue goes too
+drop function if exists conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint,
+                                          integer, interval, double precision, interval, interval, text, integer,
+                                          interval, text[], text, interval, interval, interval);
 
 -- The characters a name may not hold because they are not seen, or change how
 -- the text around them is shown: Unicode's control characters (Cc: C0, DEL,
@@ -199,6 +204,8 @@ begin
                 or pg_catalog.substr(s.traceparent, 4, 32) = '00000000000000000000000000000000'
                 or pg_catalog.substr(s.traceparent, 37, 16) = '0000000000000000' then 'traceparent'
            when s.expires_in <= interval '0' or s.expires_in > interval '30 days' then 'expires_in'
+           -- a key per customer or tenant: not empty, at most 1000 bytes (as the other keys)
+           when s.rate_key = '' or pg_catalog.octet_length(s.rate_key) > 1000 then 'rate_key'
            -- the dedupe options, last: a NULL s.dedupe (none given) ends the rules here. Their
            -- own rules are a function of their own: every rule in this CASE is set up at each
            -- transaction, taken or not (the dedupe options' seven here cost a one-task
@@ -271,7 +278,7 @@ begin
                     then '{}'::jsonb else s.payload end,
                s.queue, s.priority, s.run_at, s.max_attempts, s.dedupe_key, s.concurrency_key,
                s.parent_id, s.max_recoveries, s.backoff_base, s.backoff_factor, s.backoff_max,
-               s.timeout, s.traceparent, s.concurrency_limit, s.dedupe, s.expires_in)::conductor._task_spec as spec
+               s.timeout, s.traceparent, s.concurrency_limit, s.dedupe, s.expires_in, s.rate_key)::conductor._task_spec as spec
       from pg_catalog.unnest(_spec_problems.specs) with ordinality as s
   ), verdicts as materialized (
     -- composite values compare NULL fields as equal, so alike specs meet here
@@ -404,6 +411,11 @@ begin
                                    s.expires_in, conductor._echo(s.kind));
     v_hint := 'How long after it is due the task may wait for its first start, e.g. interval ''10 minutes''; '
               'NULL: the kind''s, else for ever.';
+  when 'rate_key' then
+    v_message := pg_catalog.format('invalid rate_key %s for kind %s: a key is 1 to 1000 bytes',
+                                   conductor._echo(s.rate_key), conductor._echo(s.kind));
+    v_hint := 'The value whose bucket a per-key rate limit (set_rate_limit(per_key => true)) draws from, '
+              'e.g. the customer''s id; NULL: no per-key limit applies.';
   end case;
   if _raise_spec_problem.detail is null then
     raise exception using errcode = v_code, message = v_message, hint = v_hint;
@@ -438,7 +450,7 @@ begin
     v_ord := v_ord + 1;
     continue when v_queue is null;  -- the list's own rule (conductor._check_scope) says NULL
     v_spec := row('k', '{}', v_queue, null, null, null, null, null, null, null, null, null, null, null,
-                  null, null, null, null)::conductor._task_spec;
+                  null, null, null, null, null)::conductor._task_spec;
     if conductor._spec_problem(v_spec, 2147483647) = 'queue' then
       perform conductor._raise_spec_problem('queue', v_spec, pg_catalog.format('queue #%s of the list', v_ord));
     end if;
@@ -499,11 +511,11 @@ begin
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
       parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, dedupe_states, dedupe_until,
-      debounce_until)
+      debounce_until, rate_key)
     values (_enqueue_held.new_id, s.queue, s.kind, s.payload, s.priority, v_run_at, s.max_attempts, s.max_recoveries,
             s.backoff_base, s.backoff_factor, s.backoff_max, s.dedupe_key, s.concurrency_key,
             s.parent_id, _enqueue_held.root, _enqueue_held.at, s.timeout, s.traceparent, s.concurrency_limit,
-            v_states, v_until, v_debounce_until)
+            v_states, v_until, v_debounce_until, s.rate_key)
     on conflict do nothing;
     if found then
       if s.expires_in is not null then
@@ -657,7 +669,8 @@ begin
                         case when coalesce(s.concurrency_key, k.concurrency_key) is not null
                              then k.concurrency_limit end),
                s.dedupe,
-               coalesce(s.expires_in, k.expires_in))::conductor._task_spec
+               coalesce(s.expires_in, k.expires_in),
+               s.rate_key)::conductor._task_spec
       from pg_catalog.unnest(_enqueue.specs) with ordinality as s
       left join conductor.kinds k on k.kind = s.kind
      order by s.ordinality);
@@ -684,11 +697,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, rate_key)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
            spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
-           spec.concurrency_limit
+           spec.concurrency_limit, spec.rate_key
       from spec
      where spec.root_id is not null  -- null: the parent does not exist
        and spec.dedupe_key is null
@@ -697,11 +710,11 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, rate_key)
     select spec.new_id, spec.queue, spec.kind, spec.payload, spec.priority, coalesce(spec.run_at, v_now),
            spec.max_attempts, spec.max_recoveries, spec.backoff_base, spec.backoff_factor, spec.backoff_max,
            spec.dedupe_key, spec.concurrency_key, spec.parent_id, spec.root_id, v_now, spec.timeout, spec.traceparent,
-           spec.concurrency_limit
+           spec.concurrency_limit, spec.rate_key
       from spec
      where spec.root_id is not null
        and spec.dedupe_key is not null
@@ -805,7 +818,8 @@ create or replace function conductor.enqueue(
   on_duplicate    text default null,
   debounce        interval default null,
   debounce_max    interval default null,
-  expires_in      interval default null
+  expires_in      interval default null,
+  rate_key        text default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -850,7 +864,7 @@ begin
     coalesce(enqueue.concurrency_limit,
              case when coalesce(enqueue.concurrency_key, v_kind.concurrency_key) is not null
                   then v_kind.concurrency_limit end),
-    v_dedupe, coalesce(enqueue.expires_in, v_kind.expires_in))::conductor._task_spec;
+    v_dedupe, coalesce(enqueue.expires_in, v_kind.expires_in), enqueue.rate_key)::conductor._task_spec;
   v_problem := conductor._spec_problem(v_spec, v_kind.max_payload_bytes);
   if v_problem is not null then
     perform conductor._raise_spec_problem(v_problem, v_spec);
@@ -869,12 +883,12 @@ begin
     insert into conductor.tasks as t (
       id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
       backoff_base, backoff_factor, backoff_max, concurrency_key,
-      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
+      parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, rate_key)
     values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
             coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
             enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max,
             v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
-            v_spec.concurrency_limit);
+            v_spec.concurrency_limit, enqueue.rate_key);
     if v_spec.expires_in is not null then
       perform conductor._set_deadlines(array[v_id], array[coalesce(enqueue.run_at, v_now)], array[v_spec.expires_in]);
     end if;
@@ -888,12 +902,12 @@ begin
   insert into conductor.tasks as t (
     id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
     backoff_base, backoff_factor, backoff_max, dedupe_key, concurrency_key,
-    parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit)
+    parent_id, root_id, enqueued_at, timeout, traceparent, concurrency_limit, rate_key)
   values (v_id, v_spec.queue, enqueue.kind, enqueue.payload, v_spec.priority,
           coalesce(enqueue.run_at, v_now), v_spec.max_attempts, v_spec.max_recoveries,
           enqueue.backoff_base, enqueue.backoff_factor, enqueue.backoff_max, enqueue.dedupe_key,
           v_spec.concurrency_key, enqueue.parent_id, v_root, v_now, v_spec.timeout, enqueue.traceparent,
-          v_spec.concurrency_limit)
+          v_spec.concurrency_limit, enqueue.rate_key)
   on conflict (dedupe_key) where dedupe_key is not null and status = any (conductor.unfinished_statuses())
   do nothing;
   if found then
@@ -918,7 +932,7 @@ begin
 end
 $$;
 
-comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval) is
+comment on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval, text) is
 $$Writes one task and returns its id.
 kind: the handler name (1-200 characters, no surrounding spaces, no control, format or
 markup characters: conductor._spec_problem). payload: a JSON object, at most 1 MiB by default.
@@ -947,6 +961,9 @@ NULL takes the kind's, else none (it waits for ever). Past run_at + expires_in n
 starts it and reap() ends it 'expired', its error naming the deadline; a task started once
 never expires (a retry after a failure or a lost worker waits as long as it takes);
 retry() gives it a fresh deadline.
+rate_key: the task's key for per-key rate limits (set_rate_limit(per_key => true) on its
+queue or kind): it starts only on a token of its key's own bucket; NULL (the default, not
+taken from the kind) is limited by no per-key limit. 1-1000 bytes.
 The rules apply to the values as resolved: run_at a finite time from 0001-01-02 to
 9999-12-30 UTC; max_attempts >= 1, max_recoveries >= 0, backoff_base and backoff_max
 0-30 days (base not over max), backoff_factor 1-10; timeout and expires_in more than 0
@@ -954,7 +971,7 @@ and at most 30 days; dedupe_key and concurrency_key at most 1000 bytes; concurre
 1-10000 with a concurrency_key (the caller's or the kind's); traceparent W3C's
 version-traceid-parentid-flags in lowercase hex, the version not ff, no id all zeros.
 Raises QC101 kind, QC102 payload not an object, QC103 payload too large, QC104 queue,
-QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent, expires_in or a
+QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent, expires_in, rate_key or a
 dedupe option out of range, QC105 an unknown status in dedupe_states, QC120-QC122 dedupe
 options (see conductor._spec_problem), QC203 parent not found. Any number of callers at once.$$;
 
@@ -1011,7 +1028,8 @@ begin
                               order by w.n) end,
                      t->>'on_duplicate', (t->>'debounce')::interval,
                      (t->>'debounce_max')::interval)::conductor._dedupe_spec end,
-               (t->>'expires_in')::interval
+               (t->>'expires_in')::interval,
+               t->>'rate_key'
              )::conductor._task_spec
         from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
        order by a.n);
@@ -1064,16 +1082,16 @@ $$Writes a batch of tasks in one statement; returns their ids in input order.
 tasks: a JSON array of objects with the keys of enqueue (kind, payload, queue, priority,
 run_at, max_attempts, dedupe_key, concurrency_key, parent_id, max_recoveries,
 backoff_base, backoff_factor, backoff_max, timeout, traceparent, concurrency_limit, dedupe_window,
-dedupe_states (a JSON array of statuses), on_duplicate, debounce, debounce_max, expires_in); a missing key is resolved per task
+dedupe_states (a JSON array of statuses), on_duplicate, debounce, debounce_max, expires_in, rate_key); a missing key is resolved per task
 as enqueue resolves a NULL argument: the task's kind's value (configure_kind), else the
 engine's default.
 All or nothing: one bad task raises (as enqueue does, the detail naming its place in the
 batch) and writes none. Raises QC106 when tasks is not an array of objects, or a key holds
 a value that does not convert to its type (naming the key, the task and the value).$$;
 
-revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval) from public;
+revoke execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval, text) from public;
 revoke execute on function conductor.enqueue_many(jsonb) from public;
-grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval)
+grant execute on function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval, text)
   to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.enqueue_many(jsonb) to conductor_client, conductor_worker, conductor_admin;
 

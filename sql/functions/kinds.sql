@@ -84,7 +84,7 @@ declare
     coalesce(configure_kind.concurrency_key, case when configure_kind.concurrency_limit is not null then '' end),
     null, configure_kind.max_recoveries,
     configure_kind.backoff_base, configure_kind.backoff_factor, configure_kind.backoff_max,
-    configure_kind.timeout, null, configure_kind.concurrency_limit, null, configure_kind.expires_in)::conductor._task_spec;
+    configure_kind.timeout, null, configure_kind.concurrency_limit, null, configure_kind.expires_in, null)::conductor._task_spec;
   v_problem text := conductor._spec_problem(v_spec);
   v_old    conductor.kinds;
   v_floor  interval;

@@ -741,8 +741,46 @@ begin
     delete from conductor.subscriptions s
      where not exists (select from pg_catalog.pg_stat_activity a where a.pid = s.pid);
   end if;
+  -- the buckets of per-key rate limits that are full again (schema/rate_keys): a
+  -- missing row is a full bucket, so idle keys leave no rows
+  if exists (select from conductor.rate_key_buckets) then
+    perform conductor._forget_rate_keys(10000);
+  end if;
 end
 $$;
+
+-- The per-key buckets (conductor.rate_key_buckets) refilled to their burst by now,
+-- or whose limit is gone or no longer per key: at most max_rows, the ones a claim
+-- holds passed over (SKIP LOCKED), each re-checked under its lock. Forgetting a
+-- full bucket changes nothing: the next claim that needs it makes it full.
+create or replace function conductor._forget_rate_keys(max_rows integer) returns integer
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_count integer;
+begin
+  delete from conductor.rate_key_buckets b
+   where b.ctid = any (array(
+           select x.ctid from conductor.rate_key_buckets x
+             left join conductor.rate_limits r on r.scope = x.scope and r.name = x.name and r.per_key
+            where r.name is null
+               or conductor._tokens(r.per_second, r.burst, x.tokens, x.refilled_at, v_now) >= r.burst
+            limit _forget_rate_keys.max_rows
+              for update of x skip locked));
+  get diagnostics v_count = row_count;
+  return v_count;
+end
+$$;
+
+comment on function conductor._forget_rate_keys(integer) is
+$$Deletes at most max_rows rows of conductor.rate_key_buckets that are full at
+conductor.now() (refilled to their limit's burst) or whose per-key limit is gone, passing
+over rows a claim holds (SKIP LOCKED); returns how many. A missing row is a full bucket
+(claim inserts it full), so nothing a claim may start changes. Called by reap() (step 4).$$;
+
+revoke execute on function conductor._forget_rate_keys(integer) from public;
 
 comment on function conductor._reap_stale(interval) is
 $$Step 4 of reap_report: deletes workers rows not seen for greatest(stale_workers_after,
@@ -955,14 +993,18 @@ begin
 
   -- the next token of a rate-limited queue or kind with ready tasks (see above)
   for v_bucket in
-    select r.scope, r.name, r.per_second,
+    select r.scope, r.name, r.per_second, r.per_key,
            conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, v_now) as tokens
       from conductor.rate_limits r
      where (r.scope = 'queue' and (next_due.queues is null or r.name = any (next_due.queues))
             and (v_paused is null or r.name <> all (v_paused)))
         or (r.scope = 'kind' and (next_due.kinds is null or r.name = any (next_due.kinds)))
   loop
-    if v_bucket.tokens + 1e-9 >= 1 then
+    if v_bucket.per_key then
+      -- a limit per key (schema/rate_keys): a dry key's next token comes within
+      -- 1 / per_second; a key with tokens would have been claimed
+      v_at := v_now + greatest(interval '50 milliseconds', 1 / v_bucket.per_second * interval '1 second');
+    elsif v_bucket.tokens + 1e-9 >= 1 then
       -- a token now, yet the caller's claim just came back short: the bucket refilled
       -- since, or another worker took the token first, or a concurrency key holds the
       -- task back. Look again shortly, not at the poll (and not at once: no busy loop).

@@ -63,6 +63,9 @@ drop function if exists conductor.spawn(bigint, text, text, jsonb, text, integer
 -- the options of issue 30 are new after v0.2.0 too (concurrency_limit, the dedupe
 -- options, expires_in): the twelve-parameter spawn goes
 drop function if exists conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text);
+-- rate_key is new after the dedupe options and expires_in (issue 30): the nineteen-parameter spawn goes too
+drop function if exists conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text,
+                                        integer, interval, text[], text, interval, interval, interval);
 
 create or replace function conductor._check_step_name(name text) returns void
   language plpgsql immutable
@@ -306,7 +309,8 @@ create or replace function conductor.spawn(
   on_duplicate    text default null,
   debounce        interval default null,
   debounce_max    interval default null,
-  expires_in      interval default null
+  expires_in      interval default null,
+  rate_key        text default null
 ) returns bigint
   language plpgsql volatile
   security definer
@@ -343,7 +347,7 @@ begin
   v_child := (conductor._enqueue(array[row(
                 spawn.kind, spawn.payload, spawn.queue, spawn.priority, spawn.run_at, spawn.max_attempts,
                 spawn.dedupe_key, spawn.concurrency_key, v_task.id, spawn.max_recoveries, null, null, null, null,
-                spawn.traceparent, spawn.concurrency_limit, v_dedupe, spawn.expires_in
+                spawn.traceparent, spawn.concurrency_limit, v_dedupe, spawn.expires_in, spawn.rate_key
               )::conductor._task_spec]))[1];
   insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
   values (v_task.id, spawn.step, pg_catalog.jsonb_build_object('task_id', v_child),
@@ -352,7 +356,7 @@ begin
 end
 $$;
 
-comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval) is
+comment on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval, text) is
 $$Enqueues a child of the task held by attempt_id (parent_id = that task, same run) and
 checkpoints its id under step, in one transaction; a replay that asks for the same step
 gets the same child, never a second one. Options as enqueue: one not given (queue,
@@ -362,7 +366,7 @@ taken from the parent. traceparent: the child's trace context, as enqueue's (a w
 passes the span that spawns it). dedupe_window, dedupe_states, on_duplicate, debounce,
 debounce_max: as enqueue's, with dedupe_key (the answer, checkpointed, may be a holder
 outside this run). expires_in: as enqueue's (NULL: the child's kind's, else
-none). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
+none). rate_key: as enqueue's (NULL: no per-key rate limit applies; not the kind's). Raises as enqueue, and QC201 lease lost, QC202 cancelled, QC203 no
 such attempt, QC106 for a bad step name.$$;
 
 create or replace function conductor.suspend(
@@ -644,13 +648,13 @@ create or replace trigger tasks_child_finished
 
 revoke execute on function conductor._child_finished() from public;
 revoke execute on function conductor.save_step(bigint, text, jsonb) from public;
-revoke execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval) from public;
+revoke execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval, text) from public;
 revoke execute on function conductor.suspend(bigint, text, text, text, interval, interval) from public;
 revoke execute on function conductor._insert_event(text, jsonb, timestamptz) from public;
 revoke execute on function conductor.emit_event(text, jsonb) from public;
 revoke execute on function conductor.children(bigint) from public;
 grant execute on function conductor.save_step(bigint, text, jsonb) to conductor_worker, conductor_admin;
-grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval) to conductor_worker, conductor_admin;
+grant execute on function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval, text) to conductor_worker, conductor_admin;
 grant execute on function conductor.suspend(bigint, text, text, text, interval, interval) to conductor_worker, conductor_admin;
 grant execute on function conductor.emit_event(text, jsonb) to conductor_client, conductor_worker, conductor_admin;
 grant execute on function conductor.children(bigint) to conductor_client, conductor_worker, conductor_admin;

@@ -33,9 +33,12 @@
 begin;
 set local role conductor_owner;
 
+-- rate_key is new (issue 30, schema/rate_keys): the seven-parameter rule goes
+drop function if exists conductor._wait_reasons(text, text, timestamptz, text, timestamptz, timestamptz, integer);
+
 create or replace function conductor._wait_reasons(
   queue text, kind text, run_at timestamptz, concurrency_key text,
-  at timestamptz, live_since timestamptz, concurrency_limit integer default null)
+  at timestamptz, live_since timestamptz, concurrency_limit integer default null, rate_key text default null)
   returns table (reason text, detail text, until_at timestamptz, holder_id bigint)
   language plpgsql stable
   set search_path = pg_catalog, pg_temp
@@ -74,18 +77,29 @@ begin
   end if;
 
   for v_bucket in
-    select r.scope, r.name, r.per_second, r.burst,
-           conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _wait_reasons.at) as tokens
+    select r.scope, r.name, r.per_second, r.burst, r.per_key,
+           case when not r.per_key
+                then conductor._tokens(r.per_second, r.burst, r.tokens, r.refilled_at, _wait_reasons.at)
+                -- a key's bucket (schema/rate_keys): a missing row is a full one
+                else coalesce((select conductor._tokens(r.per_second, r.burst, b.tokens, b.refilled_at, _wait_reasons.at)
+                                 from conductor.rate_key_buckets b
+                                where b.scope = r.scope and b.name = r.name and b.key = _wait_reasons.rate_key),
+                              r.burst) end as tokens
       from conductor.rate_limits r
-     where (r.scope = 'queue' and r.name = _wait_reasons.queue)
-        or (r.scope = 'kind' and r.name = _wait_reasons.kind)
+     where ((r.scope = 'queue' and r.name = _wait_reasons.queue)
+            or (r.scope = 'kind' and r.name = _wait_reasons.kind))
+       and (not r.per_key or _wait_reasons.rate_key is not null)  -- no key: no per-key limit applies
      order by r.scope desc
   loop
     -- claim's rule: a start needs a whole token, counted as floor(tokens + 1e-9)
     if v_bucket.tokens + 1e-9 < 1 then
       return query select 'rate_limited'::text,
-        pg_catalog.format('the rate limit of %s %s (%s a second, burst %s) has no token until %s',
-                          v_bucket.scope, conductor._echo(v_bucket.name), v_bucket.per_second, v_bucket.burst,
+        pg_catalog.format('the rate limit of %s %s%s (%s a second, burst %s) has no token until %s',
+                          v_bucket.scope, conductor._echo(v_bucket.name),
+                          case when v_bucket.per_key
+                               then pg_catalog.format(' for rate_key %s', conductor._echo(_wait_reasons.rate_key))
+                               else '' end,
+                          v_bucket.per_second, v_bucket.burst,
                           _wait_reasons.at + (1 - v_bucket.tokens) / v_bucket.per_second * interval '1 second'),
         _wait_reasons.at + (1 - v_bucket.tokens) / v_bucket.per_second * interval '1 second', null::bigint;
     end if;
@@ -120,13 +134,14 @@ begin
 end
 $$;
 
-comment on function conductor._wait_reasons(text, text, timestamptz, text, timestamptz, timestamptz, integer) is
+comment on function conductor._wait_reasons(text, text, timestamptz, text, timestamptz, timestamptz, integer, text) is
 $$What keeps a queued task of queue, kind, run_at and concurrency_key from being claimed at
 time at, one row per reason in this order: queue_paused (paused_queues), due_later (run_at
 after at; until_at the run_at), no_worker (no worker seen since live_since serves queue
 and kind, conductor._serves), then for a due task only rate_limited (a bucket of its queue
-or its kind holds no whole token at at, conductor._tokens; until_at when the next comes;
-one row per bucket, the queue's first), queue_cap (its queue runs max_running tasks or more,
+or its kind, or its rate_key's bucket under a per-key limit of either, holds no whole
+token at at, conductor._tokens; until_at when the next comes; one row per bucket, the
+queue's first), queue_cap (its queue runs max_running tasks or more,
 set_queue_limit; the detail says how many of how many) and concurrency_key (as many tasks of the key run as
 concurrency_limit, NULL: 1, allows: "2 of 2 running for concurrency key 'x' (task n among
 them)"; holder_id names the running task of the key with the lowest id). No row: the task is ready. detail is a sentence for a person, every
@@ -134,7 +149,7 @@ name in it through conductor._echo. The one rule of why_waiting and waiting_reas
 few index probes (the paused row, the live workers, the buckets, the cap and its queue's
 running tasks through tasks_running, tasks_running_keyed); no locks.$$;
 
-revoke execute on function conductor._wait_reasons(text, text, timestamptz, text, timestamptz, timestamptz, integer) from public;
+revoke execute on function conductor._wait_reasons(text, text, timestamptz, text, timestamptz, timestamptz, integer, text) from public;
 
 create or replace function conductor.why_waiting(task_ids bigint[])
   returns table (task_id bigint, reason text, detail text, until_at timestamptz, holder_id bigint, ahead bigint)
@@ -171,7 +186,7 @@ begin
                 else w.detail end,
            w.until_at, w.holder_id, null::bigint
       from conductor._wait_reasons(v_task.queue, v_task.kind, v_task.run_at, v_task.concurrency_key,
-                                   v_now, v_live_since, v_task.concurrency_limit) w;
+                                   v_now, v_live_since, v_task.concurrency_limit, v_task.rate_key) w;
     if not found then
       -- ready: the due tasks of its queue that claim takes first, counted up to 1000
       select pg_catalog.count(*) into v_ahead
@@ -203,7 +218,8 @@ order conductor._wait_reasons gives them: queue_paused (its queue is paused), du
 (until_at: its run_at; for a debounced task the detail says it waits for quiet, and the
 latest its run_at may move to, tasks.debounce_until), no_worker (no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
-for a due task rate_limited (its queue's or kind's bucket holds no whole token; until_at:
+for a due task rate_limited (its queue's or kind's bucket, or its rate_key's under a per-key
+limit, holds no whole token; until_at:
 when the next comes; one row per dry bucket), queue_cap (its queue runs as many tasks as its
 cap, set_queue_limit: 'queue cap reached (20 of 20 running in queue ...)') and concurrency_key (as many tasks of its key
 run as its concurrency_limit allows; detail: "N of limit running for concurrency key X";
@@ -233,12 +249,12 @@ as $$
       from conductor.settings s where s.one
   ), groups as (
     -- tasks alike for every reason: one call of the rule per group, not per task
-    select t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.run_at > c.now as later,
+    select t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.rate_key, t.run_at > c.now as later,
            pg_catalog.count(*) as tasks, pg_catalog.min(t.run_at) as oldest_run_at
       from conductor.tasks t cross join clock c
      where t.status = 'queued'
        and (waiting_reasons.queue is null or t.queue = waiting_reasons.queue)
-     group by t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.run_at > c.now
+     group by t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.rate_key, t.run_at > c.now
   )
   select g.queue, coalesce(r.reason, 'ready'), pg_catalog.sum(g.tasks)::bigint, pg_catalog.min(g.oldest_run_at)
     from groups g
@@ -246,7 +262,7 @@ as $$
     left join lateral (
       select w.reason
         from conductor._wait_reasons(g.queue, g.kind, g.oldest_run_at, g.concurrency_key, c.now, c.live_since,
-                                     g.concurrency_limit) w
+                                     g.concurrency_limit, g.rate_key) w
        limit 1) r on true
    group by g.queue, coalesce(r.reason, 'ready')
    order by g.queue, coalesce(r.reason, 'ready')
@@ -258,7 +274,7 @@ why_waiting: queue_paused, due_later, no_worker, rate_limited, queue_cap, concur
 (nothing keeps them back), each task counted once under its first reason in that order,
 with the earliest run_at among them. Ordered by queue and reason; a queue with no queued
 task answers no row. Cost: one pass over the queued tasks (tasks_ready_by_queue for one
-queue, tasks_ready for all; never the finished history), grouped by queue, kind,
+queue, tasks_ready for all; never the finished history), grouped by queue, kind, rate key,
 concurrency key and due or not, and a few index probes per group (conductor._wait_reasons):
 on a big backlog, what the backlog's heap rows cost to read, like stats().unrunnable.
 Reads only, no locks; any number of callers.$$;

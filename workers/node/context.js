@@ -131,7 +131,8 @@ class TaskContext {
    * string); a replay gets the same child, never a second one. options: queue,
    * priority, run_at, max_attempts, dedupe_key, concurrency_key, max_recoveries,
    * concurrency_limit, expires_in (seconds: how long after it is due the child may
-   * wait for its first start, then it ends 'expired');
+   * wait for its first start, then it ends 'expired'), rate_key (the child's key
+   * under per-key rate limits: docs/flow-control.md);
    * those not given take the child kind's configuration, else the database's.
    * With a dedupe_key: dedupe_window, debounce, debounce_max (interval text such
    * as '30 seconds'), dedupe_states (an array of statuses), on_duplicate

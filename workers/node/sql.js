@@ -19,6 +19,8 @@ const SPAWN_OPTIONS = {
   dedupe_window: 'interval', dedupe_states: 'text[]', on_duplicate: 'text', debounce: 'interval',
   debounce_max: 'interval',
   expires_in: 'seconds',
+  // the child's key under per-key rate limits (docs/flow-control.md); never the kind's
+  rate_key: 'text',
 };
 
 /** conductor.spawn naming `options` (keys of SPAWN_OPTIONS) after its four parameters. */

@@ -29,14 +29,16 @@ def _resume(args: argparse.Namespace, conn: Any) -> int:
 
 
 def _rate_limit(args: argparse.Namespace, conn: Any) -> int:
+    per_key = bool(getattr(args, "per_key", False))
     conn.execute(queries.SET_RATE_LIMIT, {"queue": args.queue, "kind": args.kind, "per_second": args.per_second,
-                                          "burst": args.burst})  # fmt: skip
+                                          "burst": args.burst, "per_key": per_key})  # fmt: skip
     what = f"queue {args.queue}" if args.queue is not None else f"kind {args.kind}"
     if args.per_second is None:
         print(f"{what}: no rate limit")
     else:
         burst = f", bursts of up to {args.burst:g}" if args.burst is not None else ""
-        print(f"{what}: at most {args.per_second:g} task starts per second across the fleet{burst}")
+        each = " per rate_key" if per_key else ""
+        print(f"{what}: at most {args.per_second:g} task starts per second{each} across the fleet{burst}")
     return 0
 
 

@@ -147,6 +147,10 @@ drop function conductor._claim_epoch();
 drop function conductor._claim_cap_scope(text[], text[]);
 drop function conductor._claim_caps(bigint[]);
 drop function conductor._claim_rooms(text[]);
+-- new after v0.2.0 (issue 30: rate limits per key); _claim_controls's answer changed,
+-- v0.2.0's comes back below
+drop function conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz);
+drop function conductor._claim_controls(text[], text[], timestamptz);
 
 -- kinds is new (the last parameter): v0.1.0's four-parameter claim goes, and
 -- with it the helpers whose signatures gained kinds.

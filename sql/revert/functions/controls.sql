@@ -31,6 +31,8 @@ set local role conductor_owner;
 
 -- new after v0.2.0 (issue 30)
 drop function conductor.set_queue_limit(text, integer);
+-- set_rate_limit's per_key is new after v0.2.0 (issue 30); v0.2.0's comes back below
+drop function conductor.set_rate_limit(text, text, double precision, double precision, boolean);
 
 create or replace function conductor._check_control_target(scope text, name text) returns void
   language plpgsql stable

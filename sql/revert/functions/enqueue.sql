@@ -58,10 +58,10 @@ drop function conductor._check_queue_names(text[]);
 -- added after v0.2.0: the deadlines to start (issue 30)
 drop function conductor._set_deadlines(bigint[], timestamptz[], interval[]);
 -- added after v0.2.0: enqueue's traceparent (issue 27), concurrency_limit, dedupe options and
--- expires_in (issue 30); v0.2.0's enqueue comes back below
+-- expires_in and rate_key (issue 30); v0.2.0's enqueue comes back below
 drop function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer,
                                 interval, double precision, interval, interval, text, integer, interval, text[], text,
-                                interval, interval, interval);
+                                interval, interval, interval, text);
 drop function conductor._enqueue_held(conductor._task_spec, bigint, bigint, timestamptz);
 drop function conductor._dedupe_problem(conductor._dedupe_spec, text);
 

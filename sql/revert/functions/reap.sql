@@ -505,6 +505,7 @@ drop function conductor._reap_leases();
 drop function conductor._reap_waits();
 drop function conductor._reap_unknown_kinds();
 drop function conductor._reap_stale(interval);
+drop function conductor._forget_rate_keys(integer);
 drop function conductor._fail_run(bigint, integer, integer);
 drop function conductor._lock_tree(bigint);
 drop function conductor._serves(text[], text[], text[], text, text);

@@ -36,7 +36,7 @@ begin;
 set local role conductor_owner;
 
 -- added after v0.2.0: spawn's traceparent (issue 27), concurrency_limit, dedupe options and expires_in (issue 30); v0.2.0's spawn comes back below
-drop function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval);
+drop function conductor.spawn(bigint, text, text, jsonb, text, integer, timestamptz, integer, text, text, integer, text, integer, interval, text[], text, interval, interval, interval, text);
 
 create or replace function conductor._check_step_name(name text) returns void
   language plpgsql immutable

@@ -68,7 +68,7 @@ select is((select count(*) from conductor.tasks where kind <> all (array[
   'No refused kind was written.');
 
 select is(conductor._spec_problem(row('a' || chr(8238) || 'b', '{}', 'q', null, null, null, null, null, null, null,
-                                      null, null, null, null, null, null, null, null)::conductor._task_spec), 'kind',
+                                      null, null, null, null, null, null, null, null, null)::conductor._task_spec), 'kind',
   '_spec_problem names the kind as the problem.');
 select is((select count(*) from generate_series(0, 127) cp where cp > 0 and chr(cp) ~ ('[' || conductor._hidden_char_class() || ']')),
   32::bigint, 'Of ASCII, the 32 control characters (1-31 and DEL) are hidden characters.');

@@ -13,7 +13,7 @@ select is_empty(
   $$select p.oid::regprocedure::text from pg_proc p
      where p.oid in ('conductor._enqueue(conductor._task_spec[])'::regprocedure,
                      'conductor.enqueue_many(jsonb)'::regprocedure,
-                     'conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval)'::regprocedure)
+                     'conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval, text)'::regprocedure)
        and ('enable_seqscan=off' = any(p.proconfig) or 'enable_bitmapscan=off' = any(p.proconfig))
        and not 'jit=off' = any(p.proconfig)$$,
   'No enqueue function turns scans off without turning JIT off.');

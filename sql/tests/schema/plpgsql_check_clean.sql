@@ -6,7 +6,7 @@
 -- Explained, and kept:
 --   list_tasks, search_tasks: parameter "limit" is a reserved word. It is the SQL API's name
 --     (callers use named notation: limit => 20); renaming it breaks them.
---   _pick_queue, _pick_queues, _pick_keyed: "VOLATILE, should be
+--   _pick_queue, _pick_queues, _pick_keyed, _pick_rated: "VOLATILE, should be
 --     STABLE". They lock rows (FOR UPDATE SKIP LOCKED), which PostgreSQL
 --     refuses in a function that is not volatile; plpgsql_check does not count
 --     a row lock as a side effect. (_claim_keys locks rows too, and calls
@@ -40,7 +40,8 @@ insert into explained values
   ('search_tasks', 'name of parameter "limit" is reserved keyword'),
   ('_pick_queue', 'routine is marked as VOLATILE, should be STABLE'),
   ('_pick_queues', 'routine is marked as VOLATILE, should be STABLE'),
-  ('_pick_keyed', 'routine is marked as VOLATILE, should be STABLE');
+  ('_pick_keyed', 'routine is marked as VOLATILE, should be STABLE'),
+  ('_pick_rated', 'routine is marked as VOLATILE, should be STABLE');
 
 select is_empty(
   $$select f.fn || ' line ' || coalesce(f.lineno::text, '-') || ': ' || f.level || ': ' || f.message

@@ -34,8 +34,8 @@ select 1 / pg_catalog.has_function_privilege('conductor_admin', 'conductor.pause
 select 1 / (not pg_catalog.has_function_privilege('conductor_worker', 'conductor.pause_queue(text)', 'execute'))::int;
 select 1 / pg_catalog.has_function_privilege('conductor_admin', 'conductor.resume_queue(text)', 'execute')::int;
 select 1 / pg_catalog.has_function_privilege('conductor_worker',
-  'conductor.set_rate_limit(text, text, double precision, double precision)', 'execute')::int;
+  'conductor.set_rate_limit(text, text, double precision, double precision, boolean)', 'execute')::int;
 select 1 / (not pg_catalog.has_function_privilege('conductor_client',
-  'conductor.set_rate_limit(text, text, double precision, double precision)', 'execute'))::int;
+  'conductor.set_rate_limit(text, text, double precision, double precision, boolean)', 'execute'))::int;
 
 rollback;

@@ -6,28 +6,28 @@ select 1 / (conductor.enqueue('verify', '{"n": 1}') > 0)::int;
 select 1 / (count(*) = 2)::int
   from conductor.enqueue_many('[{"kind": "verify"}, {"kind": "verify", "queue": "other"}]');
 select 1 / pg_catalog.has_function_privilege('conductor_client',
-  'conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval)',
+  'conductor.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval, text)',
   'execute')::int;
 select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, 'infinity', null, null, null, null, null, null,
-                                        'NaN', null, null, null, null, null, null)::conductor._task_spec) = 'run_at')::int;
+                                        'NaN', null, null, null, null, null, null, null)::conductor._task_spec) = 'run_at')::int;
 select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, null, null, null, null, null, null, null,
-                                        'NaN', null, null, null, null, null, null)::conductor._task_spec) = 'backoff_factor')::int;
+                                        'NaN', null, null, null, null, null, null, null)::conductor._task_spec) = 'backoff_factor')::int;
 select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, null, null, null, null, null, null, null,
-                                        null, null, '0 s', null, null, null, null)::conductor._task_spec) = 'timeout')::int;
+                                        null, null, '0 s', null, null, null, null, null)::conductor._task_spec) = 'timeout')::int;
 select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, null, null, null, null, null, null, null,
-                                        null, null, null, '00-0af7651916cd43dd8448eb211c80319c-00000000000000', null, null, null)::conductor._task_spec)
+                                        null, null, null, '00-0af7651916cd43dd8448eb211c80319c-00000000000000', null, null, null, null)::conductor._task_spec)
             = 'traceparent')::int;
 select 1 / (conductor._spec_problem(row('k', '{}', 'default', null, null, null, null, null, null, null, null,
-                                        null, null, null, null, null, null, '0 s')::conductor._task_spec) = 'expires_in')::int;
+                                        null, null, null, null, null, null, '0 s', null)::conductor._task_spec) = 'expires_in')::int;
 -- the kind rule refuses control, format and markup characters; real kinds stay valid
 select 1 / (conductor._spec_problem(row('a' || pg_catalog.chr(8238) || 'b', '{}', 'default', null, null, null, null, null,
-                                        null, null, null, null, null, null, null, null, null, null)::conductor._task_spec) = 'kind')::int;
+                                        null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec) = 'kind')::int;
 select 1 / (conductor._spec_problem(row('a' || pg_catalog.chr(10) || 'b', '{}', 'default', null, null, null, null, null,
-                                        null, null, null, null, null, null, null, null, null, null)::conductor._task_spec) = 'kind')::int;
+                                        null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec) = 'kind')::int;
 select 1 / (conductor._spec_problem(row('<b>', '{}', 'default', null, null, null, null, null,
-                                        null, null, null, null, null, null, null, null, null, null)::conductor._task_spec) = 'kind')::int;
+                                        null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec) = 'kind')::int;
 select 1 / (conductor._spec_problem(row('shop.tasks.send_receipt', '{}', 'default', null, null, null, null, null,
-                                        null, null, null, null, null, null, null, null, null, null)::conductor._task_spec) is null)::int;
+                                        null, null, null, null, null, null, null, null, null, null, null)::conductor._task_spec) is null)::int;
 -- a worker's queues list takes the queue rule
 do $$
 begin
