@@ -2477,6 +2477,40 @@ _cron_instants and _cron_next_parsed; immutable.';
 
 
 --
+-- Name: _dedupe_options(interval, text[], text, interval, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._dedupe_options(dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) RETURNS conductor._dedupe_spec
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  if pg_catalog.num_nonnulls(_dedupe_options.dedupe_window, _dedupe_options.dedupe_states, _dedupe_options.on_duplicate,
+                  _dedupe_options.debounce, _dedupe_options.debounce_max) = 0 then
+    return null;
+  end if;
+  return row(_dedupe_options.dedupe_window,
+             case when _dedupe_options.dedupe_states is not null then
+               array(select conductor._task_status(w.word)
+                       from pg_catalog.unnest(_dedupe_options.dedupe_states) with ordinality as w(word, n)
+                      order by w.n) end,
+             _dedupe_options.on_duplicate, _dedupe_options.debounce, _dedupe_options.debounce_max)::conductor._dedupe_spec;
+end
+$$;
+
+
+ALTER FUNCTION conductor._dedupe_options(dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _dedupe_options(dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._dedupe_options(dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) IS 'The dedupe options of one enqueue, enqueue_many task or spawn as a conductor._dedupe_spec:
+NULL when all five are NULL; dedupe_states'' words read by conductor._task_status, in their
+order (QC105 for an unknown one). Checked afterwards by conductor._dedupe_problem.';
+
+
+--
 -- Name: _dedupe_problem(conductor._dedupe_spec, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -6881,15 +6915,10 @@ begin
     from conductor.settings st
     left join conductor.kinds k on k.kind = enqueue.kind
    where st.one;
-  if enqueue.dedupe_window is not null or enqueue.dedupe_states is not null or enqueue.on_duplicate is not null
-     or enqueue.debounce is not null or enqueue.debounce_max is not null then
-    v_dedupe := row(enqueue.dedupe_window, null, enqueue.on_duplicate, enqueue.debounce,
-                    enqueue.debounce_max)::conductor._dedupe_spec;
-    if enqueue.dedupe_states is not null then
-      v_dedupe.dedupe_states := array(select conductor._task_status(w.word)
-                                        from pg_catalog.unnest(enqueue.dedupe_states) with ordinality as w(word, n)
-                                       order by w.n);
-    end if;
+  if pg_catalog.num_nonnulls(enqueue.dedupe_window, enqueue.dedupe_states, enqueue.on_duplicate, enqueue.debounce,
+                  enqueue.debounce_max) > 0 then
+    v_dedupe := conductor._dedupe_options(enqueue.dedupe_window, enqueue.dedupe_states, enqueue.on_duplicate,
+                                          enqueue.debounce, enqueue.debounce_max);
   end if;
   v_spec := row(
     enqueue.kind, enqueue.payload, coalesce(enqueue.queue, v_kind.queue, 'default'),
@@ -7070,13 +7099,13 @@ begin
                t->>'traceparent',
                (t->>'concurrency_limit')::integer,
                case when t ?| array['dedupe_window', 'dedupe_states', 'on_duplicate', 'debounce', 'debounce_max'] then
-                 row((t->>'dedupe_window')::interval,
-                     case when t ? 'dedupe_states' and t->'dedupe_states' <> 'null' then
-                       array(select conductor._task_status(w.word)
-                               from pg_catalog.jsonb_array_elements_text(t->'dedupe_states') with ordinality as w(word, n)
-                              order by w.n) end,
-                     t->>'on_duplicate', (t->>'debounce')::interval,
-                     (t->>'debounce_max')::interval)::conductor._dedupe_spec end,
+                 conductor._dedupe_options(
+                   (t->>'dedupe_window')::interval,
+                   case when t ? 'dedupe_states' and t->'dedupe_states' <> 'null' then
+                     array(select w.word
+                             from pg_catalog.jsonb_array_elements_text(t->'dedupe_states') with ordinality as w(word, n)
+                            order by w.n) end,
+                   t->>'on_duplicate', (t->>'debounce')::interval, (t->>'debounce_max')::interval) end,
                (t->>'expires_in')::interval,
                t->>'rate_key'
              )::conductor._task_spec
@@ -9783,16 +9812,8 @@ declare
 begin
   perform conductor._check_step_name(spawn.step);
   v_task := conductor._held_task(spawn.attempt_id);
-  if spawn.dedupe_window is not null or spawn.dedupe_states is not null or spawn.on_duplicate is not null
-     or spawn.debounce is not null or spawn.debounce_max is not null then
-    v_dedupe := row(spawn.dedupe_window, null, spawn.on_duplicate, spawn.debounce,
-                    spawn.debounce_max)::conductor._dedupe_spec;
-    if spawn.dedupe_states is not null then
-      v_dedupe.dedupe_states := array(select conductor._task_status(w.word)
-                                        from pg_catalog.unnest(spawn.dedupe_states) with ordinality as w(word, n)
-                                       order by w.n);
-    end if;
-  end if;
+  v_dedupe := conductor._dedupe_options(spawn.dedupe_window, spawn.dedupe_states, spawn.on_duplicate,
+                                        spawn.debounce, spawn.debounce_max);
 
   select (s.result->>'task_id')::bigint into v_child
     from conductor.steps s where s.task_id = v_task.id and s.name = spawn.step;
@@ -12382,6 +12403,13 @@ REVOKE ALL ON FUNCTION conductor._cron_parse(expr text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION conductor._cron_transition(lo timestamp with time zone, hi timestamp with time zone, tz text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _dedupe_options(dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._dedupe_options(dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval) FROM PUBLIC;
 
 
 --

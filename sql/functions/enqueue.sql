@@ -136,6 +136,36 @@ drop function if exists conductor.enqueue(text, jsonb, text, integer, timestampt
 -- that pins its search_path is neither inlined nor its plan kept; a query per
 -- spec (v0.2.0's first cut, one unnest over an array of one) cost 19 us of a
 -- single enqueue's 90.
+-- A call's dedupe options as the spec carries them (issue 30): NULL when none is
+-- given, the statuses read by conductor._task_status (QC105 for a word that is none).
+-- The one reading of enqueue's, enqueue_many's and spawn's options.
+create or replace function conductor._dedupe_options(
+  dedupe_window interval, dedupe_states text[], on_duplicate text, debounce interval, debounce_max interval)
+  returns conductor._dedupe_spec
+  language plpgsql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if pg_catalog.num_nonnulls(_dedupe_options.dedupe_window, _dedupe_options.dedupe_states, _dedupe_options.on_duplicate,
+                  _dedupe_options.debounce, _dedupe_options.debounce_max) = 0 then
+    return null;
+  end if;
+  return row(_dedupe_options.dedupe_window,
+             case when _dedupe_options.dedupe_states is not null then
+               array(select conductor._task_status(w.word)
+                       from pg_catalog.unnest(_dedupe_options.dedupe_states) with ordinality as w(word, n)
+                      order by w.n) end,
+             _dedupe_options.on_duplicate, _dedupe_options.debounce, _dedupe_options.debounce_max)::conductor._dedupe_spec;
+end
+$$;
+
+comment on function conductor._dedupe_options(interval, text[], text, interval, interval) is
+$$The dedupe options of one enqueue, enqueue_many task or spawn as a conductor._dedupe_spec:
+NULL when all five are NULL; dedupe_states' words read by conductor._task_status, in their
+order (QC105 for an unknown one). Checked afterwards by conductor._dedupe_problem.$$;
+
+revoke execute on function conductor._dedupe_options(interval, text[], text, interval, interval) from public;
+
 -- The rules of a task's dedupe options (issue 30), for conductor._spec_problem when
 -- a spec gives one: apart, so that a spec without them never sets them up.
 create or replace function conductor._dedupe_problem(d conductor._dedupe_spec, dedupe_key text)
@@ -842,15 +872,10 @@ begin
     from conductor.settings st
     left join conductor.kinds k on k.kind = enqueue.kind
    where st.one;
-  if enqueue.dedupe_window is not null or enqueue.dedupe_states is not null or enqueue.on_duplicate is not null
-     or enqueue.debounce is not null or enqueue.debounce_max is not null then
-    v_dedupe := row(enqueue.dedupe_window, null, enqueue.on_duplicate, enqueue.debounce,
-                    enqueue.debounce_max)::conductor._dedupe_spec;
-    if enqueue.dedupe_states is not null then
-      v_dedupe.dedupe_states := array(select conductor._task_status(w.word)
-                                        from pg_catalog.unnest(enqueue.dedupe_states) with ordinality as w(word, n)
-                                       order by w.n);
-    end if;
+  if pg_catalog.num_nonnulls(enqueue.dedupe_window, enqueue.dedupe_states, enqueue.on_duplicate, enqueue.debounce,
+                  enqueue.debounce_max) > 0 then
+    v_dedupe := conductor._dedupe_options(enqueue.dedupe_window, enqueue.dedupe_states, enqueue.on_duplicate,
+                                          enqueue.debounce, enqueue.debounce_max);
   end if;
   v_spec := row(
     enqueue.kind, enqueue.payload, coalesce(enqueue.queue, v_kind.queue, 'default'),
@@ -1021,13 +1046,13 @@ begin
                t->>'traceparent',
                (t->>'concurrency_limit')::integer,
                case when t ?| array['dedupe_window', 'dedupe_states', 'on_duplicate', 'debounce', 'debounce_max'] then
-                 row((t->>'dedupe_window')::interval,
-                     case when t ? 'dedupe_states' and t->'dedupe_states' <> 'null' then
-                       array(select conductor._task_status(w.word)
-                               from pg_catalog.jsonb_array_elements_text(t->'dedupe_states') with ordinality as w(word, n)
-                              order by w.n) end,
-                     t->>'on_duplicate', (t->>'debounce')::interval,
-                     (t->>'debounce_max')::interval)::conductor._dedupe_spec end,
+                 conductor._dedupe_options(
+                   (t->>'dedupe_window')::interval,
+                   case when t ? 'dedupe_states' and t->'dedupe_states' <> 'null' then
+                     array(select w.word
+                             from pg_catalog.jsonb_array_elements_text(t->'dedupe_states') with ordinality as w(word, n)
+                            order by w.n) end,
+                   t->>'on_duplicate', (t->>'debounce')::interval, (t->>'debounce_max')::interval) end,
                (t->>'expires_in')::interval,
                t->>'rate_key'
              )::conductor._task_spec

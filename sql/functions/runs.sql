@@ -323,16 +323,8 @@ declare
 begin
   perform conductor._check_step_name(spawn.step);
   v_task := conductor._held_task(spawn.attempt_id);
-  if spawn.dedupe_window is not null or spawn.dedupe_states is not null or spawn.on_duplicate is not null
-     or spawn.debounce is not null or spawn.debounce_max is not null then
-    v_dedupe := row(spawn.dedupe_window, null, spawn.on_duplicate, spawn.debounce,
-                    spawn.debounce_max)::conductor._dedupe_spec;
-    if spawn.dedupe_states is not null then
-      v_dedupe.dedupe_states := array(select conductor._task_status(w.word)
-                                        from pg_catalog.unnest(spawn.dedupe_states) with ordinality as w(word, n)
-                                       order by w.n);
-    end if;
-  end if;
+  v_dedupe := conductor._dedupe_options(spawn.dedupe_window, spawn.dedupe_states, spawn.on_duplicate,
+                                        spawn.debounce, spawn.debounce_max);
 
   select (s.result->>'task_id')::bigint into v_child
     from conductor.steps s where s.task_id = v_task.id and s.name = spawn.step;

@@ -64,6 +64,7 @@ drop function conductor.enqueue(text, jsonb, text, integer, timestamptz, integer
                                 interval, interval, interval, text);
 drop function conductor._enqueue_held(conductor._task_spec, bigint, bigint, timestamptz);
 drop function conductor._dedupe_problem(conductor._dedupe_spec, text);
+drop function conductor._dedupe_options(interval, text[], text, interval, interval);
 
 -- v0.1.0's _raise_spec_problem(code, ord, spec) took a batch position; the
 -- messages now take a detail, so schedules and configure_kind can say where.
