@@ -228,6 +228,77 @@ def test_queue_priority_and_run_after_are_the_tasks_own(shop: ModuleType, db_dsn
     assert shop.fulfil.get_result(lowest.id).task.run_after is None  # no run_after given: none read back
 
 
+def flow_columns(dsn: str) -> dict[str, dict[str, Any]]:
+    """Per task id (text), the options task_options gives, as stored."""
+    with psycopg.connect(dsn, autocommit=True, row_factory=psycopg.rows.dict_row) as conn:
+        found = conn.execute("select id::text, concurrency_key, concurrency_limit, dedupe_key, dedupe_until "
+                             "  is not null as windowed, expires_in, rate_key, max_attempts "
+                             "from conductor.tasks order by id").fetchall()  # fmt: skip
+    return {row.pop("id"): row for row in found}
+
+
+def test_task_options_give_conductors_options_to_the_enqueues_of_a_block(shop: ModuleType, db_dsn: str) -> None:
+    from pyconductor.contrib.django import task_options
+
+    with task_options(concurrency_key="customer:7", concurrency_limit=3, expires_in=timedelta(hours=1),
+                      rate_key="customer:7", max_attempts=5):
+        with task_options(dedupe_key="digest:7", dedupe_window=timedelta(hours=1)):  # nested: both apply
+            digest = shop.fulfil.enqueue(7)
+            again = shop.fulfil.enqueue(8)  # the same key within the hour: the first task answers
+        plain_keyed = shop.send_receipt.enqueue("a@example.com")
+    outside = shop.send_receipt.enqueue("b@example.com")
+    assert again.id == digest.id
+    found = flow_columns(db_dsn)
+    assert list(found) == [digest.id, plain_keyed.id, outside.id]
+    assert found[digest.id] == {"concurrency_key": "customer:7", "concurrency_limit": 3, "dedupe_key": "digest:7",
+                                "windowed": True, "expires_in": timedelta(hours=1), "rate_key": "customer:7",
+                                "max_attempts": 5}  # fmt: skip
+    assert found[plain_keyed.id] == {**found[digest.id], "dedupe_key": None, "windowed": False}
+    assert found[outside.id] == {"concurrency_key": None, "concurrency_limit": None, "dedupe_key": None,
+                                 "windowed": False, "expires_in": None, "rate_key": None, "max_attempts": 1}  # fmt: skip
+    (task,) = rows(db_dsn, "id = %s", (int(plain_keyed.id),))
+    assert (task["queue"], task["priority"]) == ("emails", 10)  # the framework's own, as without the block
+
+
+def test_task_options_reach_aenqueue(shop: ModuleType, db_dsn: str) -> None:
+    import asyncio
+
+    from pyconductor.contrib.django import task_options
+
+    async def view() -> Any:
+        with task_options(rate_key="tenant:1"):
+            return await shop.fulfil.aenqueue(1)
+
+    result = asyncio.run(_closing_connections(view()))
+    assert flow_columns(db_dsn)[result.id]["rate_key"] == "tenant:1"
+
+
+def test_task_options_refuse_what_the_task_carries_and_unknown_names(shop: ModuleType, db_dsn: str) -> None:
+    from pyconductor.contrib.django import task_options
+
+    with pytest.raises(TypeError, match="cannot set priority, queue"):
+        with task_options(queue="emails", priority=3):
+            pass
+    with pytest.raises(TypeError, match="unknown task option.*: concurrency"):
+        with task_options(concurrency=3):
+            pass
+    assert rows(db_dsn) == []
+
+
+def test_task_options_values_are_the_databases_to_check(shop: ModuleType, db_dsn: str) -> None:
+    from django.db import transaction
+
+    from pyconductor import InvalidArgument
+    from pyconductor.contrib.django import task_options
+
+    with transaction.atomic():
+        with task_options(concurrency_key="k", concurrency_limit=0), pytest.raises(InvalidArgument) as raised:
+            shop.fulfil.enqueue(1)
+        assert raised.value.sqlstate == "QC106" and "concurrency_limit 0" in str(raised.value)
+        kept = shop.fulfil.enqueue(2)  # the block is over, the transaction still usable
+    assert [str(t["id"]) for t in rows(db_dsn)] == [kept.id]
+
+
 def test_what_the_framework_refuses_is_refused_before_the_database(shop: ModuleType, db_dsn: str) -> None:
     from pyconductor.contrib.django.compat import InvalidTaskError
 

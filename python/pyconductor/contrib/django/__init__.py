@@ -19,7 +19,8 @@
     send_receipt.get_result(result.id).status
 
 Modules: :mod:`.backend` (the backend), :mod:`.worker` (what ``conductor_worker``
-runs), :mod:`.results` (statuses and errors), :mod:`.payload` (arguments),
+runs), :mod:`.options` (Conductor's options around an enqueue),
+:mod:`.results` (statuses and errors), :mod:`.payload` (arguments),
 :mod:`.kinds` (task paths), :mod:`.database` (Django's connections),
 :mod:`.compat` (``django.tasks`` or the ``django_tasks`` backport). The
 commands: ``conductor_worker``, ``conductor_migrate``, ``conductor_health``,
@@ -29,5 +30,6 @@ commands: ``conductor_worker``, ``conductor_migrate``, ``conductor_health``,
 from __future__ import annotations
 
 from pyconductor.contrib.django.backend import ConductorBackend
+from pyconductor.contrib.django.options import task_options
 
-__all__ = ["ConductorBackend"]
+__all__ = ["ConductorBackend", "task_options"]

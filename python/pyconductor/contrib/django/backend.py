@@ -15,7 +15,9 @@ caller's transaction, visible to workers at its commit and gone with its
 rollback, savepoints included. Outside a transaction (autocommit) it is
 committed at once. The kind is the task function's dotted path; the payload
 ``{"args": [...], "kwargs": {...}}`` (JSON only, :mod:`.payload`); queue_name
-and priority are the task's; run_after becomes run_at.
+and priority are the task's; run_after becomes run_at. Conductor's other
+options (flow control, uniqueness, a deadline to start) come from a
+:func:`.options.task_options` block around the call.
 
 Priority: Django's -100..100 (higher first, default 0) is stored as it is:
 Conductor's priority is an integer whose higher values a worker claims first,
@@ -42,7 +44,7 @@ from django.utils import timezone
 
 from pyconductor import calls, queries
 from pyconductor.calls import TaskInfo
-from pyconductor.contrib.django import database, kinds
+from pyconductor.contrib.django import database, kinds, options
 from pyconductor.contrib.django.compat import (
     BaseTaskBackend,
     TaskResult,
@@ -96,7 +98,8 @@ class ConductorBackend(BaseTaskBackend):
         if run_at is not None and timezone.is_naive(run_at):  # USE_TZ = False: a time in TIME_ZONE
             run_at = timezone.make_aware(run_at)
         call = calls.enqueue(_NO_REGISTRY, task.module_path, payload,
-                             {"queue": task.queue_name, "priority": int(task.priority), "run_at": run_at})  # fmt: skip
+                             {**options.current(), "queue": task.queue_name, "priority": int(task.priority),
+                              "run_at": run_at})  # fmt: skip
         # the time the row stores (the transaction's conductor.now()), not this process's clock
         rows = database.execute(self.database, queries.with_enqueued_at(call.query), call.params)
         task_id = call.decode(rows)
