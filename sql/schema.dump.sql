@@ -9861,7 +9861,7 @@ such attempt, QC106 for a bad step name.';
 -- Name: stats(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.stats() RETURNS TABLE(queue text, ready bigint, scheduled bigint, running bigint, waiting bigint, oldest_ready_age interval, succeeded_1m bigint, succeeded_5m bigint, succeeded_15m bigint, failed_1m bigint, failed_5m bigint, failed_15m bigint, failure_rate double precision, unrunnable bigint, paused boolean)
+CREATE FUNCTION conductor.stats() RETURNS TABLE(queue text, ready bigint, scheduled bigint, running bigint, waiting bigint, oldest_ready_age interval, succeeded_1m bigint, succeeded_5m bigint, succeeded_15m bigint, failed_1m bigint, failed_5m bigint, failed_15m bigint, failure_rate double precision, unrunnable bigint, paused boolean, expired_1m bigint, expired_5m bigint, expired_15m bigint, max_running integer)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -9895,7 +9895,10 @@ CREATE FUNCTION conductor.stats() RETURNS TABLE(queue text, ready bigint, schedu
            count(*) filter (where t.status = 'succeeded') as s15,
            count(*) filter (where t.status in ('failed', 'dead') and t.finished_at > c.now - interval '1 minute') as f1,
            count(*) filter (where t.status in ('failed', 'dead') and t.finished_at > c.now - interval '5 minutes') as f5,
-           count(*) filter (where t.status in ('failed', 'dead')) as f15
+           count(*) filter (where t.status in ('failed', 'dead')) as f15,
+           count(*) filter (where t.status = 'expired' and t.finished_at > c.now - interval '1 minute') as e1,
+           count(*) filter (where t.status = 'expired' and t.finished_at > c.now - interval '5 minutes') as e5,
+           count(*) filter (where t.status = 'expired') as e15
       from conductor.tasks t cross join clock c
      where t.finished_at > c.now - interval '15 minutes'
        and t.finished_at <= c.now
@@ -9923,7 +9926,9 @@ CREATE FUNCTION conductor.stats() RETURNS TABLE(queue text, ready bigint, schedu
          case when coalesce(f.s15, 0) + coalesce(f.f15, 0) > 0
               then f.f15::double precision / (f.s15 + f.f15) end,
          coalesce(u.n, 0),
-         exists (select from conductor.paused_queues p where p.queue = qs.queue)
+         exists (select from conductor.paused_queues p where p.queue = qs.queue),
+         coalesce(f.e1, 0), coalesce(f.e5, 0), coalesce(f.e15, 0),
+         (select l.max_running from conductor.queue_limits l where l.queue = qs.queue)
     from queues qs
     cross join clock c
     left join queued q on q.queue = qs.queue
@@ -9950,7 +9955,10 @@ timed_out are in neither), failure_rate (failed_15m / (succeeded_15m + failed_15
 when nothing finished), unrunnable (queued tasks, due or not, that no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, can run: none serves both the
 task''s queue and its kind; conductor.unrunnable() says which), paused (pause_queue: claim
-takes nothing from it; a paused queue has a row even with no tasks). Reads the conductor.now() clock. Index-backed: the unfinished
+takes nothing from it; a paused queue has a row even with no tasks), expired_1m/5m/15m
+(tasks that ended expired in the last 1, 5, 15 minutes: not started within their
+expires_in after they were due; in neither succeeded nor failed), max_running (the
+queue''s cap, set_queue_limit; NULL: none). Reads the conductor.now() clock. Index-backed: the unfinished
 tasks and the last 15 minutes of finished ones, never older history. Takes no locks;
 raises nothing, whatever is stored: a ready task due at -infinity (written before run_at
 was checked) counts from 0001-01-02, one due at infinity is scheduled.';

@@ -99,6 +99,8 @@ restarts a healthy process for a problem elsewhere.
   queue_succeeded, queue_failed{queue,window}  finished in the last 1m/5m/15m
   queue_failure_rate{queue}
   queue_unrunnable{queue}          queued tasks no live worker can run (stats().unrunnable)
+  queue_expired{queue,window}      ended expired (not started by their deadline) in the last 1m/5m/15m
+  queue_max_running{queue}         the queue's cap (set_queue_limit), for a capped queue
   stats_available                  0 while ``conductor.stats()`` does not exist
 
 ``/metrics`` needs prometheus_client, the ``metrics`` extra (``pip install
@@ -393,7 +395,7 @@ class WorkerMetrics:
             outcome: GaugeMetricFamily(
                 f"conductor_queue_{outcome}", f"Tasks {outcome} in the last window.", labels=["queue", "window"]
             )
-            for outcome in ("succeeded", "failed")
+            for outcome in ("succeeded", "failed", "expired")  # expired: 0.3.0's stats()
         }
         rate = GaugeMetricFamily("conductor_queue_failure_rate", "Failed / finished in the last 15 minutes.",
                                  labels=["queue"])  # fmt: skip
@@ -401,6 +403,8 @@ class WorkerMetrics:
             "conductor_queue_unrunnable", "Queued tasks no live worker can run (none serves the queue and the kind).",
             labels=["queue"],
         )  # fmt: skip
+        cap = GaugeMetricFamily("conductor_queue_max_running", "The queue's cap on running tasks (set_queue_limit).",
+                                labels=["queue"])  # fmt: skip
         for row in stats:
             q = str(row["queue"])
             for key in QUEUE_GAUGES:
@@ -416,11 +420,14 @@ class WorkerMetrics:
                 rate.add_metric([q], float(row["failure_rate"]))
             if row.get("unrunnable") is not None:  # a schema before 0.2.0 has no such column
                 unrunnable.add_metric([q], float(row["unrunnable"]))
+            if row.get("max_running") is not None:  # a capped queue of 0.3.0
+                cap.add_metric([q], float(row["max_running"]))
         yield from gauges.values()
         yield age
         yield from done.values()
         yield rate
         yield unrunnable
+        yield cap
 
 
 _UNRUNNABLE_KEYS = ("queue", "kind", "tasks", "dead_letter_at")

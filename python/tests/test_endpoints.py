@@ -165,6 +165,20 @@ def test_health_and_metrics_report_tasks_no_live_worker_can_run(app: Conductor, 
     assert sample(samples, "conductor_queue_unrunnable", queue="fleet") == 3
 
 
+def test_metrics_count_expired_tasks_and_give_the_queues_cap(app: Conductor, db_dsn: str) -> None:
+    with psycopg.connect(db_dsn, autocommit=True) as c:
+        c.execute("select conductor.set_queue_limit('capped', 3)")
+        c.execute("select conductor.enqueue('ep.late', '{}', 'capped', run_at => now() - interval '2 hours', "
+                  "expires_in => '1 hour')")  # fmt: skip
+        assert c.execute("select tasks_expired from conductor.reap_report()").fetchone() == (1,)
+    worker = fast_worker(app, queues=["elsewhere"])  # not started: the endpoints read its state only
+    with EndpointServer(worker, "127.0.0.1", 0) as server:
+        samples = scrape(server)
+    assert sample(samples, "conductor_queue_expired", queue="capped", window="15m") == 1
+    assert sample(samples, "conductor_queue_failed", queue="capped", window="15m") == 0
+    assert sample(samples, "conductor_queue_max_running", queue="capped") == 3
+
+
 def test_health_json(app: Conductor) -> None:
     worker = fast_worker(app, queues=["a", "b"], concurrency=3)
     with EndpointServer(worker, "127.0.0.1", 0) as server, worker:

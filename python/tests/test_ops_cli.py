@@ -99,6 +99,22 @@ def test_stats_shows_the_queued_tasks_no_live_worker_can_run(db_dsn: str, db_con
     assert {r["queue"]: r["unrunnable"] for r in data} == {"img": 1, "mail": 1}
 
 
+def test_stats_shows_expired_tasks_and_the_queues_cap(db_dsn: str, db_conn: Conn) -> None:
+    db_conn.execute("select conductor.set_queue_limit('mail', 4)")
+    db_conn.execute("select conductor.enqueue('k', '{}', 'mail', run_at => now() - interval '2 hours', "
+                    "expires_in => '1 hour')")  # fmt: skip
+    enqueue(db_conn, "img", "k")
+    assert db_conn.execute("select tasks_expired from conductor.reap_report()").fetchone() == (1,)
+    out = cli(db_dsn, "stats")
+    assert out.returncode == 0, out.stderr
+    header, *rows = out.stdout.splitlines()
+    expired, cap = header.split().index("EXPIRED/15M"), header.split().index("CAP")
+    assert {row.split()[0]: (row.split()[expired], row.split()[cap]) for row in rows} == {
+        "img": ("0", "-"), "mail": ("1", "4")}
+    data = json.loads(cli(db_dsn, "stats", "--json").stdout)
+    assert {r["queue"]: (r["expired_15m"], r["max_running"]) for r in data} == {"img": (0, None), "mail": (1, 4)}
+
+
 def test_enqueue_without_app_takes_the_kinds_configuration_from_sql(db_dsn: str, db_conn: Conn) -> None:
     db_conn.execute("select conductor.configure_kind('k', queue => 'q', priority => 5)")
     out = cli(db_dsn, "enqueue", "k", "--payload", '{"a": 1}')

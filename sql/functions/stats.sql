@@ -1,4 +1,5 @@
 -- Deploy conductor:functions/stats to pg
+-- (reworked after v0.2.0; the released body is sql/released/functions/stats@v0.2.0.sql)
 --
 -- What an operator watches, per queue, cheap enough to call every few seconds
 -- on a table of millions of finished rows.
@@ -6,7 +7,9 @@
 --   conductor.stats()       per queue: ready, scheduled, running, waiting, backlog
 --                           age, finished in the last 1/5/15 minutes, failure
 --                           rate, unrunnable (queued, and no live worker can run),
---                           paused (pause_queue)
+--                           paused (pause_queue), expired in the last 1/5/15
+--                           minutes (not started by their deadline), max_running
+--                           (the queue's cap, set_queue_limit)
 --   conductor.unrunnable()  per queue and kind: the queued tasks no live worker
 --                           can run, and when reap() will dead-letter them
 --
@@ -18,7 +21,7 @@
 --                                       index-only: the unfinished backlog
 --   running                             tasks_running   (status = 'running')
 --   waiting                             tasks_waiting   (status = 'waiting')
---   succeeded_*, failed_*               tasks_finished, a range scan over the
+--   succeeded_*, failed_*, expired_*    tasks_finished, a range scan over the
 --                                       last 15 minutes only; older history is
 --                                       never read
 --   unrunnable                          conductor._unserved (functions/reap): the
@@ -30,6 +33,8 @@
 --   paused                              conductor.paused_queues (a handful of
 --                                       rows); a paused queue has a row even
 --                                       when it holds no task
+--   max_running                         conductor.queue_limits (a row per capped
+--                                       queue)
 --
 -- Cost on the hot path: complete, fail and cancel change status, which is an
 -- indexed (predicate) column, so those updates are never HOT and already add
@@ -57,8 +62,8 @@
 begin;
 set local role conductor_owner;
 
--- stats() gains columns (unrunnable, paused): its return type changes, so it is
--- dropped and created again.
+-- stats() gains columns (v0.2.0: unrunnable, paused; issue 30: expired_1m/5m/15m,
+-- max_running): its return type changes, so it is dropped and created again.
 drop function conductor.stats();
 
 -- The index tasks_finished is created by functions/stats@v0.1.0 and unchanged since.
@@ -82,7 +87,11 @@ create or replace function conductor.stats()
     failed_15m       bigint,
     failure_rate     double precision,
     unrunnable       bigint,
-    paused           boolean)
+    paused           boolean,
+    expired_1m       bigint,
+    expired_5m       bigint,
+    expired_15m      bigint,
+    max_running      integer)
   language sql stable
   security definer
   set search_path = pg_catalog, pg_temp
@@ -117,7 +126,10 @@ as $$
            count(*) filter (where t.status = 'succeeded') as s15,
            count(*) filter (where t.status in ('failed', 'dead') and t.finished_at > c.now - interval '1 minute') as f1,
            count(*) filter (where t.status in ('failed', 'dead') and t.finished_at > c.now - interval '5 minutes') as f5,
-           count(*) filter (where t.status in ('failed', 'dead')) as f15
+           count(*) filter (where t.status in ('failed', 'dead')) as f15,
+           count(*) filter (where t.status = 'expired' and t.finished_at > c.now - interval '1 minute') as e1,
+           count(*) filter (where t.status = 'expired' and t.finished_at > c.now - interval '5 minutes') as e5,
+           count(*) filter (where t.status = 'expired') as e15
       from conductor.tasks t cross join clock c
      where t.finished_at > c.now - interval '15 minutes'
        and t.finished_at <= c.now
@@ -145,7 +157,9 @@ as $$
          case when coalesce(f.s15, 0) + coalesce(f.f15, 0) > 0
               then f.f15::double precision / (f.s15 + f.f15) end,
          coalesce(u.n, 0),
-         exists (select from conductor.paused_queues p where p.queue = qs.queue)
+         exists (select from conductor.paused_queues p where p.queue = qs.queue),
+         coalesce(f.e1, 0), coalesce(f.e5, 0), coalesce(f.e15, 0),
+         (select l.max_running from conductor.queue_limits l where l.queue = qs.queue)
     from queues qs
     cross join clock c
     left join queued q on q.queue = qs.queue
@@ -166,7 +180,10 @@ timed_out are in neither), failure_rate (failed_15m / (succeeded_15m + failed_15
 when nothing finished), unrunnable (queued tasks, due or not, that no worker seen within
 conductor.settings.unknown_kind_after, 5 minutes when NULL, can run: none serves both the
 task's queue and its kind; conductor.unrunnable() says which), paused (pause_queue: claim
-takes nothing from it; a paused queue has a row even with no tasks). Reads the conductor.now() clock. Index-backed: the unfinished
+takes nothing from it; a paused queue has a row even with no tasks), expired_1m/5m/15m
+(tasks that ended expired in the last 1, 5, 15 minutes: not started within their
+expires_in after they were due; in neither succeeded nor failed), max_running (the
+queue's cap, set_queue_limit; NULL: none). Reads the conductor.now() clock. Index-backed: the unfinished
 tasks and the last 15 minutes of finished ones, never older history. Takes no locks;
 raises nothing, whatever is stored: a ready task due at -infinity (written before run_at
 was checked) counts from 0001-01-02, one due at infinity is scheduled.$$;

@@ -95,6 +95,9 @@ def _stats(args: argparse.Namespace, conn: Any) -> int:
         at = columns.index("waiting") + 1
         columns.insert(at, "unrunnable")
         headers.insert(at, "unrunnable")
+    if "expired_15m" in names:  # 0.3.0: not started by their deadline; the queue's cap
+        columns += ["expired_15m", "max_running"]
+        headers += ["expired/15m", "cap"]
     if args.queue:
         rows = [r for r in rows if r["queue"] == args.queue]
     if args.json:

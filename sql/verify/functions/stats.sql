@@ -3,7 +3,8 @@
 begin;
 
 select conductor.enqueue('verify', queue => 'verify-stats');
-select 1 / (count(*) = 1)::int from conductor.stats() s where s.queue = 'verify-stats' and s.ready = 1 and not s.paused;
+select 1 / (count(*) = 1)::int from conductor.stats() s where s.queue = 'verify-stats' and s.ready = 1 and not s.paused
+   and s.expired_15m = 0 and s.max_running is null;
 select 1 / (pg_catalog.has_function_privilege('conductor_client', 'conductor.stats()', 'execute'))::int;
 select 1 / (not pg_catalog.has_function_privilege('public', 'conductor.stats()', 'execute'))::int;
 select 1 / pg_catalog.has_function_privilege('conductor_client', 'conductor.unrunnable()', 'execute')::int;
