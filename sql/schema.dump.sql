@@ -608,6 +608,8 @@ CREATE TABLE conductor.schedules (
     last_error_at timestamp with time zone,
     owner text,
     concurrency_limit integer,
+    expires_in interval,
+    rate_key text,
     CONSTRAINT schedules_catch_up_limit_valid CHECK (((catch_up_limit >= 1) AND (catch_up_limit <= 10000))),
     CONSTRAINT schedules_catch_up_valid CHECK ((catch_up = ANY (ARRAY['once'::text, 'all'::text]))),
     CONSTRAINT schedules_declared_by_valid CHECK ((declared_by = ANY (ARRAY['code'::text, 'admin'::text]))),
@@ -668,6 +670,20 @@ COMMENT ON COLUMN conductor.schedules.concurrency_limit IS 'The concurrency_limi
 
 
 --
+-- Name: COLUMN schedules.expires_in; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.schedules.expires_in IS 'The expires_in of the tasks the schedule fires (NULL: the kind''s, else none): a fire not started that long after it was enqueued ends expired.';
+
+
+--
+-- Name: COLUMN schedules.rate_key; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.schedules.rate_key IS 'The rate_key of the tasks the schedule fires (NULL: none).';
+
+
+--
 -- Name: _check_schedule(conductor.schedules); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -678,7 +694,7 @@ CREATE FUNCTION conductor._check_schedule(s conductor.schedules) RETURNS void
 declare
   v_spec conductor._task_spec := row(
     s.kind, s.payload, s.queue, s.priority, null, s.max_attempts, s.dedupe_key, s.concurrency_key,
-    null, null, null, null, null, null, null, s.concurrency_limit, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, s.concurrency_limit, null, s.expires_in, s.rate_key)::conductor._task_spec;
   v_problem text;
 begin
   if s.name is null or s.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -6503,10 +6519,10 @@ many callers at once.';
 
 
 --
--- Name: create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer, interval, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, timezone text DEFAULT 'UTC'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, catch_up text DEFAULT 'once'::text, catch_up_limit integer DEFAULT 100, enabled boolean DEFAULT NULL::boolean, replace boolean DEFAULT false, concurrency_limit integer DEFAULT NULL::integer) RETURNS conductor.schedules
+CREATE FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, timezone text DEFAULT 'UTC'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer, dedupe_key text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, catch_up text DEFAULT 'once'::text, catch_up_limit integer DEFAULT 100, enabled boolean DEFAULT NULL::boolean, replace boolean DEFAULT false, concurrency_limit integer DEFAULT NULL::integer, expires_in interval DEFAULT NULL::interval, rate_key text DEFAULT NULL::text) RETURNS conductor.schedules
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -6529,6 +6545,8 @@ begin
   v_new.dedupe_key := create_schedule.dedupe_key;
   v_new.concurrency_key := create_schedule.concurrency_key;
   v_new.concurrency_limit := create_schedule.concurrency_limit;
+  v_new.expires_in := create_schedule.expires_in;
+  v_new.rate_key := create_schedule.rate_key;
   v_new.catch_up := create_schedule.catch_up;
   v_new.catch_up_limit := create_schedule.catch_up_limit;
   perform conductor._check_schedule(v_new);
@@ -6538,12 +6556,12 @@ begin
     insert into conductor.schedules as s
            (name, cron, timezone, kind, payload, queue, priority, max_attempts, dedupe_key,
             concurrency_key, catch_up, catch_up_limit, enabled, next_due_at, created_at, updated_at,
-            declared_by, changed_by, owner, concurrency_limit)
+            declared_by, changed_by, owner, concurrency_limit, expires_in, rate_key)
     values (v_new.name, v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority,
             v_new.max_attempts, v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit,
             coalesce(create_schedule.enabled, true), conductor.cron_next(v_new.cron, v_now, v_new.timezone),
             v_now, v_now, case when v_admin then 'admin' else 'code' end, v_caller, v_caller,
-            v_new.concurrency_limit)
+            v_new.concurrency_limit, v_new.expires_in, v_new.rate_key)
     on conflict on constraint schedules_pkey do nothing
     returning s.* into v_row;
     if found then
@@ -6563,11 +6581,11 @@ begin
   v_new.enabled := coalesce(create_schedule.enabled, v_old.enabled);
   if (v_old.cron, v_old.timezone, v_old.kind, v_old.payload, v_old.queue, v_old.priority, v_old.max_attempts,
       v_old.dedupe_key, v_old.concurrency_key, v_old.catch_up, v_old.catch_up_limit, v_old.enabled,
-      v_old.concurrency_limit)
+      v_old.concurrency_limit, v_old.expires_in, v_old.rate_key)
      is not distinct from
      (v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority, v_new.max_attempts,
       v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit, v_new.enabled,
-      v_new.concurrency_limit) then
+      v_new.concurrency_limit, v_new.expires_in, v_new.rate_key) then
     -- a worker restarting re-declares what is there: nothing to change, nothing written,
     -- except that the first login to declare a code schedule from before v0.3.0 claims it
     if v_old.owner is null and v_old.declared_by = 'code' then
@@ -6594,7 +6612,8 @@ begin
      set cron = v_new.cron, timezone = v_new.timezone, kind = v_new.kind, payload = v_new.payload,
          queue = v_new.queue, priority = v_new.priority, max_attempts = v_new.max_attempts,
          dedupe_key = v_new.dedupe_key, concurrency_key = v_new.concurrency_key,
-         concurrency_limit = v_new.concurrency_limit, catch_up = v_new.catch_up, catch_up_limit = v_new.catch_up_limit, enabled = v_new.enabled,
+         concurrency_limit = v_new.concurrency_limit, expires_in = v_new.expires_in, rate_key = v_new.rate_key,
+         catch_up = v_new.catch_up, catch_up_limit = v_new.catch_up_limit, enabled = v_new.enabled,
          -- a changed line or zone, or switching it on, starts from now; else it keeps its place
          next_due_at = case
            when (s.cron, s.timezone) is distinct from (v_new.cron, v_new.timezone)
@@ -6614,18 +6633,20 @@ end
 $$;
 
 
-ALTER FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer, expires_in interval, rate_key text) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer, expires_in interval, rate_key text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) IS 'Creates a schedule that enqueues kind with payload on queue at every due time of the
+COMMENT ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer, expires_in interval, rate_key text) IS 'Creates a schedule that enqueues kind with payload on queue at every due time of the
 cron line (5 fields, or 6 with seconds first; evaluated in timezone, default UTC), with
-the task options priority, max_attempts, dedupe_key, concurrency_key and concurrency_limit
-(1-10000, with the schedule''s concurrency_key), checked by the rules of enqueue. queue
-(''default'') and priority (0) are stored as given; max_attempts, concurrency_key and
-concurrency_limit left NULL, and the task''s max_recoveries and timeout, are the kind''s
+the task options priority, max_attempts, dedupe_key, concurrency_key, concurrency_limit
+(1-10000, with the schedule''s concurrency_key), expires_in (a fired task not started that long
+after the fire ends expired) and rate_key (its key for per-key rate limits), checked by
+the rules of enqueue. queue (''default'') and priority (0) are stored as given; max_attempts,
+concurrency_key, concurrency_limit and expires_in left NULL, and the task''s max_recoveries
+and timeout, are the kind''s
 when it fires (configure_kind), else enqueue''s defaults. Returns the row, next_due_at included. catch_up ''once'' (default): after
 downtime the schedule fires once for the missed stretch, then continues from the next
 future time; ''all'' replays every missed due time; a tick fires at most catch_up_limit (100)
@@ -7364,7 +7385,8 @@ begin
   -- the task tick would enqueue
   v_task := (conductor._enqueue(array[row(
                v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null, null, null
+               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null,
+                       v_s.expires_in, v_s.rate_key
              )::conductor._task_spec]))[1];
   insert into conductor.schedule_fires (schedule_name, due_at, task_id, fired_at, manual)
   values (v_s.name, v_now, v_task, v_now, true);
@@ -7779,7 +7801,7 @@ attempt''s. Reads only; any number of callers.';
 -- Name: list_schedules(); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.list_schedules() RETURNS TABLE(name text, cron text, timezone text, kind text, payload jsonb, queue text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, next_due_at timestamp with time zone, last_due_at timestamp with time zone, last_task_id bigint, created_at timestamp with time zone, updated_at timestamp with time zone, declared_by text, changed_by text, last_error text, last_error_at timestamp with time zone, last_fired_at timestamp with time zone, owner text, concurrency_limit integer)
+CREATE FUNCTION conductor.list_schedules() RETURNS TABLE(name text, cron text, timezone text, kind text, payload jsonb, queue text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, next_due_at timestamp with time zone, last_due_at timestamp with time zone, last_task_id bigint, created_at timestamp with time zone, updated_at timestamp with time zone, declared_by text, changed_by text, last_error text, last_error_at timestamp with time zone, last_fired_at timestamp with time zone, owner text, concurrency_limit integer, expires_in interval, rate_key text)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -7788,7 +7810,7 @@ CREATE FUNCTION conductor.list_schedules() RETURNS TABLE(name text, cron text, t
          s.last_due_at, s.last_task_id, s.created_at, s.updated_at, s.declared_by, s.changed_by,
          s.last_error, s.last_error_at,
          (select pg_catalog.max(f.fired_at) from conductor.schedule_fires f where f.schedule_name = s.name),
-         s.owner, s.concurrency_limit
+         s.owner, s.concurrency_limit, s.expires_in, s.rate_key
     from conductor.schedules s
    order by s.name
 $$;
@@ -10199,7 +10221,8 @@ begin
         if found then
           v_task := (conductor._enqueue(array[row(
                        v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null, null, null
+                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null,
+                       v_s.expires_in, v_s.rate_key
                      )::conductor._task_spec]))[1];
           update conductor.schedule_fires f set task_id = v_task
            where f.schedule_name = v_s.name and f.due_at = v_due and not f.manual;
@@ -10482,6 +10505,8 @@ begin
     dedupe_key => v_s.dedupe_key,
     concurrency_key => v_s.concurrency_key,
     concurrency_limit => v_s.concurrency_limit,
+    expires_in => v_s.expires_in,
+    rate_key => v_s.rate_key,
     catch_up => coalesce(update_schedule.catch_up, v_s.catch_up),
     catch_up_limit => v_s.catch_up_limit,
     enabled => coalesce(update_schedule.enabled, v_s.enabled),
@@ -12880,12 +12905,12 @@ GRANT ALL ON FUNCTION conductor.configure_kind(kind text, max_attempts integer, 
 
 
 --
--- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer, expires_in interval, rate_key text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer, expires_in interval, rate_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer, expires_in interval, rate_key text) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.create_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, dedupe_key text, concurrency_key text, catch_up text, catch_up_limit integer, enabled boolean, replace boolean, concurrency_limit integer, expires_in interval, rate_key text) TO conductor_admin;
 
 
 --

@@ -188,7 +188,9 @@ class Conductor:
         tz="Europe/Berlin")`` also registers the function as the handler of the
         kind (default: the function's ``module.qualname``, angle brackets left out:
         registry.default_kind). ``name`` defaults to the kind. ``options``: queue, priority, max_attempts, dedupe_key,
-        concurrency_key, concurrency_limit, catch_up ('once' or 'all'), catch_up_limit; queue,
+        concurrency_key, concurrency_limit, expires_in (seconds or a timedelta: a fire not
+        started that long after it is enqueued ends expired; None: the kind's), rate_key,
+        catch_up ('once' or 'all'), catch_up_limit; queue,
         priority, max_attempts and concurrency_key default to the kind's
         registered ones (a kind's concurrency_limit applies when the task fires: SQL's)."""
 

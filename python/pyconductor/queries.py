@@ -135,7 +135,7 @@ RELEASE_LEAD = "select conductor.release_lead(name => %(name)s, holder => %(hold
 # -- scheduler ---------------------------------------------------------------------
 TICK = "select * from conductor.tick(grace => %(grace)s::interval)"
 NEXT_DUE = "select min(next_due_at) as next_due_at, conductor.now() as now from conductor.schedules where enabled"
-CREATE_SCHEDULE = "select * from conductor.create_schedule(name => %(name)s, cron => %(cron)s, kind => %(kind)s, payload => %(payload)s::jsonb, queue => %(queue)s, timezone => %(timezone)s, priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_key => %(dedupe_key)s, concurrency_key => %(concurrency_key)s, catch_up => %(catch_up)s, catch_up_limit => %(catch_up_limit)s, enabled => %(enabled)s, replace => true, concurrency_limit => %(concurrency_limit)s::integer)"
+CREATE_SCHEDULE = "select * from conductor.create_schedule(name => %(name)s, cron => %(cron)s, kind => %(kind)s, payload => %(payload)s::jsonb, queue => %(queue)s, timezone => %(timezone)s, priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_key => %(dedupe_key)s, concurrency_key => %(concurrency_key)s, catch_up => %(catch_up)s, catch_up_limit => %(catch_up_limit)s, enabled => %(enabled)s, replace => true, concurrency_limit => %(concurrency_limit)s::integer, expires_in => %(expires_in)s::interval, rate_key => %(rate_key)s)"
 LIST_SCHEDULES = "select * from conductor.list_schedules()"
 
 # -- dashboard and worker endpoints --------------------------------------------------

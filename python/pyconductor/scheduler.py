@@ -53,7 +53,7 @@ from pyconductor.errors import mapped_errors
 from pyconductor.leader import Duty, Leader
 from pyconductor.leadership import Lease
 from pyconductor.profile import ConnectionProfile, profile_from
-from pyconductor.wire import dumps_json
+from pyconductor.wire import dumps_json, interval_text
 
 __all__ = ["LEADER_LOCK", "ScheduleSpec", "Scheduler"]
 
@@ -85,10 +85,13 @@ class ScheduleSpec:
     catch_up_limit: int = 100
     enabled: bool | None = None  # None: on when new, unchanged when it exists (an operator's off stays off)
     concurrency_limit: int | None = None  # with concurrency_key; None: the kind's, else 1
+    expires_in: float | timedelta | None = None  # a fire not started this long after it is enqueued ends expired
+    rate_key: str | None = None  # the fires' key for per-key rate limits
 
     def params(self) -> dict[str, Any]:
         p = asdict(self)
         p["payload"] = dumps_json(dict(self.payload))
+        p["expires_in"] = interval_text(self.expires_in)
         return p
 
 

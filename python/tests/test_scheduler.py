@@ -214,6 +214,20 @@ def test_sync_schedules_declares_and_keeps_place(db_dsn: str) -> None:
         s.sync_schedules([ScheduleSpec(name="bad", cron="61 * * * *", kind="k")])
 
 
+def test_a_declared_schedule_carries_expires_in_and_rate_key(db_dsn: str) -> None:
+    s = Scheduler(db_dsn)
+    spec = ScheduleSpec(name="digest", cron="0 * * * *", kind="digest", expires_in=timedelta(minutes=10),
+                        rate_key="tenant-1")  # fmt: skip
+    (row,) = s.sync_schedules([spec])
+    assert (row["expires_in"], row["rate_key"]) == (timedelta(minutes=10), "tenant-1")
+    (again,) = s.sync_schedules([ScheduleSpec(name="digest", cron="0 * * * *", kind="digest", expires_in=600,
+                                              rate_key="tenant-1")])  # fmt: skip
+    assert again["updated_at"] == row["updated_at"], "600 seconds is the same declaration"
+    (fired,) = query(db_dsn, "select conductor.fire_schedule('digest') as id")
+    task = query(db_dsn, "select expires_in, rate_key from conductor.tasks where id = %s", (fired["id"],))
+    assert task == [{"expires_in": timedelta(minutes=10), "rate_key": "tenant-1"}]
+
+
 def test_sync_schedules_keeps_an_operators_schedule(db_dsn: str) -> None:
     # An operator (this superuser counts as conductor_admin) made 'ops-owned'; a worker's
     # login declares it differently in code: the operator's version stays, the rest syncs.

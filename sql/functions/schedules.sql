@@ -20,8 +20,9 @@
 --
 -- A fire's task: the schedule's kind, payload, queue and priority (stored NOT
 -- NULL, 'default' and 0 unless given); its max_attempts, dedupe_key,
--- concurrency_key and concurrency_limit when set. What the schedule leaves NULL
--- (max_attempts, concurrency_key, concurrency_limit), and max_recoveries and
+-- concurrency_key, concurrency_limit, expires_in and rate_key when set. What the
+-- schedule leaves NULL (max_attempts, concurrency_key, concurrency_limit,
+-- expires_in), and max_recoveries and
 -- timeout, which it does not store,
 -- are resolved by conductor._enqueue as enqueue resolves them: the kind's
 -- (configure_kind), else the engine's. (A schedule taking its kind's queue
@@ -91,8 +92,9 @@
 begin;
 set local role conductor_owner;
 
--- concurrency_limit is new after v0.2.0 (issue 30, the last parameter): v0.2.0's
--- fourteen-parameter create_schedule goes, or a call naming only those would match both.
+-- concurrency_limit, expires_in and rate_key are new after v0.2.0 (issue 30, the last
+-- parameters): v0.2.0's fourteen-parameter create_schedule goes, or a call naming only
+-- those would match both.
 drop function if exists conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text,
                                                   text, integer, boolean, boolean);
 
@@ -108,7 +110,7 @@ as $$
 declare
   v_spec conductor._task_spec := row(
     s.kind, s.payload, s.queue, s.priority, null, s.max_attempts, s.dedupe_key, s.concurrency_key,
-    null, null, null, null, null, null, null, s.concurrency_limit, null, null, null)::conductor._task_spec;
+    null, null, null, null, null, null, null, s.concurrency_limit, null, s.expires_in, s.rate_key)::conductor._task_spec;
   v_problem text;
 begin
   if s.name is null or s.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$' then
@@ -171,7 +173,9 @@ create or replace function conductor.create_schedule(
   catch_up_limit  integer default 100,
   enabled         boolean default null,
   replace         boolean default false,
-  concurrency_limit integer default null
+  concurrency_limit integer default null,
+  expires_in      interval default null,
+  rate_key        text default null
 ) returns conductor.schedules
   language plpgsql volatile
   security definer
@@ -196,6 +200,8 @@ begin
   v_new.dedupe_key := create_schedule.dedupe_key;
   v_new.concurrency_key := create_schedule.concurrency_key;
   v_new.concurrency_limit := create_schedule.concurrency_limit;
+  v_new.expires_in := create_schedule.expires_in;
+  v_new.rate_key := create_schedule.rate_key;
   v_new.catch_up := create_schedule.catch_up;
   v_new.catch_up_limit := create_schedule.catch_up_limit;
   perform conductor._check_schedule(v_new);
@@ -205,12 +211,12 @@ begin
     insert into conductor.schedules as s
            (name, cron, timezone, kind, payload, queue, priority, max_attempts, dedupe_key,
             concurrency_key, catch_up, catch_up_limit, enabled, next_due_at, created_at, updated_at,
-            declared_by, changed_by, owner, concurrency_limit)
+            declared_by, changed_by, owner, concurrency_limit, expires_in, rate_key)
     values (v_new.name, v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority,
             v_new.max_attempts, v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit,
             coalesce(create_schedule.enabled, true), conductor.cron_next(v_new.cron, v_now, v_new.timezone),
             v_now, v_now, case when v_admin then 'admin' else 'code' end, v_caller, v_caller,
-            v_new.concurrency_limit)
+            v_new.concurrency_limit, v_new.expires_in, v_new.rate_key)
     on conflict on constraint schedules_pkey do nothing
     returning s.* into v_row;
     if found then
@@ -230,11 +236,11 @@ begin
   v_new.enabled := coalesce(create_schedule.enabled, v_old.enabled);
   if (v_old.cron, v_old.timezone, v_old.kind, v_old.payload, v_old.queue, v_old.priority, v_old.max_attempts,
       v_old.dedupe_key, v_old.concurrency_key, v_old.catch_up, v_old.catch_up_limit, v_old.enabled,
-      v_old.concurrency_limit)
+      v_old.concurrency_limit, v_old.expires_in, v_old.rate_key)
      is not distinct from
      (v_new.cron, v_new.timezone, v_new.kind, v_new.payload, v_new.queue, v_new.priority, v_new.max_attempts,
       v_new.dedupe_key, v_new.concurrency_key, v_new.catch_up, v_new.catch_up_limit, v_new.enabled,
-      v_new.concurrency_limit) then
+      v_new.concurrency_limit, v_new.expires_in, v_new.rate_key) then
     -- a worker restarting re-declares what is there: nothing to change, nothing written,
     -- except that the first login to declare a code schedule from before v0.3.0 claims it
     if v_old.owner is null and v_old.declared_by = 'code' then
@@ -261,7 +267,8 @@ begin
      set cron = v_new.cron, timezone = v_new.timezone, kind = v_new.kind, payload = v_new.payload,
          queue = v_new.queue, priority = v_new.priority, max_attempts = v_new.max_attempts,
          dedupe_key = v_new.dedupe_key, concurrency_key = v_new.concurrency_key,
-         concurrency_limit = v_new.concurrency_limit, catch_up = v_new.catch_up, catch_up_limit = v_new.catch_up_limit, enabled = v_new.enabled,
+         concurrency_limit = v_new.concurrency_limit, expires_in = v_new.expires_in, rate_key = v_new.rate_key,
+         catch_up = v_new.catch_up, catch_up_limit = v_new.catch_up_limit, enabled = v_new.enabled,
          -- a changed line or zone, or switching it on, starts from now; else it keeps its place
          next_due_at = case
            when (s.cron, s.timezone) is distinct from (v_new.cron, v_new.timezone)
@@ -280,13 +287,15 @@ begin
 end
 $$;
 
-comment on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer) is
+comment on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer, interval, text) is
 $$Creates a schedule that enqueues kind with payload on queue at every due time of the
 cron line (5 fields, or 6 with seconds first; evaluated in timezone, default UTC), with
-the task options priority, max_attempts, dedupe_key, concurrency_key and concurrency_limit
-(1-10000, with the schedule's concurrency_key), checked by the rules of enqueue. queue
-('default') and priority (0) are stored as given; max_attempts, concurrency_key and
-concurrency_limit left NULL, and the task's max_recoveries and timeout, are the kind's
+the task options priority, max_attempts, dedupe_key, concurrency_key, concurrency_limit
+(1-10000, with the schedule's concurrency_key), expires_in (a fired task not started that long
+after the fire ends expired) and rate_key (its key for per-key rate limits), checked by
+the rules of enqueue. queue ('default') and priority (0) are stored as given; max_attempts,
+concurrency_key, concurrency_limit and expires_in left NULL, and the task's max_recoveries
+and timeout, are the kind's
 when it fires (configure_kind), else enqueue's defaults. Returns the row, next_due_at included. catch_up 'once' (default): after
 downtime the schedule fires once for the missed stretch, then continues from the next
 future time; 'all' replays every missed due time; a tick fires at most catch_up_limit (100)
@@ -345,6 +354,8 @@ begin
     dedupe_key => v_s.dedupe_key,
     concurrency_key => v_s.concurrency_key,
     concurrency_limit => v_s.concurrency_limit,
+    expires_in => v_s.expires_in,
+    rate_key => v_s.rate_key,
     catch_up => coalesce(update_schedule.catch_up, v_s.catch_up),
     catch_up_limit => v_s.catch_up_limit,
     enabled => coalesce(update_schedule.enabled, v_s.enabled),
@@ -387,7 +398,8 @@ comment on function conductor.delete_schedule(text) is
 $$Deletes a schedule and its fire history; returns whether it existed. Tasks it already
 enqueued are not touched.$$;
 
--- last_fired_at, then owner (schema/schedule_owners), then concurrency_limit (issue 30), are appended to the schedules row:
+-- last_fired_at, then owner (schema/schedule_owners), then concurrency_limit, expires_in and rate_key (issue 30),
+-- are appended to the schedules row:
 -- the return type changed, so the v0.2.0 function is dropped first
 
 drop function if exists conductor.list_schedules();
@@ -418,7 +430,9 @@ create function conductor.list_schedules()
     last_error_at   timestamptz,
     last_fired_at   timestamptz,
     owner           text,
-    concurrency_limit integer
+    concurrency_limit integer,
+    expires_in      interval,
+    rate_key        text
   )
   language sql stable
   security definer
@@ -429,7 +443,7 @@ as $$
          s.last_due_at, s.last_task_id, s.created_at, s.updated_at, s.declared_by, s.changed_by,
          s.last_error, s.last_error_at,
          (select pg_catalog.max(f.fired_at) from conductor.schedule_fires f where f.schedule_name = s.name),
-         s.owner, s.concurrency_limit
+         s.owner, s.concurrency_limit, s.expires_in, s.rate_key
     from conductor.schedules s
    order by s.name
 $$;
@@ -501,7 +515,8 @@ begin
         if found then
           v_task := (conductor._enqueue(array[row(
                        v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null, null, null
+                       v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null,
+                       v_s.expires_in, v_s.rate_key
                      )::conductor._task_spec]))[1];
           update conductor.schedule_fires f set task_id = v_task
            where f.schedule_name = v_s.name and f.due_at = v_due and not f.manual;
@@ -592,7 +607,8 @@ begin
   -- the task tick would enqueue
   v_task := (conductor._enqueue(array[row(
                v_s.kind, v_s.payload, v_s.queue, v_s.priority, v_now, v_s.max_attempts,
-               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null, null, null
+               v_s.dedupe_key, v_s.concurrency_key, null, null, null, null, null, null, null, v_s.concurrency_limit, null,
+                       v_s.expires_in, v_s.rate_key
              )::conductor._task_spec]))[1];
   insert into conductor.schedule_fires (schedule_name, due_at, task_id, fired_at, manual)
   values (v_s.name, v_now, v_task, v_now, true);
@@ -639,13 +655,13 @@ all is well. The boundary is tick's: a schedule named here is one the next tick 
 same grace treats as missed (it fires once, then continues from the next future time).
 Raises QC106 for a grace that is NULL or outside 0 to 30 days.$$;
 
-revoke execute on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer) from public;
+revoke execute on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer, interval, text) from public;
 revoke execute on function conductor.update_schedule(text, text, text, jsonb, text, text, integer, integer, text, boolean) from public;
 revoke execute on function conductor.enable_schedule(text, boolean) from public;
 revoke execute on function conductor.delete_schedule(text) from public;
 revoke execute on function conductor.list_schedules() from public;
 revoke execute on function conductor.tick(interval) from public;
-grant execute on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer) to conductor_worker, conductor_admin;
+grant execute on function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer, boolean, boolean, integer, interval, text) to conductor_worker, conductor_admin;
 grant execute on function conductor.update_schedule(text, text, text, jsonb, text, text, integer, integer, text, boolean) to conductor_admin;
 grant execute on function conductor.enable_schedule(text, boolean) to conductor_admin;
 grant execute on function conductor.delete_schedule(text) to conductor_admin;

@@ -55,6 +55,11 @@ comment on column conductor.kinds.expires_in is
 
 alter type conductor._task_spec add attribute expires_in interval;
 
+alter table conductor.schedules add column expires_in interval;
+comment on column conductor.schedules.expires_in is
+  'The expires_in of the tasks the schedule fires (NULL: the kind''s, else none): a fire not started '
+  'that long after it was enqueued ends expired.';
+
 -- No foreign key: a task's deletion (prune, retention) would look it up; a row
 -- whose task is gone is deleted by reap() when its time comes.
 create table conductor.task_deadlines (

@@ -31,6 +31,10 @@ comment on column conductor.tasks.rate_key is
 
 alter type conductor._task_spec add attribute rate_key text;
 
+alter table conductor.schedules add column rate_key text;
+comment on column conductor.schedules.rate_key is
+  'The rate_key of the tasks the schedule fires (NULL: none).';
+
 alter table conductor.rate_limits add column per_key boolean not null default false;
 comment on column conductor.rate_limits.per_key is
   'true: the limit is per rate_key (a bucket per key in conductor.rate_key_buckets; tokens and refilled_at '

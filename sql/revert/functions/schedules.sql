@@ -64,9 +64,10 @@
 begin;
 set local role conductor_owner;
 
--- added after v0.2.0: create_schedule's concurrency_limit (issue 30); v0.2.0's comes back below
+-- added after v0.2.0: create_schedule's concurrency_limit, expires_in and rate_key (issue 30);
+-- v0.2.0's comes back below
 drop function conductor.create_schedule(text, text, text, jsonb, text, text, integer, integer, text, text, text, integer,
-                                        boolean, boolean, integer);
+                                        boolean, boolean, integer, interval, text);
 
 -- The latest fire of a schedule (list_schedules' last_fired_at) without reading
 -- every fire it made; written once per fire, never on the hot path.

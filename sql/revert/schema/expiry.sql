@@ -8,6 +8,7 @@ create index tasks_unsuccessful on conductor.tasks (id)
   where status in ('failed', 'dead', 'timed_out');
 alter type conductor._task_spec drop attribute expires_in;
 alter table conductor.kinds drop column expires_in;
+alter table conductor.schedules drop column expires_in;
 alter table conductor.tasks drop column expires_at, drop column expires_in;
 
 commit;

@@ -8,5 +8,6 @@ delete from conductor.rate_limits where per_key;
 alter table conductor.rate_limits drop column per_key;
 alter type conductor._task_spec drop attribute rate_key;
 alter table conductor.tasks drop column rate_key;
+alter table conductor.schedules drop column rate_key;
 
 commit;

@@ -13,7 +13,7 @@ select is(
      from conductor.schedules s where name = 'nightly-report'),
   jsonb_build_object(
     'timezone', 'UTC', 'payload', '{}'::jsonb, 'queue', 'default', 'priority', 0,
-    'max_attempts', null, 'dedupe_key', null, 'concurrency_key', null, 'concurrency_limit', null,
+    'max_attempts', null, 'dedupe_key', null, 'concurrency_key', null, 'concurrency_limit', null, 'expires_in', null, 'rate_key', null,
     'catch_up', 'once', 'catch_up_limit', 100, 'enabled', true,
     'last_due_at', null, 'last_task_id', null,
     'created_at', '2030-01-01 00:00:00+00'::timestamptz,

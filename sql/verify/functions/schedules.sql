@@ -32,7 +32,7 @@ select 1 / (next_due_at = '2030-01-01 00:08:40+00')::int from conductor.schedule
 -- the declaring login owns a schedule; the owner's check is the one rule
 select 1 / (owner = session_user::text)::int from conductor.list_schedules() where name = 'verify-schedule';
 select 1 / (pg_catalog.pg_get_functiondef('conductor.create_schedule(text, text, text, jsonb, text, text, integer, '
-            'integer, text, text, text, integer, boolean, boolean, integer)'::regprocedure) like '%conductor._check_owner(%')::int;
+            'integer, text, text, text, integer, boolean, boolean, integer, interval, text)'::regprocedure) like '%conductor._check_owner(%')::int;
 select 1 / pg_catalog.has_function_privilege('conductor_admin', 'conductor.fire_schedule(text)', 'execute')::int;
 select 1 / (not pg_catalog.has_function_privilege('conductor_worker', 'conductor.fire_schedule(text)', 'execute'))::int;
 select 1 / pg_catalog.has_function_privilege('conductor_client', 'conductor.overdue_schedules(interval)', 'execute')::int;
