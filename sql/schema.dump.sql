@@ -8909,7 +8909,8 @@ ALTER FUNCTION conductor.retry(task_id bigint, keep_steps boolean) OWNER TO cond
 COMMENT ON FUNCTION conductor.retry(task_id bigint, keep_steps boolean) IS 'Puts a failed, dead, timed_out, expired or cancelled task back in its queue, due now, with
 fresh counts and, when it has an expires_in, a fresh deadline to start (now + expires_in);
 returns its id. Its checkpointed steps are kept (the run resumes after
-them) unless keep_steps => false; kept spawn steps give the replay the same children
+them) unless keep_steps => false (which also forgets the code version the run started
+on, tasks.code_version: nothing is left to replay); kept spawn steps give the replay the same children
 (retry those separately, or pass keep_steps => false for new ones). A run''s root retried
 also starts the run''s recoveries afresh (conductor.run_recoveries); when the run was
 failed by conductor.settings.max_run_recoveries, the descendants that failure cancelled are

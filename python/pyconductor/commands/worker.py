@@ -50,6 +50,7 @@ def _run_one(args: argparse.Namespace) -> int:
     roles = [role for role, on in (("worker", not args.no_workers), ("scheduler", not args.no_scheduler)) if on]
     options = {
         "queues": names(args.queues), "concurrency": args.concurrency, "kinds": names(args.kinds), "lease": args.lease,
+        "code_version": args.code_version, "replays": names(args.replays),
         "heartbeat_interval": args.heartbeat, "poll_interval": args.poll, "reap_interval": args.reap,
         "shutdown_grace": args.shutdown_grace, "cancel_grace": args.cancel_grace, "worker_id": args.worker_id,
         "tick_interval": args.tick_interval, "pooler": args.pooler, "prefetch": args.prefetch,
