@@ -9,11 +9,15 @@ twice or never is counted, not assumed:
 - a v2 worker that replays v1 finishes them through ctx.patched: the old path for the old
   runs (nothing inserted runs, the old name replays), the new path for new runs;
 - a v2 without the markers, told it replays v1, fails each v1 run at once with QC211 naming
-  the recorded and the asked step, before the inserted step's body runs.
+  the recorded and the asked step, before the inserted step's body runs;
+- the Node worker (workers/node, versions_scenario.js) keeps the same rule on runs a Python
+  v1 worker started: it claims them only when it replays v1, resumes them through its
+  markers, and fails the unmarked change with the same error.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,11 +26,16 @@ from typing import Any
 import psycopg
 import pytest
 from helpers import wait_until
-from processes import Spawn, spawner
+from lifecycle.runner import NODE_DIR, node_problem
+from processes import ChildProcess, Spawn, spawner
 
 SHORT = ("--lease", "5", "--heartbeat", "1", "--reap", "0.5", "--poll", "0.5", "--no-scheduler",
          "--concurrency", "16")  # fmt: skip
 RUNS = 100
+# what both workers write when a v1 run meets the unmarked v2 (docs/protocol.md, "Replaying a run")
+MISMATCH = ("ReplayMismatch: replay mismatch in task N (order): step 2 of the run is 'reserve', the handler asks for "
+            "'fraud_check' (recorded under code version v1); the handler changed under the run: keep the old path "
+            "behind ctx.patched(), or let a worker that still runs the old code finish it")  # fmt: skip
 
 
 def q(dsn: str, query: str, params: Any = None) -> list[tuple[Any, ...]]:
@@ -80,15 +89,15 @@ def per_run_once(dsn: str, ids: list[int]) -> bool:
                  (ids,))  # fmt: skip
 
 
-def started_on_v1(dsn: str, spawn: Spawn) -> list[int]:
-    """A v1 worker starts RUNS orders and stops (a deploy) while all wait for their event."""
+def started_on_v1(dsn: str, spawn: Spawn, runs: int = RUNS) -> list[int]:
+    """A v1 worker starts ``runs`` orders and stops (a deploy) while all wait for their event."""
     worker = spawn("--code-version", "v1")
-    ids = enqueue(dsn, RUNS)
+    ids = enqueue(dsn, runs)
     wait_status(dsn, ids, "waiting")
     worker.signal(signal.SIGTERM)
     assert worker.wait(30) == 0, worker.output()[-3000:]
-    assert q(dsn, "select count(*) from conductor.tasks where id = any(%s) and code_version = 'v1'", (ids,)) == [(RUNS,)]
-    assert ran(dsn, ids) == {("charge", "v1"): RUNS, ("reserve", "v1"): RUNS}
+    assert q(dsn, "select count(*) from conductor.tasks where id = any(%s) and code_version = 'v1'", (ids,)) == [(runs,)]
+    assert ran(dsn, ids) == {("charge", "v1"): runs, ("reserve", "v1"): runs}
     return ids
 
 
@@ -145,12 +154,53 @@ def test_a_handler_changed_without_markers_fails_the_v1_runs_naming_the_step(sid
     wait_status(dsn, old, "failed")
     errors = q(dsn, "select distinct regexp_replace(error, 'task [0-9]+', 'task N') from conductor.tasks"
                     " where id = any(%s)", (old,))  # fmt: skip
-    assert len(errors) == 1, errors
-    error = errors[0][0]
-    assert "ReplayMismatch" in error and "step 2 of the run is 'reserve', the handler asks for 'fraud_check'" in error
+    assert errors == [(MISMATCH,)], errors
     # failed at once (max_attempts 3: not retried), and the inserted step's body never ran
     assert q(dsn, "select max(attempt) from conductor.tasks where id = any(%s)", (old,)) == [(1,)]
     assert q(dsn, "select count(*) from conductor.attempts where task_id = any(%s) and error is not null",
              (old,)) == [(RUNS,)]  # fmt: skip
     assert ran(dsn, old) == {("charge", "v1"): RUNS, ("reserve", "v1"): RUNS}
     assert worker.alive()
+
+
+def node_worker(dsn: str, log: Path, code: str, *args: str) -> ChildProcess:
+    return ChildProcess(["node", str(NODE_DIR / "main.js"), "--handlers", str(NODE_DIR / "versions_scenario.js"),
+                         "--lease", "5", "--poll", "0.5", "--reap", "0.5", *args],
+                        env={**os.environ, "CONDUCTOR_DSN": dsn, "CONDUCTOR_TEST_CODE": code}, cwd=NODE_DIR,
+                        log=log)  # fmt: skip
+
+
+def test_the_node_worker_keeps_the_same_replay_rule(side: str, apps: dict[str, Spawn], tmp_path: Path) -> None:
+    if problem := node_problem():
+        pytest.fail(problem)  # as the lifecycle scenario: a missing Node fails, it does not skip
+    dsn = side
+    runs = 20
+    # a Node worker that does not replay v1 leaves the Python v1 runs alone
+    resumed = started_on_v1(dsn, apps["v1"], runs)
+    node = node_worker(dsn, tmp_path / "node-v2-only.log", "v2", "--code-version", "v2")
+    fresh = enqueue(dsn, 5)
+    wait_status(dsn, fresh, "waiting")
+    pay(dsn, resumed + fresh)
+    wait_status(dsn, fresh, "succeeded")
+    assert statuses(dsn, resumed) == {"queued": runs}, node.output()[-3000:]
+    node.signal(signal.SIGTERM)
+    assert node.wait(30) == 0, node.output()[-3000:]
+    # one that replays v1 resumes them through its markers, as the Python v2 does
+    node = node_worker(dsn, tmp_path / "node-v2.log", "v2", "--code-version", "v2", "--replays", "v1")
+    wait_status(dsn, resumed, "succeeded")
+    assert ran(dsn, resumed) == {("charge", "v1"): runs, ("reserve", "v1"): runs, ("ship", "node-v2"): runs}
+    assert ran(dsn, fresh) == {("charge", "node-v2"): 5, ("fraud_check", "node-v2"): 5,
+                               ("reserve_stock", "node-v2"): 5, ("ship", "node-v2"): 5}  # fmt: skip
+    assert per_run_once(dsn, resumed + fresh)
+    node.signal(signal.SIGTERM)
+    assert node.wait(30) == 0, node.output()[-3000:]
+    # the unmarked change fails them with the message the Python worker writes
+    broken = started_on_v1(dsn, apps["v1"], runs)
+    node = node_worker(dsn, tmp_path / "node-v2-unsafe.log", "v2_unsafe", "--code-version", "v2", "--replays", "v1")
+    pay(dsn, broken)
+    wait_status(dsn, broken, "failed")
+    errors = q(dsn, "select distinct regexp_replace(error, 'task [0-9]+', 'task N') from conductor.tasks"
+                    " where id = any(%s)", (broken,))  # fmt: skip
+    assert errors == [(MISMATCH,)], errors
+    assert ran(dsn, broken) == {("charge", "v1"): runs, ("reserve", "v1"): runs}
+    assert node.alive()
