@@ -90,7 +90,8 @@ def _run_one(args: argparse.Namespace) -> int:
 # The worker flags a --processes child is given as its supervisor got them; the
 # others are the supervisor's own (a test checks that each flag is in one set).
 CHILD_FLAGS = {
-    "app": "--app", "queues": "--queues", "kinds": "--kinds", "concurrency": "--concurrency",
+    "app": "--app", "queues": "--queues", "kinds": "--kinds", "code_version": "--code-version",
+    "replays": "--replays", "concurrency": "--concurrency",
     "lease": "--lease", "heartbeat": "--heartbeat", "poll": "--poll", "reap": "--reap",
     "shutdown_grace": "--shutdown-grace", "cancel_grace": "--cancel-grace", "log_level": "--log-level",
     "log_format": "--log-format",
