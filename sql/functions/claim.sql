@@ -1722,6 +1722,39 @@ create or replace function conductor._lease(
   set enable_mergejoin = off
 as $$
 begin
+  -- Two statements, the same but for the steps: a claim of tasks none of which ran
+  -- before (seen_ids NULL, the common case) plans and starts no lookup of steps (a
+  -- subplan each, set up at every execution even when no row needs it).
+  if _lease.seen_ids is null then
+    return query
+    with claimed as (
+      update conductor.tasks t
+         set status = 'running',
+             attempt = t.attempt + 1,
+             attempt_id = pg_catalog.nextval('conductor.attempts_id_seq'),
+             claimed_by = _lease.worker_id,
+             -- never past the attempt's deadline (see the map)
+             lease_expires_at = least(_lease.lease_until, _lease.claimed_at + t.timeout),
+             started_at = coalesce(t.started_at, _lease.claimed_at),
+             expires_at = null,  -- started: a task started once never expires (schema/expiry)
+             -- the code its run started on: the first claimer's that named one (schema/code_versions)
+             code_version = coalesce(t.code_version, _lease.code_version)
+       where t.id = any (_lease.task_ids)
+      returning t.*
+    ), recorded as (
+      insert into conductor.attempts (id, task_id, attempt, worker_id, host, pid, claimed_at)
+      select c.attempt_id, c.id, c.attempt, _lease.worker_id, w.host, w.pid, _lease.claimed_at
+        from claimed c
+        left join conductor.workers w on w.id = _lease.worker_id
+    )
+    select c.id, c.attempt_id, c.kind, c.queue, c.payload, c.priority, c.attempt,
+           c.max_attempts, c.recoveries, c.parent_id, c.root_id, c.run_at,
+           c.enqueued_at, c.lease_expires_at, '{}'::jsonb, c.timeout, c.traceparent, c.code_version,
+           null::text[]
+      from claimed c
+     order by c.priority desc, c.run_at, c.id;
+    return;
+  end if;
   return query
   with claimed as (
     update conductor.tasks t
@@ -1729,11 +1762,9 @@ begin
            attempt = t.attempt + 1,
            attempt_id = pg_catalog.nextval('conductor.attempts_id_seq'),
            claimed_by = _lease.worker_id,
-           -- never past the attempt's deadline (see the map)
            lease_expires_at = least(_lease.lease_until, _lease.claimed_at + t.timeout),
            started_at = coalesce(t.started_at, _lease.claimed_at),
-           expires_at = null,  -- started: a task started once never expires (schema/expiry)
-           -- the code its run started on: the first claimer's that named one (schema/code_versions)
+           expires_at = null,
            code_version = coalesce(t.code_version, _lease.code_version)
      where t.id = any (_lease.task_ids)
     returning t.*
