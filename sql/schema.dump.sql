@@ -1414,7 +1414,8 @@ ready task in scope, claim order) finds fewer of its key running than its concur
 those keys in their heads'' claim order, FOR UPDATE SKIP LOCKED, at most max_tasks (a slot
 another claimer holds is passed over for the next; no session outside the engine can lock a
 slot), and returns the keys whose slot it locked. NULL when there are none. Planned once per
-connection (index descents only, none reading a key''s backlog).';
+connection (index descents only, none reading a key''s backlog).
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
@@ -3933,7 +3934,8 @@ unkeyed or (keys given) of keys with room under their concurrency_limit (in turn
 the keys: conductor._pick_keyed), FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones claimed before (seen_ids).
 Without keys, goes on from worker_id''s remembered position while full scans are slow
 (conductor.claim_positions) and updates it; limited (a rate limit may trim the pick):
-remembers no position. Never waits.';
+remembers no position. Never waits.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
@@ -4053,7 +4055,8 @@ order while each finds fewer of its key running (with those before it) than its 
 concurrency_limit (NULL: 1). Returns their ids in fair order (priority, then turn: each
 key''s first task, then each key''s second, its running tasks counting as turns it had, an
 unkeyed task''s turn the first; then run_at, id) and, of those, the ones claimed before (seen_ids). Reads each key from its head
-(tasks_ready_by_key), never its backlog. Planned per call.';
+(tasks_ready_by_key), never its backlog. Planned per call.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
@@ -4120,7 +4123,8 @@ claimed_at and not past their deadline to start (expires_at) by then (of kinds o
 their ids in claim order and, of those, the ones claimed before (seen_ids). stage 3 (default): from the queue''s head, leaving out taken_ids; from
 a remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned once per connection, always a scan of
-tasks_ready_by_queue bounded by the stage.';
+tasks_ready_by_queue bounded by the stage.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
@@ -4170,7 +4174,8 @@ FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the 
 before (seen_ids). stage 3 (default): from the head, leaving out taken_ids; from a
 remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned on every call: the best index depends on the
-queues'' sizes.';
+queues'' sizes.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
@@ -4281,7 +4286,8 @@ than its whole tokens (rate_left of rate_buckets; a key without a bucket, the bu
 rate_bursts of its limit in rate_limits): conductor._claim_controls''s answer. Reads at most
 4 * max_tasks + 100 candidates without locks, then locks the chosen FOR UPDATE SKIP LOCKED
 (re-checked ready). Returns their ids in claim order and, of those, the ones claimed before
-(seen_ids). Planned per call.';
+(seen_ids). Planned per call.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
