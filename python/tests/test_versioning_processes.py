@@ -204,3 +204,10 @@ def test_the_node_worker_keeps_the_same_replay_rule(side: str, apps: dict[str, S
     assert errors == [(MISMATCH,)], errors
     assert ran(dsn, broken) == {("charge", "v1"): runs, ("reserve", "v1"): runs}
     assert node.alive()
+
+
+def test_a_worker_refuses_to_start_with_a_code_version_the_engine_refuses(side: str, apps: dict[str, Spawn]) -> None:
+    worker = apps["v1"]("--code-version", "v1<b>", "--replays", "v0")
+    assert worker.wait(30) != 0
+    assert "invalid code_versions '{v1<b>,v0}'" in worker.output(), worker.output()[-3000:]
+    assert q(side, "select count(*) from conductor.attempts") == [(0,)]
