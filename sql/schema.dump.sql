@@ -133,7 +133,9 @@ CREATE TYPE conductor.claimed_task AS (
 	lease_expires_at timestamp with time zone,
 	steps jsonb,
 	timeout interval,
-	traceparent text
+	traceparent text,
+	code_version text,
+	step_order text[]
 );
 
 
@@ -466,6 +468,40 @@ ALTER FUNCTION conductor._check_bulk_call(action text, statuses conductor.task_s
 
 COMMENT ON FUNCTION conductor._check_bulk_call(action text, statuses conductor.task_status[], queue text, kind text, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, error_contains text, expected bigint, batch integer) IS 'Raises QC106 for a batch outside 1-10000, and QC210 when expected is given and the filter
 (statuses, then conductor._matches_filter''s arguments) matches more tasks than expected.';
+
+
+--
+-- Name: _check_code_versions(text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._check_code_versions(code_versions text[]) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  if pg_catalog.cardinality(_check_code_versions.code_versions) = 0
+     or exists (select from pg_catalog.unnest(_check_code_versions.code_versions) v(name)
+                 where v.name is null or v.name = '' or v.name <> pg_catalog.btrim(v.name)
+                    or pg_catalog.length(v.name) > 100
+                    or v.name ~ ('[' || conductor._hidden_char_class() || '<>&"''`]')) then
+    raise exception 'invalid code_versions %: name the version the worker runs, then those it can still replay, each 1-100 characters without surrounding spaces, control or format characters or markup; or pass NULL',
+      conductor._echo(_check_code_versions.code_versions::text)
+      using errcode = 'QC123';
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor._check_code_versions(code_versions text[]) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _check_code_versions(code_versions text[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._check_code_versions(code_versions text[]) IS 'The rule for a worker''s code_versions list (claim): at least one name, none NULL or empty,
+each at most 100 characters, without surrounding spaces, control characters, format characters
+or markup (< > & " '' `). Raises QC123 echoing the list (conductor._echo); NULL is not checked
+(a worker that declares no version).';
 
 
 --
@@ -1259,10 +1295,10 @@ out again. Waits for a concurrent claim doing the same (its row); nothing else.'
 
 
 --
--- Name: _claim_keys(text[], integer, timestamp with time zone, text[], text[], text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: _claim_keys(text[], integer, timestamp with time zone, text[], text[], text[], text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[] DEFAULT NULL::text[], not_queues text[] DEFAULT NULL::text[], not_kinds text[] DEFAULT NULL::text[]) RETURNS text[]
+CREATE FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[] DEFAULT NULL::text[], not_queues text[] DEFAULT NULL::text[], not_kinds text[] DEFAULT NULL::text[], code_versions text[] DEFAULT NULL::text[]) RETURNS text[]
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
@@ -1337,6 +1373,7 @@ begin
                and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
                and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
                and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
+               and (_claim_keys.code_versions is null or t.code_version is null or t.code_version = any (_claim_keys.code_versions))
              order by t.priority desc, t.run_at, t.id
              limit _claim_keys.max_tasks + 16) f
   ), c as materialized (
@@ -1356,6 +1393,7 @@ begin
           and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
           and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
           and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
+          and (_claim_keys.code_versions is null or t.code_version is null or t.code_version = any (_claim_keys.code_versions))
         order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc, t.run_at, t.id
         limit 1) hd
      -- offset 0: a probe of the key per candidate, stopping at its limit, never an anti-join
@@ -1377,13 +1415,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[]) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[], code_versions text[]) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[], code_versions text[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[]) IS 'claim''s key probe: candidate keys from the first max_tasks + 16 ready keyed tasks of queues
+COMMENT ON FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[], code_versions text[]) IS 'claim''s key probe: candidate keys from the first max_tasks + 16 ready keyed tasks of queues
 and kinds (NULL: every one), none of not_queues and not_kinds, in claim order, and from a
 walk over the distinct ready keys (tasks_ready_by_key, one descent per key from a random
 point of their hash order, at most 2 * max_tasks + 16); keeps the keys whose head (first
@@ -1392,7 +1430,8 @@ ready task in scope, claim order) finds fewer of its key running than its concur
 those keys in their heads'' claim order, FOR UPDATE SKIP LOCKED, at most max_tasks (a slot
 another claimer holds is passed over for the next; no session outside the engine can lock a
 slot), and returns the keys whose slot it locked. NULL when there are none. Planned once per
-connection (index descents only, none reading a key''s backlog).';
+connection (index descents only, none reading a key''s backlog).
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
@@ -3229,7 +3268,8 @@ CREATE TABLE conductor.tasks (
     debounce_until timestamp with time zone,
     expires_in interval,
     expires_at timestamp with time zone,
-    rate_key text
+    rate_key text,
+    code_version text
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02', fillfactor='50');
 
@@ -3318,6 +3358,13 @@ COMMENT ON COLUMN conductor.tasks.expires_at IS 'The deadline to start (run_at +
 --
 
 COMMENT ON COLUMN conductor.tasks.rate_key IS 'The task''s key for per-key rate limits (set_rate_limit(per_key => true)): each value has a bucket of its own per limited queue or kind. NULL: no per-key limit applies to the task.';
+
+
+--
+-- Name: COLUMN tasks.code_version; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.tasks.code_version IS 'The code version of the worker that first claimed the task (the first element of claim''s code_versions); a claim naming code_versions takes the task only when it lists this one. NULL: none recorded (goes to any worker).';
 
 
 --
@@ -3448,10 +3495,10 @@ keeps a run for less than the floor.';
 
 
 --
--- Name: _lease(bigint[], bigint[], text, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: _lease(bigint[], bigint[], text, timestamp with time zone, timestamp with time zone, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone) RETURNS SETOF conductor.claimed_task
+CREATE FUNCTION conductor._lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone, code_version text DEFAULT NULL::text) RETURNS SETOF conductor.claimed_task
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
@@ -3461,6 +3508,39 @@ CREATE FUNCTION conductor._lease(task_ids bigint[], seen_ids bigint[], worker_id
     SET enable_mergejoin TO 'off'
     AS $$
 begin
+  -- Two statements, the same but for the steps: a claim of tasks none of which ran
+  -- before (seen_ids NULL, the common case) plans and starts no lookup of steps (a
+  -- subplan each, set up at every execution even when no row needs it).
+  if _lease.seen_ids is null then
+    return query
+    with claimed as (
+      update conductor.tasks t
+         set status = 'running',
+             attempt = t.attempt + 1,
+             attempt_id = pg_catalog.nextval('conductor.attempts_id_seq'),
+             claimed_by = _lease.worker_id,
+             -- never past the attempt's deadline (see the map)
+             lease_expires_at = least(_lease.lease_until, _lease.claimed_at + t.timeout),
+             started_at = coalesce(t.started_at, _lease.claimed_at),
+             expires_at = null,  -- started: a task started once never expires (schema/expiry)
+             -- the code its run started on: the first claimer's that named one (schema/code_versions)
+             code_version = coalesce(t.code_version, _lease.code_version)
+       where t.id = any (_lease.task_ids)
+      returning t.*
+    ), recorded as (
+      insert into conductor.attempts (id, task_id, attempt, worker_id, host, pid, claimed_at)
+      select c.attempt_id, c.id, c.attempt, _lease.worker_id, w.host, w.pid, _lease.claimed_at
+        from claimed c
+        left join conductor.workers w on w.id = _lease.worker_id
+    )
+    select c.id, c.attempt_id, c.kind, c.queue, c.payload, c.priority, c.attempt,
+           c.max_attempts, c.recoveries, c.parent_id, c.root_id, c.run_at,
+           c.enqueued_at, c.lease_expires_at, '{}'::jsonb, c.timeout, c.traceparent, c.code_version,
+           null::text[]
+      from claimed c
+     order by c.priority desc, c.run_at, c.id;
+    return;
+  end if;
   return query
   with claimed as (
     update conductor.tasks t
@@ -3468,10 +3548,10 @@ begin
            attempt = t.attempt + 1,
            attempt_id = pg_catalog.nextval('conductor.attempts_id_seq'),
            claimed_by = _lease.worker_id,
-           -- never past the attempt's deadline (see the map)
            lease_expires_at = least(_lease.lease_until, _lease.claimed_at + t.timeout),
            started_at = coalesce(t.started_at, _lease.claimed_at),
-           expires_at = null  -- started: a task started once never expires (schema/expiry)
+           expires_at = null,
+           code_version = coalesce(t.code_version, _lease.code_version)
      where t.id = any (_lease.task_ids)
     returning t.*
   ), recorded as (
@@ -3488,22 +3568,28 @@ begin
               then coalesce((select pg_catalog.jsonb_object_agg(s.name, s.result)
                                from conductor.steps s where s.task_id = c.id), '{}')
               else '{}' end,
-         c.timeout, c.traceparent
+         c.timeout, c.traceparent, c.code_version,
+         -- the steps' names in the order they were saved, for the replay check (docs/protocol.md)
+         case when c.id = any (_lease.seen_ids)
+              then (select pg_catalog.array_agg(s.name order by s.seq)
+                      from conductor.steps s where s.task_id = c.id) end
     from claimed c
    order by c.priority desc, c.run_at, c.id;
 end
 $$;
 
 
-ALTER FUNCTION conductor._lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone, code_version text) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone, code_version text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone) IS 'claim''s second half: leases the picked task_ids (locked by the caller) to worker_id until
+COMMENT ON FUNCTION conductor._lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone, code_version text) IS 'claim''s second half: leases the picked task_ids (locked by the caller) to worker_id until
 lease_until, or claimed_at + the task''s timeout when earlier, writes an attempt row for each
-(host and pid from conductor.workers) and returns them in claim order with their steps (looked up only for seen_ids, tasks claimed before).
+(host and pid from conductor.workers), records code_version on those that have none (NULL:
+nothing recorded) and returns them in claim order with their steps and step_order (looked up
+only for seen_ids, tasks claimed before).
 Planned once per connection (primary-key probes only).';
 
 
@@ -3769,10 +3855,10 @@ session subscribes to it (or to ''*'').';
 
 
 --
--- Name: _pick(text, text[], text[], text[], text[], text[], integer, timestamp with time zone, boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: _pick(text, text[], text[], text[], text[], text[], integer, timestamp with time zone, boolean, text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
+CREATE FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, code_versions text[] DEFAULT NULL::text[], OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -3788,7 +3874,7 @@ declare
 begin
   if _pick.keys is not null then
     v_got := conductor._pick_keyed(_pick.queues, _pick.kinds, _pick.not_queues, _pick.not_kinds, _pick.keys,
-                                   _pick.max_tasks, _pick.claimed_at);
+                                   _pick.max_tasks, _pick.claimed_at, _pick.code_versions);
     ids := v_got.ids;
     seen_ids := v_got.seen_ids;
     return;
@@ -3797,7 +3883,8 @@ begin
   -- a position of other queues or kinds, a strike, or an expired one is not used
   -- (queue names hold no '|' or ','; kind names may, so the kinds go in as a digest)
   v_scope := coalesce(pg_catalog.array_to_string(_pick.queues, ','), '*')
-             || coalesce(';' || pg_catalog.md5(_pick.kinds::text), '');
+             || coalesce(';' || pg_catalog.md5(_pick.kinds::text), '')
+             || coalesce(';v' || pg_catalog.md5(_pick.code_versions::text), '');
   v_pos := conductor._claim_position(_pick.worker_id);
   if v_pos.scope = v_scope and not _pick.limited and v_pos.task_id is not null
      and v_pos.until > extract(epoch from pg_catalog.clock_timestamp()) then
@@ -3809,11 +3896,11 @@ begin
     if pg_catalog.cardinality(_pick.queues) = 1 then
       v_got := conductor._pick_queue(_pick.queues[1], _pick.max_tasks - coalesce(pg_catalog.cardinality(ids), 0),
                                      _pick.claimed_at, v_stage, v_pos.priority, v_pos.run_at, v_pos.task_id, ids,
-                                     _pick.kinds, _pick.not_kinds);
+                                     _pick.kinds, _pick.not_kinds, _pick.code_versions);
     else
       v_got := conductor._pick_queues(_pick.queues, _pick.kinds, _pick.not_queues, _pick.not_kinds,
                                       _pick.max_tasks - coalesce(pg_catalog.cardinality(ids), 0), _pick.claimed_at,
-                                      v_stage, v_pos.priority, v_pos.run_at, v_pos.task_id, ids);
+                                      v_stage, v_pos.priority, v_pos.run_at, v_pos.task_id, ids, _pick.code_versions);
     end if;
     ids := ids || v_got.ids;
     seen_ids := seen_ids || v_got.seen_ids;
@@ -3851,26 +3938,27 @@ end
 $$;
 
 
-ALTER FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick, the one every claim takes: locks up to max_tasks ready tasks due by
+COMMENT ON FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick, the one every claim takes: locks up to max_tasks ready tasks due by
 claimed_at of queues and kinds (NULL: every one), none of not_queues and not_kinds, that are
 unkeyed or (keys given) of keys with room under their concurrency_limit (in turns across
 the keys: conductor._pick_keyed), FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones claimed before (seen_ids).
 Without keys, goes on from worker_id''s remembered position while full scans are slow
 (conductor.claim_positions) and updates it; limited (a rate limit may trim the pick):
-remembers no position. Never waits.';
+remembers no position. Never waits.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
--- Name: _pick_keyed(text[], text[], text[], text[], text[], integer, timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: _pick_keyed(text[], text[], text[], text[], text[], integer, timestamp with time zone, text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
+CREATE FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[] DEFAULT NULL::text[], OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_custom_plan'
@@ -3898,6 +3986,7 @@ begin
                and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
                and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+               and (_pick_keyed.code_versions is null or t.code_version is null or t.code_version = any (_pick_keyed.code_versions))
              order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc,
                       t.run_at, t.id
              limit 1) as head_limit
@@ -3923,6 +4012,7 @@ begin
                   and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                   and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
                   and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+                  and (_pick_keyed.code_versions is null or t.code_version is null or t.code_version = any (_pick_keyed.code_versions))
                 order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc,
                          t.run_at, t.id
                 limit greatest(0, least(_pick_keyed.max_tasks, coalesce(k.head_limit, 0) - k.running))) t) c
@@ -3940,6 +4030,7 @@ begin
                and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
                and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+               and (_pick_keyed.code_versions is null or t.code_version is null or t.code_version = any (_pick_keyed.code_versions))
              order by t.priority desc, t.run_at, t.id
              limit _pick_keyed.max_tasks) u
      where u.concurrency_key is null
@@ -3966,13 +4057,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at, not
+COMMENT ON FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at, not
 past their deadline to start (expires_at) by then, of
 queues and kinds (NULL: every one), none of not_queues and not_kinds, FOR UPDATE SKIP LOCKED:
 unkeyed ones, and of each of keys (whose slots the caller holds) its first tasks in claim
@@ -3980,14 +4071,15 @@ order while each finds fewer of its key running (with those before it) than its 
 concurrency_limit (NULL: 1). Returns their ids in fair order (priority, then turn: each
 key''s first task, then each key''s second, its running tasks counting as turns it had, an
 unkeyed task''s turn the first; then run_at, id) and, of those, the ones claimed before (seen_ids). Reads each key from its head
-(tasks_ready_by_key), never its backlog. Planned per call.';
+(tasks_ready_by_key), never its backlog. Planned per call.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
--- Name: _pick_queue(text, integer, timestamp with time zone, integer, integer, timestamp with time zone, bigint, bigint[], text[], text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: _pick_queue(text, integer, timestamp with time zone, integer, integer, timestamp with time zone, bigint, bigint[], text[], text[], text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer DEFAULT 3, after_priority integer DEFAULT NULL::integer, after_run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, after_id bigint DEFAULT NULL::bigint, taken_ids bigint[] DEFAULT NULL::bigint[], kinds text[] DEFAULT NULL::text[], not_kinds text[] DEFAULT NULL::text[], OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
+CREATE FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer DEFAULT 3, after_priority integer DEFAULT NULL::integer, after_run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, after_id bigint DEFAULT NULL::bigint, taken_ids bigint[] DEFAULT NULL::bigint[], kinds text[] DEFAULT NULL::text[], not_kinds text[] DEFAULT NULL::text[], code_versions text[] DEFAULT NULL::text[], OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
@@ -4008,6 +4100,7 @@ begin
                and (t.expires_at is null or t.expires_at > _pick_queue.claimed_at)
                and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
                and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
+               and (_pick_queue.code_versions is null or t.code_version is null or t.code_version = any (_pick_queue.code_versions))
              order by t.queue, t.priority desc, t.run_at, t.id
              limit _pick_queue.max_tasks
                for update skip locked) p;
@@ -4027,6 +4120,7 @@ begin
              and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
              and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
              and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
+             and (_pick_queue.code_versions is null or t.code_version is null or t.code_version = any (_pick_queue.code_versions))
            order by t.queue, t.priority desc, t.run_at, t.id
            limit _pick_queue.max_tasks
              for update skip locked) p;
@@ -4034,25 +4128,26 @@ end
 $$;
 
 
-ALTER FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick from one queue: locks up to max_tasks ready unkeyed tasks of queue due by
+COMMENT ON FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick from one queue: locks up to max_tasks ready unkeyed tasks of queue due by
 claimed_at and not past their deadline to start (expires_at) by then (of kinds only, when given, and of none of not_kinds: row filters), FOR UPDATE SKIP LOCKED, and returns
 their ids in claim order and, of those, the ones claimed before (seen_ids). stage 3 (default): from the queue''s head, leaving out taken_ids; from
 a remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned once per connection, always a scan of
-tasks_ready_by_queue bounded by the stage.';
+tasks_ready_by_queue bounded by the stage.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
--- Name: _pick_queues(text[], text[], text[], text[], integer, timestamp with time zone, integer, integer, timestamp with time zone, bigint, bigint[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: _pick_queues(text[], text[], text[], text[], integer, timestamp with time zone, integer, integer, timestamp with time zone, bigint, bigint[], text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer DEFAULT 3, after_priority integer DEFAULT NULL::integer, after_run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, after_id bigint DEFAULT NULL::bigint, taken_ids bigint[] DEFAULT NULL::bigint[], OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
+CREATE FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer DEFAULT 3, after_priority integer DEFAULT NULL::integer, after_run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, after_id bigint DEFAULT NULL::bigint, taken_ids bigint[] DEFAULT NULL::bigint[], code_versions text[] DEFAULT NULL::text[], OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_custom_plan'
@@ -4068,6 +4163,7 @@ begin
              and (_pick_queues.kinds is null or t.kind = any (_pick_queues.kinds))
              and (_pick_queues.not_queues is null or t.queue <> all (_pick_queues.not_queues))
              and (_pick_queues.not_kinds is null or t.kind <> all (_pick_queues.not_kinds))
+             and (_pick_queues.code_versions is null or t.code_version is null or t.code_version = any (_pick_queues.code_versions))
              and t.concurrency_key is null
              and case _pick_queues.stage
                    when 1 then t.priority > _pick_queues.after_priority
@@ -4082,26 +4178,27 @@ end
 $$;
 
 
-ALTER FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick from several queues or all (queues NULL): locks up to max_tasks ready unkeyed
+COMMENT ON FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick from several queues or all (queues NULL): locks up to max_tasks ready unkeyed
 tasks due by claimed_at and not past their deadline to start (expires_at) by then, of kinds (NULL: every one) and none of not_queues and not_kinds,
 FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones claimed
 before (seen_ids). stage 3 (default): from the head, leaving out taken_ids; from a
 remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned on every call: the best index depends on the
-queues'' sizes.';
+queues'' sizes.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
--- Name: _pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: _pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamp with time zone, text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
+CREATE FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[] DEFAULT NULL::text[], OUT ids bigint[], OUT seen_ids bigint[]) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_custom_plan'
@@ -4129,6 +4226,7 @@ begin
        and (_pick_rated.kinds is null or t.kind = any (_pick_rated.kinds))
        and (_pick_rated.not_queues is null or t.queue <> all (_pick_rated.not_queues))
        and (_pick_rated.not_kinds is null or t.kind <> all (_pick_rated.not_kinds))
+       and (_pick_rated.code_versions is null or t.code_version is null or t.code_version = any (_pick_rated.code_versions))
        and t.concurrency_key is null
        and (t.rate_key is null or _pick_rated.not_rate is null
             or ('queue' || v_us || t.queue || v_us || t.rate_key <> all (_pick_rated.not_rate)
@@ -4190,13 +4288,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick under per-key rate limits: up to max_tasks ready unkeyed tasks of queues and
+COMMENT ON FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) IS 'claim''s pick under per-key rate limits: up to max_tasks ready unkeyed tasks of queues and
 kinds (NULL: every one), none of not_queues and not_kinds, due by claimed_at, in claim
 order, passing over the tasks whose ''queue'' chr(31) queue chr(31) rate_key or ''kind''
 chr(31) kind chr(31) rate_key is in not_rate, and taking of each key''s bucket no more tasks
@@ -4204,7 +4302,8 @@ than its whole tokens (rate_left of rate_buckets; a key without a bucket, the bu
 rate_bursts of its limit in rate_limits): conductor._claim_controls''s answer. Reads at most
 4 * max_tasks + 100 candidates without locks, then locks the chosen FOR UPDATE SKIP LOCKED
 (re-checked ready). Returns their ids in claim order and, of those, the ones claimed before
-(seen_ids). Planned per call.';
+(seen_ids). Planned per call.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
 --
@@ -6052,10 +6151,10 @@ status, result and error so far.';
 
 
 --
--- Name: claim(text, text[], integer, interval, text[], boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: claim(text, text[], integer, interval, text[], boolean, text[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.claim(worker_id text, queues text[] DEFAULT NULL::text[], max_tasks integer DEFAULT 1, lease interval DEFAULT '00:01:00'::interval, kinds text[] DEFAULT NULL::text[], durable boolean DEFAULT true) RETURNS SETOF conductor.claimed_task
+CREATE FUNCTION conductor.claim(worker_id text, queues text[] DEFAULT NULL::text[], max_tasks integer DEFAULT 1, lease interval DEFAULT '00:01:00'::interval, kinds text[] DEFAULT NULL::text[], durable boolean DEFAULT true, code_versions text[] DEFAULT NULL::text[]) RETURNS SETOF conductor.claimed_task
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
@@ -6107,6 +6206,9 @@ begin
   if claim.queues is not null or claim.kinds is not null then
     perform conductor._check_scope(claim.queues, claim.kinds);
   end if;
+  if claim.code_versions is not null then
+    perform conductor._check_code_versions(claim.code_versions);
+  end if;
   if claim.max_tasks = 0 then
     return;
   end if;
@@ -6151,7 +6253,7 @@ begin
     v_max := least(v_max, v_caps.cap);
   end if;
 
-  v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds);
+  v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds, claim.code_versions);
   if v_keys is not null
      and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     raise exception 'claim needs READ COMMITTED to honour concurrency keys, not %',
@@ -6163,11 +6265,11 @@ begin
   -- statement's executor (the layer _pick adds cost nothing measurable this way)
   if v_rate_limits is null or v_keys is not null then
     v_picked := conductor._pick(claim.worker_id, v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now,
-                                v_limited or v_capped);
+                                v_limited or v_capped, claim.code_versions);
   else
     -- a per-key limit applies: a pick that takes no more of a key than its tokens (see the map)
     v_picked := conductor._pick_rated(v_queues, v_kinds, v_not_queues, v_not_kinds, v_not_rate, v_rate_buckets,
-                                      v_rate_left, v_rate_limits, v_rate_bursts, v_max, v_now);
+                                      v_rate_left, v_rate_limits, v_rate_bursts, v_max, v_now, claim.code_versions);
   end if;
   v_ids := v_picked.ids;
   v_seen := v_picked.seen_ids;
@@ -6196,23 +6298,33 @@ begin
     end loop;
   end if;
   perform conductor._claim_epoch();
-  return query select * from conductor._lease(v_ids, v_seen, claim.worker_id, v_now + claim.lease, v_now);
+  return query select * from conductor._lease(v_ids, v_seen, claim.worker_id, v_now + claim.lease, v_now,
+                                              claim.code_versions[1]);
 end
 $$;
 
 
-ALTER FUNCTION conductor.claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean) OWNER TO conductor_owner;
+ALTER FUNCTION conductor.claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean, code_versions text[]) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean, code_versions text[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean) IS 'Leases up to max_tasks ready tasks to worker_id and returns them, highest priority
+COMMENT ON FUNCTION conductor.claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean, code_versions text[]) IS 'Leases up to max_tasks ready tasks to worker_id and returns them, highest priority
 first, then earliest run_at, then lowest id. queues NULL means every queue; kinds NULL
 means every kind, else only tasks of those kinds are claimed (the kinds the worker has
 handlers for): the others stay queued and untouched, for a worker that serves them.
 Each row''s attempt_id is the fencing token for heartbeat, complete, fail and release.
-steps: the task''s checkpoints so far ({name: result}), so a resumed run skips them.
+steps: the task''s checkpoints so far ({name: result}), so a resumed run skips them;
+step_order: their names in the order they were saved (NULL for a task never claimed before),
+so the worker checks that the handler asks for them in that order (docs/protocol.md).
+code_versions (NULL: the worker declares none, and claims and records as before): the code
+version the worker runs first, then the older versions it can still replay. A task records
+the first element as its code_version when first claimed (returned as code_version), and a
+claim naming code_versions takes only tasks with no recorded version or one it lists; the
+others stay queued and untouched, stepped over as tasks of other kinds are, for a worker
+that lists their version. QC123 for an empty code_versions list or one holding NULL, an
+empty name, over 100 characters, or a control, format or markup character.
 traceparent: the W3C trace context its enqueuer stored (NULL: none), for the worker''s span.
 The lease (default 60 s, at most conductor.settings.max_lease, 1 hour unless an admin
 changed it) must be extended by heartbeat before it expires, or reap() takes the task back.
@@ -8831,6 +8943,9 @@ begin
 
   if not coalesce(retry.keep_steps, true) then
     delete from conductor.steps s where s.task_id = retry.task_id;
+    -- a run started afresh replays nothing: the next claimer records its code (schema/code_versions)
+    update conductor.tasks t set code_version = null
+     where t.id = retry.task_id and t.code_version is not null;
   end if;
 
   perform conductor._notify_queue(v_task.queue);
@@ -8853,7 +8968,8 @@ ALTER FUNCTION conductor.retry(task_id bigint, keep_steps boolean) OWNER TO cond
 COMMENT ON FUNCTION conductor.retry(task_id bigint, keep_steps boolean) IS 'Puts a failed, dead, timed_out, expired or cancelled task back in its queue, due now, with
 fresh counts and, when it has an expires_in, a fresh deadline to start (now + expires_in);
 returns its id. Its checkpointed steps are kept (the run resumes after
-them) unless keep_steps => false; kept spawn steps give the replay the same children
+them) unless keep_steps => false (which also forgets the code version the run started
+on, tasks.code_version: nothing is left to replay); kept spawn steps give the replay the same children
 (retry those separately, or pass keep_steps => false for new ones). A run''s root retried
 also starts the run''s recoveries afresh (conductor.run_recoveries); when the run was
 failed by conductor.settings.max_run_recoveries, the descendants that failure cancelled are
@@ -11568,6 +11684,7 @@ CREATE TABLE conductor.steps (
     result jsonb,
     attempt_id bigint,
     saved_at timestamp with time zone NOT NULL,
+    seq bigint NOT NULL,
     CONSTRAINT steps_name_valid CHECK (((name <> ''::text) AND (octet_length(name) <= 1000)))
 );
 
@@ -11579,6 +11696,34 @@ ALTER TABLE conductor.steps OWNER TO conductor_owner;
 --
 
 COMMENT ON TABLE conductor.steps IS 'Checkpoints of durable runs: (task_id, step name) -> result. Written by save_step, spawn, suspend and wake-ups.';
+
+
+--
+-- Name: COLUMN steps.seq; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.steps.seq IS 'The order steps were saved in (a resumed run replays them in this order; claim''s step_order).';
+
+
+--
+-- Name: steps_seq; Type: SEQUENCE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE SEQUENCE conductor.steps_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+ALTER TABLE conductor.steps_seq OWNER TO conductor_owner;
+
+--
+-- Name: steps_seq; Type: SEQUENCE OWNED BY; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER SEQUENCE conductor.steps_seq OWNED BY conductor.steps.seq;
 
 
 --
@@ -11698,6 +11843,13 @@ ALTER TABLE ONLY conductor.attempts ALTER COLUMN id SET DEFAULT nextval('conduct
 --
 
 ALTER TABLE ONLY conductor.claim_positions ALTER COLUMN seq SET DEFAULT nextval('conductor.claim_positions_seq'::regclass);
+
+
+--
+-- Name: steps seq; Type: DEFAULT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.steps ALTER COLUMN seq SET DEFAULT nextval('conductor.steps_seq'::regclass);
 
 
 --
@@ -12211,6 +12363,13 @@ REVOKE ALL ON FUNCTION conductor._check_bulk_call(action text, statuses conducto
 
 
 --
+-- Name: FUNCTION _check_code_versions(code_versions text[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._check_code_versions(code_versions text[]) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _check_control_target(scope text, name text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -12325,10 +12484,10 @@ REVOKE ALL ON FUNCTION conductor._claim_epoch() FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[], code_versions text[]); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamp with time zone, kinds text[], not_queues text[], not_kinds text[], code_versions text[]) FROM PUBLIC;
 
 
 --
@@ -12560,10 +12719,10 @@ REVOKE ALL ON FUNCTION conductor._kind_retention(keep interval, owner text, floo
 
 
 --
--- Name: FUNCTION _lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone, code_version text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor._lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION conductor._lease(task_ids bigint[], seen_ids bigint[], worker_id text, lease_until timestamp with time zone, claimed_at timestamp with time zone, code_version text) FROM PUBLIC;
 
 
 --
@@ -12616,38 +12775,38 @@ REVOKE ALL ON FUNCTION conductor._notify_queue(queue text) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
-
-
---
--- Name: FUNCTION _pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
---
-
-REVOKE ALL ON FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION conductor._pick(worker_id text, queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, limited boolean, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
-
-
---
--- Name: FUNCTION _pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
---
-
-REVOKE ALL ON FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION conductor._pick_keyed(queues text[], kinds text[], not_queues text[], not_kinds text[], keys text[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION conductor._pick_queue(queue text, max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], kinds text[], not_kinds text[], code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._pick_queues(queues text[], kinds text[], not_queues text[], not_kinds text[], max_tasks integer, claimed_at timestamp with time zone, stage integer, after_priority integer, after_run_at timestamp with time zone, after_id bigint, taken_ids bigint[], code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._pick_rated(queues text[], kinds text[], not_queues text[], not_kinds text[], not_rate text[], rate_buckets text[], rate_left integer[], rate_limits text[], rate_bursts integer[], max_tasks integer, claimed_at timestamp with time zone, code_versions text[], OUT ids bigint[], OUT seen_ids bigint[]) FROM PUBLIC;
 
 
 --
@@ -12869,12 +13028,12 @@ GRANT ALL ON FUNCTION conductor.children(task_id bigint) TO conductor_admin;
 
 
 --
--- Name: FUNCTION claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean, code_versions text[]); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor.claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION conductor.claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean) TO conductor_worker;
-GRANT ALL ON FUNCTION conductor.claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean) TO conductor_admin;
+REVOKE ALL ON FUNCTION conductor.claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean, code_versions text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean, code_versions text[]) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.claim(worker_id text, queues text[], max_tasks integer, lease interval, kinds text[], durable boolean, code_versions text[]) TO conductor_admin;
 
 
 --

@@ -168,6 +168,15 @@ def _worker_args(p: argparse.ArgumentParser, worker_id_help: str = "") -> None:
     env_arg(p, "--kinds", env="CONDUCTOR_KINDS",
             help="comma-separated kinds to claim, each registered in the app (default: every kind the app "
             "registers); tasks of other kinds stay queued for the workers that serve them")  # fmt: skip
+    env_arg(p, "--code-version", env="CONDUCTOR_CODE_VERSION",
+            help="the version of the handlers' code: the runs this worker starts record it, and it claims only runs "
+            "recorded under it, under a --replays version, or under none (docs/versioning.md)")  # fmt: skip
+    env_arg(
+        p,
+        "--replays",
+        env="CONDUCTOR_REPLAYS",
+        help="comma-separated older code versions whose runs these handlers still replay (needs --code-version)",
+    )
     env_arg(p, "--concurrency", env="CONDUCTOR_WORKER_MAX_INFLIGHT", type=int, default=defaults.CONCURRENCY,
             help="tasks running at once, per process (default: %(default)s)")  # fmt: skip
     env_arg(p, "--prefetch", env="CONDUCTOR_PREFETCH", type=int,

@@ -21,10 +21,25 @@ and calls ``conductor.save_step`` / ``spawn`` / ``suspend``):
 
 Checkpoint names: a base name used more than once in one execution is numbered
 ('charge', 'charge#2', ...), counted as the handler runs, one counter per base
-name shared by step/spawn/wait (spawn uses 'spawn:<kind>', waits 'children',
-'event:<name>', 'sleep'). A replay therefore asks for the same names in the
-same order: keep the calls deterministic (no step inside a branch on the clock
-or on randomness that is not itself a step's result).
+name shared by step/spawn/wait/patched (spawn uses 'spawn:<kind>', waits
+'children', 'event:<name>', 'sleep', patch markers 'patch:<marker>'). A replay
+therefore asks for the same names in the same order: keep the calls
+deterministic (no step inside a branch on the clock or on randomness that is
+not itself a step's result).
+
+Replay check (docs/protocol.md, "Replaying a run"; the Node worker keeps the
+same rule): ``claim`` answers the recorded steps' names in the order they were
+saved (``step_order``). While recorded names remain, each checkpoint the
+handler asks for must be the next of them: the recorded result is returned
+without running anything; any other name raises ReplayMismatch (QC211, a
+NoRetry: the task fails at once, naming both steps) before anything runs. Once
+every recorded name was asked for, checkpoints run and are saved as new.
+``ctx.patched(marker)`` is how a deploy changes a handler under waiting runs:
+True (and checkpointed) where the run has nothing left to replay, True where
+it replays the marker, False where the run recorded another step there (it
+passed this point on code without the marker). ``ctx.code_version`` is the
+version of the code the run started on (the worker's ``code_version`` at its
+first claim; None when none was declared).
 
 Results and payloads must be JSON; a step returning anything else raises
 TypeError in the handler.
@@ -39,7 +54,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pyconductor import queries, tracing
-from pyconductor.errors import LeaseLost, NotFound, TaskCancelled
+from pyconductor.errors import LeaseLost, NotFound, ReplayMismatch, TaskCancelled
 from pyconductor.wire import dumps_json, interval_text, timestamp_text
 
 if TYPE_CHECKING:
@@ -113,6 +128,10 @@ class TaskContext:
     steps: dict[str, Any] = field(default_factory=dict)
     # the W3C trace context its enqueuer stored (pyconductor.tracing); None: none
     traceparent: str | None = None
+    # the code version the run started on (claim's code_version); None: none recorded
+    code_version: str | None = None
+    # the recorded steps' names in saved order (claim's step_order), replayed in that order
+    step_order: list[str] = field(default_factory=list)
     # Set by cancel(); the Event exists only once a handler waits on it
     # (wait_cancelled): making one per claimed task was 14 % of a busy
     # worker's CPU (py-spy). _CANCEL_LOCK orders its creation against cancel().
@@ -121,6 +140,9 @@ class TaskContext:
     _reason: str | None = field(default=None, repr=False)
     _runtime: _Runtime | None = field(default=None, repr=False)
     _counts: dict[str, int] = field(default_factory=dict, repr=False)
+    _replayed: int = field(default=0, repr=False)  # how many of step_order the handler asked for
+    mismatch: ReplayMismatch | None = field(default=None, repr=False)
+    """The run's replay mismatch once raised: the task fails with it even if the handler caught it."""
     _suspended: bool = field(default=False, repr=False)
     _refused: str | None = field(default=None, repr=False)
     # the log lines its handler emitted, not yet sent (pyconductor.tasklog); None: not captured
@@ -137,6 +159,7 @@ class TaskContext:
             recoveries=row.get("recoveries", 0), parent_id=row.get("parent_id"),
             root_id=row.get("root_id"), lease_expires_at=row.get("lease_expires_at"),
             worker_id=worker_id, steps=dict(row.get("steps") or {}), traceparent=row.get("traceparent"),
+            code_version=row.get("code_version"), step_order=list(row.get("step_order") or []),
             _runtime=runtime,
         )  # fmt: skip
 
@@ -192,6 +215,35 @@ class TaskContext:
         self._counts[base] = n
         return base if n == 1 else f"{base}#{n}"
 
+    @property
+    def replaying(self) -> bool:
+        """True while recorded steps remain that the handler has not asked for yet."""
+        return self._replayed < len(self.step_order)
+
+    def _replay(self, key: str) -> bool:
+        """The replay rule (module doc): True when ``key`` is the next recorded
+        step (its result is in ``steps``), False when nothing is left to replay;
+        ReplayMismatch when another step was recorded here."""
+        if self.mismatch is not None:
+            raise self.mismatch  # nothing runs after a mismatch, even if the handler caught it
+        if not self.step_order:
+            return key in self.steps  # no order given (a context built by hand): by name
+        if not self.replaying:
+            return False
+        expected = self.step_order[self._replayed]
+        if key != expected:
+            position = self._replayed + 1
+            self.mismatch = ReplayMismatch(
+                f"replay mismatch in task {self.task_id} ({self.kind}): step {position} of the run is "
+                f"{expected!r}, the handler asks for {key!r} (recorded under code version "
+                f"{self.code_version or 'none'}); the handler changed under the run: keep the old path "
+                f"behind ctx.patched(), or let a worker that still runs the old code finish it",
+                task_id=self.task_id, position=position, expected=expected, asked=key,
+            )  # fmt: skip
+            raise self.mismatch
+        self._replayed += 1
+        return True
+
     def _call(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         if self._suspended:
             raise _Suspended(f"task {self.task_id} is waiting")
@@ -219,7 +271,7 @@ class TaskContext:
         and returned as stored. The result must be JSON (TypeError otherwise).
         Raises LeaseLost / TaskCancelled when the task is no longer held."""
         key = self._next_name(name)
-        if key in self.steps:
+        if self._replay(key):
             # the stored JSON of what fn returned (as stored: a tuple comes back a list)
             done: T = self.steps[key]
             return done
@@ -260,7 +312,7 @@ class TaskContext:
         if unknown:
             raise TypeError(f"unknown spawn option(s): {', '.join(sorted(unknown))}")
         key = self._next_name(f"spawn:{kind}")
-        done = self.steps.get(key)
+        done = self.steps.get(key) if self._replay(key) else None
         if isinstance(done, dict) and "task_id" in done:
             return int(done["task_id"])
         merged = dict(self._runtime.spawn_defaults(kind)) if self._runtime is not None else {}
@@ -314,7 +366,7 @@ class TaskContext:
             raise ValueError(f"mode must be 'all' or 'any', not {mode!r}")
         key = self._next_name("children")
         children: list[dict[str, Any]] = (
-            self.steps[key] if key in self.steps else self._wait(key, f"children_{mode}", timeout=timeout)
+            self.steps[key] if self._replay(key) else self._wait(key, f"children_{mode}", timeout=timeout)
         )
         return children
 
@@ -323,7 +375,7 @@ class TaskContext:
         before or after this call; the task waits, without a worker slot, as
         long as it takes, or until ``timeout`` seconds: then EventTimeout."""
         key = self._next_name(f"event:{name}")
-        outcome = self.steps[key] if key in self.steps else self._wait(key, "event", event=name, timeout=timeout)
+        outcome = self.steps[key] if self._replay(key) else self._wait(key, "event", event=name, timeout=timeout)
         if isinstance(outcome, dict) and outcome.get("timed_out"):
             raise EventTimeout(name, self.task_id)
         return outcome.get("payload") if isinstance(outcome, dict) else None
@@ -332,5 +384,30 @@ class TaskContext:
         """Sleep durably: the task waits ``seconds`` without a worker slot (the
         wake time is checkpointed, so a replay wakes at the same instant)."""
         key = self._next_name("sleep")
+        self._replay(key)  # its place in the run is checked like any step's
         # always asked of SQL: the step holds the wake time, whether it passed is the database's call
         self._wait(key, "sleep", duration=seconds)
+
+    def patched(self, marker: str) -> bool:
+        """Whether this run takes the code path of patch ``marker`` (docs/versioning.md):
+        True where the run has nothing left to replay (new work: the marker is
+        checkpointed as step 'patch:<marker>', numbered like any step, so a replay
+        answers True again), True where the run replays that marker, False where
+        the run recorded another step at this point (it passed here on code
+        without the marker: keep the old path). Replay-stable either way."""
+        if not isinstance(marker, str) or not marker:
+            raise ValueError(f"a patch marker is a non-empty string, not {marker!r}")
+        key = self._next_name(f"patch:{marker}")
+        if self.mismatch is not None:
+            raise self.mismatch
+        if self.replaying:
+            if self.step_order[self._replayed] != key:
+                return False
+            self._replayed += 1
+            return True
+        if self._suspended:
+            raise _Suspended(f"task {self.task_id} is waiting")
+        self.raise_if_cancelled()
+        self._call(queries.SAVE_STEP, {"attempt_id": self.attempt_id, "name": key, "result": "true"})
+        self.steps[key] = True
+        return True

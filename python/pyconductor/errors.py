@@ -28,6 +28,7 @@ __all__ = [
     "DedupeConflict",
     "DedupeOptionsWithoutKey",
     "InvalidArgument",
+    "InvalidCodeVersions",
     "InvalidCron",
     "InvalidDedupeStates",
     "InvalidKind",
@@ -42,6 +43,7 @@ __all__ = [
     "NotOwner",
     "OperatorSchedule",
     "PayloadTooLarge",
+    "ReplayMismatch",
     "ResultTooLarge",
     "RetryLater",
     "SchemaMismatch",
@@ -200,6 +202,13 @@ class MatchesMoreThanExpected(ConductorError):
     (expected); preview again. Nothing changed."""
 
 
+@_register("QC123")
+class InvalidCodeVersions(ConductorError):
+    """QC123: a code_versions list (claim; a Worker's ``code_version`` and ``replays``)
+    that is empty, holds NULL or an empty name, a name over 100 characters, padded with
+    spaces, or holding a control, format or markup character."""
+
+
 @_register("QC301")
 class InvalidCron(ConductorError):
     """QC301: a cron expression that does not parse."""
@@ -274,6 +283,23 @@ class NoRetry(Exception):
     keeps the cause in the stored traceback; ``retry`` (an operator's) still
     requeues the task once what was wrong is fixed.
     """
+
+
+@_register("QC211")
+class ReplayMismatch(ConductorError, NoRetry):
+    """QC211: a resumed run's handler asked for a step that is not the next one its run
+    recorded (a deploy renamed, inserted, removed or reordered steps under it); raised by
+    the worker's replay check before the step runs, and the task fails at once
+    (docs/versioning.md). ``expected`` is the recorded step's name, ``asked`` the
+    handler's, ``position`` the step's place in the run (1 for the first)."""
+
+    def __init__(self, message: str, *, task_id: int | None = None, position: int | None = None,
+                 expected: str | None = None, asked: str | None = None) -> None:  # fmt: skip
+        super().__init__(message, sqlstate="QC211")
+        self.task_id = task_id
+        self.position = position
+        self.expected = expected
+        self.asked = asked
 
 
 class RetryLater(Exception):

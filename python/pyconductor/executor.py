@@ -465,7 +465,10 @@ class Executor:
 
     @staticmethod
     def _result_report(ctx: TaskContext, result: object) -> Report:
-        """The report of a handler's return value: its JSON, or a failure when it is not JSON."""
+        """The report of a handler's return value: its JSON, or a failure when it is not JSON
+        or when the handler swallowed its run's replay mismatch (which fails the task anyway)."""
+        if ctx.mismatch is not None:
+            return Report("fail", ctx, error=_error_text(ctx.mismatch), retryable=False)
         try:
             return Report("ok", ctx, result=dumps_json(result))
         except (TypeError, ValueError) as exc:

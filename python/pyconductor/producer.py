@@ -116,7 +116,7 @@ class Producer:
     def __init__(self, ledger: Ledger, link: Link, executor: Executor | None, runtime: StepRuntime | None, *,
                  queues: Sequence[str] | None, kinds: Sequence[str] | None, lease: timedelta, poll_interval: float,
                  claim_linger: float, registration: Mapping[str, Any], on_claimed: Callable[[float], None],
-                 polling: bool = False) -> None:  # fmt: skip
+                 polling: bool = False, code_versions: Sequence[str] | None = None) -> None:  # fmt: skip
         self.ledger = ledger
         self.link = link
         self.executor = executor
@@ -124,6 +124,9 @@ class Producer:
         self.worker_id = link.worker_id
         self.queues = list(queues) if queues else None
         self.kinds = list(kinds) if kinds else None
+        # [its code version, the older ones it replays] (docs/versioning.md); None: declares none
+        self.code_versions = list(code_versions) if code_versions else None
+        self.claim_query = queries.CLAIM if self.code_versions is None else queries.CLAIM_VERSIONED
         self.lease = lease
         self.poll_interval = poll_interval
         self.claim_linger = claim_linger
@@ -325,9 +328,9 @@ class Producer:
         assert executor is not None
         claimed_at = time.monotonic()
         try:
-            rows = self.link.rows(queries.CLAIM, {
+            rows = self.link.rows(self.claim_query, {
                 "worker_id": self.worker_id, "queues": self.queues, "max_tasks": free, "lease": self.lease,
-                "kinds": self.kinds,
+                "kinds": self.kinds, "code_versions": self.code_versions,
             }, self.stopping)  # fmt: skip
         except Aborted:
             return None

@@ -69,7 +69,11 @@ DEREGISTER_WORKER = "select conductor.deregister_worker(worker_id => %(worker_id
 # nothing; run_at tells a claim after a poll whether a notification was missed: see
 # pyconductor.producer); kinds: only these (NULL: every kind); timeout: the attempt's limit;
 # traceparent: the enqueuer's trace context (pyconductor.tracing)
-CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout, run_at, traceparent from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s, durable => false)"
+# code_version, step_order: the run's recorded code version and its steps' names in saved order
+# (the replay check, pyconductor.context)
+CLAIM = "select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, parent_id, root_id, lease_expires_at, steps, timeout, run_at, traceparent, code_version, step_order from conductor.claim(worker_id => %(worker_id)s, queues => %(queues)s, max_tasks => %(max_tasks)s, lease => %(lease)s, kinds => %(kinds)s, durable => false)"
+# a worker that declares its code version (docs/versioning.md): [its version, the older ones it replays]
+CLAIM_VERSIONED = CLAIM.removesuffix(")") + ", code_versions => %(code_versions)s)"
 HEARTBEAT = "select * from conductor.heartbeat(worker_id => %(worker_id)s, attempt_ids => %(attempt_ids)s::bigint[], lease => %(lease)s)"
 COMPLETE_MANY = (
     "select * from conductor.complete_many(attempt_ids => %(attempt_ids)s::bigint[], results => %(results)s::jsonb[])"

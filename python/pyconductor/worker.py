@@ -161,6 +161,11 @@ class Worker:
     task without a round trip; the executor claims ahead only what its slots
     are expected to start within 50 ms, so long tasks are never hoarded (see
     :mod:`pyconductor.executor`).
+    ``code_version`` (default $CONDUCTOR_CODE_VERSION; None: none) names the
+    code of its handlers: every task it starts records it, and it claims only
+    tasks recorded under it or under one of ``replays`` (the older versions
+    whose runs its handlers still replay, e.g. through ``ctx.patched``), or
+    recorded under none (docs/versioning.md).
 
     ``start()`` returns at once; ``stop(grace)`` stops claiming, waits for the
     running tasks up to the grace period, then releases the rest;
@@ -174,6 +179,8 @@ class Worker:
         concurrency: int | None = None,
         *,
         kinds: Sequence[str] | str | None = None,
+        code_version: str | None = None,
+        replays: Sequence[str] | str | None = None,
         prefetch: int | None = None,
         process_tasks: bool = True,
         run_scheduler: bool = True,
@@ -200,6 +207,10 @@ class Worker:
             if unknown:
                 raise ValueError(f"kinds without a handler on this app: {', '.join(unknown)} "
                                  f"(registered: {', '.join(app.registry.kinds) or 'none'})")  # fmt: skip
+        self.code_version: str | None = code_version or os.environ.get("CONDUCTOR_CODE_VERSION") or None
+        self.replays: list[str] = _names(replays if replays is not None else os.environ.get("CONDUCTOR_REPLAYS")) or []
+        if self.replays and self.code_version is None:
+            raise ValueError("replays needs a code_version: the versions a worker replays are older than its own")
         self.concurrency = concurrency if concurrency is not None else defaults.default_concurrency()
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be 1 or more, got {self.concurrency}")
@@ -282,7 +293,7 @@ class Worker:
             "worker_id": wid, "host": self.host, "pid": os.getpid(), "queues": self.queues,
             "concurrency": self.concurrency, "version": self.version,
             "roles": [role for role in self.roles if role != "worker" or self.process_tasks] + self.extra_roles,
-            "metadata": dumps_json({"kinds": self.served_kinds}),
+            "metadata": dumps_json({"kinds": self.served_kinds, "code_versions": self.code_versions}),
             # what it claims; a scheduler-only worker claims nothing, and SQL has no way to say so but NULL
             "kinds": self.claimed_kinds if self.process_tasks else None,
         }  # fmt: skip
@@ -290,7 +301,8 @@ class Worker:
                                  queues=self.queues, kinds=self.claimed_kinds, lease=self.lease,
                                  poll_interval=self.poll_interval,
                                  claim_linger=self.claim_linger, registration=registration,
-                                 on_claimed=self.reaper.expect, polling=not profile.listens)  # fmt: skip
+                                 on_claimed=self.reaper.expect, polling=not profile.listens,
+                                 code_versions=self.code_versions)  # fmt: skip
         if self.process_tasks and profile.listens:  # behind a transaction-mode pooler it polls instead
             self.listener = Listener(Link(self.dsn, "listen", wid), self.producer.notified, self._halt)
         executor = self.executor
@@ -315,6 +327,11 @@ class Worker:
     def served_kinds(self) -> list[str]:
         """The kinds this worker claims: ``kinds``, else every registered kind."""
         return list(self.kinds) if self.kinds is not None else self.app.registry.kinds
+
+    @property
+    def code_versions(self) -> list[str] | None:
+        """What the claims name: ``code_version``, then ``replays``; None without a code_version."""
+        return None if self.code_version is None else [self.code_version, *self.replays]
 
     @property
     def claimed_kinds(self) -> list[str] | None:
@@ -420,8 +437,9 @@ class Worker:
                                               **self.profile.connect_options(self.dsn)) as conn:  # fmt: skip
             check_schema(conn)
             if self.process_tasks:
-                conn.execute(queries.CLAIM, {"worker_id": self.worker_id, "queues": self.queues, "max_tasks": 0,
-                                             "lease": self.lease, "kinds": self.claimed_kinds})  # fmt: skip
+                conn.execute(self.producer.claim_query,
+                             {"worker_id": self.worker_id, "queues": self.queues, "max_tasks": 0, "lease": self.lease,
+                              "kinds": self.claimed_kinds, "code_versions": self.code_versions})  # fmt: skip
 
     def _declare(self) -> None:
         """Write what the app declares in code to the database, before anything

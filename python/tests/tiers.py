@@ -35,7 +35,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_handler_logs.py", "test_infinite_times.py", "test_lifecycle_scenario.py", "test_logging.py",
         "test_migrate.py", "test_migrate_lock.py", "test_ops_cli.py", "test_ops_controls_cli.py", "test_queue_limit.py",
         "test_rate_limit.py", "test_rate_limit_per_key.py",
-        "test_readme.py", "test_reaper_schedule.py", "test_recovery.py", "test_runs.py", "test_runs_processes.py",
+        "test_readme.py", "test_reaper_schedule.py", "test_recovery.py", "test_runs.py", "test_runs_processes.py", "test_versioning_processes.py",
         "test_scheduler.py", "test_schema_dump.py", "test_statuses.py", "test_serve.py", "test_singleton.py", "test_supervisor.py",
         "test_timeouts.py", "test_tracing.py", "test_tracing_optional.py", "test_uniqueness.py", "test_upgrade.py", "test_wakeups.py",
         "test_watch_isolation.py", "test_wheel.py", "test_wire.py", "test_worker.py", "test_worker_database_errors.py",

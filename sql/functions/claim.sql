@@ -43,6 +43,20 @@
 -- unknown-kind sweep of reap() bounds it: a task whose kind no live worker
 -- serves is dead-lettered after conductor.settings.unknown_kind_after.
 --
+-- Code versions (issue 31, schema/code_versions; docs/versioning.md): the
+-- kinds rule extended to the code a run started on. A worker that names
+-- code_versions (the version it runs, then the older ones it can still
+-- replay) records the first on each task it claims that has none
+-- (tasks.code_version: the run's steps are that code's), and takes only tasks
+-- with no recorded version or one it lists, in every pick (a row filter
+-- beside the kinds', conductor._check_code_versions the list's rule, QC123).
+-- So a run that waited for days under a deploy resumes on a worker that can
+-- replay it, and never on one that cannot. A claim naming none (NULL, an
+-- older driver) records nothing and takes any task, as before: the filter's
+-- first test, and one coalesce in the lease, is all it pays. A resumed
+-- task's answer holds its steps' names in saved order (step_order, by
+-- steps.seq), for the worker's replay check (docs/protocol.md).
+--
 -- Time limits: each task's lease is now + least(lease, task.timeout), so a
 -- lease never passes the attempt's deadline (claimed_at + timeout);
 -- claimed_task.timeout tells the worker the limit. heartbeat keeps to the same
@@ -266,6 +280,17 @@
 begin;
 set local role conductor_owner;
 
+-- code_versions is new (the last parameter, issue 31): the six-parameter claim of
+-- databases deployed before it goes.
+drop function if exists conductor.claim(text, text[], integer, interval, text[], boolean);
+drop function if exists conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]);
+drop function if exists conductor._pick(text, text[], text[], text[], text[], text[], integer, timestamptz, boolean);
+drop function if exists conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[]);
+drop function if exists conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]);
+drop function if exists conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz);
+drop function if exists conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz);
+drop function if exists conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz);
+
 -- kinds is new (the last parameter): v0.1.0's four-parameter claim goes, and
 -- with it the helpers whose signatures gained kinds. durable is new after
 -- v0.2.0 (the last parameter): v0.2.0's five-parameter claim goes, or a call
@@ -321,6 +346,35 @@ means every queue or kind; a list must name at least one and hold no NULL. Raise
 for queues, QC101 for kinds, the message echoing the list.$$;
 
 revoke execute on function conductor._check_scope(text[], text[]) from public;
+
+-- The rule for the code versions a worker names (claim's code_versions, issue 31):
+-- NULL declares none; a list names at least one, each 1-100 characters without
+-- surrounding spaces, hidden characters or markup (as a kind name: it is shown on
+-- the dashboard and in errors). One SQLSTATE, QC123, the message echoing the list.
+create or replace function conductor._check_code_versions(code_versions text[]) returns void
+  language plpgsql immutable
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if pg_catalog.cardinality(_check_code_versions.code_versions) = 0
+     or exists (select from pg_catalog.unnest(_check_code_versions.code_versions) v(name)
+                 where v.name is null or v.name = '' or v.name <> pg_catalog.btrim(v.name)
+                    or pg_catalog.length(v.name) > 100
+                    or v.name ~ ('[' || conductor._hidden_char_class() || '<>&"''`]')) then
+    raise exception 'invalid code_versions %: name the version the worker runs, then those it can still replay, each 1-100 characters without surrounding spaces, control or format characters or markup; or pass NULL',
+      conductor._echo(_check_code_versions.code_versions::text)
+      using errcode = 'QC123';
+  end if;
+end
+$$;
+
+comment on function conductor._check_code_versions(text[]) is
+$$The rule for a worker's code_versions list (claim): at least one name, none NULL or empty,
+each at most 100 characters, without surrounding spaces, control characters, format characters
+or markup (< > & " ' `). Raises QC123 echoing the list (conductor._echo); NULL is not checked
+(a worker that declares no version).$$;
+
+revoke execute on function conductor._check_code_versions(text[]) from public;
 
 -- The worker's newest row of conductor.claim_positions (all NULL when none):
 -- a backward scan of the primary key, whose first entry is the newest row
@@ -444,7 +498,8 @@ revoke execute on function conductor._concurrency_slot(text) from public;
 -- stepped over every task of that key.
 create or replace function conductor._claim_keys(queues text[], max_tasks integer, claimed_at timestamptz,
                                                  kinds text[] default null, not_queues text[] default null,
-                                                 not_kinds text[] default null)
+                                                 not_kinds text[] default null,
+                                                 code_versions text[] default null)
   returns text[]
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
@@ -520,6 +575,7 @@ begin
                and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
                and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
                and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
+               and (_claim_keys.code_versions is null or t.code_version is null or t.code_version = any (_claim_keys.code_versions))
              order by t.priority desc, t.run_at, t.id
              limit _claim_keys.max_tasks + 16) f
   ), c as materialized (
@@ -539,6 +595,7 @@ begin
           and (_claim_keys.kinds is null or t.kind = any (_claim_keys.kinds))
           and (_claim_keys.not_queues is null or t.queue <> all (_claim_keys.not_queues))
           and (_claim_keys.not_kinds is null or t.kind <> all (_claim_keys.not_kinds))
+          and (_claim_keys.code_versions is null or t.code_version is null or t.code_version = any (_claim_keys.code_versions))
         order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc, t.run_at, t.id
         limit 1) hd
      -- offset 0: a probe of the key per candidate, stopping at its limit, never an anti-join
@@ -559,7 +616,7 @@ begin
 end
 $$;
 
-comment on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) is
+comment on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[], text[]) is
 $$claim's key probe: candidate keys from the first max_tasks + 16 ready keyed tasks of queues
 and kinds (NULL: every one), none of not_queues and not_kinds, in claim order, and from a
 walk over the distinct ready keys (tasks_ready_by_key, one descent per key from a random
@@ -569,9 +626,10 @@ ready task in scope, claim order) finds fewer of its key running than its concur
 those keys in their heads' claim order, FOR UPDATE SKIP LOCKED, at most max_tasks (a slot
 another claimer holds is passed over for the next; no session outside the engine can lock a
 slot), and returns the keys whose slot it locked. NULL when there are none. Planned once per
-connection (index descents only, none reading a key's backlog).$$;
+connection (index descents only, none reading a key's backlog).
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).$$;
 
-revoke execute on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[]) from public;
+revoke execute on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[], text[]) from public;
 
 -- The pick, every claim's one (see the map): up to max_tasks ready tasks of
 -- the claim's scope, unkeyed or of the keys the probe locked, in claim order,
@@ -604,6 +662,7 @@ create or replace function conductor._pick(
   max_tasks    integer,
   claimed_at   timestamptz,
   limited      boolean,
+  code_versions text[] default null,
   out ids      bigint[],
   out seen_ids bigint[])
   language plpgsql volatile
@@ -621,7 +680,7 @@ declare
 begin
   if _pick.keys is not null then
     v_got := conductor._pick_keyed(_pick.queues, _pick.kinds, _pick.not_queues, _pick.not_kinds, _pick.keys,
-                                   _pick.max_tasks, _pick.claimed_at);
+                                   _pick.max_tasks, _pick.claimed_at, _pick.code_versions);
     ids := v_got.ids;
     seen_ids := v_got.seen_ids;
     return;
@@ -630,7 +689,8 @@ begin
   -- a position of other queues or kinds, a strike, or an expired one is not used
   -- (queue names hold no '|' or ','; kind names may, so the kinds go in as a digest)
   v_scope := coalesce(pg_catalog.array_to_string(_pick.queues, ','), '*')
-             || coalesce(';' || pg_catalog.md5(_pick.kinds::text), '');
+             || coalesce(';' || pg_catalog.md5(_pick.kinds::text), '')
+             || coalesce(';v' || pg_catalog.md5(_pick.code_versions::text), '');
   v_pos := conductor._claim_position(_pick.worker_id);
   if v_pos.scope = v_scope and not _pick.limited and v_pos.task_id is not null
      and v_pos.until > extract(epoch from pg_catalog.clock_timestamp()) then
@@ -642,11 +702,11 @@ begin
     if pg_catalog.cardinality(_pick.queues) = 1 then
       v_got := conductor._pick_queue(_pick.queues[1], _pick.max_tasks - coalesce(pg_catalog.cardinality(ids), 0),
                                      _pick.claimed_at, v_stage, v_pos.priority, v_pos.run_at, v_pos.task_id, ids,
-                                     _pick.kinds, _pick.not_kinds);
+                                     _pick.kinds, _pick.not_kinds, _pick.code_versions);
     else
       v_got := conductor._pick_queues(_pick.queues, _pick.kinds, _pick.not_queues, _pick.not_kinds,
                                       _pick.max_tasks - coalesce(pg_catalog.cardinality(ids), 0), _pick.claimed_at,
-                                      v_stage, v_pos.priority, v_pos.run_at, v_pos.task_id, ids);
+                                      v_stage, v_pos.priority, v_pos.run_at, v_pos.task_id, ids, _pick.code_versions);
     end if;
     ids := ids || v_got.ids;
     seen_ids := seen_ids || v_got.seen_ids;
@@ -683,16 +743,17 @@ begin
 end
 $$;
 
-comment on function conductor._pick(text, text[], text[], text[], text[], text[], integer, timestamptz, boolean) is
+comment on function conductor._pick(text, text[], text[], text[], text[], text[], integer, timestamptz, boolean, text[]) is
 $$claim's pick, the one every claim takes: locks up to max_tasks ready tasks due by
 claimed_at of queues and kinds (NULL: every one), none of not_queues and not_kinds, that are
 unkeyed or (keys given) of keys with room under their concurrency_limit (in turns across
 the keys: conductor._pick_keyed), FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones claimed before (seen_ids).
 Without keys, goes on from worker_id's remembered position while full scans are slow
 (conductor.claim_positions) and updates it; limited (a rate limit may trim the pick):
-remembers no position. Never waits.$$;
+remembers no position. Never waits.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).$$;
 
-revoke execute on function conductor._pick(text, text[], text[], text[], text[], text[], integer, timestamptz, boolean) from public;
+revoke execute on function conductor._pick(text, text[], text[], text[], text[], text[], integer, timestamptz, boolean, text[]) from public;
 
 -- The pick from one queue: up to max_tasks ready unkeyed tasks of the queue
 -- (of kinds, when given: a row filter, see the map), in claim order, locked.
@@ -730,6 +791,7 @@ create or replace function conductor._pick_queue(
   taken_ids      bigint[] default null,
   kinds          text[] default null,
   not_kinds      text[] default null,
+  code_versions  text[] default null,
   out ids        bigint[],
   out seen_ids   bigint[])
   language plpgsql volatile
@@ -752,6 +814,7 @@ begin
                and (t.expires_at is null or t.expires_at > _pick_queue.claimed_at)
                and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
                and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
+               and (_pick_queue.code_versions is null or t.code_version is null or t.code_version = any (_pick_queue.code_versions))
              order by t.queue, t.priority desc, t.run_at, t.id
              limit _pick_queue.max_tasks
                for update skip locked) p;
@@ -771,21 +834,23 @@ begin
              and (_pick_queue.taken_ids is null or t.id <> all (_pick_queue.taken_ids))
              and (_pick_queue.kinds is null or t.kind = any (_pick_queue.kinds))
              and (_pick_queue.not_kinds is null or t.kind <> all (_pick_queue.not_kinds))
+             and (_pick_queue.code_versions is null or t.code_version is null or t.code_version = any (_pick_queue.code_versions))
            order by t.queue, t.priority desc, t.run_at, t.id
            limit _pick_queue.max_tasks
              for update skip locked) p;
 end
 $$;
 
-comment on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[]) is
+comment on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[], text[]) is
 $$claim's pick from one queue: locks up to max_tasks ready unkeyed tasks of queue due by
 claimed_at and not past their deadline to start (expires_at) by then (of kinds only, when given, and of none of not_kinds: row filters), FOR UPDATE SKIP LOCKED, and returns
 their ids in claim order and, of those, the ones claimed before (seen_ids). stage 3 (default): from the queue's head, leaving out taken_ids; from
 a remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned once per connection, always a scan of
-tasks_ready_by_queue bounded by the stage.$$;
+tasks_ready_by_queue bounded by the stage.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).$$;
 
-revoke execute on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[]) from public;
+revoke execute on function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[], text[]) from public;
 
 -- The pick from several queues, or all: up to max_tasks ready unkeyed tasks of
 -- queues (NULL: every queue) and kinds, none of not_queues and not_kinds, in
@@ -806,6 +871,7 @@ create or replace function conductor._pick_queues(
   after_run_at   timestamptz default null,
   after_id       bigint default null,
   taken_ids      bigint[] default null,
+  code_versions  text[] default null,
   out ids        bigint[],
   out seen_ids   bigint[])
   language plpgsql volatile
@@ -823,6 +889,7 @@ begin
              and (_pick_queues.kinds is null or t.kind = any (_pick_queues.kinds))
              and (_pick_queues.not_queues is null or t.queue <> all (_pick_queues.not_queues))
              and (_pick_queues.not_kinds is null or t.kind <> all (_pick_queues.not_kinds))
+             and (_pick_queues.code_versions is null or t.code_version is null or t.code_version = any (_pick_queues.code_versions))
              and t.concurrency_key is null
              and case _pick_queues.stage
                    when 1 then t.priority > _pick_queues.after_priority
@@ -836,16 +903,17 @@ begin
 end
 $$;
 
-comment on function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) is
+comment on function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[]) is
 $$claim's pick from several queues or all (queues NULL): locks up to max_tasks ready unkeyed
 tasks due by claimed_at and not past their deadline to start (expires_at) by then, of kinds (NULL: every one) and none of not_queues and not_kinds,
 FOR UPDATE SKIP LOCKED, and returns their ids in claim order and, of those, the ones claimed
 before (seen_ids). stage 3 (default): from the head, leaving out taken_ids; from a
 remembered position, stage 1: priority above after_priority; stage 2: at after_priority,
 after (after_run_at, after_id). Planned on every call: the best index depends on the
-queues' sizes.$$;
+queues' sizes.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).$$;
 
-revoke execute on function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer, timestamptz, bigint, bigint[]) from public;
+revoke execute on function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[]) from public;
 
 -- The pick with concurrency keys (see the map): up to max_tasks ready tasks, the
 -- unkeyed ones of the scope and the tasks of keys (the ones the probe locked),
@@ -878,6 +946,7 @@ create or replace function conductor._pick_keyed(
   keys          text[],
   max_tasks     integer,
   claimed_at    timestamptz,
+  code_versions text[] default null,
   out ids       bigint[],
   out seen_ids  bigint[])
   language plpgsql volatile
@@ -907,6 +976,7 @@ begin
                and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
                and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+               and (_pick_keyed.code_versions is null or t.code_version is null or t.code_version = any (_pick_keyed.code_versions))
              order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc,
                       t.run_at, t.id
              limit 1) as head_limit
@@ -932,6 +1002,7 @@ begin
                   and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                   and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
                   and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+                  and (_pick_keyed.code_versions is null or t.code_version is null or t.code_version = any (_pick_keyed.code_versions))
                 order by pg_catalog.hashtextextended(t.concurrency_key, 0), t.concurrency_key, t.priority desc,
                          t.run_at, t.id
                 limit greatest(0, least(_pick_keyed.max_tasks, coalesce(k.head_limit, 0) - k.running))) t) c
@@ -949,6 +1020,7 @@ begin
                and (_pick_keyed.kinds is null or t.kind = any (_pick_keyed.kinds))
                and (_pick_keyed.not_queues is null or t.queue <> all (_pick_keyed.not_queues))
                and (_pick_keyed.not_kinds is null or t.kind <> all (_pick_keyed.not_kinds))
+               and (_pick_keyed.code_versions is null or t.code_version is null or t.code_version = any (_pick_keyed.code_versions))
              order by t.priority desc, t.run_at, t.id
              limit _pick_keyed.max_tasks) u
      where u.concurrency_key is null
@@ -974,7 +1046,7 @@ begin
 end
 $$;
 
-comment on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) is
+comment on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz, text[]) is
 $$claim's pick with concurrency keys: locks up to max_tasks ready tasks due by claimed_at, not
 past their deadline to start (expires_at) by then, of
 queues and kinds (NULL: every one), none of not_queues and not_kinds, FOR UPDATE SKIP LOCKED:
@@ -983,9 +1055,10 @@ order while each finds fewer of its key running (with those before it) than its 
 concurrency_limit (NULL: 1). Returns their ids in fair order (priority, then turn: each
 key's first task, then each key's second, its running tasks counting as turns it had, an
 unkeyed task's turn the first; then run_at, id) and, of those, the ones claimed before (seen_ids). Reads each key from its head
-(tasks_ready_by_key), never its backlog. Planned per call.$$;
+(tasks_ready_by_key), never its backlog. Planned per call.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).$$;
 
-revoke execute on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz) from public;
+revoke execute on function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz, text[]) from public;
 
 -- The pick under per-key rate limits (see the map): up to max_tasks ready unkeyed
 -- tasks of the scope in claim order, taking of each key no more tasks than its
@@ -1012,6 +1085,7 @@ create or replace function conductor._pick_rated(
   rate_bursts  integer[],
   max_tasks    integer,
   claimed_at   timestamptz,
+  code_versions text[] default null,
   out ids      bigint[],
   out seen_ids bigint[])
   language plpgsql volatile
@@ -1041,6 +1115,7 @@ begin
        and (_pick_rated.kinds is null or t.kind = any (_pick_rated.kinds))
        and (_pick_rated.not_queues is null or t.queue <> all (_pick_rated.not_queues))
        and (_pick_rated.not_kinds is null or t.kind <> all (_pick_rated.not_kinds))
+       and (_pick_rated.code_versions is null or t.code_version is null or t.code_version = any (_pick_rated.code_versions))
        and t.concurrency_key is null
        and (t.rate_key is null or _pick_rated.not_rate is null
             or ('queue' || v_us || t.queue || v_us || t.rate_key <> all (_pick_rated.not_rate)
@@ -1101,7 +1176,7 @@ begin
 end
 $$;
 
-comment on function conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz) is
+comment on function conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz, text[]) is
 $$claim's pick under per-key rate limits: up to max_tasks ready unkeyed tasks of queues and
 kinds (NULL: every one), none of not_queues and not_kinds, due by claimed_at, in claim
 order, passing over the tasks whose 'queue' chr(31) queue chr(31) rate_key or 'kind'
@@ -1110,9 +1185,10 @@ than its whole tokens (rate_left of rate_buckets; a key without a bucket, the bu
 rate_bursts of its limit in rate_limits): conductor._claim_controls's answer. Reads at most
 4 * max_tasks + 100 candidates without locks, then locks the chosen FOR UPDATE SKIP LOCKED
 (re-checked ready). Returns their ids in claim order and, of those, the ones claimed before
-(seen_ids). Planned per call.$$;
+(seen_ids). Planned per call.
+code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).$$;
 
-revoke execute on function conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz) from public;
+revoke execute on function conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz, text[]) from public;
 
 -- The one rule of a token bucket (conductor.rate_limits): the tokens it holds at
 -- time at, refilled continuously at per_second from refilled_at, at most
@@ -1640,7 +1716,8 @@ create or replace function conductor._lease(
   seen_ids       bigint[],
   worker_id      text,
   lease_until    timestamptz,
-  claimed_at     timestamptz
+  claimed_at     timestamptz,
+  code_version   text default null
 ) returns setof conductor.claimed_task
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
@@ -1651,6 +1728,39 @@ create or replace function conductor._lease(
   set enable_mergejoin = off
 as $$
 begin
+  -- Two statements, the same but for the steps: a claim of tasks none of which ran
+  -- before (seen_ids NULL, the common case) plans and starts no lookup of steps (a
+  -- subplan each, set up at every execution even when no row needs it).
+  if _lease.seen_ids is null then
+    return query
+    with claimed as (
+      update conductor.tasks t
+         set status = 'running',
+             attempt = t.attempt + 1,
+             attempt_id = pg_catalog.nextval('conductor.attempts_id_seq'),
+             claimed_by = _lease.worker_id,
+             -- never past the attempt's deadline (see the map)
+             lease_expires_at = least(_lease.lease_until, _lease.claimed_at + t.timeout),
+             started_at = coalesce(t.started_at, _lease.claimed_at),
+             expires_at = null,  -- started: a task started once never expires (schema/expiry)
+             -- the code its run started on: the first claimer's that named one (schema/code_versions)
+             code_version = coalesce(t.code_version, _lease.code_version)
+       where t.id = any (_lease.task_ids)
+      returning t.*
+    ), recorded as (
+      insert into conductor.attempts (id, task_id, attempt, worker_id, host, pid, claimed_at)
+      select c.attempt_id, c.id, c.attempt, _lease.worker_id, w.host, w.pid, _lease.claimed_at
+        from claimed c
+        left join conductor.workers w on w.id = _lease.worker_id
+    )
+    select c.id, c.attempt_id, c.kind, c.queue, c.payload, c.priority, c.attempt,
+           c.max_attempts, c.recoveries, c.parent_id, c.root_id, c.run_at,
+           c.enqueued_at, c.lease_expires_at, '{}'::jsonb, c.timeout, c.traceparent, c.code_version,
+           null::text[]
+      from claimed c
+     order by c.priority desc, c.run_at, c.id;
+    return;
+  end if;
   return query
   with claimed as (
     update conductor.tasks t
@@ -1658,10 +1768,10 @@ begin
            attempt = t.attempt + 1,
            attempt_id = pg_catalog.nextval('conductor.attempts_id_seq'),
            claimed_by = _lease.worker_id,
-           -- never past the attempt's deadline (see the map)
            lease_expires_at = least(_lease.lease_until, _lease.claimed_at + t.timeout),
            started_at = coalesce(t.started_at, _lease.claimed_at),
-           expires_at = null  -- started: a task started once never expires (schema/expiry)
+           expires_at = null,
+           code_version = coalesce(t.code_version, _lease.code_version)
      where t.id = any (_lease.task_ids)
     returning t.*
   ), recorded as (
@@ -1678,19 +1788,25 @@ begin
               then coalesce((select pg_catalog.jsonb_object_agg(s.name, s.result)
                                from conductor.steps s where s.task_id = c.id), '{}')
               else '{}' end,
-         c.timeout, c.traceparent
+         c.timeout, c.traceparent, c.code_version,
+         -- the steps' names in the order they were saved, for the replay check (docs/protocol.md)
+         case when c.id = any (_lease.seen_ids)
+              then (select pg_catalog.array_agg(s.name order by s.seq)
+                      from conductor.steps s where s.task_id = c.id) end
     from claimed c
    order by c.priority desc, c.run_at, c.id;
 end
 $$;
 
-comment on function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz) is
+comment on function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz, text) is
 $$claim's second half: leases the picked task_ids (locked by the caller) to worker_id until
 lease_until, or claimed_at + the task's timeout when earlier, writes an attempt row for each
-(host and pid from conductor.workers) and returns them in claim order with their steps (looked up only for seen_ids, tasks claimed before).
+(host and pid from conductor.workers), records code_version on those that have none (NULL:
+nothing recorded) and returns them in claim order with their steps and step_order (looked up
+only for seen_ids, tasks claimed before).
 Planned once per connection (primary-key probes only).$$;
 
-revoke execute on function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz) from public;
+revoke execute on function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz, text) from public;
 
 create or replace function conductor.claim(
   worker_id text,
@@ -1698,7 +1814,8 @@ create or replace function conductor.claim(
   max_tasks integer default 1,
   lease     interval default interval '60 seconds',
   kinds     text[] default null,
-  durable   boolean default true
+  durable   boolean default true,
+  code_versions text[] default null
 ) returns setof conductor.claimed_task
   language plpgsql volatile
   security definer
@@ -1752,6 +1869,9 @@ begin
   if claim.queues is not null or claim.kinds is not null then
     perform conductor._check_scope(claim.queues, claim.kinds);
   end if;
+  if claim.code_versions is not null then
+    perform conductor._check_code_versions(claim.code_versions);
+  end if;
   if claim.max_tasks = 0 then
     return;
   end if;
@@ -1796,7 +1916,7 @@ begin
     v_max := least(v_max, v_caps.cap);
   end if;
 
-  v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds);
+  v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds, claim.code_versions);
   if v_keys is not null
      and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     raise exception 'claim needs READ COMMITTED to honour concurrency keys, not %',
@@ -1808,11 +1928,11 @@ begin
   -- statement's executor (the layer _pick adds cost nothing measurable this way)
   if v_rate_limits is null or v_keys is not null then
     v_picked := conductor._pick(claim.worker_id, v_queues, v_kinds, v_not_queues, v_not_kinds, v_keys, v_max, v_now,
-                                v_limited or v_capped);
+                                v_limited or v_capped, claim.code_versions);
   else
     -- a per-key limit applies: a pick that takes no more of a key than its tokens (see the map)
     v_picked := conductor._pick_rated(v_queues, v_kinds, v_not_queues, v_not_kinds, v_not_rate, v_rate_buckets,
-                                      v_rate_left, v_rate_limits, v_rate_bursts, v_max, v_now);
+                                      v_rate_left, v_rate_limits, v_rate_bursts, v_max, v_now, claim.code_versions);
   end if;
   v_ids := v_picked.ids;
   v_seen := v_picked.seen_ids;
@@ -1841,17 +1961,27 @@ begin
     end loop;
   end if;
   perform conductor._claim_epoch();
-  return query select * from conductor._lease(v_ids, v_seen, claim.worker_id, v_now + claim.lease, v_now);
+  return query select * from conductor._lease(v_ids, v_seen, claim.worker_id, v_now + claim.lease, v_now,
+                                              claim.code_versions[1]);
 end
 $$;
 
-comment on function conductor.claim(text, text[], integer, interval, text[], boolean) is
+comment on function conductor.claim(text, text[], integer, interval, text[], boolean, text[]) is
 $$Leases up to max_tasks ready tasks to worker_id and returns them, highest priority
 first, then earliest run_at, then lowest id. queues NULL means every queue; kinds NULL
 means every kind, else only tasks of those kinds are claimed (the kinds the worker has
 handlers for): the others stay queued and untouched, for a worker that serves them.
 Each row's attempt_id is the fencing token for heartbeat, complete, fail and release.
-steps: the task's checkpoints so far ({name: result}), so a resumed run skips them.
+steps: the task's checkpoints so far ({name: result}), so a resumed run skips them;
+step_order: their names in the order they were saved (NULL for a task never claimed before),
+so the worker checks that the handler asks for them in that order (docs/protocol.md).
+code_versions (NULL: the worker declares none, and claims and records as before): the code
+version the worker runs first, then the older versions it can still replay. A task records
+the first element as its code_version when first claimed (returned as code_version), and a
+claim naming code_versions takes only tasks with no recorded version or one it lists; the
+others stay queued and untouched, stepped over as tasks of other kinds are, for a worker
+that lists their version. QC123 for an empty code_versions list or one holding NULL, an
+empty name, over 100 characters, or a control, format or markup character.
 traceparent: the W3C trace context its enqueuer stored (NULL: none), for the worker's span.
 The lease (default 60 s, at most conductor.settings.max_lease, 1 hour unless an admin
 changed it) must be extended by heartbeat before it expires, or reap() takes the task back.
@@ -1897,7 +2027,7 @@ as QC203, the attempt not existing), never its fencing: the first claim after a 
 recovery or a promotion moves the attempt ids past any a lost WAL handed out
 (conductor.claim_epoch), whatever the session's synchronous_commit.$$;
 
-revoke execute on function conductor.claim(text, text[], integer, interval, text[], boolean) from public;
-grant execute on function conductor.claim(text, text[], integer, interval, text[], boolean) to conductor_worker, conductor_admin;
+revoke execute on function conductor.claim(text, text[], integer, interval, text[], boolean, text[]) from public;
+grant execute on function conductor.claim(text, text[], integer, interval, text[], boolean, text[]) to conductor_worker, conductor_admin;
 
 commit;

@@ -118,6 +118,9 @@ begin
 
   if not coalesce(retry.keep_steps, true) then
     delete from conductor.steps s where s.task_id = retry.task_id;
+    -- a run started afresh replays nothing: the next claimer records its code (schema/code_versions)
+    update conductor.tasks t set code_version = null
+     where t.id = retry.task_id and t.code_version is not null;
   end if;
 
   perform conductor._notify_queue(v_task.queue);
@@ -134,7 +137,8 @@ comment on function conductor.retry(bigint, boolean) is
 $$Puts a failed, dead, timed_out, expired or cancelled task back in its queue, due now, with
 fresh counts and, when it has an expires_in, a fresh deadline to start (now + expires_in);
 returns its id. Its checkpointed steps are kept (the run resumes after
-them) unless keep_steps => false; kept spawn steps give the replay the same children
+them) unless keep_steps => false (which also forgets the code version the run started
+on, tasks.code_version: nothing is left to replay); kept spawn steps give the replay the same children
 (retry those separately, or pass keep_steps => false for new ones). A run's root retried
 also starts the run's recoveries afresh (conductor.run_recoveries); when the run was
 failed by conductor.settings.max_run_recoveries, the descendants that failure cancelled are

@@ -11,6 +11,15 @@
 // names in the same order, so a step already in `steps` (claim returns them)
 // is not run again: its stored result is returned.
 //
+// Replay check (docs/protocol.md, "Replaying a run"; context.py keeps the same
+// rule): claim answers the recorded steps' names in saved order (step_order).
+// While recorded names remain, each checkpoint asked for must be the next of
+// them, else ReplayMismatch (QC211) before anything runs, and the worker fails
+// the task without a retry even if the handler caught it. ctx.patched(marker)
+// answers true where the run has nothing left to replay (checkpointed as
+// 'patch:<marker>') or replays the marker, false where the run recorded another
+// step there. ctx.codeVersion: the code version the run started on (null: none).
+//
 // A wait that must wait parks the task in SQL (suspend answers 'waiting', the
 // attempt is over): the call throws Suspended, which ends the handler; the
 // worker reports nothing for the attempt. Woken, the task is claimed again and
@@ -18,7 +27,7 @@
 
 const sql = require('./sql');
 const tracing = require('./tracing');
-const { TaskCancelled, refusal } = require('./errors');
+const { ReplayMismatch, TaskCancelled, refusal } = require('./errors');
 
 /** Thrown by a wait that parked the task; the handler must let it through. */
 class Suspended extends Error {
@@ -55,6 +64,10 @@ class TaskContext {
     this.timeout = row.timeout; // seconds, or null
     this.traceparent = row.traceparent || null; // the enqueuer's W3C trace context (tracing.js)
     this.steps = { ...(row.steps || {}) }; // {checkpoint name: result}
+    this.codeVersion = row.code_version || null; // the code version the run started on
+    this.stepOrder = row.step_order || []; // the recorded names, in saved order: replayed in that order
+    this.mismatch = null; // the run's ReplayMismatch once thrown: the task fails with it
+    this._replayed = 0; // how many of stepOrder the handler asked for
     this.workerId = worker.workerId;
     this._worker = worker;
     this._counts = new Map();
@@ -107,6 +120,54 @@ class TaskContext {
     return n === 1 ? base : `${base}#${n}`;
   }
 
+  /** True while recorded checkpoints remain that the handler has not asked for yet. */
+  get replaying() {
+    return this._replayed < this.stepOrder.length;
+  }
+
+  /** The replay rule: true when `key` is the next recorded checkpoint, false when none is left; else throws. */
+  _replay(key) {
+    if (this.mismatch) throw this.mismatch; // nothing runs after a mismatch, even if the handler caught it
+    if (this.stepOrder.length === 0) return has(this.steps, key); // no order given: by name
+    if (!this.replaying) return false;
+    const expected = this.stepOrder[this._replayed];
+    if (key !== expected) {
+      const position = this._replayed + 1;
+      this.mismatch = new ReplayMismatch(
+        `replay mismatch in task ${this.taskId} (${this.kind}): step ${position} of the run is '${expected}', ` +
+        `the handler asks for '${key}' (recorded under code version ${this.codeVersion || 'none'}); the handler ` +
+        'changed under the run: keep the old path behind ctx.patched(), or let a worker that still runs the old ' +
+        'code finish it',
+        { taskId: this.taskId, position, expected, asked: key },
+      );
+      throw this.mismatch;
+    }
+    this._replayed += 1;
+    return true;
+  }
+
+  /**
+   * Whether this run takes the code path of patch `marker` (docs/versioning.md): true where
+   * the run has nothing left to replay (checkpointed as 'patch:<marker>', so a replay answers
+   * true again) or replays that marker; false where the run recorded another step here.
+   */
+  async patched(marker) {
+    if (typeof marker !== 'string' || marker === '') {
+      throw new TypeError(`a patch marker is a non-empty string, not ${JSON.stringify(marker)}`);
+    }
+    const key = this._nextName(`patch:${marker}`);
+    if (this.mismatch) throw this.mismatch;
+    if (this.replaying) {
+      if (this.stepOrder[this._replayed] !== key) return false;
+      this._replayed += 1;
+      return true;
+    }
+    this._checkRunning();
+    await this._call(sql.SAVE_STEP, [this.attemptId, key, 'true']);
+    this.steps[key] = true;
+    return true;
+  }
+
   /**
    * Runs `fn` once for the whole run: the stored result when the step already
    * finished, else `await fn()`, checkpointed with save_step (the first write
@@ -115,7 +176,7 @@ class TaskContext {
    */
   async step(name, fn) {
     const key = this._nextName(name);
-    if (has(this.steps, key)) return this.steps[key];
+    if (this._replay(key)) return this.steps[key];
     this._checkRunning();
     return tracing.runStep(this, key, async () => { // a span of its own, with @opentelemetry/api
       const value = await fn();
@@ -143,7 +204,7 @@ class TaskContext {
     const unknown = Object.keys(options).filter((name) => !has(sql.SPAWN_OPTIONS, name));
     if (unknown.length) throw new TypeError(`unknown spawn option(s): ${unknown.join(', ')}`);
     const key = this._nextName(`spawn:${kind}`);
-    const done = this.steps[key];
+    const done = this._replay(key) ? this.steps[key] : undefined;
     if (done && typeof done === 'object' && has(done, 'task_id')) return String(done.task_id);
     this._checkRunning();
     if (options.traceparent == null) {
@@ -165,14 +226,14 @@ class TaskContext {
   async waitForChildren(mode = 'all', timeout = null) {
     if (mode !== 'all' && mode !== 'any') throw new TypeError(`mode must be 'all' or 'any', not ${mode}`);
     const key = this._nextName('children');
-    if (has(this.steps, key)) return this.steps[key];
+    if (this._replay(key)) return this.steps[key];
     return this._wait(key, `children_${mode}`, null, null, timeout);
   }
 
   /** The payload of event `name`, emitted before or after this call; throws EventTimeout after `timeout` seconds. */
   async waitForEvent(name, timeout = null) {
     const key = this._nextName(`event:${name}`);
-    const outcome = has(this.steps, key) ? this.steps[key] : await this._wait(key, 'event', name, null, timeout);
+    const outcome = this._replay(key) ? this.steps[key] : await this._wait(key, 'event', name, null, timeout);
     if (outcome && outcome.timed_out) throw new EventTimeout(name, this.taskId);
     return outcome ? outcome.payload : null;
   }
@@ -180,6 +241,7 @@ class TaskContext {
   /** Sleeps durably: the task waits `seconds` without a worker slot (the wake time is checkpointed). */
   async sleep(seconds) {
     const key = this._nextName('sleep');
+    this._replay(key); // its place in the run is checked like any checkpoint's
     await this._wait(key, 'sleep', null, seconds, null); // asked of SQL even on replay: it knows the time
   }
 

@@ -29,6 +29,22 @@ function transient(err) {
   return err.code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(err.code);
 }
 
+/**
+ * QC211: a resumed run's handler asked for a checkpoint that is not the next one its run
+ * recorded (docs/protocol.md, "Replaying a run"); the task fails at once, not retried.
+ */
+class ReplayMismatch extends Error {
+  constructor(message, { taskId, position, expected, asked }) {
+    super(message);
+    this.name = 'ReplayMismatch';
+    this.code = 'QC211';
+    this.taskId = taskId;
+    this.position = position;
+    this.expected = expected;
+    this.asked = asked;
+  }
+}
+
 /** What a handler may throw to stop early, and what ctx.throwIfCancelled() throws. */
 class TaskCancelled extends Error {
   constructor(message) {
@@ -38,5 +54,6 @@ class TaskCancelled extends Error {
 }
 
 module.exports = {
-  LEASE_LOST, CANCELLED, NOT_FOUND, RESULT_TOO_LARGE, LOCKED, TaskCancelled, locked, refusal, transient,
+  LEASE_LOST, CANCELLED, NOT_FOUND, RESULT_TOO_LARGE, LOCKED, ReplayMismatch, TaskCancelled, locked, refusal,
+  transient,
 };

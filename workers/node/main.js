@@ -17,6 +17,8 @@ const OPTIONS = {
   dsn: { env: 'CONDUCTOR_DSN', help: 'libpq URL or connection string (required)' },
   queues: { env: 'CONDUCTOR_QUEUES', help: 'comma-separated queues (default: every queue)' },
   kinds: { env: 'CONDUCTOR_KINDS', help: 'comma-separated kinds to claim (default: every kind of the handlers module)' },
+  'code-version': { env: 'CONDUCTOR_CODE_VERSION', help: 'the handlers\' code version: runs it starts record it; it claims only runs of it, of --replays, or of none (docs/versioning.md)' },
+  replays: { env: 'CONDUCTOR_REPLAYS', help: 'comma-separated older code versions whose runs these handlers still replay (needs --code-version)' },
   concurrency: { env: 'CONDUCTOR_WORKER_MAX_INFLIGHT', number: true, integer: true, help: `tasks running at once (default: ${DEFAULTS.concurrency})` },
   lease: { env: 'CONDUCTOR_LEASE', number: true, help: `lease in seconds (default: ${DEFAULTS.lease})` },
   heartbeat: { env: 'CONDUCTOR_HEARTBEAT', number: true, help: 'heartbeat interval in seconds (default: lease / 6)' },
@@ -69,6 +71,7 @@ async function main() {
   const handlers = require(path.resolve(opts.handlers));
   const worker = new Worker({
     dsn: opts.dsn, handlers, queues: list(opts.queues), kinds: list(opts.kinds),
+    codeVersion: opts.codeVersion, replays: list(opts.replays),
     concurrency: opts.concurrency, lease: opts.lease, heartbeat: opts.heartbeat,
     poll: opts.poll, reap: opts.reap, shutdownGrace: opts.shutdownGrace, workerId: opts.workerId,
     listen: !opts.noListen,

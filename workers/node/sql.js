@@ -38,12 +38,21 @@ module.exports = {
     'select conductor.register_worker(worker_id => $1, host => $2, pid => $3, queues => $4::text[], ' +
     'concurrency => $5, version => $6, metadata => $7::jsonb, kinds => $8::text[])',
   // the columns a handler needs; timeout in seconds (NULL: no time limit); traceparent:
-  // the enqueuer's W3C trace context (tracing.js)
+  // the enqueuer's W3C trace context (tracing.js); code_version and step_order: the run's
+  // recorded code version and its steps' names in saved order (the replay check, context.js)
   CLAIM:
     'select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, ' +
-    'parent_id, root_id, steps, extract(epoch from timeout)::float8 as timeout, traceparent ' +
+    'parent_id, root_id, steps, extract(epoch from timeout)::float8 as timeout, traceparent, ' +
+    'code_version, step_order ' +
     `from conductor.claim(worker_id => $1, queues => $2::text[], max_tasks => $3, lease => ${interval(4)}, ` +
     'kinds => $5::text[], durable => false)',
+  // a worker that declares its code version (docs/versioning.md): [its version, the older ones it replays]
+  CLAIM_VERSIONED:
+    'select task_id, attempt_id, attempt, kind, queue, payload, priority, max_attempts, recoveries, ' +
+    'parent_id, root_id, steps, extract(epoch from timeout)::float8 as timeout, traceparent, ' +
+    'code_version, step_order ' +
+    `from conductor.claim(worker_id => $1, queues => $2::text[], max_tasks => $3, lease => ${interval(4)}, ` +
+    'kinds => $5::text[], durable => false, code_versions => $6::text[])',
   HEARTBEAT:
     `select * from conductor.heartbeat(worker_id => $1, attempt_ids => $2::bigint[], lease => ${interval(3)})`,
   // complete waits at most 200 ms for a task row another session holds, then 55P03; fail

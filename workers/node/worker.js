@@ -38,6 +38,8 @@ const VERSION = require('./package.json').version;
 const DEFAULTS = {
   queues: null, // every queue
   kinds: null, // every kind the handlers module defines
+  codeVersion: null, // the handlers' code version (docs/versioning.md); null: declares none
+  replays: null, // older code versions whose runs these handlers still replay
   concurrency: 8,
   lease: 60, // seconds a claim holds a task without a heartbeat
   heartbeat: null, // seconds; null: lease / 6
@@ -109,6 +111,11 @@ class Worker {
     this.kinds = o.kinds || Object.keys(o.handlers);
     if (this.kinds.length === 0) throw new Error('the handlers module defines no kind');
     this.queues = o.queues && o.queues.length ? o.queues : null;
+    if (o.replays && o.replays.length && !o.codeVersion) {
+      throw new Error('replays needs a code version: the versions a worker replays are older than its own');
+    }
+    // what claims name: [its code version, the versions it replays]; null: none (docs/versioning.md)
+    this.codeVersions = o.codeVersion ? [o.codeVersion, ...(o.replays || [])] : null;
     this.concurrency = o.concurrency;
     this.lease = o.lease;
     this.heartbeat = o.heartbeat || o.lease / 6;
@@ -180,9 +187,11 @@ class Worker {
     await this.query(
       sql.REGISTER_WORKER,
       [this.workerId, os.hostname(), process.pid, this.queues, this.concurrency, `node ${VERSION}`,
-        JSON.stringify({ language: 'node', node: process.version }), this.kinds],
+        JSON.stringify({ language: 'node', node: process.version, code_versions: this.codeVersions }), this.kinds],
       { retry: true },
     );
+    // a claim of nothing: a code_versions list the database refuses (QC123) stops the start
+    if (this.codeVersions) await this._claimQuery(0);
     if (this.listen) this._loops.push(this._listenLoop(await this._listenClient()));
     this._loops.push(this._heartbeatLoop(), this._reapLoop());
     this._claiming = this._claimLoop();
@@ -295,8 +304,14 @@ class Worker {
   }
 
   /** Claims up to n tasks and starts their handlers; returns how many came. */
+  _claimQuery(n) {
+    return this.codeVersions
+      ? this.query(sql.CLAIM_VERSIONED, [this.workerId, this.queues, n, this.lease, this.kinds, this.codeVersions])
+      : this.query(sql.CLAIM, [this.workerId, this.queues, n, this.lease, this.kinds]);
+  }
+
   async _claim(n) {
-    const rows = await this.query(sql.CLAIM, [this.workerId, this.queues, n, this.lease, this.kinds]);
+    const rows = await this._claimQuery(n);
     for (const row of rows) {
       const ctx = new TaskContext(row, this);
       this.held.set(ctx.attemptId, ctx);
@@ -325,6 +340,8 @@ class Worker {
     } catch (err) {
       outcome = { error: err };
     }
+    // a replay mismatch fails the task without a retry, even if the handler caught it (context.js)
+    if (ctx.mismatch) outcome = { error: ctx.mismatch, retryable: false };
     tracing.endAttempt(ctx, outcome.error);
     if (ctx.suspended) { // parked by a wait: the attempt is over, with nothing to report
       this.log('info', `task ${ctx.taskId} (${ctx.kind}) waiting`);

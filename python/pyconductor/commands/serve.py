@@ -62,6 +62,7 @@ def run_serve(args: argparse.Namespace) -> int:
     dsn = args.dsn or (app.dsn if app is not None else None)
     worker_options = {
         "queues": names(args.queues), "concurrency": args.concurrency, "kinds": names(args.kinds), "lease": args.lease,
+        "code_version": args.code_version, "replays": names(args.replays),
         "heartbeat_interval": args.heartbeat, "poll_interval": args.poll, "reap_interval": args.reap,
         "shutdown_grace": args.shutdown_grace, "cancel_grace": args.cancel_grace, "worker_id": args.worker_id,
         "tick_interval": args.tick_interval, "pooler": args.pooler,

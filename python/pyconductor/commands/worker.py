@@ -50,6 +50,7 @@ def _run_one(args: argparse.Namespace) -> int:
     roles = [role for role, on in (("worker", not args.no_workers), ("scheduler", not args.no_scheduler)) if on]
     options = {
         "queues": names(args.queues), "concurrency": args.concurrency, "kinds": names(args.kinds), "lease": args.lease,
+        "code_version": args.code_version, "replays": names(args.replays),
         "heartbeat_interval": args.heartbeat, "poll_interval": args.poll, "reap_interval": args.reap,
         "shutdown_grace": args.shutdown_grace, "cancel_grace": args.cancel_grace, "worker_id": args.worker_id,
         "tick_interval": args.tick_interval, "pooler": args.pooler, "prefetch": args.prefetch,
@@ -89,7 +90,8 @@ def _run_one(args: argparse.Namespace) -> int:
 # The worker flags a --processes child is given as its supervisor got them; the
 # others are the supervisor's own (a test checks that each flag is in one set).
 CHILD_FLAGS = {
-    "app": "--app", "queues": "--queues", "kinds": "--kinds", "concurrency": "--concurrency",
+    "app": "--app", "queues": "--queues", "kinds": "--kinds", "code_version": "--code-version",
+    "replays": "--replays", "concurrency": "--concurrency",
     "lease": "--lease", "heartbeat": "--heartbeat", "poll": "--poll", "reap": "--reap",
     "shutdown_grace": "--shutdown-grace", "cancel_grace": "--cancel-grace", "log_level": "--log-level",
     "log_format": "--log-format",

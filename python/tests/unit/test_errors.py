@@ -13,7 +13,8 @@ EXPECTED = {
     "QC101": "InvalidKind", "QC102": "InvalidPayload", "QC103": "PayloadTooLarge", "QC104": "InvalidQueue",
     "QC105": "InvalidStatus", "QC106": "InvalidArgument", "QC201": "LeaseLost", "QC202": "TaskCancelled",
     "QC203": "NotFound", "QC204": "InvalidState", "QC205": "DedupeConflict", "QC206": "AlreadyExists", "QC209": "EmptyFilter",
-    "QC210": "MatchesMoreThanExpected", "QC301": "InvalidCron",
+    "QC210": "MatchesMoreThanExpected", "QC123": "InvalidCodeVersions", "QC211": "ReplayMismatch",
+    "QC301": "InvalidCron",
     "QC302": "InvalidTimezone",
 }  # fmt: skip
 

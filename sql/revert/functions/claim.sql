@@ -136,12 +136,12 @@ set local role conductor_owner;
 -- what the rework added: the key probe goes back to its advisory locks below,
 -- the pick from several queues back into claim's body
 drop function conductor._concurrency_slot(text);
-drop function conductor._pick(text, text[], text[], text[], text[], text[], integer, timestamptz, boolean);
-drop function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz);
+drop function conductor._pick(text, text[], text[], text[], text[], text[], integer, timestamptz, boolean, text[]);
+drop function conductor._pick_keyed(text[], text[], text[], text[], text[], integer, timestamptz, text[]);
 drop function conductor._pick_queues(text[], text[], text[], text[], integer, timestamptz, integer, integer,
-                                     timestamptz, bigint, bigint[]);
+                                     timestamptz, bigint, bigint[], text[]);
 -- and durable, claim's sixth parameter, with the epoch guard it needs
-drop function conductor.claim(text, text[], integer, interval, text[], boolean);
+drop function conductor.claim(text, text[], integer, interval, text[], boolean, text[]);
 drop function conductor._claim_epoch();
 -- and the queue caps (issue 30)
 drop function conductor._claim_cap_scope(text[], text[]);
@@ -149,7 +149,12 @@ drop function conductor._claim_caps(bigint[]);
 drop function conductor._claim_rooms(text[]);
 -- new after v0.2.0 (issue 30: rate limits per key); _claim_controls's answer changed,
 -- v0.2.0's comes back below
-drop function conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz);
+drop function conductor._pick_rated(text[], text[], text[], text[], text[], text[], integer[], text[], integer[], integer, timestamptz, text[]);
+-- code versions (issue 31): the helpers that gained code_versions come back below without it
+drop function conductor._check_code_versions(text[]);
+drop function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[], text[]);
+drop function conductor._pick_queue(text, integer, timestamptz, integer, integer, timestamptz, bigint, bigint[], text[], text[], text[]);
+drop function conductor._lease(bigint[], bigint[], text, timestamptz, timestamptz, text);
 drop function conductor._claim_controls(text[], text[], timestamptz);
 
 -- kinds is new (the last parameter): v0.1.0's four-parameter claim goes, and

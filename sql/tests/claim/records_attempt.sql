@@ -16,7 +16,7 @@ select is(
     'priority', 3, 'attempt', 1, 'max_attempts', 2, 'recoveries', 0, 'parent_id', null, 'root_id', :id,
     'run_at', '2030-01-01 00:00:00+00'::timestamptz, 'enqueued_at', '2030-01-01 00:00:00+00'::timestamptz,
     'lease_expires_at', '2030-01-01 00:05:00+00'::timestamptz, 'steps', '{}'::jsonb, 'timeout', null,
-    'traceparent', null),
+    'traceparent', null, 'code_version', null, 'step_order', null),
   'claim returns what a handler needs: the task, its counts, the lease end (now + lease), its steps (none yet) and time limit (none).');
 
 select attempt_id from claimed \gset
@@ -29,7 +29,7 @@ select is(
     'attempt_id', :attempt_id, 'claimed_by', 'w-registered',
     'lease_expires_at', '2030-01-01 00:05:00+00'::timestamptz,
     'started_at', '2030-01-01 00:00:00+00'::timestamptz, 'finished_at', null, 'result', null, 'error', null,
-    'timeout', null, 'traceparent', null, 'expires_in', null, 'expires_at', null, 'rate_key', null),
+    'timeout', null, 'traceparent', null, 'expires_in', null, 'expires_at', null, 'rate_key', null, 'code_version', null),
   'The task is running, attempt 1, held by the worker under the returned attempt_id until the lease ends.');
 select is(
   conductor_tests.attempt(:attempt_id),

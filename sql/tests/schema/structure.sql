@@ -58,7 +58,7 @@ select index_is_unique('conductor', 'tasks', 'tasks_dedupe_key', 'tasks_dedupe_k
 -- Every public function, with its signature.
 select has_function('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval', 'interval', 'text']::name[], 'conductor.enqueue(text, jsonb, text, integer, timestamp with time zone, integer, text, text, bigint, integer, interval, double precision, interval, interval, text, integer, interval, text[], text, interval, interval, interval, text) exists.');
 select has_function('conductor', 'enqueue_many', ARRAY['jsonb']::name[], 'conductor.enqueue_many(jsonb) exists.');
-select has_function('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean']::name[], 'conductor.claim(text, text[], integer, interval, text[], boolean) exists.');
+select has_function('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean', 'text[]']::name[], 'conductor.claim(text, text[], integer, interval, text[], boolean, text[]) exists.');
 select has_function('conductor', 'heartbeat', ARRAY['text', 'bigint[]', 'interval']::name[], 'conductor.heartbeat(text, bigint[], interval) exists.');
 select has_function('conductor', 'complete', ARRAY['bigint', 'jsonb']::name[], 'conductor.complete(bigint, jsonb) exists.');
 select has_function('conductor', 'complete_many', ARRAY['bigint[]', 'jsonb[]']::name[], 'conductor.complete_many(bigint[], jsonb[]) exists.');
@@ -79,7 +79,7 @@ select has_function('conductor', 'now', ARRAY[]::name[], 'conductor.now() exists
 -- Security lives with the function: SECURITY DEFINER and search_path = pg_catalog, pg_temp.
 select is_definer('conductor', 'enqueue', ARRAY['text', 'jsonb', 'text', 'integer', 'timestamp with time zone', 'integer', 'text', 'text', 'bigint', 'integer', 'interval', 'double precision', 'interval', 'interval', 'text', 'integer', 'interval', 'text[]', 'text', 'interval', 'interval', 'interval', 'text']::name[], 'conductor.enqueue is SECURITY DEFINER.');
 select is_definer('conductor', 'enqueue_many', ARRAY['jsonb']::name[], 'conductor.enqueue_many is SECURITY DEFINER.');
-select is_definer('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean']::name[], 'conductor.claim is SECURITY DEFINER.');
+select is_definer('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean', 'text[]']::name[], 'conductor.claim is SECURITY DEFINER.');
 select is_definer('conductor', 'heartbeat', ARRAY['text', 'bigint[]', 'interval']::name[], 'conductor.heartbeat is SECURITY DEFINER.');
 select is_definer('conductor', 'complete', ARRAY['bigint', 'jsonb']::name[], 'conductor.complete is SECURITY DEFINER.');
 select is_definer('conductor', 'complete_many', ARRAY['bigint[]', 'jsonb[]']::name[], 'conductor.complete_many is SECURITY DEFINER.');
@@ -111,10 +111,10 @@ select function_privs_are('conductor', 'enqueue_many', ARRAY['jsonb']::name[], '
 select function_privs_are('conductor', 'enqueue_many', ARRAY['jsonb']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.enqueue_many.');
 select function_privs_are('conductor', 'enqueue_many', ARRAY['jsonb']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.enqueue_many.');
 select ok(not has_function_privilege('public', 'conductor.enqueue_many(jsonb)', 'execute'), 'PUBLIC may not execute conductor.enqueue_many.');
-select function_privs_are('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean']::name[], 'conductor_client', ARRAY[]::text[], 'conductor_client may not execute conductor.claim.');
-select function_privs_are('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.claim.');
-select function_privs_are('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.claim.');
-select ok(not has_function_privilege('public', 'conductor.claim(text, text[], integer, interval, text[], boolean)', 'execute'), 'PUBLIC may not execute conductor.claim.');
+select function_privs_are('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean', 'text[]']::name[], 'conductor_client', ARRAY[]::text[], 'conductor_client may not execute conductor.claim.');
+select function_privs_are('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean', 'text[]']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.claim.');
+select function_privs_are('conductor', 'claim', ARRAY['text', 'text[]', 'integer', 'interval', 'text[]', 'boolean', 'text[]']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.claim.');
+select ok(not has_function_privilege('public', 'conductor.claim(text, text[], integer, interval, text[], boolean, text[])', 'execute'), 'PUBLIC may not execute conductor.claim.');
 select function_privs_are('conductor', 'heartbeat', ARRAY['text', 'bigint[]', 'interval']::name[], 'conductor_client', ARRAY[]::text[], 'conductor_client may not execute conductor.heartbeat.');
 select function_privs_are('conductor', 'heartbeat', ARRAY['text', 'bigint[]', 'interval']::name[], 'conductor_worker', ARRAY['EXECUTE'], 'conductor_worker may execute conductor.heartbeat.');
 select function_privs_are('conductor', 'heartbeat', ARRAY['text', 'bigint[]', 'interval']::name[], 'conductor_admin', ARRAY['EXECUTE'], 'conductor_admin may execute conductor.heartbeat.');

@@ -17,7 +17,13 @@ select 1 / (count(*) = 1)::int from conductor.claim('verify-worker', array['veri
 select 1 / (count(*) = 0)::int from pg_catalog.pg_locks l
  where l.pid = pg_catalog.pg_backend_pid() and l.locktype = 'advisory' and l.objsubid = 1;
 select 1 / pg_catalog.has_function_privilege('conductor_worker',
-  'conductor.claim(text, text[], integer, interval, text[], boolean)', 'execute')::int;
+  'conductor.claim(text, text[], integer, interval, text[], boolean, text[])', 'execute')::int;
 select 1 / (pg_catalog.to_regprocedure('conductor.claim(text, text[], integer, interval, text[])') is null)::int;
+select 1 / (pg_catalog.to_regprocedure('conductor.claim(text, text[], integer, interval, text[], boolean)') is null)::int;
+-- code versions: a claim that names them records the first on the task it starts
+select conductor.enqueue('verify', queue => 'verify-claim-cv');
+select 1 / (count(*) = 1)::int
+  from conductor.claim('verify-worker', array['verify-claim-cv'], 10, code_versions => array['verify-v'])
+ where code_version = 'verify-v';
 
 rollback;
