@@ -575,6 +575,36 @@ that conductor._spec_problem refuses as a task''s queue; NULL names and a NULL l
 list''s own rule is conductor._check_scope''s). For claim, next_due, sleep and register_worker.';
 
 
+--
+-- Name: _check_rewindable(bigint, conductor.task_status, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._check_rewindable(task_id bigint, status conductor.task_status, what text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  if _check_rewindable.status = any (conductor.unfinished_statuses()) then
+    raise exception 'task % is %; only a finished task can be %', _check_rewindable.task_id,
+      _check_rewindable.status, _check_rewindable.what
+      using errcode = 'QC204',
+            hint = 'Cancel it first, or wait for it to finish.';
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor._check_rewindable(task_id bigint, status conductor.task_status, what text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _check_rewindable(task_id bigint, status conductor.task_status, what text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._check_rewindable(task_id bigint, status conductor.task_status, what text) IS 'Raises QC204 (''task <id> is <status>; only a finished task can be <what>'') unless status is
+finished (not in conductor.unfinished_statuses()): the one rule of rewind and fork. Locks
+nothing.';
+
+
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
@@ -5237,6 +5267,46 @@ once (an object payload under the limit is judged as ''{}'').';
 
 
 --
+-- Name: _steps_from(bigint, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._steps_from(task_id bigint, from_step text) RETURNS TABLE(name text, result jsonb)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_seq bigint;
+begin
+  if _steps_from.from_step is null then
+    raise exception 'invalid step NULL: name a step of task %', _steps_from.task_id using errcode = 'QC130';
+  end if;
+  select s.seq into v_seq from conductor.steps s
+   where s.task_id = _steps_from.task_id and s.name = _steps_from.from_step;
+  if not found then
+    raise exception 'task % has no step %', _steps_from.task_id, conductor._echo(_steps_from.from_step)
+      using errcode = 'QC130',
+            hint = 'conductor.steps lists a task''s steps; the order they were saved in is seq.';
+  end if;
+  return query
+  select s.name, s.result from conductor.steps s
+   where s.task_id = _steps_from.task_id and s.seq >= v_seq
+   order by s.seq;
+end
+$$;
+
+
+ALTER FUNCTION conductor._steps_from(task_id bigint, from_step text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _steps_from(task_id bigint, from_step text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._steps_from(task_id bigint, from_step text) IS 'The steps of task_id saved at or after from_step (by conductor.steps.seq), from_step
+first: what a rewind deletes. Raises QC130 naming the step (conductor._echo) when the task
+has no step from_step (or it is NULL). Reads only; locks nothing.';
+
+
+--
 -- Name: _take_lead(text, text, interval, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -7512,10 +7582,74 @@ Granted to conductor_worker and conductor_admin.';
 
 
 --
+-- Name: fork(bigint, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.fork(task_id bigint, from_step text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_task conductor.tasks;
+  v_from bigint;
+  v_fork bigint;
+begin
+  select t.* into v_task from conductor.tasks t where t.id = fork.task_id for share;
+  if not found then
+    raise exception 'task % does not exist', fork.task_id using errcode = 'QC203';
+  end if;
+  perform conductor._check_rewindable(fork.task_id, v_task.status, 'forked');
+  perform from conductor._steps_from(fork.task_id, fork.from_step) limit 1;  -- QC130 for an unknown step
+  select s.seq into v_from from conductor.steps s where s.task_id = fork.task_id and s.name = fork.from_step;
+
+  v_fork := (conductor._enqueue(array[row(
+               v_task.kind, v_task.payload, v_task.queue, v_task.priority, v_now, v_task.max_attempts,
+               null, v_task.concurrency_key, null, v_task.max_recoveries, v_task.backoff_base,
+               v_task.backoff_factor, v_task.backoff_max, v_task.timeout, v_task.traceparent,
+               v_task.concurrency_limit, null, v_task.expires_in, v_task.rate_key
+             )::conductor._task_spec]))[1];
+  insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
+  select v_fork, s.name, s.result, null, s.saved_at
+    from conductor.steps s
+   where s.task_id = fork.task_id and s.seq < v_from
+   order by s.seq;
+  if found then
+    -- claim looks a task's steps up only when it was started before (tasks.started_at, so a
+    -- first claim costs no lookup): the copy carries steps the source started, so it has
+    -- the source's start
+    update conductor.tasks t set started_at = v_task.started_at where t.id = v_fork;
+  end if;
+  insert into conductor.forks (task_id, source_id, from_step, forked_at)
+  values (v_fork, fork.task_id, fork.from_step, v_now);
+  return v_fork;
+end
+$$;
+
+
+ALTER FUNCTION conductor.fork(task_id bigint, from_step text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION fork(task_id bigint, from_step text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.fork(task_id bigint, from_step text) IS 'Copies a finished task as a new run, due now: the same kind, payload, queue, priority,
+retry and recovery policy, concurrency key and limit, rate key, timeout, expires_in and
+traceparent (not its dedupe_key, nor its parent: the copy is a root), with the steps the
+source saved before from_step (conductor.steps.seq), in their order, so the copy runs from
+from_step on. Records the source in conductor.forks (get_task: forked_from, forked_at_step).
+Returns the new task''s id; a copy that carries steps has the source''s started_at (claim
+hands steps only to a task started before). The source is not changed. Kept spawn steps name the source''s
+children, which the copy reads but does not own. Locks the source''s row FOR SHARE. Raises
+QC203 when the task does not exist, QC130 when it has no step from_step (the message names
+it), QC204 when it is unfinished (queued, running, waiting); then nothing is written.';
+
+
+--
 -- Name: get_task(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.get_task(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone)
+CREATE FUNCTION conductor.get_task(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone, forked_from bigint, forked_at_step text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -7527,8 +7661,10 @@ begin
          t.enqueued_at, t.started_at, t.finished_at,
          coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.number)
                      from conductor.list_attempts(array[t.id]) a), '[]'),
-         t.timeout, t.dedupe_states, t.dedupe_until, t.debounce_until
+         t.timeout, t.dedupe_states, t.dedupe_until, t.debounce_until,
+         f.source_id, f.from_step
     from conductor.tasks t
+    left join conductor.forks f on f.task_id = t.id
    where t.id = get_task.task_id;
   if not found then
     raise exception 'task % does not exist', get_task.task_id using errcode = 'QC203';
@@ -7550,7 +7686,8 @@ claim order, worker, times, outcome, error and traceback) and timeout (how long 
 attempt may run; NULL: no limit). The dedupe options stored (issue 30): dedupe_states (the
 statuses in which it holds its dedupe_key for its period; NULL: only while unfinished),
 dedupe_until (the period''s end; ''infinity'': none) and debounce_until (a debounced task: the
-latest its run_at may move to; NULL: not debounced).
+latest its run_at may move to; NULL: not debounced). forked_from and forked_at_step: the
+task conductor.fork() copied it from and the step it was forked from (NULL: not a fork).
 Raises QC203 when the task does not exist.';
 
 
@@ -8921,6 +9058,167 @@ The one list retry and retry_matching read.';
 
 
 --
+-- Name: rewind(bigint, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.rewind(task_id bigint, from_step text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_task conductor.tasks;
+  v_status conductor.task_status;
+  v_steps text[];
+  v_children bigint[];
+  v_detached bigint[];
+  v_stopped bigint[];
+  v_requeued text[];
+  v_queue text;
+begin
+  -- the status read first without a lock (the refusal named before the step is looked up),
+  -- and again below under the lock, which decides
+  select t.status into v_status from conductor.tasks t where t.id = rewind.task_id;
+  if not found then
+    raise exception 'task % does not exist', rewind.task_id using errcode = 'QC203';
+  end if;
+  perform conductor._check_rewindable(rewind.task_id, v_status, 'rewound');
+  -- the steps to delete, and the children their spawns checkpointed
+  select pg_catalog.array_agg(f.name),
+         pg_catalog.array_agg((f.result->>'task_id')::bigint)
+           filter (where pg_catalog.jsonb_typeof(f.result) = 'object'
+                     and pg_catalog.jsonb_typeof(f.result->'task_id') = 'number')
+    into v_steps, v_children
+    from conductor._steps_from(rewind.task_id, rewind.from_step) f;
+  with recursive tree as (
+    select c.id from conductor.tasks c where c.id = any (v_children) and c.parent_id = rewind.task_id
+    union all
+    select c.id from conductor.tasks c join tree on c.parent_id = tree.id
+  )
+  select pg_catalog.array_agg(tree.id) into v_detached from tree;
+  select r.stopped into v_stopped from conductor.run_recoveries r where r.root_id = rewind.task_id;
+
+  perform from conductor.tasks t
+   where t.id = any (coalesce(v_detached, '{}') || coalesce(v_stopped, '{}') || rewind.task_id)
+   order by t.id desc
+     for update;
+  select t.* into v_task from conductor.tasks t where t.id = rewind.task_id;
+  perform conductor._check_rewindable(rewind.task_id, v_task.status, 'rewound');
+
+  begin
+    update conductor.tasks t
+       set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+           expires_at = v_now + t.expires_in,
+           error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
+           wait_for = null, wait_event = null, wait_until = null, wait_step = null
+     where t.id = rewind.task_id;
+  exception when unique_violation then
+    raise exception 'task % cannot be rewound: another task holds its dedupe_key % (unfinished, or finished in its dedupe_states for the period)',
+      rewind.task_id, conductor._echo(v_task.dedupe_key)
+      using errcode = 'QC205';
+  end;
+
+  -- the rewound spawns' children: cancelled when unfinished (their trees with them), detached
+  if v_detached is not null then
+    perform conductor.cancel(c) from pg_catalog.unnest(v_children) c
+     where c in (select t.id from conductor.tasks t where t.id = any (v_detached) and t.parent_id = rewind.task_id);
+    update conductor.tasks t set parent_id = null
+     where t.id = any (v_children) and t.parent_id = rewind.task_id;
+  end if;
+
+  if v_task.id = v_task.root_id then
+    if v_stopped is not null then
+      begin
+        with requeued as (
+          update conductor.tasks t
+             set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+                 expires_at = v_now + t.expires_in,
+                 error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
+                 wait_for = null, wait_event = null, wait_until = null, wait_step = null
+           where t.id = any (v_stopped) and t.status = 'cancelled'
+             and t.id <> all (coalesce(v_detached, '{}'))
+          returning t.queue
+        )
+        select pg_catalog.array_agg(distinct q.queue) into v_requeued from requeued q;
+      exception when unique_violation then
+        raise exception 'task % cannot be rewound: another unfinished task holds the dedupe_key of a task of its run that its failure cancelled',
+          rewind.task_id
+          using errcode = 'QC205';
+      end;
+    end if;
+    delete from conductor.run_recoveries r where r.root_id = rewind.task_id;
+  end if;
+
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select t.id, t.expires_at from conductor.tasks t
+   where t.id = any (rewind.task_id || coalesce(v_stopped, '{}')) and t.status = 'queued' and t.expires_at is not null
+  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
+
+  delete from conductor.steps s where s.task_id = rewind.task_id and s.name = any (v_steps);
+
+  perform conductor._notify_queue(v_task.queue);
+  foreach v_queue in array coalesce(v_requeued, '{}') loop
+    if v_queue <> v_task.queue then
+      perform conductor._notify_queue(v_queue);
+    end if;
+  end loop;
+  return rewind.task_id;
+end
+$$;
+
+
+ALTER FUNCTION conductor.rewind(task_id bigint, from_step text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION rewind(task_id bigint, from_step text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.rewind(task_id bigint, from_step text) IS 'Puts a finished task (succeeded, failed, cancelled, timed_out, expired or dead) back in its
+queue, due now, with fresh counts as retry does, keeping the steps saved before from_step
+(conductor.steps.seq) and deleting from_step and every later one: the replay runs from
+from_step on. Returns task_id. A rewound spawn step''s child (a child of this task) is
+cancelled with its descendants when unfinished and detached (parent_id NULL, root_id kept):
+the replay spawns a new one. A rewound wait waits again (an event wait finds the same
+event; a sleep sleeps its full duration). A run''s root rewound starts its recoveries afresh
+and queues again the descendants its failure by the recovery limit cancelled (not the
+detached ones). Locks the rewound children''s trees, those descendants and the task (FOR
+UPDATE, descending id, waiting). Raises QC203 when the task does not exist, QC130 when it
+has no step from_step (the message names it), QC204 when it is unfinished (queued, running,
+waiting), QC205 when another task holds its dedupe_key; then nothing changes.';
+
+
+--
+-- Name: run_state(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.run_state(task_id bigint) RETURNS TABLE(state jsonb, set_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  if not exists (select from conductor.tasks t where t.id = run_state.task_id) then
+    raise exception 'task % does not exist', run_state.task_id using errcode = 'QC203';
+  end if;
+  return query
+  select r.state, r.set_at from (select) one
+    left join conductor.run_states r on r.task_id = run_state.task_id;
+end
+$$;
+
+
+ALTER FUNCTION conductor.run_state(task_id bigint) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION run_state(task_id bigint); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.run_state(task_id bigint) IS 'The state the task''s handler last published (conductor.set_run_state) and when: one row,
+both NULL when it published none. Answers whatever the task''s status: running, waiting (no
+worker holds it), finished. Raises QC203 when the task does not exist. Reads only; takes no
+locks.';
+
+
+--
 -- Name: run_timeline(bigint, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9736,6 +10034,51 @@ conductor.rate_key_buckets made full by the first claim that needs it, forgotten
 once full again), and a task without a rate_key is not limited by it. A queue or kind has
 one limit, of one bucket or per key: setting the other kind replaces it (the new buckets
 start full). per_key NULL raises QC106.';
+
+
+--
+-- Name: set_run_state(bigint, jsonb); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) RETURNS timestamp with time zone
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_task conductor.tasks;
+  v_max integer;
+begin
+  select s.max_result_bytes into v_max from conductor.settings s where s.one;
+  if pg_catalog.pg_column_size(set_run_state.state) > v_max then
+    raise exception 'run state: value of % bytes of jsonb is over the limit of % bytes (conductor.settings.max_result_bytes)',
+      pg_catalog.pg_column_size(set_run_state.state), v_max
+      using errcode = 'QC107',
+            detail = 'Nothing was stored; the task still runs.',
+            hint = 'Publish a summary, or a reference to the data.';
+  end if;
+  v_task := conductor._held_task(set_run_state.attempt_id);
+  insert into conductor.run_states as r (task_id, state, set_at, attempt_id)
+  values (v_task.id, set_run_state.state, v_now, set_run_state.attempt_id)
+  on conflict on constraint run_states_pkey do update
+    set state = excluded.state, set_at = excluded.set_at, attempt_id = excluded.attempt_id;
+  return v_now;
+end
+$$;
+
+
+ALTER FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION set_run_state(attempt_id bigint, state jsonb); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) IS 'Publishes state (any JSON; NULL too) as the current state of the task held by attempt_id,
+replacing what it published before; returns the time recorded. conductor.run_state() reads
+it. Fenced like save_step: raises QC201 lease lost, QC202 cancelled, QC203 no such attempt,
+QC208 an attempt of another login''s worker, QC107 for a value larger than
+conductor.settings.max_result_bytes; then nothing is stored. Locks the task''s row (for no
+key update) and its run_states row.';
 
 
 --
@@ -10598,7 +10941,7 @@ Raises QC208 when another login registered worker_id (an admin may wake any).';
 -- Name: watch(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.watch(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone)
+CREATE FUNCTION conductor.watch(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone, forked_from bigint, forked_at_step text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '1s'
@@ -10934,6 +11277,27 @@ ALTER TABLE conductor.exclusive_locks OWNER TO conductor_owner;
 --
 
 COMMENT ON TABLE conductor.exclusive_locks IS 'One row per exclusive() name (key: md5(name)), locked FOR UPDATE by exclusive() for the caller''s transaction. Only the engine''s functions write or lock its rows; rows not locked are forgotten a day after they were made.';
+
+
+--
+-- Name: forks; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.forks (
+    task_id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    from_step text NOT NULL,
+    forked_at timestamp with time zone NOT NULL
+);
+
+
+ALTER TABLE conductor.forks OWNER TO conductor_owner;
+
+--
+-- Name: TABLE forks; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.forks IS 'Tasks copied by conductor.fork(): the source task (which may since have been pruned) and the step the copy was forked from. Deleted with the copy.';
 
 
 --
@@ -11294,6 +11658,27 @@ COMMENT ON TABLE conductor.run_recoveries IS 'Per run (root_id), the lost worker
 
 
 --
+-- Name: run_states; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.run_states (
+    task_id bigint NOT NULL,
+    state jsonb,
+    set_at timestamp with time zone NOT NULL,
+    attempt_id bigint NOT NULL
+);
+
+
+ALTER TABLE conductor.run_states OWNER TO conductor_owner;
+
+--
+-- Name: TABLE run_states; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.run_states IS 'The state a task''s handler last published (conductor.set_run_state): read with conductor.run_state(). Deleted with the task.';
+
+
+--
 -- Name: sample_minutes; Type: TABLE; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11535,6 +11920,7 @@ CREATE TABLE conductor.steps (
     result jsonb,
     attempt_id bigint,
     saved_at timestamp with time zone NOT NULL,
+    seq bigint NOT NULL,
     CONSTRAINT steps_name_valid CHECK (((name <> ''::text) AND (octet_length(name) <= 1000)))
 );
 
@@ -11546,6 +11932,34 @@ ALTER TABLE conductor.steps OWNER TO conductor_owner;
 --
 
 COMMENT ON TABLE conductor.steps IS 'Checkpoints of durable runs: (task_id, step name) -> result. Written by save_step, spawn, suspend and wake-ups.';
+
+
+--
+-- Name: COLUMN steps.seq; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON COLUMN conductor.steps.seq IS 'The order steps were saved in (conductor.step_seq): the steps of a task before step X are those with a smaller seq. Rows from before v0.3.0 are numbered by (saved_at, task_id, name).';
+
+
+--
+-- Name: step_seq; Type: SEQUENCE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE SEQUENCE conductor.step_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+ALTER TABLE conductor.step_seq OWNER TO conductor_owner;
+
+--
+-- Name: step_seq; Type: SEQUENCE OWNED BY; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER SEQUENCE conductor.step_seq OWNED BY conductor.steps.seq;
 
 
 --
@@ -11668,6 +12082,13 @@ ALTER TABLE ONLY conductor.claim_positions ALTER COLUMN seq SET DEFAULT nextval(
 
 
 --
+-- Name: steps seq; Type: DEFAULT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.steps ALTER COLUMN seq SET DEFAULT nextval('conductor.step_seq'::regclass);
+
+
+--
 -- Name: tasks id; Type: DEFAULT; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11728,6 +12149,14 @@ ALTER TABLE ONLY conductor.events
 
 ALTER TABLE ONLY conductor.exclusive_locks
     ADD CONSTRAINT exclusive_locks_pkey PRIMARY KEY (key);
+
+
+--
+-- Name: forks forks_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.forks
+    ADD CONSTRAINT forks_pkey PRIMARY KEY (task_id);
 
 
 --
@@ -11808,6 +12237,14 @@ ALTER TABLE ONLY conductor.result_waiters
 
 ALTER TABLE ONLY conductor.run_recoveries
     ADD CONSTRAINT run_recoveries_pkey PRIMARY KEY (root_id);
+
+
+--
+-- Name: run_states run_states_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.run_states
+    ADD CONSTRAINT run_states_pkey PRIMARY KEY (task_id);
 
 
 --
@@ -12088,6 +12525,22 @@ ALTER TABLE ONLY conductor.attempt_logs
 
 
 --
+-- Name: forks forks_task_id_fkey; Type: FK CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.forks
+    ADD CONSTRAINT forks_task_id_fkey FOREIGN KEY (task_id) REFERENCES conductor.tasks(id) ON DELETE CASCADE;
+
+
+--
+-- Name: run_states run_states_task_id_fkey; Type: FK CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.run_states
+    ADD CONSTRAINT run_states_task_id_fkey FOREIGN KEY (task_id) REFERENCES conductor.tasks(id) ON DELETE CASCADE;
+
+
+--
 -- Name: schedule_fires schedule_fires_schedule_name_fkey; Type: FK CONSTRAINT; Schema: conductor; Owner: conductor_owner
 --
 
@@ -12196,6 +12649,13 @@ REVOKE ALL ON FUNCTION conductor._check_owner(what text, name text, owner text) 
 --
 
 REVOKE ALL ON FUNCTION conductor._check_queue_names(queues text[]) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _check_rewindable(task_id bigint, status conductor.task_status, what text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._check_rewindable(task_id bigint, status conductor.task_status, what text) FROM PUBLIC;
 
 
 --
@@ -12730,6 +13190,13 @@ REVOKE ALL ON FUNCTION conductor._spec_problems(specs conductor._task_spec[]) FR
 
 
 --
+-- Name: FUNCTION _steps_from(task_id bigint, from_step text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._steps_from(task_id bigint, from_step text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _take_lead(name text, holder text, lease interval, session_pid integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13002,6 +13469,15 @@ GRANT ALL ON FUNCTION conductor.foreign_lock_holders(hold interval) TO conductor
 
 
 --
+-- Name: FUNCTION fork(task_id bigint, from_step text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.fork(task_id bigint, from_step text) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.fork(task_id bigint, from_step text) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.fork(task_id bigint, from_step text) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION get_task(task_id bigint); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13242,6 +13718,25 @@ GRANT ALL ON FUNCTION conductor.retryable_statuses() TO conductor_admin;
 
 
 --
+-- Name: FUNCTION rewind(task_id bigint, from_step text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.rewind(task_id bigint, from_step text) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.rewind(task_id bigint, from_step text) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.rewind(task_id bigint, from_step text) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION run_state(task_id bigint); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.run_state(task_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.run_state(task_id bigint) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.run_state(task_id bigint) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.run_state(task_id bigint) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION run_timeline(run_task_id bigint, max_tasks integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13304,6 +13799,15 @@ GRANT ALL ON FUNCTION conductor.set_queue_limit(queue text, max_running integer)
 REVOKE ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean) TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION set_run_state(attempt_id bigint, state jsonb); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) TO conductor_admin;
 
 
 --
@@ -13532,6 +14036,15 @@ GRANT SELECT ON TABLE conductor.exclusive_locks TO conductor_admin;
 
 
 --
+-- Name: TABLE forks; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.forks TO conductor_client;
+GRANT SELECT ON TABLE conductor.forks TO conductor_worker;
+GRANT SELECT ON TABLE conductor.forks TO conductor_admin;
+
+
+--
 -- Name: TABLE kinds; Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13619,6 +14132,15 @@ GRANT SELECT ON TABLE conductor.result_waiters TO conductor_admin;
 GRANT SELECT ON TABLE conductor.run_recoveries TO conductor_client;
 GRANT SELECT ON TABLE conductor.run_recoveries TO conductor_worker;
 GRANT SELECT ON TABLE conductor.run_recoveries TO conductor_admin;
+
+
+--
+-- Name: TABLE run_states; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.run_states TO conductor_client;
+GRANT SELECT ON TABLE conductor.run_states TO conductor_worker;
+GRANT SELECT ON TABLE conductor.run_states TO conductor_admin;
 
 
 --
