@@ -28,7 +28,7 @@ from pyconductor.version import __version__
 logging.getLogger("pyconductor").addHandler(logging.NullHandler())
 
 # (E402) the NullHandler is attached first, before any submodule's import could log
-from pyconductor.client import AttemptInfo, Conductor, TaskInfo  # noqa: E402
+from pyconductor.client import AttemptInfo, Conductor, RunState, TaskInfo  # noqa: E402
 from pyconductor.context import EventTimeout, TaskContext  # noqa: E402
 from pyconductor.errors import (  # noqa: E402
     AlreadyExists,
@@ -56,6 +56,7 @@ from pyconductor.errors import (  # noqa: E402
     TaskCancelled,
     TaskCancelledError,
     TaskExpired,
+    UnknownStep,
 )
 from pyconductor.registry import Task  # noqa: E402
 from pyconductor.scheduler import Scheduler, ScheduleSpec  # noqa: E402
@@ -89,6 +90,7 @@ __all__ = [
     "Reporting",
     "ResultTooLarge",
     "RetryLater",
+    "RunState",
     "ScheduleSpec",
     "Scheduler",
     "Task",
@@ -98,6 +100,7 @@ __all__ = [
     "TaskExpired",
     "TaskInfo",
     "Timings",
+    "UnknownStep",
     "Worker",
     "__version__",
 ]

@@ -40,7 +40,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from pyconductor import bus, calls, queries
-from pyconductor.calls import Call, TaskInfo
+from pyconductor.calls import Call, RunState, TaskInfo
 from pyconductor.dsn import tcp_options
 from pyconductor.errors import InvalidArgument, mapped_errors
 from pyconductor.profile import ConnectionProfile, profile_from
@@ -188,6 +188,18 @@ class AsyncConductor:
 
     async def retry(self, task_id: int, keep_steps: bool = True) -> int:
         return await self._run(calls.retry(task_id, keep_steps))
+
+    async def rewind(self, task_id: int, from_step: str) -> int:
+        """As :meth:`Conductor.rewind <pyconductor.client.Conductor.rewind>`."""
+        return await self._run(calls.rewind(task_id, from_step))
+
+    async def fork(self, task_id: int, from_step: str) -> int:
+        """As :meth:`Conductor.fork <pyconductor.client.Conductor.fork>`."""
+        return await self._run(calls.fork(task_id, from_step))
+
+    async def run_state(self, task_id: int) -> RunState:
+        """As :meth:`Conductor.run_state <pyconductor.client.Conductor.run_state>`."""
+        return await self._run(calls.run_state(task_id))
 
     async def emit_event(self, name: str, payload: Any = None, *, conn: CallerConn | None = None) -> int:
         """Emit event ``name``; returns how many waiting tasks it woke."""

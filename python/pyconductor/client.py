@@ -36,7 +36,7 @@ from psycopg_pool import ConnectionPool
 
 from pyconductor import bus, calls, queries
 from pyconductor.bus import Subscription
-from pyconductor.calls import AttemptInfo, Call, TaskInfo
+from pyconductor.calls import AttemptInfo, Call, RunState, TaskInfo
 from pyconductor.errors import InvalidArgument, mapped_errors
 from pyconductor.link import DirectConnectionNeeded
 from pyconductor.profile import ConnectionProfile, profile_from
@@ -45,7 +45,7 @@ from pyconductor.scheduler import ScheduleSpec
 from pyconductor.singleton import SingletonRunner
 from pyconductor.wire import dumps_json, load_infinite_times
 
-__all__ = ["AttemptInfo", "Conductor", "TaskInfo", "dumps_json"]
+__all__ = ["AttemptInfo", "Conductor", "RunState", "TaskInfo", "dumps_json"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -340,6 +340,26 @@ class Conductor:
         after them) unless ``keep_steps=False``. Raises NotFound, InvalidState,
         DedupeConflict."""
         return self._run(calls.retry(task_id, keep_steps))
+
+    def rewind(self, task_id: int, from_step: str) -> int:
+        """Restart a finished run (succeeded too) from step ``from_step``: the steps
+        saved before it are kept, it and every later one run again; returns the
+        task's id. A rewound spawn's unfinished child is cancelled, and the replay
+        spawns a new one (docs/workflows.md). Raises NotFound, UnknownStep,
+        InvalidState (the run is unfinished), DedupeConflict."""
+        return self._run(calls.rewind(task_id, from_step))
+
+    def fork(self, task_id: int, from_step: str) -> int:
+        """A copy of a finished run, due now, carrying the steps saved before
+        ``from_step``: it runs from that step on; returns the copy's id (its
+        ``get`` names the source in ``forked_from``). The source is not changed.
+        Raises NotFound, UnknownStep, InvalidState."""
+        return self._run(calls.fork(task_id, from_step))
+
+    def run_state(self, task_id: int) -> RunState:
+        """The state the run's handler published last (``ctx.publish_state``) and
+        when, while it runs, waits, or after it ended. Raises NotFound."""
+        return self._run(calls.run_state(task_id))
 
     def emit_event(self, name: str, payload: Any = None, *, conn: CallerConn | None = None) -> int:
         """Emit event ``name`` with ``payload`` (a dict, at most

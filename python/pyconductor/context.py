@@ -19,6 +19,9 @@ and calls ``conductor.save_step`` / ``spawn`` / ``suspend``):
   handler's ``except Exception`` does not swallow it). Woken, the task is queued
   again and its handler runs from the top, skipping the finished steps.
 
+- ``ctx.publish_state(value)``: the run's current state for a client's
+  ``Conductor.run_state`` (``conductor.set_run_state``); not a checkpoint.
+
 Checkpoint names: a base name used more than once in one execution is numbered
 ('charge', 'charge#2', ...), counted as the handler runs, one counter per base
 name shared by step/spawn/wait (spawn uses 'spawn:<kind>', waits 'children',
@@ -211,6 +214,19 @@ class TaskContext:
             self._refused = "lost"
             self.cancel("lost")
             raise
+
+    def publish_state(self, value: Any) -> None:
+        """Publish ``value`` (JSON) as the run's current state, replacing the last
+        one: a client reads it with ``Conductor.run_state(task_id)`` while the run
+        runs, waits or after it ended (``conductor.set_run_state``, fenced by this
+        attempt as a step is). Not a step: a replay publishes again. Raises
+        LeaseLost / TaskCancelled when the task is no longer held, TypeError for
+        a value that is not JSON."""
+        try:
+            body = dumps_json(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"the state of task {self.task_id} is not JSON: {exc}") from exc
+        self._call(queries.SET_RUN_STATE, {"attempt_id": self.attempt_id, "state": body})
 
     def step(self, name: str, fn: Callable[[], T]) -> T:
         """Run ``fn()`` once for the run: the stored result when step ``name``

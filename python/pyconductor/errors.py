@@ -48,6 +48,7 @@ __all__ = [
     "TaskCancelled",
     "TaskCancelledError",
     "TaskExpired",
+    "UnknownStep",
     "error_class",
     "mapped_errors",
     "translate",
@@ -163,6 +164,12 @@ class NotFound(ConductorError):
 @_register("QC204")
 class InvalidState(ConductorError):
     """QC204: the task is in a status that does not allow the operation."""
+
+
+@_register("QC130")
+class UnknownStep(ConductorError):
+    """QC130: the task has no checkpointed step of that name (rewind, fork); the message
+    names it. Nothing changed."""
 
 
 @_register("QC205")

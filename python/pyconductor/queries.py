@@ -46,13 +46,19 @@ def enqueue(names: Iterable[str]) -> str:
 
 
 GET_TASK = "select * from conductor.get_task(task_id => %(task_id)s)"
-TASK_STEPS = "select name, result, saved_at from conductor.steps where task_id = %(task_id)s order by saved_at, name"
+# in the order they were saved (steps.seq): the order rewind and fork read
+TASK_STEPS = "select name, result, saved_at from conductor.steps where task_id = %(task_id)s order by seq"
 TASK_CHILDREN = "select id, status, kind, queue from conductor.tasks where parent_id = %(task_id)s order by id limit %(limit)s"  # fmt: skip
 TASK_CHILDREN_COUNT = "select count(*) as n from conductor.tasks where parent_id = %(task_id)s"
 TASK_LOGS = "select attempt_id, lines, dropped from conductor.attempt_logs where attempt_id = any(%(attempt_ids)s::bigint[])"  # fmt: skip
 CANCEL = "select conductor.cancel(task_id => %(task_id)s)"
 RETRY = "select conductor.retry(task_id => %(task_id)s)"
 RETRY_RUN = "select conductor.retry(task_id => %(task_id)s, keep_steps => %(keep_steps)s) as retry"
+# rewind and fork (docs/workflows.md): the steps saved before from_step are kept, or carried into a copy
+REWIND = "select conductor.rewind(task_id => %(task_id)s, from_step => %(from_step)s) as task_id"
+FORK = "select conductor.fork(task_id => %(task_id)s, from_step => %(from_step)s) as task_id"
+# queries: the state a run's handler published last (ctx.publish_state), and when
+RUN_STATE = "select state, set_at from conductor.run_state(task_id => %(task_id)s)"
 EMIT_EVENT = "select conductor.emit_event(name => %(name)s, payload => %(payload)s::jsonb) as woken"
 LISTEN_DONE = "listen conductor_done"
 # result(): this session waits for the task's end (conductor_done names it), and reads it as get_task does
@@ -92,6 +98,7 @@ REAP_NEXT = "select r.*, extract(epoch from conductor.next_wake() - conductor.no
 SAVE_STEP = (
     "select conductor.save_step(attempt_id => %(attempt_id)s, name => %(name)s, result => %(result)s::jsonb) as result"
 )
+SET_RUN_STATE = "select conductor.set_run_state(attempt_id => %(attempt_id)s, state => %(state)s::jsonb) as set_at"
 SUSPEND = "select * from conductor.suspend(attempt_id => %(attempt_id)s, step => %(step)s, wait_for => %(wait_for)s, event => %(event)s, duration => %(duration)s::interval, timeout => %(timeout)s::interval)"
 # {options}: ", name => %(name)s" for each option given (SPAWN_OPTIONS), so the others take spawn's defaults
 SPAWN = "select conductor.spawn(attempt_id => %(attempt_id)s, step => %(step)s, kind => %(kind)s, payload => %(payload)s::jsonb{options}) as spawn"

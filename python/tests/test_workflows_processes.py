@@ -1,0 +1,129 @@
+"""Rewind, fork and queries (docs/workflows.md) with a real worker process
+(``python -m pyconductor worker --app apps.workflows_app:app``), the real CLI and
+a real PostgreSQL:
+
+- rewind from step 3 of a 5-step run re-runs only steps 3 to 5 (the effects
+  table counts each step body's executions), through ``pyconductor rewind``;
+- a fork from step 4 runs steps 4 and 5 as a new task; the source is untouched;
+- a query answers a run's published state while the run waits for an event.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from helpers import wait_until
+from processes import TESTS, Spawn, spawner
+
+from pyconductor import Conductor
+
+APP = "apps.workflows_app:app"
+SHORT = ("--lease", "2", "--heartbeat", "0.5", "--reap", "0.5", "--poll", "0.2", "--no-scheduler")
+
+
+def q(dsn: str, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+        cur = conn.execute(query, params)
+        return cur.fetchall() if cur.description else []
+
+
+@pytest.fixture
+def dsn(db_dsn: str) -> str:
+    q(db_dsn, "create table effects (task_id bigint not null, step integer not null, pid integer not null,"
+              " at timestamptz not null default clock_timestamp())")  # fmt: skip
+    return db_dsn
+
+
+@pytest.fixture
+def spawn(dsn: str, tmp_path: Path) -> Iterator[Spawn]:
+    with spawner(dsn, tmp_path, APP, *SHORT) as start:
+        yield start
+
+
+@pytest.fixture
+def client(dsn: str) -> Iterator[Conductor]:
+    with Conductor(dsn) as conductor:
+        yield conductor
+
+
+def status(dsn: str, task_id: int) -> str:
+    return str(q(dsn, "select status::text from conductor.tasks where id = %s", (task_id,))[0][0])
+
+
+def executions(dsn: str, task_id: int) -> dict[int, int]:
+    return dict(q(dsn, "select step, count(*)::int from effects where task_id = %s group by step", (task_id,)))
+
+
+def cli(dsn: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CONDUCTOR_DSN": dsn}
+    return subprocess.run([sys.executable, "-m", "pyconductor", *args], env=env, cwd=TESTS,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+
+
+def test_rewind_from_step_3_reruns_only_steps_3_to_5(dsn: str, spawn: Spawn, client: Conductor) -> None:
+    worker = spawn()
+    task_id = client.enqueue("five_effects")
+    wait_until(lambda: status(dsn, task_id) == "succeeded", timeout=30,
+               message=lambda: f"the run finished: {worker.output()[-2000:]}")  # fmt: skip
+    assert executions(dsn, task_id) == {1: 1, 2: 1, 3: 1, 4: 1, 5: 1}
+
+    done = cli(dsn, "rewind", str(task_id), "--from", "s3")
+    assert done.returncode == 0, done.stderr
+    assert f"task {task_id} is queued again from step 's3'" in done.stdout
+    wait_until(lambda: status(dsn, task_id) == "succeeded", timeout=30,
+               message=lambda: f"the rewound run finished: {worker.output()[-2000:]}")  # fmt: skip
+
+    assert executions(dsn, task_id) == {1: 1, 2: 1, 3: 2, 4: 2, 5: 2}
+    assert client.get(task_id).result == [1, 2, 3, 4, 5]
+
+
+def test_rewind_refuses_an_unknown_step_from_the_cli(dsn: str, client: Conductor) -> None:
+    task_id = client.enqueue("five_effects")
+    client.cancel(task_id)
+    done = cli(dsn, "rewind", str(task_id), "--from", "s9")
+    assert done.returncode != 0
+    assert f"task {task_id} has no step 's9'" in done.stderr
+    assert status(dsn, task_id) == "cancelled"
+
+
+def test_fork_runs_a_copy_from_its_step(dsn: str, spawn: Spawn, client: Conductor) -> None:
+    worker = spawn()
+    source = client.enqueue("five_effects")
+    wait_until(lambda: status(dsn, source) == "succeeded", timeout=30,
+               message=lambda: f"the run finished: {worker.output()[-2000:]}")  # fmt: skip
+    before = q(dsn, "select to_jsonb(t) from conductor.tasks t where id = %s", (source,))
+
+    copy = client.fork(source, "s4")
+    wait_until(lambda: status(dsn, copy) == "succeeded", timeout=30,
+               message=lambda: f"the fork finished: {worker.output()[-2000:]}")  # fmt: skip
+
+    assert executions(dsn, copy) == {4: 1, 5: 1}
+    assert executions(dsn, source) == {1: 1, 2: 1, 3: 1, 4: 1, 5: 1}
+    info = client.get(copy)
+    assert (info.forked_from, info.forked_at_step, info.result) == (source, "s4", [1, 2, 3, 4, 5])
+    assert q(dsn, "select to_jsonb(t) from conductor.tasks t where id = %s", (source,)) == before
+
+
+def test_a_query_answers_while_the_run_waits(dsn: str, spawn: Spawn, client: Conductor) -> None:
+    worker = spawn()
+    task_id = client.enqueue("awaits_approval", {"event": f"approve-{os.getpid()}"})
+    wait_until(lambda: status(dsn, task_id) == "waiting", timeout=30,
+               message=lambda: f"the run waits: {worker.output()[-2000:]}")  # fmt: skip
+
+    state = client.run_state(task_id)
+    assert state.state == {"stage": "awaiting approval"}
+    assert state.set_at is not None
+
+    client.emit_event(f"approve-{os.getpid()}", {"by": "ada"})
+    wait_until(lambda: status(dsn, task_id) == "succeeded", timeout=30,
+               message=lambda: f"the run finished: {worker.output()[-2000:]}")  # fmt: skip
+    after = client.run_state(task_id)
+    assert after.state == {"stage": "approved", "by": "ada"}
+    assert after.set_at is not None and after.set_at >= state.set_at
