@@ -152,7 +152,7 @@ DASHBOARD_RUN_TASKS = "select id, parent_id, root_id, queue, kind, status, attem
 # numbered 1..n in claim order per task (number: what a person reads as the attempt's #)
 DASHBOARD_ATTEMPTS = "select * from conductor.list_attempts(task_ids => %(task_ids)s::bigint[])"
 DASHBOARD_HAS_STEPS = "select to_regclass('conductor.steps') is not null as has_steps"
-DASHBOARD_STEPS = "select task_id, name, result, attempt_id, saved_at from conductor.steps where task_id = any(%(task_ids)s::bigint[]) order by task_id, saved_at limit %(limit)s"
+DASHBOARD_STEPS = "select task_id, name, result, attempt_id, saved_at from conductor.steps where task_id = any(%(task_ids)s::bigint[]) order by task_id, seq limit %(limit)s"
 DASHBOARD_WORKERS = "select id, host, pid, queues, concurrency, roles, version, started_at, last_seen_at from conductor.workers order by id limit 200"
 # schedules page: every schedule (list_schedules) with its latest fire, manual ("Run now") or
 # due, by schedule_fires_by_schedule (schedule_name, due_at): a manual fire's due_at is when it was asked
