@@ -866,6 +866,34 @@ COMMENT ON FUNCTION conductor._check_time(value timestamp with time zone, what t
 
 
 --
+-- Name: _check_update_name(text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._check_update_name(name text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  if _check_update_name.name is null or _check_update_name.name = ''
+     or pg_catalog.octet_length(_check_update_name.name) > 200 then
+    raise exception 'invalid update name %: a non-empty name of at most 200 bytes', conductor._echo(_check_update_name.name)
+      using errcode = 'QC131';
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor._check_update_name(name text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _check_update_name(name text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._check_update_name(name text) IS 'Raises QC131 naming the value (conductor._echo) unless name is an update name: non-empty, at
+most 200 bytes. Called by send_update and wait_update before they read anything.';
+
+
+--
 -- Name: _check_wait(text, interval, timestamp with time zone); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -5548,6 +5576,28 @@ index, never the finished history.';
 
 
 --
+-- Name: _update_event(bigint, text, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._update_event(task_id bigint, name text, ordinal integer) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  select 'conductor.update:' || _update_event.task_id || ':' || _update_event.ordinal || ':' || _update_event.name
+$$;
+
+
+ALTER FUNCTION conductor._update_event(task_id bigint, name text, ordinal integer) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _update_event(task_id bigint, name text, ordinal integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._update_event(task_id bigint, name text, ordinal integer) IS 'The name of the event that delivers the ordinal-th update named name to task_id:
+''conductor.update:<task_id>:<ordinal>:<name>''. Never raises.';
+
+
+--
 -- Name: _wait_reasons(text, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone, integer, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -8841,6 +8891,61 @@ lease. Another holder''s or login''s lease is left alone (false).';
 
 
 --
+-- Name: reply_update(bigint, bigint, jsonb); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_task conductor.tasks;
+  v_update conductor.updates;
+  v_max integer;
+begin
+  v_task := conductor._held_task(reply_update.attempt_id);
+  select u.* into v_update from conductor.updates u where u.id = reply_update.update_id for update;
+  if not found then
+    raise exception 'update % does not exist', reply_update.update_id using errcode = 'QC203';
+  end if;
+  if v_update.task_id <> v_task.id then
+    raise exception 'update % was sent to task %, not to task % (attempt %)', v_update.id, v_update.task_id,
+      v_task.id, reply_update.attempt_id
+      using errcode = 'QC218',
+            hint = 'A run replies only to its own updates.';
+  end if;
+  if v_update.replied_at is not null then
+    return v_update.reply;  -- the first reply stays: a replay does not answer twice
+  end if;
+  select s.max_result_bytes into v_max from conductor.settings s where s.one;
+  if pg_catalog.pg_column_size(reply_update.reply) > v_max then
+    raise exception 'reply to update %: value of % bytes of jsonb is over the limit of % bytes (conductor.settings.max_result_bytes)',
+      v_update.id, pg_catalog.pg_column_size(reply_update.reply), v_max
+      using errcode = 'QC107',
+            detail = 'Nothing was stored; the task still runs.';
+  end if;
+  update conductor.updates u set reply = reply_update.reply, replied_at = conductor.now()
+   where u.id = v_update.id;
+  return reply_update.reply;
+end
+$$;
+
+
+ALTER FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION reply_update(attempt_id bigint, update_id bigint, reply jsonb); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) IS 'The run held by attempt_id answers its update update_id with reply (any JSON); returns the
+stored reply: this one, or the first one given (a replay does not answer twice).
+conductor.update_reply() reads it. Locks the task''s row, then the update''s. Raises QC201 lease
+lost, QC202 cancelled, QC203 no such attempt or update, QC208 an attempt of another login''s
+worker, QC218 when the update was sent to another task, QC107 for a reply over
+conductor.settings.max_result_bytes; then nothing is stored.';
+
+
+--
 -- Name: resume_queue(text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9800,6 +9905,75 @@ be left out; none outside the range is returned. Raises QC105 for an unknown sta
 empty kind, queue or dedupe_key, a payload_contains that is not a JSON object, a time that is not finite or outside 0001-01-02 to
 9999-12-30 UTC, an empty time range,
 a before_id under 1, a limit outside 1..1000 or a scan_limit outside 1..1000000. Reads only.';
+
+
+--
+-- Name: send_update(bigint, text, jsonb); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb DEFAULT NULL::jsonb) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET lock_timeout TO '100ms'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_status conductor.task_status;
+  v_ordinal integer;
+  v_id bigint;
+begin
+  perform conductor._check_update_name(send_update.name);
+  if pg_catalog.pg_column_size(send_update.payload) > conductor._max_payload_bytes() then
+    raise exception 'payload too large for update %: % bytes, the limit is % bytes',
+      conductor._echo(send_update.name), pg_catalog.pg_column_size(send_update.payload), conductor._max_payload_bytes()
+      using errcode = 'QC103',
+            hint = 'Send a reference to the data instead.';
+  end if;
+  select t.status into v_status from conductor.tasks t where t.id = send_update.task_id;
+  if not found then
+    raise exception 'task % does not exist', send_update.task_id using errcode = 'QC203';
+  end if;
+  if v_status <> all (conductor.unfinished_statuses()) then
+    raise exception 'task % is %: a finished run takes no updates', send_update.task_id, v_status
+      using errcode = 'QC217',
+            hint = 'Rewind it first (conductor.rewind) to run it again.';
+  end if;
+
+  select coalesce(pg_catalog.max(u.ordinal), 0) + 1 into v_ordinal
+    from conductor.updates u where u.task_id = send_update.task_id and u.name = send_update.name;
+  begin
+    insert into conductor.updates (task_id, name, ordinal, payload, sent_at)
+    values (send_update.task_id, send_update.name, v_ordinal, send_update.payload, v_now)
+    returning id into v_id;
+  exception when unique_violation or lock_not_available then
+    raise exception 'another update % to task % is being sent at the same time', conductor._echo(send_update.name),
+      send_update.task_id
+      using errcode = '40001',
+            detail = 'Nothing was sent.',
+            hint = 'Retry the call.';
+  end;
+  perform conductor.emit_event(conductor._update_event(send_update.task_id, send_update.name, v_ordinal),
+                               pg_catalog.jsonb_build_object('update_id', v_id, 'name', send_update.name,
+                                                             'payload', send_update.payload));
+  return v_id;
+end
+$$;
+
+
+ALTER FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION send_update(task_id bigint, name text, payload jsonb); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) IS 'Sends update name with payload (any JSON; NULL too) to the unfinished task task_id and
+returns the update''s id; conductor.update_reply(id) reads the answer. Updates of one name are
+delivered in the order sent, each to one wait (wait_update) of the run: a run waiting for
+name is woken with it now (or by reap() when the two overlapped), a later wait takes it at
+once. Locks no task row; waits at most 100 ms for another sender of the same name to the same
+task, then raises 40001 (retry; nothing was sent). Raises QC131 for a name empty or over 200
+bytes, QC103 for a payload over conductor.settings.max_payload_bytes, QC203 when the task does
+not exist, QC217 when it is finished; then nothing is sent.';
 
 
 --
@@ -10790,6 +10964,34 @@ notifies a waiter removes its interest itself.';
 
 
 --
+-- Name: update_reply(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.update_reply(update_id bigint) RETURNS TABLE(task_id bigint, name text, reply jsonb, replied_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  return query
+  select u.task_id, u.name, u.reply, u.replied_at from conductor.updates u where u.id = update_reply.update_id;
+  if not found then
+    raise exception 'update % does not exist', update_reply.update_id using errcode = 'QC203';
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor.update_reply(update_id bigint) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION update_reply(update_id bigint); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.update_reply(update_id bigint) IS 'The update update_id: its task, its name, and the run''s reply with the time it was given
+(both NULL until the run replied). Reads only. Raises QC203 when the update does not exist.';
+
+
+--
 -- Name: update_schedule(text, text, text, jsonb, text, text, integer, integer, text, boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10856,6 +11058,54 @@ ALTER FUNCTION conductor.version() OWNER TO conductor_owner;
 --
 
 COMMENT ON FUNCTION conductor.version() IS 'The release of the deployed schema (semantic version). A driver compares it with the release it was built for and refuses to start against another, naming the upgrade command.';
+
+
+--
+-- Name: wait_update(bigint, text, text, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval DEFAULT NULL::interval) RETURNS TABLE(state text, result jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_task conductor.tasks;
+  v_taken integer;
+begin
+  perform conductor._check_update_name(wait_update.name);
+  perform conductor._check_step_name(wait_update.step);
+  v_task := conductor._held_task(wait_update.attempt_id);
+  -- this is the run's n-th wait for name: the updates its checkpoints hold so far, + 1
+  select pg_catalog.count(*)::integer into v_taken
+    from conductor.steps s
+   where s.task_id = v_task.id and s.name <> wait_update.step
+     and (s.result->'payload') is not null  -- delivered; a timed-out wait took none
+     and s.result->>'event' in (select conductor._update_event(v_task.id, u.name, u.ordinal)
+                                  from conductor.updates u
+                                 where u.task_id = v_task.id and u.name = wait_update.name);
+  return query
+  select s.state, s.result
+    from conductor.suspend(wait_update.attempt_id, wait_update.step, 'event',
+                           conductor._update_event(v_task.id, wait_update.name, v_taken + 1),
+                           null, wait_update.timeout) s;
+end
+$$;
+
+
+ALTER FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION wait_update(attempt_id bigint, step text, name text, timeout interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval) IS 'The run held by attempt_id waits for its next update named name; step names the wait''s
+checkpoint. Returns state ''ready'' with {"event", "payload": {"update_id", "name", "payload"}}
+when that update was sent already (or the step is checkpointed: a replay gets the same
+update); otherwise parks the task as suspend does (''waiting'': the handler stops and runs
+again when the update comes). timeout (default none): then the checkpoint is
+{"event", "timed_out": true} and the update, when it comes, waits for the next wait. Locks
+the task''s row (as suspend). Raises as suspend (QC201/QC202/QC203, QC106 for a bad step or
+timeout), and QC131 for an update name empty or over 200 bytes.';
 
 
 --
@@ -12023,6 +12273,45 @@ ALTER SEQUENCE conductor.tasks_id_seq OWNED BY conductor.tasks.id;
 
 
 --
+-- Name: updates; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.updates (
+    id bigint NOT NULL,
+    task_id bigint NOT NULL,
+    name text NOT NULL,
+    ordinal integer NOT NULL,
+    payload jsonb,
+    sent_at timestamp with time zone NOT NULL,
+    reply jsonb,
+    replied_at timestamp with time zone
+);
+
+
+ALTER TABLE conductor.updates OWNER TO conductor_owner;
+
+--
+-- Name: TABLE updates; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.updates IS 'Updates sent to runs (conductor.send_update): the n-th update of a name to a task (ordinal), its payload and, once the run replied (conductor.reply_update), the reply. Deleted with the task.';
+
+
+--
+-- Name: updates_id_seq; Type: SEQUENCE; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE conductor.updates ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME conductor.updates_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: workers; Type: TABLE; Schema: conductor; Owner: conductor_owner
 --
 
@@ -12320,6 +12609,22 @@ ALTER TABLE ONLY conductor.tasks
 
 
 --
+-- Name: updates updates_nth_of_name; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.updates
+    ADD CONSTRAINT updates_nth_of_name UNIQUE (task_id, name, ordinal);
+
+
+--
+-- Name: updates updates_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.updates
+    ADD CONSTRAINT updates_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: workers workers_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
 --
 
@@ -12557,6 +12862,14 @@ ALTER TABLE ONLY conductor.sleepers
 
 
 --
+-- Name: updates updates_task_id_fkey; Type: FK CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.updates
+    ADD CONSTRAINT updates_task_id_fkey FOREIGN KEY (task_id) REFERENCES conductor.tasks(id) ON DELETE CASCADE;
+
+
+--
 -- Name: SCHEMA conductor; Type: ACL; Schema: -; Owner: conductor_owner
 --
 
@@ -12693,6 +13006,13 @@ REVOKE ALL ON FUNCTION conductor._check_step_name(name text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION conductor._check_time(value timestamp with time zone, what text, detail text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _check_update_name(name text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._check_update_name(name text) FROM PUBLIC;
 
 
 --
@@ -13239,6 +13559,13 @@ REVOKE ALL ON FUNCTION conductor._unserved(live_since timestamp with time zone) 
 
 
 --
+-- Name: FUNCTION _update_event(task_id bigint, name text, ordinal integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._update_event(task_id bigint, name text, ordinal integer) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13683,6 +14010,15 @@ GRANT ALL ON FUNCTION conductor.release_lead(name text, holder text) TO conducto
 
 
 --
+-- Name: FUNCTION reply_update(attempt_id bigint, update_id bigint, reply jsonb); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION resume_queue(queue text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13781,6 +14117,16 @@ REVOKE ALL ON FUNCTION conductor.search_tasks(kind text, queue text, status text
 GRANT ALL ON FUNCTION conductor.search_tasks(kind text, queue text, status text, dedupe_key text, payload_contains jsonb, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, before_id bigint, "limit" integer, scan_limit integer) TO conductor_client;
 GRANT ALL ON FUNCTION conductor.search_tasks(kind text, queue text, status text, dedupe_key text, payload_contains jsonb, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, before_id bigint, "limit" integer, scan_limit integer) TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.search_tasks(kind text, queue text, status text, dedupe_key text, payload_contains jsonb, enqueued_after timestamp with time zone, enqueued_before timestamp with time zone, finished_after timestamp with time zone, finished_before timestamp with time zone, before_id bigint, "limit" integer, scan_limit integer) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION send_update(task_id bigint, name text, payload jsonb); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) TO conductor_admin;
 
 
 --
@@ -13925,6 +14271,16 @@ GRANT ALL ON FUNCTION conductor.unwatch(task_id bigint) TO conductor_admin;
 
 
 --
+-- Name: FUNCTION update_reply(update_id bigint); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.update_reply(update_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.update_reply(update_id bigint) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.update_reply(update_id bigint) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.update_reply(update_id bigint) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION update_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, catch_up text, enabled boolean); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13940,6 +14296,15 @@ REVOKE ALL ON FUNCTION conductor.version() FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.version() TO conductor_client;
 GRANT ALL ON FUNCTION conductor.version() TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.version() TO conductor_admin;
+
+
+--
+-- Name: FUNCTION wait_update(attempt_id bigint, step text, name text, timeout interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval) TO conductor_admin;
 
 
 --
@@ -14213,6 +14578,15 @@ GRANT SELECT ON TABLE conductor.subscriptions TO conductor_admin;
 GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_client;
 GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_worker;
 GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_admin;
+
+
+--
+-- Name: TABLE updates; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.updates TO conductor_client;
+GRANT SELECT ON TABLE conductor.updates TO conductor_worker;
+GRANT SELECT ON TABLE conductor.updates TO conductor_admin;
 
 
 --
