@@ -28,8 +28,8 @@ from pyconductor.version import __version__
 logging.getLogger("pyconductor").addHandler(logging.NullHandler())
 
 # (E402) the NullHandler is attached first, before any submodule's import could log
-from pyconductor.client import AttemptInfo, Conductor, RunState, TaskInfo  # noqa: E402
-from pyconductor.context import EventTimeout, TaskContext  # noqa: E402
+from pyconductor.client import AttemptInfo, Conductor, RunState, TaskInfo, UpdateReply  # noqa: E402
+from pyconductor.context import EventTimeout, TaskContext, Update  # noqa: E402
 from pyconductor.errors import (  # noqa: E402
     AlreadyExists,
     ConductorError,
@@ -44,15 +44,18 @@ from pyconductor.errors import (  # noqa: E402
     InvalidState,
     InvalidStatus,
     InvalidTimezone,
+    InvalidUpdateName,
     LeaseLost,
     MatchesMoreThanExpected,
     NoRetry,
     NotFound,
     NotOwner,
+    NotThisRunsUpdate,
     OperatorSchedule,
     PayloadTooLarge,
     ResultTooLarge,
     RetryLater,
+    RunFinished,
     TaskCancelled,
     TaskCancelledError,
     TaskExpired,
@@ -80,16 +83,19 @@ __all__ = [
     "InvalidState",
     "InvalidStatus",
     "InvalidTimezone",
+    "InvalidUpdateName",
     "LeaseLost",
     "MatchesMoreThanExpected",
     "NoRetry",
     "NotFound",
     "NotOwner",
+    "NotThisRunsUpdate",
     "OperatorSchedule",
     "PayloadTooLarge",
     "Reporting",
     "ResultTooLarge",
     "RetryLater",
+    "RunFinished",
     "RunState",
     "ScheduleSpec",
     "Scheduler",
@@ -101,6 +107,8 @@ __all__ = [
     "TaskInfo",
     "Timings",
     "UnknownStep",
+    "Update",
+    "UpdateReply",
     "Worker",
     "__version__",
 ]

@@ -30,9 +30,9 @@ from pyconductor.registry import INTERVAL_OPTIONS, KIND_OPTIONS, Registry
 from pyconductor.wire import dumps_json, interval_text, load_infinite_times, timestamp_text
 
 __all__ = [
-    "DEDUPE_OPTIONS", "SPEC_KEYS", "AttemptInfo", "Call", "RunState", "TaskInfo", "cancel", "dict_cursor", "emit_event",
-    "enqueue", "enqueue_many", "fork", "get_task", "is_idle", "names_task", "retry", "rewind", "run_state", "task_spec",
-    "unwatch", "watch",
+    "DEDUPE_OPTIONS", "REPLY_POLL", "SPEC_KEYS", "AttemptInfo", "Call", "RunState", "TaskInfo", "UpdateReply", "cancel",
+    "dict_cursor", "emit_event", "enqueue", "enqueue_many", "fork", "get_task", "is_idle", "names_task", "retry",
+    "rewind", "run_state", "send_update", "task_spec", "unwatch", "update_reply", "watch",
 ]  # fmt: skip
 
 T = TypeVar("T")
@@ -136,6 +136,27 @@ class RunState:
 
     state: Any
     set_at: datetime | None
+
+
+@dataclass(frozen=True)
+class UpdateReply:
+    """An update sent to a run (``conductor.update_reply``): its id, task and name,
+    and the run's reply with when it was given (both None until it replied)."""
+
+    update_id: int
+    task_id: int
+    name: str
+    reply: Any
+    replied_at: datetime | None
+
+    @property
+    def answered(self) -> bool:
+        """Whether the run replied."""
+        return self.replied_at is not None
+
+
+# how a client waits for a reply: polls update_reply, 50 ms first, doubling to 1 s
+REPLY_POLL = (0.05, 1.0)
 
 
 @dataclass(frozen=True)
@@ -260,6 +281,23 @@ def fork(task_id: int, from_step: str) -> Call[int]:
 def run_state(task_id: int) -> Call[RunState]:
     """``conductor.run_state``; decodes to a :class:`RunState`."""
     return Call(queries.RUN_STATE, {"task_id": task_id}, lambda rows: RunState(rows[0]["state"], rows[0]["set_at"]))
+
+
+def send_update(task_id: int, name: str, payload: Any = None) -> Call[int]:
+    """``conductor.send_update``; decodes to the update's id."""
+    body = _json(payload, f"the payload of update {name!r}")
+    params = {"task_id": task_id, "name": name, "payload": body}
+    return Call(queries.SEND_UPDATE, params, lambda rows: int(rows[0]["update_id"]))
+
+
+def update_reply(update_id: int) -> Call[UpdateReply]:
+    """``conductor.update_reply``; decodes to an :class:`UpdateReply`."""
+
+    def decode(rows: Rows) -> UpdateReply:
+        row = rows[0]
+        return UpdateReply(update_id, int(row["task_id"]), row["name"], row["reply"], row["replied_at"])
+
+    return Call(queries.UPDATE_REPLY, {"update_id": update_id}, decode)
 
 
 def emit_event(name: str, payload: Any = None) -> Call[int]:

@@ -59,6 +59,11 @@ REWIND = "select conductor.rewind(task_id => %(task_id)s, from_step => %(from_st
 FORK = "select conductor.fork(task_id => %(task_id)s, from_step => %(from_step)s) as task_id"
 # queries: the state a run's handler published last (ctx.publish_state), and when
 RUN_STATE = "select state, set_at from conductor.run_state(task_id => %(task_id)s)"
+# updates with a reply (docs/workflows.md): send one to a run, read the run's answer
+SEND_UPDATE = (
+    "select conductor.send_update(task_id => %(task_id)s, name => %(name)s, payload => %(payload)s::jsonb) as update_id"
+)
+UPDATE_REPLY = "select task_id, name, reply, replied_at from conductor.update_reply(update_id => %(update_id)s)"
 EMIT_EVENT = "select conductor.emit_event(name => %(name)s, payload => %(payload)s::jsonb) as woken"
 LISTEN_DONE = "listen conductor_done"
 # result(): this session waits for the task's end (conductor_done names it), and reads it as get_task does
@@ -99,6 +104,10 @@ SAVE_STEP = (
     "select conductor.save_step(attempt_id => %(attempt_id)s, name => %(name)s, result => %(result)s::jsonb) as result"
 )
 SET_RUN_STATE = "select conductor.set_run_state(attempt_id => %(attempt_id)s, state => %(state)s::jsonb) as set_at"
+WAIT_UPDATE = (
+    "select state, result from conductor.wait_update(attempt_id => %(attempt_id)s, step => %(step)s, name => %(name)s)"
+)
+REPLY_UPDATE = "select conductor.reply_update(attempt_id => %(attempt_id)s, update_id => %(update_id)s, reply => %(reply)s::jsonb) as reply"
 SUSPEND = "select * from conductor.suspend(attempt_id => %(attempt_id)s, step => %(step)s, wait_for => %(wait_for)s, event => %(event)s, duration => %(duration)s::interval, timeout => %(timeout)s::interval)"
 # {options}: ", name => %(name)s" for each option given (SPAWN_OPTIONS), so the others take spawn's defaults
 SPAWN = "select conductor.spawn(attempt_id => %(attempt_id)s, step => %(step)s, kind => %(kind)s, payload => %(payload)s::jsonb{options}) as spawn"

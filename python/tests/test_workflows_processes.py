@@ -5,7 +5,9 @@ a real PostgreSQL:
 - rewind from step 3 of a 5-step run re-runs only steps 3 to 5 (the effects
   table counts each step body's executions), through ``pyconductor rewind``;
 - a fork from step 4 runs steps 4 and 5 as a new task; the source is untouched;
-- a query answers a run's published state while the run waits for an event.
+- a query answers a run's published state while the run waits for an event;
+- an update's round trip: the waiting run is woken with it and replies, the
+  sender waits for the reply.
 """
 
 from __future__ import annotations
@@ -127,3 +129,18 @@ def test_a_query_answers_while_the_run_waits(dsn: str, spawn: Spawn, client: Con
     after = client.run_state(task_id)
     assert after.state == {"stage": "approved", "by": "ada"}
     assert after.set_at is not None and after.set_at >= state.set_at
+
+
+def test_an_update_round_trip(dsn: str, spawn: Spawn, client: Conductor) -> None:
+    worker = spawn()
+    task_id = client.enqueue("answers")
+    wait_until(lambda: status(dsn, task_id) == "waiting", timeout=30,
+               message=lambda: f"the run waits for its update: {worker.output()[-2000:]}")  # fmt: skip
+
+    answered = client.send_update(task_id, "ask", 21, wait=30)
+    assert (answered.task_id, answered.name, answered.reply) == (task_id, "ask", {"answer": 42})
+    assert answered.answered
+    wait_until(lambda: status(dsn, task_id) == "succeeded", timeout=30,
+               message=lambda: f"the run finished: {worker.output()[-2000:]}")  # fmt: skip
+    assert client.get(task_id).result == {"answer": 42}
+    assert client.update_reply(answered.update_id) == answered

@@ -9,6 +9,8 @@ before the handler goes on.
 Kinds:
   five_effects {}               five ctx.step calls 's1'..'s5'; each body records
                                 itself in effects; returns the steps' numbers
+  answers {}                    waits for update 'ask', replies {"answer": payload * 2},
+                                returns what it replied
   awaits_approval {"event": e}  publishes {"stage": "awaiting approval"}, waits for
                                 event e, publishes {"stage": "approved", "by": ...}
                                 and returns the event's payload
@@ -50,3 +52,9 @@ def awaits_approval(payload: dict[str, Any], ctx: TaskContext) -> Any:
     approval = ctx.wait_for_event(payload["event"])
     ctx.publish_state({"stage": "approved", "by": approval.get("by")})
     return approval
+
+
+@app.task("answers")
+def answers(payload: dict[str, Any], ctx: TaskContext) -> Any:
+    update = ctx.wait_for_update("ask")
+    return ctx.reply(update, {"answer": update.payload * 2})

@@ -15,6 +15,7 @@ EXPECTED = {
     "QC203": "NotFound", "QC204": "InvalidState", "QC205": "DedupeConflict", "QC206": "AlreadyExists", "QC209": "EmptyFilter",
     "QC210": "MatchesMoreThanExpected", "QC301": "InvalidCron",
     "QC302": "InvalidTimezone",
+    "QC130": "UnknownStep", "QC131": "InvalidUpdateName", "QC217": "RunFinished", "QC218": "NotThisRunsUpdate",
 }  # fmt: skip
 
 
