@@ -2620,6 +2620,11 @@ begin
 
   delete from conductor.steps s where s.task_id = any (_delete_tasks.ids);
 
+  -- what issue 31 keeps beside a run: its source if a fork, its published state, its updates
+  delete from conductor.forks f where f.task_id = any (_delete_tasks.ids);
+  delete from conductor.run_states r where r.task_id = any (_delete_tasks.ids);
+  delete from conductor.updates u where u.task_id = any (_delete_tasks.ids);
+
   -- a fire behind next_due_at can never fire again, and a manual fire never
   -- holds a due time: both go; any other keeps its row (the unique key)
   delete from conductor.schedule_fires f
@@ -2641,8 +2646,8 @@ ALTER FUNCTION conductor._delete_tasks(ids bigint[]) OWNER TO conductor_owner;
 -- Name: FUNCTION _delete_tasks(ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._delete_tasks(ids bigint[]) IS 'Deletes the tasks ids with their attempts (and so their log lines), their steps and the
-schedule fires that enqueued them (a fire not yet behind its schedule''s next_due_at keeps
+COMMENT ON FUNCTION conductor._delete_tasks(ids bigint[]) IS 'Deletes the tasks ids with their attempts (and so their log lines), their steps, their
+conductor.forks, run_states and updates rows, and the schedule fires that enqueued them (a fire not yet behind its schedule''s next_due_at keeps
 its row, task_id NULL). The caller holds the task rows (FOR UPDATE) and makes sure runs go
 whole. Used by prune and apply_retention.';
 
@@ -12830,22 +12835,6 @@ ALTER TABLE ONLY conductor.attempt_logs
 
 
 --
--- Name: forks forks_task_id_fkey; Type: FK CONSTRAINT; Schema: conductor; Owner: conductor_owner
---
-
-ALTER TABLE ONLY conductor.forks
-    ADD CONSTRAINT forks_task_id_fkey FOREIGN KEY (task_id) REFERENCES conductor.tasks(id) ON DELETE CASCADE;
-
-
---
--- Name: run_states run_states_task_id_fkey; Type: FK CONSTRAINT; Schema: conductor; Owner: conductor_owner
---
-
-ALTER TABLE ONLY conductor.run_states
-    ADD CONSTRAINT run_states_task_id_fkey FOREIGN KEY (task_id) REFERENCES conductor.tasks(id) ON DELETE CASCADE;
-
-
---
 -- Name: schedule_fires schedule_fires_schedule_name_fkey; Type: FK CONSTRAINT; Schema: conductor; Owner: conductor_owner
 --
 
@@ -12859,14 +12848,6 @@ ALTER TABLE ONLY conductor.schedule_fires
 
 ALTER TABLE ONLY conductor.sleepers
     ADD CONSTRAINT sleepers_worker_id_fkey FOREIGN KEY (worker_id) REFERENCES conductor.workers(id) ON DELETE CASCADE;
-
-
---
--- Name: updates updates_task_id_fkey; Type: FK CONSTRAINT; Schema: conductor; Owner: conductor_owner
---
-
-ALTER TABLE ONLY conductor.updates
-    ADD CONSTRAINT updates_task_id_fkey FOREIGN KEY (task_id) REFERENCES conductor.tasks(id) ON DELETE CASCADE;
 
 
 --

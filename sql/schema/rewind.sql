@@ -11,7 +11,8 @@
 --                         order its steps were saved, ties (same instant) by name.
 --   conductor.forks       one row per task that conductor.fork() copied from another:
 --                         its source and the step it was forked from (get_task shows
---                         them); deleted with the task (prune)
+--                         them); deleted with the task (prune's _delete_tasks; no
+--                         foreign key: its triggers would run at every update of a task)
 --
 -- Writers of steps (save_step, spawn, suspend, the wake-ups) take seq from its
 -- default; nothing on the hot path reads it.
@@ -38,7 +39,7 @@ comment on column conductor.steps.seq is
   'smaller seq. Rows from before v0.3.0 are numbered by (saved_at, task_id, name).';
 
 create table conductor.forks (
-  task_id   bigint primary key references conductor.tasks (id) on delete cascade,
+  task_id   bigint primary key,
   source_id bigint not null,
   from_step text not null,
   forked_at timestamptz not null

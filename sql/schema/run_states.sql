@@ -6,12 +6,14 @@
 --
 --   conductor.run_states   one row per task that published: the value, when and by
 --                          which attempt; the latest write wins; deleted with the task
+--                          (prune's _delete_tasks; no foreign key: its triggers would
+--                          run at every update of a task, the hot path)
 
 begin;
 set local role conductor_owner;
 
 create table conductor.run_states (
-  task_id    bigint primary key references conductor.tasks (id) on delete cascade,
+  task_id    bigint primary key,
   state      jsonb,
   set_at     timestamptz not null,
   attempt_id bigint not null

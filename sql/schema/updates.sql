@@ -10,14 +10,15 @@
 --                       reply once given (the first reply wins). Its delivery is an
 --                       event named conductor._update_event(id) (functions/updates),
 --                       so it wakes its waiter through the events' machinery.
---                       Deleted with the task.
+--                       Deleted with the task (prune's _delete_tasks; no foreign key:
+--                       its triggers would run at every update of a task, the hot path).
 
 begin;
 set local role conductor_owner;
 
 create table conductor.updates (
   id         bigint generated always as identity primary key,
-  task_id    bigint not null references conductor.tasks (id) on delete cascade,
+  task_id    bigint not null,
   name       text not null,
   ordinal    integer not null,
   payload    jsonb,
