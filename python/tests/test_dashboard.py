@@ -1071,5 +1071,6 @@ def test_rewind_and_fork_from_the_run_page_after_a_confirmation(app: Conductor, 
     copy = int(re.match(r"/runs/(\d+)\?", forked.headers["location"]).group(1))  # type: ignore[union-attr]
     info = app.get(copy)
     assert (info.forked_from, info.forked_at_step, info.status) == (source, "b", "queued")
+    assert f"<td id=forked-from><a href='/runs/{source}'>{source}</a> at step b" in client.get(f"/runs/{copy}").text
     unknown = client.post(f"/runs/{source}/fork", data={"csrf": token, "step": "zz"}, follow_redirects=True)
     assert f"has no step &#x27;zz&#x27;" in unknown.text or "has no step 'zz'" in unknown.text

@@ -576,6 +576,12 @@ def run(request: Request, view: RunView, notice: str) -> str:
             else ""
         )
         + (f"<tr><th>run (root)<td><a href='/runs/{root_id}'>{root_id}</a>" if root_id != task_id else "")
+        + (
+            f"<tr><th>forked from<td id=forked-from><a href='/runs/{int(task['forked_from'])}'>"
+            f"{int(task['forked_from'])}</a> at step {h(task['forked_at_step'])}"
+            if task.get("forked_from") is not None
+            else ""
+        )
         + (f"<tr><th>dedupe key<td>{h(task['dedupe_key'])}{_dedupe_options(task)}" if task["dedupe_key"] else "")
         + (f"<tr><th>concurrency key<td>{h(task['concurrency_key'])}" if task["concurrency_key"] else "")
         + (f"<tr><th>error<td class=err id=task-error>{h(task['error'])}" if task["error"] else "")
