@@ -28,7 +28,7 @@ and calls ``conductor.save_step`` / ``spawn`` / ``suspend``):
 Checkpoint names: a base name used more than once in one execution is numbered
 ('charge', 'charge#2', ...), counted as the handler runs, one counter per base
 name shared by step/spawn/wait (spawn uses 'spawn:<kind>', waits 'children',
-'event:<name>', 'sleep'). A replay therefore asks for the same names in the
+'event:<name>', 'update:<name>', 'sleep'). A replay therefore asks for the same names in the
 same order: keep the calls deterministic (no step inside a branch on the clock
 or on randomness that is not itself a step's result).
 

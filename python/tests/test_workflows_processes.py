@@ -7,7 +7,9 @@ a real PostgreSQL:
 - a fork from step 4 runs steps 4 and 5 as a new task; the source is untouched;
 - a query answers a run's published state while the run waits for an event;
 - an update's round trip: the waiting run is woken with it and replies, the
-  sender waits for the reply.
+  sender waits for the reply;
+- the same from a real Node worker process (workers/node): its published state
+  and its answer to an update.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import Any
 import psycopg
 import pytest
 from helpers import wait_until
-from processes import TESTS, Spawn, spawner
+from lifecycle.runner import NODE_DIR, node_problem
+from processes import TESTS, ChildProcess, Spawn, spawner
 
 from pyconductor import Conductor
 
@@ -144,3 +147,44 @@ def test_an_update_round_trip(dsn: str, spawn: Spawn, client: Conductor) -> None
                message=lambda: f"the run finished: {worker.output()[-2000:]}")  # fmt: skip
     assert client.get(task_id).result == {"answer": 42}
     assert client.update_reply(answered.update_id) == answered
+
+
+NODE_HANDLERS = r"""
+'use strict';
+module.exports = {
+  // publishes, waits for update 'ask', replies with twice its payload, publishes again
+  async node_answers(payload, ctx) {
+    await ctx.publishState({ stage: 'waiting for a question' });
+    const update = await ctx.waitForUpdate('ask');
+    const reply = await ctx.reply(update, { answer: update.payload * 2, by: 'node' });
+    await ctx.publishState({ stage: 'answered' });
+    return reply;
+  },
+};
+"""
+
+
+def test_the_node_worker_publishes_its_state_and_answers_an_update(dsn: str, client: Conductor, tmp_path: Path) -> None:
+    """The same SQL from another language: a real Node worker process (workers/node)
+    publishes its run's state, is woken with an update and answers it."""
+    if problem := node_problem():
+        pytest.fail(f"the Node worker cannot run: {problem}")
+    handlers = tmp_path / "handlers.js"
+    handlers.write_text(NODE_HANDLERS)
+    env = {**os.environ, "CONDUCTOR_DSN": dsn}
+    command = ["node", str(NODE_DIR / "main.js"), "--handlers", str(handlers), "--queues", "node-wf",
+               "--lease", "5", "--heartbeat", "1", "--reap", "0.5", "--poll", "0.5"]  # fmt: skip
+    worker = ChildProcess(command, env=env, cwd=tmp_path, log=tmp_path / "node.log")
+    try:
+        task_id = client.enqueue("node_answers", queue="node-wf")
+        wait_until(lambda: status(dsn, task_id) == "waiting", timeout=30,
+                   message=lambda: f"the Node run waits: {worker.output()[-2000:]}")  # fmt: skip
+        assert client.run_state(task_id).state == {"stage": "waiting for a question"}
+
+        answered = client.send_update(task_id, "ask", 21, wait=30)
+        assert answered.reply == {"answer": 42, "by": "node"}
+        wait_until(lambda: status(dsn, task_id) == "succeeded", timeout=30,
+                   message=lambda: f"the Node run finished: {worker.output()[-2000:]}")  # fmt: skip
+        assert client.run_state(task_id).state == {"stage": "answered"}
+    finally:
+        worker.close()
