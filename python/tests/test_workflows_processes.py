@@ -14,6 +14,7 @@ a real PostgreSQL:
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from lifecycle.runner import NODE_DIR, node_problem
 from processes import TESTS, ChildProcess, Spawn, spawner
 
 from pyconductor import Conductor
+from pyconductor.aio import AsyncConductor
 
 APP = "apps.workflows_app:app"
 SHORT = ("--lease", "2", "--heartbeat", "0.5", "--reap", "0.5", "--poll", "0.2", "--no-scheduler")
@@ -188,3 +190,38 @@ def test_the_node_worker_publishes_its_state_and_answers_an_update(dsn: str, cli
         assert client.run_state(task_id).state == {"stage": "answered"}
     finally:
         worker.close()
+
+
+def test_the_async_client_rewinds_forks_queries_and_sends(dsn: str) -> None:
+    """AsyncConductor's twins of rewind, fork, run_state, send_update and update_reply,
+    on a run whose worker's part is played in SQL."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        task = conn.execute("select conductor.enqueue('k', '{}', 'aio-wf')").fetchone()[0]  # type: ignore[index]
+        attempt = conn.execute("select attempt_id from conductor.claim('w', array['aio-wf'])").fetchone()[0]  # type: ignore[index]
+        for name in ("s1", "s2"):
+            conn.execute("select conductor.save_step(%s, %s, '1')", (attempt, name))
+        conn.execute("select conductor.set_run_state(%s, '{\"stage\": 2}')", (attempt,))
+
+    async def main() -> tuple[Any, ...]:
+        async with AsyncConductor(dsn) as aapp:
+            state = await aapp.run_state(task)
+            sent = await aapp.send_update(task, "ask", {"q": 1})
+            unanswered = await aapp.update_reply(sent.update_id)
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute("select conductor.reply_update(%s, %s, '\"yes\"')", (attempt, sent.update_id))
+            answered = await aapp.send_update(task, "ask", {"q": 2})
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute("select conductor.complete(%s, '{}')", (attempt,))
+            copy = await aapp.fork(task, "s2")
+            rewound = await aapp.rewind(task, "s2")
+            return state, unanswered, await aapp.update_reply(sent.update_id), answered, copy, rewound
+
+    state, unanswered, replied, answered, copy, rewound = asyncio.run(main())
+    assert state.state == {"stage": 2}
+    assert not unanswered.answered and replied.reply == "yes" and replied.answered
+    assert not answered.answered and answered.name == "ask"
+    assert rewound == task and copy != task
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        steps = conn.execute("select task_id, array_agg(name order by seq) from conductor.steps"
+                             " where task_id in (%s, %s) group by 1 order by 1", (task, copy)).fetchall()  # fmt: skip
+    assert steps == [(task, ["s1"]), (copy, ["s1"])]
