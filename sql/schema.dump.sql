@@ -11076,6 +11076,9 @@ CREATE FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, t
 declare
   v_task conductor.tasks;
   v_taken integer;
+  v_event text;
+  v_update_id bigint;
+  v_payload jsonb;
 begin
   perform conductor._check_update_name(wait_update.name);
   perform conductor._check_step_name(wait_update.step);
@@ -11088,11 +11091,19 @@ begin
      and s.result->>'event' in (select conductor._update_event(v_task.id, u.name, u.ordinal)
                                   from conductor.updates u
                                  where u.task_id = v_task.id and u.name = wait_update.name);
+  v_event := conductor._update_event(v_task.id, wait_update.name, v_taken + 1);
+  -- an update sent long before the run waits for it outlives its event, which prune()
+  -- deletes once old and waited for by no one: the update's row emits it again
+  select u.id, u.payload into v_update_id, v_payload
+    from conductor.updates u
+   where u.task_id = v_task.id and u.name = wait_update.name and u.ordinal = v_taken + 1;
+  if found and not exists (select from conductor.events e where e.name = v_event) then
+    perform conductor._insert_event(v_event, pg_catalog.jsonb_build_object('update_id', v_update_id,
+                                      'name', wait_update.name, 'payload', v_payload), conductor.now());
+  end if;
   return query
   select s.state, s.result
-    from conductor.suspend(wait_update.attempt_id, wait_update.step, 'event',
-                           conductor._update_event(v_task.id, wait_update.name, v_taken + 1),
-                           null, wait_update.timeout) s;
+    from conductor.suspend(wait_update.attempt_id, wait_update.step, 'event', v_event, null, wait_update.timeout) s;
 end
 $$;
 
@@ -11108,8 +11119,9 @@ checkpoint. Returns state ''ready'' with {"event", "payload": {"update_id", "nam
 when that update was sent already (or the step is checkpointed: a replay gets the same
 update); otherwise parks the task as suspend does (''waiting'': the handler stops and runs
 again when the update comes). timeout (default none): then the checkpoint is
-{"event", "timed_out": true} and the update, when it comes, waits for the next wait. Locks
-the task''s row (as suspend). Raises as suspend (QC201/QC202/QC203, QC106 for a bad step or
+{"event", "timed_out": true} and the update, when it comes, waits for the next wait. An
+update whose event prune() deleted (old, and no one waited for it) is emitted again from its
+row. Locks the task''s row (as suspend). Raises as suspend (QC201/QC202/QC203, QC106 for a bad step or
 timeout), and QC131 for an update name empty or over 200 bytes.';
 
 
