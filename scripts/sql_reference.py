@@ -61,6 +61,9 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "waiting_reasons", "queue_series", "unfinished_statuses", "finished_statuses", "retryable_statuses")),
     ("Cancelling and retrying", "One task, or every task a filter matches (admin only, a batch per call).",
      ("cancel", "retry", "preview_matching", "retry_matching", "cancel_matching")),
+    ("Rewind, fork, run state and updates", "Restarting or copying a finished run from a step, a run's "
+     "published state, and updates a run answers ([Durable workflows](../workflows.md)).",
+     ("rewind", "fork", "set_run_state", "run_state", "send_update", "wait_update", "reply_update", "update_reply")),
     ("Maintenance", "Taking back lost work, sampling the queues over time and deleting old history.", ("reap", "reap_report", "apply_retention", "sample_queues", "prune")),
     ("Queue controls", "Operators' controls, enforced by every worker's claim.",
      ("pause_queue", "resume_queue", "set_rate_limit", "set_queue_limit")),

@@ -611,6 +611,36 @@ that conductor._spec_problem refuses as a task''s queue; NULL names and a NULL l
 list''s own rule is conductor._check_scope''s). For claim, next_due, sleep and register_worker.';
 
 
+--
+-- Name: _check_rewindable(bigint, conductor.task_status, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._check_rewindable(task_id bigint, status conductor.task_status, what text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  if _check_rewindable.status = any (conductor.unfinished_statuses()) then
+    raise exception 'task % is %; only a finished task can be %', _check_rewindable.task_id,
+      _check_rewindable.status, _check_rewindable.what
+      using errcode = 'QC204',
+            hint = 'Cancel it first, or wait for it to finish.';
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor._check_rewindable(task_id bigint, status conductor.task_status, what text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _check_rewindable(task_id bigint, status conductor.task_status, what text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._check_rewindable(task_id bigint, status conductor.task_status, what text) IS 'Raises QC204 (''task <id> is <status>; only a finished task can be <what>'') unless status is
+finished (not in conductor.unfinished_statuses()): the one rule of rewind and fork. Locks
+nothing.';
+
+
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
@@ -885,6 +915,34 @@ ALTER FUNCTION conductor._check_time(value timestamp with time zone, what text, 
 --
 
 COMMENT ON FUNCTION conductor._check_time(value timestamp with time zone, what text, detail text) IS 'Raises QC106 naming what and the value (detail: where it came from) unless value is NULL or within conductor._time_range().';
+
+
+--
+-- Name: _check_update_name(text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._check_update_name(name text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  if _check_update_name.name is null or _check_update_name.name = ''
+     or pg_catalog.octet_length(_check_update_name.name) > 200 then
+    raise exception 'invalid update name %: a non-empty name of at most 200 bytes', conductor._echo(_check_update_name.name)
+      using errcode = 'QC131';
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor._check_update_name(name text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _check_update_name(name text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._check_update_name(name text) IS 'Raises QC131 naming the value (conductor._echo) unless name is an update name: non-empty, at
+most 200 bytes. Called by send_update and wait_update before they read anything.';
 
 
 --
@@ -2617,6 +2675,11 @@ begin
 
   delete from conductor.steps s where s.task_id = any (_delete_tasks.ids);
 
+  -- what issue 31 keeps beside a run: its source if a fork, its published state, its updates
+  delete from conductor.forks f where f.task_id = any (_delete_tasks.ids);
+  delete from conductor.run_states r where r.task_id = any (_delete_tasks.ids);
+  delete from conductor.updates u where u.task_id = any (_delete_tasks.ids);
+
   -- a fire behind next_due_at can never fire again, and a manual fire never
   -- holds a due time: both go; any other keeps its row (the unique key)
   delete from conductor.schedule_fires f
@@ -2638,8 +2701,8 @@ ALTER FUNCTION conductor._delete_tasks(ids bigint[]) OWNER TO conductor_owner;
 -- Name: FUNCTION _delete_tasks(ids bigint[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._delete_tasks(ids bigint[]) IS 'Deletes the tasks ids with their attempts (and so their log lines), their steps and the
-schedule fires that enqueued them (a fire not yet behind its schedule''s next_due_at keeps
+COMMENT ON FUNCTION conductor._delete_tasks(ids bigint[]) IS 'Deletes the tasks ids with their attempts (and so their log lines), their steps, their
+conductor.forks, run_states and updates rows, and the schedule fires that enqueued them (a fire not yet behind its schedule''s next_due_at keeps
 its row, task_id NULL). The caller holds the task rows (FOR UPDATE) and makes sure runs go
 whole. Used by prune and apply_retention.';
 
@@ -5352,6 +5415,46 @@ once (an object payload under the limit is judged as ''{}'').';
 
 
 --
+-- Name: _steps_from(bigint, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._steps_from(task_id bigint, from_step text) RETURNS TABLE(name text, result jsonb)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_seq bigint;
+begin
+  if _steps_from.from_step is null then
+    raise exception 'invalid step NULL: name a step of task %', _steps_from.task_id using errcode = 'QC130';
+  end if;
+  select s.seq into v_seq from conductor.steps s
+   where s.task_id = _steps_from.task_id and s.name = _steps_from.from_step;
+  if not found then
+    raise exception 'task % has no step %', _steps_from.task_id, conductor._echo(_steps_from.from_step)
+      using errcode = 'QC130',
+            hint = 'conductor.steps lists a task''s steps; the order they were saved in is seq.';
+  end if;
+  return query
+  select s.name, s.result from conductor.steps s
+   where s.task_id = _steps_from.task_id and s.seq >= v_seq
+   order by s.seq;
+end
+$$;
+
+
+ALTER FUNCTION conductor._steps_from(task_id bigint, from_step text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _steps_from(task_id bigint, from_step text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._steps_from(task_id bigint, from_step text) IS 'The steps of task_id saved at or after from_step (by conductor.steps.seq), from_step
+first: what a rewind deletes. Raises QC130 naming the step (conductor._echo) when the task
+has no step from_step (or it is NULL). Reads only; locks nothing.';
+
+
+--
 -- Name: _take_lead(text, text, interval, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -5590,6 +5693,28 @@ serving the kind, on any queue, or served_kinds row).
 The one rule read by reap()''s unknown-kind sweep, stats().unrunnable and unrunnable().
 Reads every queued task''s heap row (no index holds the kind), found through the ready
 index, never the finished history.';
+
+
+--
+-- Name: _update_event(bigint, text, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._update_event(task_id bigint, name text, ordinal integer) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  select 'conductor.update:' || _update_event.task_id || ':' || _update_event.ordinal || ':' || _update_event.name
+$$;
+
+
+ALTER FUNCTION conductor._update_event(task_id bigint, name text, ordinal integer) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _update_event(task_id bigint, name text, ordinal integer); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._update_event(task_id bigint, name text, ordinal integer) IS 'The name of the event that delivers the ordinal-th update named name to task_id:
+''conductor.update:<task_id>:<ordinal>:<name>''. Never raises.';
 
 
 --
@@ -7646,10 +7771,78 @@ Granted to conductor_worker and conductor_admin.';
 
 
 --
+-- Name: fork(bigint, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.fork(task_id bigint, from_step text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_task conductor.tasks;
+  v_from bigint;
+  v_fork bigint;
+begin
+  select t.* into v_task from conductor.tasks t where t.id = fork.task_id for share;
+  if not found then
+    raise exception 'task % does not exist', fork.task_id using errcode = 'QC203';
+  end if;
+  perform conductor._check_rewindable(fork.task_id, v_task.status, 'forked');
+  perform from conductor._steps_from(fork.task_id, fork.from_step) limit 1;  -- QC130 for an unknown step
+  select s.seq into v_from from conductor.steps s where s.task_id = fork.task_id and s.name = fork.from_step;
+
+  v_fork := (conductor._enqueue(array[row(
+               v_task.kind, v_task.payload, v_task.queue, v_task.priority, v_now, v_task.max_attempts,
+               null, v_task.concurrency_key, null, v_task.max_recoveries, v_task.backoff_base,
+               v_task.backoff_factor, v_task.backoff_max, v_task.timeout, v_task.traceparent,
+               v_task.concurrency_limit, null, v_task.expires_in, v_task.rate_key
+             )::conductor._task_spec]))[1];
+  insert into conductor.steps (task_id, name, result, attempt_id, saved_at)
+  select v_fork, s.name, s.result, null, s.saved_at
+    from conductor.steps s
+   where s.task_id = fork.task_id and s.seq < v_from
+   order by s.seq;
+  if found then
+    -- claim looks a task's steps up only when it was started before (tasks.started_at, so a
+    -- first claim costs no lookup): the copy carries steps the source started, so it has
+    -- the source's start, and the code version they were saved under (schema/code_versions:
+    -- only a worker that can replay it takes the copy)
+    update conductor.tasks t set started_at = v_task.started_at, code_version = v_task.code_version
+     where t.id = v_fork;
+  end if;
+  insert into conductor.forks (task_id, source_id, from_step, forked_at)
+  values (v_fork, fork.task_id, fork.from_step, v_now);
+  return v_fork;
+end
+$$;
+
+
+ALTER FUNCTION conductor.fork(task_id bigint, from_step text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION fork(task_id bigint, from_step text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.fork(task_id bigint, from_step text) IS 'Copies a finished task as a new run, due now: the same kind, payload, queue, priority,
+retry and recovery policy, concurrency key and limit, rate key, timeout, expires_in and
+traceparent (not its dedupe_key, nor its parent: the copy is a root), with the steps the
+source saved before from_step (conductor.steps.seq), in their order, so the copy runs from
+from_step on, and with the source''s code_version when it carries steps (only a worker that
+can replay that version claims it). Records the source in conductor.forks (get_task:
+forked_from, forked_at_step).
+Returns the new task''s id; a copy that carries steps has the source''s started_at (claim
+hands steps only to a task started before). The source is not changed. Kept spawn steps name the source''s
+children, which the copy reads but does not own. Locks the source''s row FOR SHARE. Raises
+QC203 when the task does not exist, QC130 when it has no step from_step (the message names
+it), QC204 when it is unfinished (queued, running, waiting); then nothing is written.';
+
+
+--
 -- Name: get_task(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.get_task(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone)
+CREATE FUNCTION conductor.get_task(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone, forked_from bigint, forked_at_step text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -7661,8 +7854,10 @@ begin
          t.enqueued_at, t.started_at, t.finished_at,
          coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.number)
                      from conductor.list_attempts(array[t.id]) a), '[]'),
-         t.timeout, t.dedupe_states, t.dedupe_until, t.debounce_until
+         t.timeout, t.dedupe_states, t.dedupe_until, t.debounce_until,
+         f.source_id, f.from_step
     from conductor.tasks t
+    left join conductor.forks f on f.task_id = t.id
    where t.id = get_task.task_id;
   if not found then
     raise exception 'task % does not exist', get_task.task_id using errcode = 'QC203';
@@ -7684,7 +7879,8 @@ claim order, worker, times, outcome, error and traceback) and timeout (how long 
 attempt may run; NULL: no limit). The dedupe options stored (issue 30): dedupe_states (the
 statuses in which it holds its dedupe_key for its period; NULL: only while unfinished),
 dedupe_until (the period''s end; ''infinity'': none) and debounce_until (a debounced task: the
-latest its run_at may move to; NULL: not debounced).
+latest its run_at may move to; NULL: not debounced). forked_from and forked_at_step: the
+task conductor.fork() copied it from and the step it was forked from (NULL: not a fork).
 Raises QC203 when the task does not exist.';
 
 
@@ -8838,6 +9034,61 @@ lease. Another holder''s or login''s lease is left alone (false).';
 
 
 --
+-- Name: reply_update(bigint, bigint, jsonb); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_task conductor.tasks;
+  v_update conductor.updates;
+  v_max integer;
+begin
+  v_task := conductor._held_task(reply_update.attempt_id);
+  select u.* into v_update from conductor.updates u where u.id = reply_update.update_id for update;
+  if not found then
+    raise exception 'update % does not exist', reply_update.update_id using errcode = 'QC203';
+  end if;
+  if v_update.task_id <> v_task.id then
+    raise exception 'update % was sent to task %, not to task % (attempt %)', v_update.id, v_update.task_id,
+      v_task.id, reply_update.attempt_id
+      using errcode = 'QC218',
+            hint = 'A run replies only to its own updates.';
+  end if;
+  if v_update.replied_at is not null then
+    return v_update.reply;  -- the first reply stays: a replay does not answer twice
+  end if;
+  select s.max_result_bytes into v_max from conductor.settings s where s.one;
+  if pg_catalog.pg_column_size(reply_update.reply) > v_max then
+    raise exception 'reply to update %: value of % bytes of jsonb is over the limit of % bytes (conductor.settings.max_result_bytes)',
+      v_update.id, pg_catalog.pg_column_size(reply_update.reply), v_max
+      using errcode = 'QC107',
+            detail = 'Nothing was stored; the task still runs.';
+  end if;
+  update conductor.updates u set reply = reply_update.reply, replied_at = conductor.now()
+   where u.id = v_update.id;
+  return reply_update.reply;
+end
+$$;
+
+
+ALTER FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION reply_update(attempt_id bigint, update_id bigint, reply jsonb); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) IS 'The run held by attempt_id answers its update update_id with reply (any JSON); returns the
+stored reply: this one, or the first one given (a replay does not answer twice).
+conductor.update_reply() reads it. Locks the task''s row, then the update''s. Raises QC201 lease
+lost, QC202 cancelled, QC203 no such attempt or update, QC208 an attempt of another login''s
+worker, QC218 when the update was sent to another task, QC107 for a reply over
+conductor.settings.max_result_bytes; then nothing is stored.';
+
+
+--
 -- Name: resume_queue(text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9056,6 +9307,167 @@ ALTER FUNCTION conductor.retryable_statuses() OWNER TO conductor_owner;
 COMMENT ON FUNCTION conductor.retryable_statuses() IS 'The statuses of a task that conductor.retry() puts back in its queue: failed, cancelled,
 timed_out, expired, dead (every conductor.finished_statuses() but succeeded), in the enum''s order.
 The one list retry and retry_matching read.';
+
+
+--
+-- Name: rewind(bigint, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.rewind(task_id bigint, from_step text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_task conductor.tasks;
+  v_status conductor.task_status;
+  v_steps text[];
+  v_children bigint[];
+  v_detached bigint[];
+  v_stopped bigint[];
+  v_requeued text[];
+  v_queue text;
+begin
+  -- the status read first without a lock (the refusal named before the step is looked up),
+  -- and again below under the lock, which decides
+  select t.status into v_status from conductor.tasks t where t.id = rewind.task_id;
+  if not found then
+    raise exception 'task % does not exist', rewind.task_id using errcode = 'QC203';
+  end if;
+  perform conductor._check_rewindable(rewind.task_id, v_status, 'rewound');
+  -- the steps to delete, and the children their spawns checkpointed
+  select pg_catalog.array_agg(f.name),
+         pg_catalog.array_agg((f.result->>'task_id')::bigint)
+           filter (where pg_catalog.jsonb_typeof(f.result) = 'object'
+                     and pg_catalog.jsonb_typeof(f.result->'task_id') = 'number')
+    into v_steps, v_children
+    from conductor._steps_from(rewind.task_id, rewind.from_step) f;
+  with recursive tree as (
+    select c.id from conductor.tasks c where c.id = any (v_children) and c.parent_id = rewind.task_id
+    union all
+    select c.id from conductor.tasks c join tree on c.parent_id = tree.id
+  )
+  select pg_catalog.array_agg(tree.id) into v_detached from tree;
+  select r.stopped into v_stopped from conductor.run_recoveries r where r.root_id = rewind.task_id;
+
+  perform from conductor.tasks t
+   where t.id = any (coalesce(v_detached, '{}') || coalesce(v_stopped, '{}') || rewind.task_id)
+   order by t.id desc
+     for update;
+  select t.* into v_task from conductor.tasks t where t.id = rewind.task_id;
+  perform conductor._check_rewindable(rewind.task_id, v_task.status, 'rewound');
+
+  begin
+    update conductor.tasks t
+       set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+           expires_at = v_now + t.expires_in,
+           error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
+           wait_for = null, wait_event = null, wait_until = null, wait_step = null
+     where t.id = rewind.task_id;
+  exception when unique_violation then
+    raise exception 'task % cannot be rewound: another task holds its dedupe_key % (unfinished, or finished in its dedupe_states for the period)',
+      rewind.task_id, conductor._echo(v_task.dedupe_key)
+      using errcode = 'QC205';
+  end;
+
+  -- the rewound spawns' children: cancelled when unfinished (their trees with them), detached
+  if v_detached is not null then
+    perform conductor.cancel(c) from pg_catalog.unnest(v_children) c
+     where c in (select t.id from conductor.tasks t where t.id = any (v_detached) and t.parent_id = rewind.task_id);
+    update conductor.tasks t set parent_id = null
+     where t.id = any (v_children) and t.parent_id = rewind.task_id;
+  end if;
+
+  if v_task.id = v_task.root_id then
+    if v_stopped is not null then
+      begin
+        with requeued as (
+          update conductor.tasks t
+             set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+                 expires_at = v_now + t.expires_in,
+                 error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
+                 wait_for = null, wait_event = null, wait_until = null, wait_step = null
+           where t.id = any (v_stopped) and t.status = 'cancelled'
+             and t.id <> all (coalesce(v_detached, '{}'))
+          returning t.queue
+        )
+        select pg_catalog.array_agg(distinct q.queue) into v_requeued from requeued q;
+      exception when unique_violation then
+        raise exception 'task % cannot be rewound: another unfinished task holds the dedupe_key of a task of its run that its failure cancelled',
+          rewind.task_id
+          using errcode = 'QC205';
+      end;
+    end if;
+    delete from conductor.run_recoveries r where r.root_id = rewind.task_id;
+  end if;
+
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select t.id, t.expires_at from conductor.tasks t
+   where t.id = any (rewind.task_id || coalesce(v_stopped, '{}')) and t.status = 'queued' and t.expires_at is not null
+  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
+
+  delete from conductor.steps s where s.task_id = rewind.task_id and s.name = any (v_steps);
+
+  perform conductor._notify_queue(v_task.queue);
+  foreach v_queue in array coalesce(v_requeued, '{}') loop
+    if v_queue <> v_task.queue then
+      perform conductor._notify_queue(v_queue);
+    end if;
+  end loop;
+  return rewind.task_id;
+end
+$$;
+
+
+ALTER FUNCTION conductor.rewind(task_id bigint, from_step text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION rewind(task_id bigint, from_step text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.rewind(task_id bigint, from_step text) IS 'Puts a finished task (succeeded, failed, cancelled, timed_out, expired or dead) back in its
+queue, due now, with fresh counts as retry does, keeping the steps saved before from_step
+(conductor.steps.seq) and deleting from_step and every later one: the replay runs from
+from_step on. Returns task_id. A rewound spawn step''s child (a child of this task) is
+cancelled with its descendants when unfinished and detached (parent_id NULL, root_id kept):
+the replay spawns a new one. A rewound wait waits again (an event wait finds the same
+event; a sleep sleeps its full duration). A run''s root rewound starts its recoveries afresh
+and queues again the descendants its failure by the recovery limit cancelled (not the
+detached ones). Locks the rewound children''s trees, those descendants and the task (FOR
+UPDATE, descending id, waiting). Raises QC203 when the task does not exist, QC130 when it
+has no step from_step (the message names it), QC204 when it is unfinished (queued, running,
+waiting), QC205 when another task holds its dedupe_key; then nothing changes.';
+
+
+--
+-- Name: run_state(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.run_state(task_id bigint) RETURNS TABLE(state jsonb, set_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  if not exists (select from conductor.tasks t where t.id = run_state.task_id) then
+    raise exception 'task % does not exist', run_state.task_id using errcode = 'QC203';
+  end if;
+  return query
+  select r.state, r.set_at from (select) one
+    left join conductor.run_states r on r.task_id = run_state.task_id;
+end
+$$;
+
+
+ALTER FUNCTION conductor.run_state(task_id bigint) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION run_state(task_id bigint); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.run_state(task_id bigint) IS 'The state the task''s handler last published (conductor.set_run_state) and when: one row,
+both NULL when it published none. Answers whatever the task''s status: running, waiting (no
+worker holds it), finished. Raises QC203 when the task does not exist. Reads only; takes no
+locks.';
 
 
 --
@@ -9643,6 +10055,75 @@ a before_id under 1, a limit outside 1..1000 or a scan_limit outside 1..1000000.
 
 
 --
+-- Name: send_update(bigint, text, jsonb); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb DEFAULT NULL::jsonb) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET lock_timeout TO '100ms'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_status conductor.task_status;
+  v_ordinal integer;
+  v_id bigint;
+begin
+  perform conductor._check_update_name(send_update.name);
+  if pg_catalog.pg_column_size(send_update.payload) > conductor._max_payload_bytes() then
+    raise exception 'payload too large for update %: % bytes, the limit is % bytes',
+      conductor._echo(send_update.name), pg_catalog.pg_column_size(send_update.payload), conductor._max_payload_bytes()
+      using errcode = 'QC103',
+            hint = 'Send a reference to the data instead.';
+  end if;
+  select t.status into v_status from conductor.tasks t where t.id = send_update.task_id;
+  if not found then
+    raise exception 'task % does not exist', send_update.task_id using errcode = 'QC203';
+  end if;
+  if v_status <> all (conductor.unfinished_statuses()) then
+    raise exception 'task % is %: a finished run takes no updates', send_update.task_id, v_status
+      using errcode = 'QC217',
+            hint = 'Rewind it first (conductor.rewind) to run it again.';
+  end if;
+
+  select coalesce(pg_catalog.max(u.ordinal), 0) + 1 into v_ordinal
+    from conductor.updates u where u.task_id = send_update.task_id and u.name = send_update.name;
+  begin
+    insert into conductor.updates (task_id, name, ordinal, payload, sent_at)
+    values (send_update.task_id, send_update.name, v_ordinal, send_update.payload, v_now)
+    returning id into v_id;
+  exception when unique_violation or lock_not_available then
+    raise exception 'another update % to task % is being sent at the same time', conductor._echo(send_update.name),
+      send_update.task_id
+      using errcode = '40001',
+            detail = 'Nothing was sent.',
+            hint = 'Retry the call.';
+  end;
+  perform conductor.emit_event(conductor._update_event(send_update.task_id, send_update.name, v_ordinal),
+                               pg_catalog.jsonb_build_object('update_id', v_id, 'name', send_update.name,
+                                                             'payload', send_update.payload));
+  return v_id;
+end
+$$;
+
+
+ALTER FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION send_update(task_id bigint, name text, payload jsonb); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) IS 'Sends update name with payload (any JSON; NULL too) to the unfinished task task_id and
+returns the update''s id; conductor.update_reply(id) reads the answer. Updates of one name are
+delivered in the order sent, each to one wait (wait_update) of the run: a run waiting for
+name is woken with it now (or by reap() when the two overlapped), a later wait takes it at
+once. Locks no task row; waits at most 100 ms for another sender of the same name to the same
+task, then raises 40001 (retry; nothing was sent). Raises QC131 for a name empty or over 200
+bytes, QC103 for a payload over conductor.settings.max_payload_bytes, QC203 when the task does
+not exist, QC217 when it is finished; then nothing is sent.';
+
+
+--
 -- Name: set_queue_limit(text, integer); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -9874,6 +10355,51 @@ conductor.rate_key_buckets made full by the first claim that needs it, forgotten
 once full again), and a task without a rate_key is not limited by it. A queue or kind has
 one limit, of one bucket or per key: setting the other kind replaces it (the new buckets
 start full). per_key NULL raises QC106.';
+
+
+--
+-- Name: set_run_state(bigint, jsonb); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) RETURNS timestamp with time zone
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_task conductor.tasks;
+  v_max integer;
+begin
+  select s.max_result_bytes into v_max from conductor.settings s where s.one;
+  if pg_catalog.pg_column_size(set_run_state.state) > v_max then
+    raise exception 'run state: value of % bytes of jsonb is over the limit of % bytes (conductor.settings.max_result_bytes)',
+      pg_catalog.pg_column_size(set_run_state.state), v_max
+      using errcode = 'QC107',
+            detail = 'Nothing was stored; the task still runs.',
+            hint = 'Publish a summary, or a reference to the data.';
+  end if;
+  v_task := conductor._held_task(set_run_state.attempt_id);
+  insert into conductor.run_states as r (task_id, state, set_at, attempt_id)
+  values (v_task.id, set_run_state.state, v_now, set_run_state.attempt_id)
+  on conflict on constraint run_states_pkey do update
+    set state = excluded.state, set_at = excluded.set_at, attempt_id = excluded.attempt_id;
+  return v_now;
+end
+$$;
+
+
+ALTER FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION set_run_state(attempt_id bigint, state jsonb); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) IS 'Publishes state (any JSON; NULL too) as the current state of the task held by attempt_id,
+replacing what it published before; returns the time recorded. conductor.run_state() reads
+it. Fenced like save_step: raises QC201 lease lost, QC202 cancelled, QC203 no such attempt,
+QC208 an attempt of another login''s worker, QC107 for a value larger than
+conductor.settings.max_result_bytes; then nothing is stored. Locks the task''s row (for no
+key update) and its run_states row.';
 
 
 --
@@ -10594,6 +11120,34 @@ notifies a waiter removes its interest itself.';
 
 
 --
+-- Name: update_reply(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.update_reply(update_id bigint) RETURNS TABLE(task_id bigint, name text, reply jsonb, replied_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  return query
+  select u.task_id, u.name, u.reply, u.replied_at from conductor.updates u where u.id = update_reply.update_id;
+  if not found then
+    raise exception 'update % does not exist', update_reply.update_id using errcode = 'QC203';
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor.update_reply(update_id bigint) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION update_reply(update_id bigint); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.update_reply(update_id bigint) IS 'The update update_id: its task, its name, and the run''s reply with the time it was given
+(both NULL until the run replied). Reads only. Raises QC203 when the update does not exist.';
+
+
+--
 -- Name: update_schedule(text, text, text, jsonb, text, text, integer, integer, text, boolean); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -10662,6 +11216,66 @@ ALTER FUNCTION conductor.version() OWNER TO conductor_owner;
 --
 
 COMMENT ON FUNCTION conductor.version() IS 'The release of the deployed schema (semantic version). A driver compares it with the release it was built for and refuses to start against another, naming the upgrade command.';
+
+
+--
+-- Name: wait_update(bigint, text, text, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval DEFAULT NULL::interval) RETURNS TABLE(state text, result jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_task conductor.tasks;
+  v_taken integer;
+  v_event text;
+  v_update_id bigint;
+  v_payload jsonb;
+begin
+  perform conductor._check_update_name(wait_update.name);
+  perform conductor._check_step_name(wait_update.step);
+  v_task := conductor._held_task(wait_update.attempt_id);
+  -- this is the run's n-th wait for name: the updates its checkpoints hold so far, + 1
+  select pg_catalog.count(*)::integer into v_taken
+    from conductor.steps s
+   where s.task_id = v_task.id and s.name <> wait_update.step
+     and (s.result->'payload') is not null  -- delivered; a timed-out wait took none
+     and s.result->>'event' in (select conductor._update_event(v_task.id, u.name, u.ordinal)
+                                  from conductor.updates u
+                                 where u.task_id = v_task.id and u.name = wait_update.name);
+  v_event := conductor._update_event(v_task.id, wait_update.name, v_taken + 1);
+  -- an update sent long before the run waits for it outlives its event, which prune()
+  -- deletes once old and waited for by no one: the update's row emits it again
+  select u.id, u.payload into v_update_id, v_payload
+    from conductor.updates u
+   where u.task_id = v_task.id and u.name = wait_update.name and u.ordinal = v_taken + 1;
+  if found and not exists (select from conductor.events e where e.name = v_event) then
+    perform conductor._insert_event(v_event, pg_catalog.jsonb_build_object('update_id', v_update_id,
+                                      'name', wait_update.name, 'payload', v_payload), conductor.now());
+  end if;
+  return query
+  select s.state, s.result
+    from conductor.suspend(wait_update.attempt_id, wait_update.step, 'event', v_event, null, wait_update.timeout) s;
+end
+$$;
+
+
+ALTER FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION wait_update(attempt_id bigint, step text, name text, timeout interval); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval) IS 'The run held by attempt_id waits for its next update named name; step names the wait''s
+checkpoint. Returns state ''ready'' with {"event", "payload": {"update_id", "name", "payload"}}
+when that update was sent already (or the step is checkpointed: a replay gets the same
+update); otherwise parks the task as suspend does (''waiting'': the handler stops and runs
+again when the update comes). timeout (default none): then the checkpoint is
+{"event", "timed_out": true} and the update, when it comes, waits for the next wait. An
+update whose event prune() deleted (old, and no one waited for it) is emitted again from its
+row. Locks the task''s row (as suspend). Raises as suspend (QC201/QC202/QC203, QC106 for a bad step or
+timeout), and QC131 for an update name empty or over 200 bytes.';
 
 
 --
@@ -10747,7 +11361,7 @@ Raises QC208 when another login registered worker_id (an admin may wake any).';
 -- Name: watch(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.watch(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone)
+CREATE FUNCTION conductor.watch(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone, forked_from bigint, forked_at_step text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '1s'
@@ -11083,6 +11697,27 @@ ALTER TABLE conductor.exclusive_locks OWNER TO conductor_owner;
 --
 
 COMMENT ON TABLE conductor.exclusive_locks IS 'One row per exclusive() name (key: md5(name)), locked FOR UPDATE by exclusive() for the caller''s transaction. Only the engine''s functions write or lock its rows; rows not locked are forgotten a day after they were made.';
+
+
+--
+-- Name: forks; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.forks (
+    task_id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    from_step text NOT NULL,
+    forked_at timestamp with time zone NOT NULL
+);
+
+
+ALTER TABLE conductor.forks OWNER TO conductor_owner;
+
+--
+-- Name: TABLE forks; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.forks IS 'Tasks copied by conductor.fork(): the source task (which may since have been pruned) and the step the copy was forked from. Deleted with the copy.';
 
 
 --
@@ -11443,6 +12078,27 @@ COMMENT ON TABLE conductor.run_recoveries IS 'Per run (root_id), the lost worker
 
 
 --
+-- Name: run_states; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.run_states (
+    task_id bigint NOT NULL,
+    state jsonb,
+    set_at timestamp with time zone NOT NULL,
+    attempt_id bigint NOT NULL
+);
+
+
+ALTER TABLE conductor.run_states OWNER TO conductor_owner;
+
+--
+-- Name: TABLE run_states; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.run_states IS 'The state a task''s handler last published (conductor.set_run_state): read with conductor.run_state(). Deleted with the task.';
+
+
+--
 -- Name: sample_minutes; Type: TABLE; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11787,6 +12443,45 @@ ALTER SEQUENCE conductor.tasks_id_seq OWNED BY conductor.tasks.id;
 
 
 --
+-- Name: updates; Type: TABLE; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE TABLE conductor.updates (
+    id bigint NOT NULL,
+    task_id bigint NOT NULL,
+    name text NOT NULL,
+    ordinal integer NOT NULL,
+    payload jsonb,
+    sent_at timestamp with time zone NOT NULL,
+    reply jsonb,
+    replied_at timestamp with time zone
+);
+
+
+ALTER TABLE conductor.updates OWNER TO conductor_owner;
+
+--
+-- Name: TABLE updates; Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON TABLE conductor.updates IS 'Updates sent to runs (conductor.send_update): the n-th update of a name to a task (ordinal), its payload and, once the run replied (conductor.reply_update), the reply. Deleted with the task.';
+
+
+--
+-- Name: updates_id_seq; Type: SEQUENCE; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE conductor.updates ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME conductor.updates_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: workers; Type: TABLE; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11916,6 +12611,14 @@ ALTER TABLE ONLY conductor.exclusive_locks
 
 
 --
+-- Name: forks forks_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.forks
+    ADD CONSTRAINT forks_pkey PRIMARY KEY (task_id);
+
+
+--
 -- Name: kinds kinds_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
 --
 
@@ -11996,6 +12699,14 @@ ALTER TABLE ONLY conductor.run_recoveries
 
 
 --
+-- Name: run_states run_states_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.run_states
+    ADD CONSTRAINT run_states_pkey PRIMARY KEY (task_id);
+
+
+--
 -- Name: sample_minutes sample_minutes_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
 --
 
@@ -12065,6 +12776,22 @@ ALTER TABLE ONLY conductor.task_deadlines
 
 ALTER TABLE ONLY conductor.tasks
     ADD CONSTRAINT tasks_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: updates updates_nth_of_name; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.updates
+    ADD CONSTRAINT updates_nth_of_name UNIQUE (task_id, name, ordinal);
+
+
+--
+-- Name: updates updates_pkey; Type: CONSTRAINT; Schema: conductor; Owner: conductor_owner
+--
+
+ALTER TABLE ONLY conductor.updates
+    ADD CONSTRAINT updates_pkey PRIMARY KEY (id);
 
 
 --
@@ -12391,6 +13118,13 @@ REVOKE ALL ON FUNCTION conductor._check_queue_names(queues text[]) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _check_rewindable(task_id bigint, status conductor.task_status, what text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._check_rewindable(task_id bigint, status conductor.task_status, what text) FROM PUBLIC;
+
+
+--
 -- Name: TABLE schedules; Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -12425,6 +13159,13 @@ REVOKE ALL ON FUNCTION conductor._check_step_name(name text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION conductor._check_time(value timestamp with time zone, what text, detail text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _check_update_name(name text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._check_update_name(name text) FROM PUBLIC;
 
 
 --
@@ -12922,6 +13663,13 @@ REVOKE ALL ON FUNCTION conductor._spec_problems(specs conductor._task_spec[]) FR
 
 
 --
+-- Name: FUNCTION _steps_from(task_id bigint, from_step text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._steps_from(task_id bigint, from_step text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _take_lead(name text, holder text, lease interval, session_pid integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -12961,6 +13709,13 @@ REVOKE ALL ON FUNCTION conductor._tokens(per_second double precision, burst doub
 --
 
 REVOKE ALL ON FUNCTION conductor._unserved(live_since timestamp with time zone) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _update_event(task_id bigint, name text, ordinal integer); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._update_event(task_id bigint, name text, ordinal integer) FROM PUBLIC;
 
 
 --
@@ -13194,6 +13949,15 @@ GRANT ALL ON FUNCTION conductor.foreign_lock_holders(hold interval) TO conductor
 
 
 --
+-- Name: FUNCTION fork(task_id bigint, from_step text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.fork(task_id bigint, from_step text) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.fork(task_id bigint, from_step text) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.fork(task_id bigint, from_step text) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION get_task(task_id bigint); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13399,6 +14163,15 @@ GRANT ALL ON FUNCTION conductor.release_lead(name text, holder text) TO conducto
 
 
 --
+-- Name: FUNCTION reply_update(attempt_id bigint, update_id bigint, reply jsonb); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.reply_update(attempt_id bigint, update_id bigint, reply jsonb) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION resume_queue(queue text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13431,6 +14204,25 @@ REVOKE ALL ON FUNCTION conductor.retryable_statuses() FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.retryable_statuses() TO conductor_client;
 GRANT ALL ON FUNCTION conductor.retryable_statuses() TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.retryable_statuses() TO conductor_admin;
+
+
+--
+-- Name: FUNCTION rewind(task_id bigint, from_step text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.rewind(task_id bigint, from_step text) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.rewind(task_id bigint, from_step text) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.rewind(task_id bigint, from_step text) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION run_state(task_id bigint); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.run_state(task_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.run_state(task_id bigint) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.run_state(task_id bigint) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.run_state(task_id bigint) TO conductor_admin;
 
 
 --
@@ -13481,6 +14273,16 @@ GRANT ALL ON FUNCTION conductor.search_tasks(kind text, queue text, status text,
 
 
 --
+-- Name: FUNCTION send_update(task_id bigint, name text, payload jsonb); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.send_update(task_id bigint, name text, payload jsonb) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION set_queue_limit(queue text, max_running integer); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13496,6 +14298,15 @@ GRANT ALL ON FUNCTION conductor.set_queue_limit(queue text, max_running integer)
 REVOKE ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean) TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.set_rate_limit(queue text, kind text, per_second double precision, burst double precision, per_key boolean) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION set_run_state(attempt_id bigint, state jsonb); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.set_run_state(attempt_id bigint, state jsonb) TO conductor_admin;
 
 
 --
@@ -13613,6 +14424,16 @@ GRANT ALL ON FUNCTION conductor.unwatch(task_id bigint) TO conductor_admin;
 
 
 --
+-- Name: FUNCTION update_reply(update_id bigint); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.update_reply(update_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.update_reply(update_id bigint) TO conductor_client;
+GRANT ALL ON FUNCTION conductor.update_reply(update_id bigint) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.update_reply(update_id bigint) TO conductor_admin;
+
+
+--
 -- Name: FUNCTION update_schedule(name text, cron text, kind text, payload jsonb, queue text, timezone text, priority integer, max_attempts integer, catch_up text, enabled boolean); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13628,6 +14449,15 @@ REVOKE ALL ON FUNCTION conductor.version() FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.version() TO conductor_client;
 GRANT ALL ON FUNCTION conductor.version() TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.version() TO conductor_admin;
+
+
+--
+-- Name: FUNCTION wait_update(attempt_id bigint, step text, name text, timeout interval); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.wait_update(attempt_id bigint, step text, name text, timeout interval) TO conductor_admin;
 
 
 --
@@ -13724,6 +14554,15 @@ GRANT SELECT ON TABLE conductor.exclusive_locks TO conductor_admin;
 
 
 --
+-- Name: TABLE forks; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.forks TO conductor_client;
+GRANT SELECT ON TABLE conductor.forks TO conductor_worker;
+GRANT SELECT ON TABLE conductor.forks TO conductor_admin;
+
+
+--
 -- Name: TABLE kinds; Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13814,6 +14653,15 @@ GRANT SELECT ON TABLE conductor.run_recoveries TO conductor_admin;
 
 
 --
+-- Name: TABLE run_states; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.run_states TO conductor_client;
+GRANT SELECT ON TABLE conductor.run_states TO conductor_worker;
+GRANT SELECT ON TABLE conductor.run_states TO conductor_admin;
+
+
+--
 -- Name: TABLE sample_minutes; Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -13883,6 +14731,15 @@ GRANT SELECT ON TABLE conductor.subscriptions TO conductor_admin;
 GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_client;
 GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_worker;
 GRANT SELECT ON TABLE conductor.task_deadlines TO conductor_admin;
+
+
+--
+-- Name: TABLE updates; Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+GRANT SELECT ON TABLE conductor.updates TO conductor_client;
+GRANT SELECT ON TABLE conductor.updates TO conductor_worker;
+GRANT SELECT ON TABLE conductor.updates TO conductor_admin;
 
 
 --

@@ -28,8 +28,8 @@ from pyconductor.version import __version__
 logging.getLogger("pyconductor").addHandler(logging.NullHandler())
 
 # (E402) the NullHandler is attached first, before any submodule's import could log
-from pyconductor.client import AttemptInfo, Conductor, TaskInfo  # noqa: E402
-from pyconductor.context import EventTimeout, TaskContext  # noqa: E402
+from pyconductor.client import AttemptInfo, Conductor, RunState, TaskInfo, UpdateReply  # noqa: E402
+from pyconductor.context import EventTimeout, TaskContext, Update  # noqa: E402
 from pyconductor.errors import (  # noqa: E402
     AlreadyExists,
     ConductorError,
@@ -45,19 +45,23 @@ from pyconductor.errors import (  # noqa: E402
     InvalidState,
     InvalidStatus,
     InvalidTimezone,
+    InvalidUpdateName,
     LeaseLost,
     MatchesMoreThanExpected,
     NoRetry,
     NotFound,
     NotOwner,
+    NotThisRunsUpdate,
     OperatorSchedule,
     PayloadTooLarge,
     ReplayMismatch,
     ResultTooLarge,
     RetryLater,
+    RunFinished,
     TaskCancelled,
     TaskCancelledError,
     TaskExpired,
+    UnknownStep,
 )
 from pyconductor.registry import Task  # noqa: E402
 from pyconductor.scheduler import Scheduler, ScheduleSpec  # noqa: E402
@@ -82,17 +86,21 @@ __all__ = [
     "InvalidState",
     "InvalidStatus",
     "InvalidTimezone",
+    "InvalidUpdateName",
     "LeaseLost",
     "MatchesMoreThanExpected",
     "NoRetry",
     "NotFound",
     "NotOwner",
+    "NotThisRunsUpdate",
     "OperatorSchedule",
     "PayloadTooLarge",
     "ReplayMismatch",
     "Reporting",
     "ResultTooLarge",
     "RetryLater",
+    "RunFinished",
+    "RunState",
     "ScheduleSpec",
     "Scheduler",
     "Task",
@@ -102,6 +110,9 @@ __all__ = [
     "TaskExpired",
     "TaskInfo",
     "Timings",
+    "UnknownStep",
+    "Update",
+    "UpdateReply",
     "Worker",
     "__version__",
 ]

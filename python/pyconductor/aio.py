@@ -40,7 +40,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from pyconductor import bus, calls, queries
-from pyconductor.calls import Call, TaskInfo
+from pyconductor.calls import Call, RunState, TaskInfo, UpdateReply
 from pyconductor.dsn import tcp_options
 from pyconductor.errors import InvalidArgument, mapped_errors
 from pyconductor.profile import ConnectionProfile, profile_from
@@ -188,6 +188,41 @@ class AsyncConductor:
 
     async def retry(self, task_id: int, keep_steps: bool = True) -> int:
         return await self._run(calls.retry(task_id, keep_steps))
+
+    async def rewind(self, task_id: int, from_step: str) -> int:
+        """As :meth:`Conductor.rewind <pyconductor.client.Conductor.rewind>`."""
+        return await self._run(calls.rewind(task_id, from_step))
+
+    async def fork(self, task_id: int, from_step: str) -> int:
+        """As :meth:`Conductor.fork <pyconductor.client.Conductor.fork>`."""
+        return await self._run(calls.fork(task_id, from_step))
+
+    async def run_state(self, task_id: int) -> RunState:
+        """As :meth:`Conductor.run_state <pyconductor.client.Conductor.run_state>`."""
+        return await self._run(calls.run_state(task_id))
+
+    async def send_update(self, task_id: int, name: str, payload: Any = None, *,
+                          wait: float | timedelta | None = None) -> UpdateReply:  # fmt: skip
+        """As :meth:`Conductor.send_update <pyconductor.client.Conductor.send_update>`."""
+        update_id = await self._run(calls.send_update(task_id, name, payload))
+        if wait is None:
+            return UpdateReply(update_id, task_id, name, None, None)
+        limit = wait.total_seconds() if isinstance(wait, timedelta) else float(wait)
+        deadline = time.monotonic() + limit
+        delay, longest = calls.REPLY_POLL
+        while True:
+            answer = await self.update_reply(update_id)
+            if answer.answered:
+                return answer
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"update {update_id} to task {task_id} has no reply after {limit:g}s")
+            await asyncio.sleep(min(delay, left))
+            delay = min(delay * 2, longest)
+
+    async def update_reply(self, update_id: int) -> UpdateReply:
+        """As :meth:`Conductor.update_reply <pyconductor.client.Conductor.update_reply>`."""
+        return await self._run(calls.update_reply(update_id))
 
     async def emit_event(self, name: str, payload: Any = None, *, conn: CallerConn | None = None) -> int:
         """Emit event ``name``; returns how many waiting tasks it woke."""

@@ -30,8 +30,9 @@ from pyconductor.registry import INTERVAL_OPTIONS, KIND_OPTIONS, Registry
 from pyconductor.wire import dumps_json, interval_text, load_infinite_times, timestamp_text
 
 __all__ = [
-    "DEDUPE_OPTIONS", "SPEC_KEYS", "AttemptInfo", "Call", "TaskInfo", "cancel", "dict_cursor", "emit_event", "enqueue",
-    "enqueue_many", "get_task", "is_idle", "names_task", "retry", "task_spec", "unwatch", "watch",
+    "DEDUPE_OPTIONS", "REPLY_POLL", "SPEC_KEYS", "AttemptInfo", "Call", "RunState", "TaskInfo", "UpdateReply", "cancel",
+    "dict_cursor", "emit_event", "enqueue", "enqueue_many", "fork", "get_task", "is_idle", "names_task", "retry",
+    "rewind", "run_state", "send_update", "task_spec", "unwatch", "update_reply", "watch",
 ]  # fmt: skip
 
 T = TypeVar("T")
@@ -81,7 +82,9 @@ class TaskInfo:
     ``timeout``: each attempt's time limit (None: none; also from a database
     whose get_task does not return it yet). ``dedupe_states``,
     ``dedupe_until``, ``debounce_until``: the dedupe options it was enqueued
-    with (docs/uniqueness.md; None: none, or a database without them)."""
+    with (docs/uniqueness.md; None: none, or a database without them).
+    ``forked_from``, ``forked_at_step``: the task ``fork`` copied it from and
+    the step (docs/workflows.md; None: not a fork)."""
 
     id: int
     queue: str
@@ -108,6 +111,8 @@ class TaskInfo:
     dedupe_states: list[str] | None = None
     dedupe_until: datetime | None = None
     debounce_until: datetime | None = None
+    forked_from: int | None = None
+    forked_at_step: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -116,12 +121,42 @@ class TaskInfo:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
-        optional = ("timeout", "dedupe_states", "dedupe_until", "debounce_until")
+        optional = ("timeout", "dedupe_states", "dedupe_until", "debounce_until", "forked_from", "forked_at_step")
         values = {k: row[k] for k in cls.__dataclass_fields__ if k != "attempts" and k not in optional}
         values["status"] = str(row["status"])
         values.update({k: row.get(k) for k in optional})
         values["dedupe_states"] = statuses.status_list(values["dedupe_states"])
         return cls(**values, attempts=[AttemptInfo.from_json(a) for a in row["attempts"] or []])
+
+
+@dataclass(frozen=True)
+class RunState:
+    """What ``conductor.run_state`` answers: the value a run's handler published
+    last (``ctx.publish_state``) and when; both None when it published none."""
+
+    state: Any
+    set_at: datetime | None
+
+
+@dataclass(frozen=True)
+class UpdateReply:
+    """An update sent to a run (``conductor.update_reply``): its id, task and name,
+    and the run's reply with when it was given (both None until it replied)."""
+
+    update_id: int
+    task_id: int
+    name: str
+    reply: Any
+    replied_at: datetime | None
+
+    @property
+    def answered(self) -> bool:
+        """Whether the run replied."""
+        return self.replied_at is not None
+
+
+# how a client waits for a reply: polls update_reply, 50 ms first, doubling to 1 s
+REPLY_POLL = (0.05, 1.0)
 
 
 @dataclass(frozen=True)
@@ -229,6 +264,40 @@ def cancel(task_id: int) -> Call[int]:
 def retry(task_id: int, keep_steps: bool = True) -> Call[int]:
     params = {"task_id": task_id, "keep_steps": keep_steps}
     return Call(queries.RETRY_RUN, params, lambda rows: int(rows[0]["retry"]))
+
+
+def rewind(task_id: int, from_step: str) -> Call[int]:
+    """``conductor.rewind``: the finished task queued again, its steps from ``from_step`` on deleted."""
+    params = {"task_id": task_id, "from_step": from_step}
+    return Call(queries.REWIND, params, lambda rows: int(rows[0]["task_id"]))
+
+
+def fork(task_id: int, from_step: str) -> Call[int]:
+    """``conductor.fork``: a copy of the finished task carrying its steps before ``from_step``; the copy's id."""
+    params = {"task_id": task_id, "from_step": from_step}
+    return Call(queries.FORK, params, lambda rows: int(rows[0]["task_id"]))
+
+
+def run_state(task_id: int) -> Call[RunState]:
+    """``conductor.run_state``; decodes to a :class:`RunState`."""
+    return Call(queries.RUN_STATE, {"task_id": task_id}, lambda rows: RunState(rows[0]["state"], rows[0]["set_at"]))
+
+
+def send_update(task_id: int, name: str, payload: Any = None) -> Call[int]:
+    """``conductor.send_update``; decodes to the update's id."""
+    body = _json(payload, f"the payload of update {name!r}")
+    params = {"task_id": task_id, "name": name, "payload": body}
+    return Call(queries.SEND_UPDATE, params, lambda rows: int(rows[0]["update_id"]))
+
+
+def update_reply(update_id: int) -> Call[UpdateReply]:
+    """``conductor.update_reply``; decodes to an :class:`UpdateReply`."""
+
+    def decode(rows: Rows) -> UpdateReply:
+        row = rows[0]
+        return UpdateReply(update_id, int(row["task_id"]), row["name"], row["reply"], row["replied_at"])
+
+    return Call(queries.UPDATE_REPLY, {"update_id": update_id}, decode)
 
 
 def emit_event(name: str, payload: Any = None) -> Call[int]:

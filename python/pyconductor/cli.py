@@ -687,6 +687,31 @@ def add_retry_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 @subcommand
+def add_rewind_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("rewind", help="restart a finished run from a step, keeping the steps before it",
+                              description="conductor.rewind(ID, STEP): the finished run (succeeded too) is due "
+                                          "now again with fresh counts; the steps it saved before STEP are kept, "
+                                          "STEP and every later one run again. A rewound spawn's unfinished "
+                                          "child is cancelled (docs/workflows.md).")  # fmt: skip
+    p.add_argument("task_id", type=int, metavar="ID")
+    p.add_argument("--from", dest="from_step", required=True, metavar="STEP", help="the first step to run again")
+    _dsn_arg(p)
+    p.set_defaults(func=ops.run_rewind)
+
+
+@subcommand
+def add_fork_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("fork", help="copy a finished run from a step, as a new task",
+                              description="conductor.fork(ID, STEP): a new task with the run's kind, payload, "
+                                          "queue and policy, due now, carrying the steps saved before STEP; "
+                                          "the run itself is not changed. Prints the copy's id.")  # fmt: skip
+    p.add_argument("task_id", type=int, metavar="ID")
+    p.add_argument("--from", dest="from_step", required=True, metavar="STEP", help="the first step the copy runs")
+    _dsn_arg(p)
+    p.set_defaults(func=ops.run_fork)
+
+
+@subcommand
 def add_status_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "status", help="live workers (roles, queues, kinds, last seen), the leader leases held, and sessions "

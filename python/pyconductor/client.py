@@ -36,7 +36,7 @@ from psycopg_pool import ConnectionPool
 
 from pyconductor import bus, calls, queries
 from pyconductor.bus import Subscription
-from pyconductor.calls import AttemptInfo, Call, TaskInfo
+from pyconductor.calls import AttemptInfo, Call, RunState, TaskInfo, UpdateReply
 from pyconductor.errors import InvalidArgument, mapped_errors
 from pyconductor.link import DirectConnectionNeeded
 from pyconductor.profile import ConnectionProfile, profile_from
@@ -45,7 +45,7 @@ from pyconductor.scheduler import ScheduleSpec
 from pyconductor.singleton import SingletonRunner
 from pyconductor.wire import dumps_json, load_infinite_times
 
-__all__ = ["AttemptInfo", "Conductor", "TaskInfo", "dumps_json"]
+__all__ = ["AttemptInfo", "Conductor", "RunState", "TaskInfo", "UpdateReply", "dumps_json"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -342,6 +342,56 @@ class Conductor:
         after them) unless ``keep_steps=False``. Raises NotFound, InvalidState,
         DedupeConflict."""
         return self._run(calls.retry(task_id, keep_steps))
+
+    def rewind(self, task_id: int, from_step: str) -> int:
+        """Restart a finished run (succeeded too) from step ``from_step``: the steps
+        saved before it are kept, it and every later one run again; returns the
+        task's id. A rewound spawn's unfinished child is cancelled, and the replay
+        spawns a new one (docs/workflows.md). Raises NotFound, UnknownStep,
+        InvalidState (the run is unfinished), DedupeConflict."""
+        return self._run(calls.rewind(task_id, from_step))
+
+    def fork(self, task_id: int, from_step: str) -> int:
+        """A copy of a finished run, due now, carrying the steps saved before
+        ``from_step``: it runs from that step on; returns the copy's id (its
+        ``get`` names the source in ``forked_from``). The source is not changed.
+        Raises NotFound, UnknownStep, InvalidState."""
+        return self._run(calls.fork(task_id, from_step))
+
+    def run_state(self, task_id: int) -> RunState:
+        """The state the run's handler published last (``ctx.publish_state``) and
+        when, while it runs, waits, or after it ended. Raises NotFound."""
+        return self._run(calls.run_state(task_id))
+
+    def send_update(self, task_id: int, name: str, payload: Any = None, *,
+                    wait: float | timedelta | None = None) -> UpdateReply:  # fmt: skip
+        """Send update ``name`` with ``payload`` (JSON) to the unfinished run
+        ``task_id``: the run's ``ctx.wait_for_update(name)`` receives it and
+        answers with ``ctx.reply``. Returns the update, unanswered; with
+        ``wait`` (seconds), waits that long for the reply (polling
+        ``update_reply``: 50 ms, doubling to 1 s) and returns the update with
+        it, or raises TimeoutError. Raises NotFound, RunFinished (QC217),
+        InvalidUpdateName (QC131)."""
+        update_id = self._run(calls.send_update(task_id, name, payload))
+        if wait is None:
+            return UpdateReply(update_id, task_id, name, None, None)
+        limit = wait.total_seconds() if isinstance(wait, timedelta) else float(wait)
+        deadline = time.monotonic() + limit
+        delay, longest = calls.REPLY_POLL
+        while True:
+            answer = self.update_reply(update_id)
+            if answer.answered:
+                return answer
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"update {update_id} to task {task_id} has no reply after {limit:g}s")
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, longest)
+
+    def update_reply(self, update_id: int) -> UpdateReply:
+        """The update with the run's reply (``reply`` and ``replied_at`` None
+        until it replied). Raises NotFound."""
+        return self._run(calls.update_reply(update_id))
 
     def emit_event(self, name: str, payload: Any = None, *, conn: CallerConn | None = None) -> int:
         """Emit event ``name`` with ``payload`` (a dict, at most

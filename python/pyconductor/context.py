@@ -19,10 +19,17 @@ and calls ``conductor.save_step`` / ``spawn`` / ``suspend``):
   handler's ``except Exception`` does not swallow it). Woken, the task is queued
   again and its handler runs from the top, skipping the finished steps.
 
+- ``ctx.publish_state(value)``: the run's current state for a client's
+  ``Conductor.run_state`` (``conductor.set_run_state``); not a checkpoint.
+- ``ctx.wait_for_update(name)`` / ``ctx.reply(update, value)``: the next update
+  a client sent (``Conductor.send_update``), waited for as an event is, and
+  the run's answer (``conductor.wait_update`` / ``reply_update``).
+
 Checkpoint names: a base name used more than once in one execution is numbered
 ('charge', 'charge#2', ...), counted as the handler runs, one counter per base
 name shared by step/spawn/wait/patched (spawn uses 'spawn:<kind>', waits
-'children', 'event:<name>', 'sleep', patch markers 'patch:<marker>'). A replay
+'children', 'event:<name>', 'update:<name>', 'sleep', patch markers
+'patch:<marker>'). A replay
 therefore asks for the same names in the same order: keep the calls
 deterministic (no step inside a branch on the clock or on randomness that is
 not itself a step's result).
@@ -60,7 +67,7 @@ from pyconductor.wire import dumps_json, interval_text, timestamp_text
 if TYPE_CHECKING:
     from pyconductor.tasklog import AttemptLog
 
-__all__ = ["EventTimeout", "TaskContext"]
+__all__ = ["EventTimeout", "TaskContext", "Update"]
 
 T = TypeVar("T")
 
@@ -78,6 +85,16 @@ class EventTimeout(TimeoutError):
                          + (f" (task {task_id})" if task_id is not None else ""))  # fmt: skip
         self.event = event
         self.task_id = task_id
+
+
+@dataclass(frozen=True)
+class Update:
+    """An update a run received (``ctx.wait_for_update``): its id (what
+    ``ctx.reply`` answers), name and payload."""
+
+    id: int
+    name: str
+    payload: Any
 
 
 class _Suspended(BaseException):  # control flow, not an error
@@ -263,6 +280,51 @@ class TaskContext:
             self._refused = "lost"
             self.cancel("lost")
             raise
+
+    def publish_state(self, value: Any) -> None:
+        """Publish ``value`` (JSON) as the run's current state, replacing the last
+        one: a client reads it with ``Conductor.run_state(task_id)`` while the run
+        runs, waits or after it ended (``conductor.set_run_state``, fenced by this
+        attempt as a step is). Not a step: a replay publishes again. Raises
+        LeaseLost / TaskCancelled when the task is no longer held, TypeError for
+        a value that is not JSON."""
+        try:
+            body = dumps_json(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"the state of task {self.task_id} is not JSON: {exc}") from exc
+        self._call(queries.SET_RUN_STATE, {"attempt_id": self.attempt_id, "state": body})
+
+    def wait_for_update(self, name: str) -> Update:
+        """The run's next update ``name`` (``Conductor.send_update``), sent
+        before or after this call, in the order sent: the task waits without a
+        worker slot until it comes (``conductor.wait_update``; step
+        'update:<name>', numbered). A replay gets the same update. Answer it
+        with :meth:`reply`."""
+        key = self._next_name(f"update:{name}")
+        if self._replay(key):
+            outcome = self.steps[key]
+        else:
+            rows = self._call(queries.WAIT_UPDATE, {"attempt_id": self.attempt_id, "step": key, "name": name})
+            if rows[0]["state"] == "waiting":
+                self._suspended = True
+                if self._runtime is not None:
+                    self._runtime.waiting(self)
+                raise _Suspended(f"task {self.task_id} waits (update {name!r})")
+            outcome = self.steps[key] = rows[0]["result"]
+        sent = outcome["payload"]
+        return Update(id=int(sent["update_id"]), name=sent["name"], payload=sent["payload"])
+
+    def reply(self, update: Update | int, value: Any) -> Any:
+        """Answer an update of this run (from :meth:`wait_for_update`) with
+        ``value`` (JSON); returns the reply stored: the first one given, so a
+        replay does not answer twice (``conductor.reply_update``)."""
+        update_id = update.id if isinstance(update, Update) else int(update)
+        try:
+            body = dumps_json(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"the reply to update {update_id} is not JSON: {exc}") from exc
+        rows = self._call(queries.REPLY_UPDATE, {"attempt_id": self.attempt_id, "update_id": update_id, "reply": body})
+        return rows[0]["reply"]
 
     def step(self, name: str, fn: Callable[[], T]) -> T:
         """Run ``fn()`` once for the run: the stored result when step ``name``

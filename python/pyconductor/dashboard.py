@@ -24,6 +24,8 @@ Pages (plain HTML, one inline script for live refresh, no build step):
   /schedules       every schedule: cron, next due time, last fire (manual or due),
                    last error; Enable/Disable and Run now
   POST /runs/{id}/retry, /runs/{id}/cancel   ``conductor.retry`` / ``conductor.cancel``
+  /runs/{id}/rewind, /runs/{id}/fork?step=   the confirmation of a rewind or fork from a step
+  POST /runs/{id}/rewind, /runs/{id}/fork    ``conductor.rewind`` / ``conductor.fork`` (field step)
   POST /schedules/enable, /disable, /run     ``conductor.enable_schedule`` / ``fire_schedule``
                    (field ``name``)
   POST /queues/pause, /queues/resume          ``conductor.pause_queue`` / ``resume_queue``
@@ -360,12 +362,20 @@ async def task_action(request: Request) -> Response:
     if task_id is None:
         return PlainTextResponse("404 not found", status_code=404)
     what = request.path_params["action"]
-    if what not in ("retry", "cancel"):
+    if what not in ("retry", "cancel", *pages.STEP_ACTIONS):
         return PlainTextResponse("404 not found", status_code=404)
+    step = checked.get("step", "")
+    target = task_id
     try:
         if what == "retry":
             await run_in_threadpool(dash.data.retry, task_id)
             notice = f"Task {task_id} is queued again."
+        elif what == "rewind":
+            await run_in_threadpool(dash.data.rewind, task_id, step)
+            notice = f"Task {task_id} is queued again from step {step}."
+        elif what == "fork":
+            target = await run_in_threadpool(dash.data.fork, task_id, step)
+            notice = f"Task {target} is a copy of task {task_id} from step {step}."
         else:
             notice = f"Cancelled {await run_in_threadpool(dash.data.cancel, task_id)} task(s)."
         logger.info("dashboard: %s task %d", what, task_id, extra={"task_id": task_id})
@@ -373,7 +383,22 @@ async def task_action(request: Request) -> Response:
         return PlainTextResponse(f"404 not found: task {task_id} does not exist", status_code=404)
     except (InvalidState, ConductorError) as exc:
         notice = f"Could not {what} task {task_id}: {exc.message}"
-    return RedirectResponse(f"/runs/{task_id}{dash.notice_query(request, notice)}", status_code=303)
+    return RedirectResponse(f"/runs/{target}{dash.notice_query(request, notice)}", status_code=303)
+
+
+def step_confirm_page(request: Request) -> str | Response:
+    """GET /runs/{id}/rewind|fork?step=: the confirmation page; it changes nothing."""
+    dash: Dashboard = request.app.state.dashboard
+    task_id = parse_id(request.path_params["task_id"])
+    action = request.path_params["action"]
+    if task_id is None or action not in pages.STEP_ACTIONS:
+        return PlainTextResponse("404 not found", status_code=404)
+    try:
+        view = dash.data.run(task_id)
+    except NotFound:
+        return PlainTextResponse(f"404 not found: task {task_id} does not exist", status_code=404)
+    steps = [s["name"] for s in view.steps.get(task_id, [])]
+    return pages.step_confirm(request, task_id, action, request.query_params.get("step", ""), steps)
 
 
 async def operate(call: Callable[[], T], what: str) -> tuple[T | None, str]:
@@ -649,6 +674,7 @@ def create_app(
             Route("/series", series_json),
             Route("/runs", page("Runs", runs_page)),
             Route("/runs/{task_id}", page("Run", run_page)),
+            Route("/runs/{task_id}/{action}", page("Confirm", step_confirm_page, refresh=False), methods=["GET"]),
             Route("/runs/{task_id}/{action}", task_action, methods=["POST"]),
             Route("/search", page("Search", search_page, refresh=False)),
             Route("/schedules", page("Schedules", schedules_page)),

@@ -37,19 +37,23 @@ __all__ = [
     "InvalidState",
     "InvalidStatus",
     "InvalidTimezone",
+    "InvalidUpdateName",
     "LeaseLost",
     "NoRetry",
     "NotFound",
     "NotOwner",
+    "NotThisRunsUpdate",
     "OperatorSchedule",
     "PayloadTooLarge",
     "ReplayMismatch",
     "ResultTooLarge",
     "RetryLater",
+    "RunFinished",
     "SchemaMismatch",
     "TaskCancelled",
     "TaskCancelledError",
     "TaskExpired",
+    "UnknownStep",
     "error_class",
     "mapped_errors",
     "translate",
@@ -165,6 +169,27 @@ class NotFound(ConductorError):
 @_register("QC204")
 class InvalidState(ConductorError):
     """QC204: the task is in a status that does not allow the operation."""
+
+
+@_register("QC130")
+class UnknownStep(ConductorError):
+    """QC130: the task has no checkpointed step of that name (rewind, fork); the message
+    names it. Nothing changed."""
+
+
+@_register("QC131")
+class InvalidUpdateName(ConductorError):
+    """QC131: an update name that is empty or over 200 bytes (send_update, wait_update)."""
+
+
+@_register("QC217")
+class RunFinished(ConductorError):
+    """QC217: an update was sent to a finished run, which takes none. Nothing was sent."""
+
+
+@_register("QC218")
+class NotThisRunsUpdate(ConductorError):
+    """QC218: a run replied to an update sent to another task. Nothing was stored."""
 
 
 @_register("QC205")

@@ -46,13 +46,24 @@ def enqueue(names: Iterable[str]) -> str:
 
 
 GET_TASK = "select * from conductor.get_task(task_id => %(task_id)s)"
-TASK_STEPS = "select name, result, saved_at from conductor.steps where task_id = %(task_id)s order by saved_at, name"
+# in the order they were saved (steps.seq): the order rewind and fork read
+TASK_STEPS = "select name, result, saved_at from conductor.steps where task_id = %(task_id)s order by seq"
 TASK_CHILDREN = "select id, status, kind, queue from conductor.tasks where parent_id = %(task_id)s order by id limit %(limit)s"  # fmt: skip
 TASK_CHILDREN_COUNT = "select count(*) as n from conductor.tasks where parent_id = %(task_id)s"
 TASK_LOGS = "select attempt_id, lines, dropped from conductor.attempt_logs where attempt_id = any(%(attempt_ids)s::bigint[])"  # fmt: skip
 CANCEL = "select conductor.cancel(task_id => %(task_id)s)"
 RETRY = "select conductor.retry(task_id => %(task_id)s)"
 RETRY_RUN = "select conductor.retry(task_id => %(task_id)s, keep_steps => %(keep_steps)s) as retry"
+# rewind and fork (docs/workflows.md): the steps saved before from_step are kept, or carried into a copy
+REWIND = "select conductor.rewind(task_id => %(task_id)s, from_step => %(from_step)s) as task_id"
+FORK = "select conductor.fork(task_id => %(task_id)s, from_step => %(from_step)s) as task_id"
+# queries: the state a run's handler published last (ctx.publish_state), and when
+RUN_STATE = "select state, set_at from conductor.run_state(task_id => %(task_id)s)"
+# updates with a reply (docs/workflows.md): send one to a run, read the run's answer
+SEND_UPDATE = (
+    "select conductor.send_update(task_id => %(task_id)s, name => %(name)s, payload => %(payload)s::jsonb) as update_id"
+)
+UPDATE_REPLY = "select task_id, name, reply, replied_at from conductor.update_reply(update_id => %(update_id)s)"
 EMIT_EVENT = "select conductor.emit_event(name => %(name)s, payload => %(payload)s::jsonb) as woken"
 LISTEN_DONE = "listen conductor_done"
 # result(): this session waits for the task's end (conductor_done names it), and reads it as get_task does
@@ -96,6 +107,11 @@ REAP_NEXT = "select r.*, extract(epoch from conductor.next_wake() - conductor.no
 SAVE_STEP = (
     "select conductor.save_step(attempt_id => %(attempt_id)s, name => %(name)s, result => %(result)s::jsonb) as result"
 )
+SET_RUN_STATE = "select conductor.set_run_state(attempt_id => %(attempt_id)s, state => %(state)s::jsonb) as set_at"
+WAIT_UPDATE = (
+    "select state, result from conductor.wait_update(attempt_id => %(attempt_id)s, step => %(step)s, name => %(name)s)"
+)
+REPLY_UPDATE = "select conductor.reply_update(attempt_id => %(attempt_id)s, update_id => %(update_id)s, reply => %(reply)s::jsonb) as reply"
 SUSPEND = "select * from conductor.suspend(attempt_id => %(attempt_id)s, step => %(step)s, wait_for => %(wait_for)s, event => %(event)s, duration => %(duration)s::interval, timeout => %(timeout)s::interval)"
 # {options}: ", name => %(name)s" for each option given (SPAWN_OPTIONS), so the others take spawn's defaults
 SPAWN = "select conductor.spawn(attempt_id => %(attempt_id)s, step => %(step)s, kind => %(kind)s, payload => %(payload)s::jsonb{options}) as spawn"
@@ -149,7 +165,7 @@ DASHBOARD_RUN_TASKS = "select id, parent_id, root_id, queue, kind, status, attem
 # numbered 1..n in claim order per task (number: what a person reads as the attempt's #)
 DASHBOARD_ATTEMPTS = "select * from conductor.list_attempts(task_ids => %(task_ids)s::bigint[])"
 DASHBOARD_HAS_STEPS = "select to_regclass('conductor.steps') is not null as has_steps"
-DASHBOARD_STEPS = "select task_id, name, result, attempt_id, saved_at from conductor.steps where task_id = any(%(task_ids)s::bigint[]) order by task_id, saved_at limit %(limit)s"
+DASHBOARD_STEPS = "select task_id, name, result, attempt_id, saved_at from conductor.steps where task_id = any(%(task_ids)s::bigint[]) order by task_id, seq limit %(limit)s"
 DASHBOARD_WORKERS = "select id, host, pid, queues, concurrency, roles, version, started_at, last_seen_at from conductor.workers order by id limit 200"
 # schedules page: every schedule (list_schedules) with its latest fire, manual ("Run now") or
 # due, by schedule_fires_by_schedule (schedule_name, due_at): a manual fire's due_at is when it was asked

@@ -1030,3 +1030,47 @@ def test_the_sampler_feeds_the_charts_once_a_minute(db_dsn: str, client: httpx.C
     assert 'data-chart-queue="sampled"' in page and 'id=range-day href="/?range=day"' in page
     assert client.get("/", params={"range": "week"}).status_code == 400
     assert client.get("/series", params={"range": "week"}).status_code == 400
+
+
+def finished_run(conn: Conn, queue: str, steps: list[str]) -> int:
+    """A task of ``queue`` claimed as worker 'w1' that saved ``steps`` in order and succeeded."""
+    task = conn.execute("select conductor.enqueue('five', '{}', %s)", (queue,)).fetchone()[0]
+    attempt = conn.execute("select attempt_id from conductor.claim('w1', array[%s])", (queue,)).fetchone()[0]
+    for name in steps:
+        conn.execute("select conductor.save_step(%s, %s, '1')", (attempt, name))
+    conn.execute("select conductor.complete(%s, '{}')", (attempt,))
+    return int(task)
+
+
+def test_rewind_and_fork_from_the_run_page_after_a_confirmation(app: Conductor, db_conn: Conn,
+                                                                 client: httpx.Client) -> None:  # fmt: skip
+    task = finished_run(db_conn, "rw", ["s1", "s2", "s3"])
+    page = client.get(f"/runs/{task}").text
+    assert f'action="/runs/{task}/rewind"' in page and f'action="/runs/{task}/fork"' in page
+    assert re.findall(rf'<select name=step id="rewind-step-{task}">(.*?)</select>', page) == [
+        '<option value="s1">s1</option><option value="s2">s2</option><option value="s3">s3</option>']
+
+    confirm = client.get(f"/runs/{task}/rewind", params={"step": "s2"}).text
+    assert "<span id=kept>s1</span>" in confirm and "<span id=again>s2, s3</span>" in confirm
+    assert app.get(task).status == "succeeded", "the confirmation page changes nothing"
+    assert "has no step nope" in client.get(f"/runs/{task}/rewind", params={"step": "nope"}).text
+
+    token = csrf_of(client)
+    assert client.post(f"/runs/{task}/rewind", data={"step": "s2"}).status_code == 403, "no CSRF token"
+    done = client.post(f"/runs/{task}/rewind", data={"csrf": token, "step": "s2"}, follow_redirects=True)
+    assert f"Task {task} is queued again from step s2." in done.text
+    assert app.get(task).status == "queued"
+    assert [r[0] for r in db_conn.execute("select name from conductor.steps where task_id = %s order by seq",
+                                          (task,))] == ["s1"]  # fmt: skip
+    again = client.post(f"/runs/{task}/rewind", data={"csrf": token, "step": "s1"}, follow_redirects=True)
+    assert f"Could not rewind task {task}" in again.text, "a queued run is refused (QC204), the page says so"
+
+    source = finished_run(db_conn, "fk", ["a", "b"])
+    forked = client.post(f"/runs/{source}/fork", data={"csrf": token, "step": "b"})
+    assert forked.status_code == 303
+    copy = int(re.match(r"/runs/(\d+)\?", forked.headers["location"]).group(1))  # type: ignore[union-attr]
+    info = app.get(copy)
+    assert (info.forked_from, info.forked_at_step, info.status) == (source, "b", "queued")
+    assert f"<td id=forked-from><a href='/runs/{source}'>{source}</a> at step b" in client.get(f"/runs/{copy}").text
+    unknown = client.post(f"/runs/{source}/fork", data={"csrf": token, "step": "zz"}, follow_redirects=True)
+    assert f"has no step &#x27;zz&#x27;" in unknown.text or "has no step 'zz'" in unknown.text

@@ -234,12 +234,24 @@ def prove_upgraded(cluster: Cluster, upgraded: str, fresh: str, ids: dict[str, i
             " max_tasks => 1, lease => interval '1 minute')").fetchone()  # fmt: skip
         assert resumed is not None and resumed[0] == ids["waiting"]
         assert resumed[1]["fetched"] == {"rows": 3}
+        prove_rewind(conn, ids["waiting"])
 
         assert one(conn, "select count(*) from conductor.claim(worker_id => 'up-w2', queues => array['up-queued'],"
                          " max_tasks => 1, lease => interval '1 minute')") == 1  # fmt: skip
         if "paused" in ids:
             prove_v0_2_0_kept(conn, ids)
         prove_expiry(conn)
+
+
+def prove_rewind(conn: Conn, task_id: int) -> None:
+    """Rewind (issue 31) of a run that was in flight across the upgrade: its step saved
+    before (numbered by the backfill) comes before the one its wake-up saved after, so a
+    rewind from the latter keeps the former."""
+    attempt = one(conn, "select id from conductor.attempts where task_id = %s and outcome is null", [task_id])
+    conn.execute("select conductor.complete(attempt_id => %s, result => '{}')", [attempt])
+    assert one(conn, "select conductor.rewind(task_id => %s, from_step => 'approval')", [task_id]) == task_id
+    kept = [r[0] for r in conn.execute("select name from conductor.steps where task_id = %s order by seq", [task_id])]
+    assert kept == ["fetched"]
 
 
 def prove_expiry(conn: Conn) -> None:

@@ -39,7 +39,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_scheduler.py", "test_schema_dump.py", "test_statuses.py", "test_serve.py", "test_singleton.py", "test_supervisor.py",
         "test_timeouts.py", "test_tracing.py", "test_tracing_optional.py", "test_uniqueness.py", "test_upgrade.py", "test_wakeups.py",
         "test_watch_isolation.py", "test_wheel.py", "test_wire.py", "test_worker.py", "test_worker_database_errors.py",
-        "test_worker_declarations.py", "test_worker_processes.py", "test_worker_reports.py",
+        "test_worker_declarations.py", "test_worker_processes.py", "test_worker_reports.py", "test_workflows_processes.py",
     ),
     "topology": (
         "test_claim_durability.py", "test_failover.py", "test_partition.py", "test_pgbouncer.py",

@@ -291,7 +291,8 @@ $$The worker is busy again (a claim came back full) or stopping: enqueues stop n
 its account. Idempotent; deregister_worker and reap's forgetting of the worker do the same.
 Raises QC208 when another login registered worker_id (an admin may wake any).$$;
 
--- watch returns get_task's columns, which gain the dedupe options (issue 30): dropped and created again
+-- watch returns get_task's columns, which gain the dedupe options (issue 30) and a fork's
+-- source (issue 31): dropped and created again
 drop function if exists conductor.watch(bigint);
 create or replace function conductor.watch(task_id bigint)
   returns table (
@@ -301,7 +302,8 @@ create or replace function conductor.watch(task_id bigint)
     parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text,
     enqueued_at timestamptz, started_at timestamptz, finished_at timestamptz,
     attempts jsonb, timeout interval,
-    dedupe_states conductor.task_status[], dedupe_until timestamptz, debounce_until timestamptz)
+    dedupe_states conductor.task_status[], dedupe_until timestamptz, debounce_until timestamptz,
+    forked_from bigint, forked_at_step text)
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp

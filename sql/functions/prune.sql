@@ -97,6 +97,11 @@ begin
 
   delete from conductor.steps s where s.task_id = any (_delete_tasks.ids);
 
+  -- what issue 31 keeps beside a run: its source if a fork, its published state, its updates
+  delete from conductor.forks f where f.task_id = any (_delete_tasks.ids);
+  delete from conductor.run_states r where r.task_id = any (_delete_tasks.ids);
+  delete from conductor.updates u where u.task_id = any (_delete_tasks.ids);
+
   -- a fire behind next_due_at can never fire again, and a manual fire never
   -- holds a due time: both go; any other keeps its row (the unique key)
   delete from conductor.schedule_fires f
@@ -112,8 +117,8 @@ end
 $$;
 
 comment on function conductor._delete_tasks(bigint[]) is
-$$Deletes the tasks ids with their attempts (and so their log lines), their steps and the
-schedule fires that enqueued them (a fire not yet behind its schedule's next_due_at keeps
+$$Deletes the tasks ids with their attempts (and so their log lines), their steps, their
+conductor.forks, run_states and updates rows, and the schedule fires that enqueued them (a fire not yet behind its schedule's next_due_at keeps
 its row, task_id NULL). The caller holds the task rows (FOR UPDATE) and makes sure runs go
 whole. Used by prune and apply_retention.$$;
 

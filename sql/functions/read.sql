@@ -42,8 +42,9 @@ attempt is the retry budget the task had used at that claim, counting it (tasks.
 then), which lost and released attempts and waits give back: not a number to show as the
 attempt's. Reads only; any number of callers.$$;
 
--- get_task gains the dedupe options (issue 30): its return type changes, so it is
--- dropped and created again (watch, in functions/notify, returns the same columns)
+-- get_task gains the dedupe options (issue 30) and a fork's source (issue 31): its return
+-- type changes, so it is dropped and created again (watch, in functions/notify, returns
+-- the same columns)
 drop function if exists conductor.get_task(bigint);
 create or replace function conductor.get_task(task_id bigint)
   returns table (
@@ -53,7 +54,8 @@ create or replace function conductor.get_task(task_id bigint)
     parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text,
     enqueued_at timestamptz, started_at timestamptz, finished_at timestamptz,
     attempts jsonb, timeout interval,
-    dedupe_states conductor.task_status[], dedupe_until timestamptz, debounce_until timestamptz)
+    dedupe_states conductor.task_status[], dedupe_until timestamptz, debounce_until timestamptz,
+    forked_from bigint, forked_at_step text)
   language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
@@ -66,8 +68,10 @@ begin
          t.enqueued_at, t.started_at, t.finished_at,
          coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.number)
                      from conductor.list_attempts(array[t.id]) a), '[]'),
-         t.timeout, t.dedupe_states, t.dedupe_until, t.debounce_until
+         t.timeout, t.dedupe_states, t.dedupe_until, t.debounce_until,
+         f.source_id, f.from_step
     from conductor.tasks t
+    left join conductor.forks f on f.task_id = t.id
    where t.id = get_task.task_id;
   if not found then
     raise exception 'task % does not exist', get_task.task_id using errcode = 'QC203';
@@ -83,7 +87,8 @@ claim order, worker, times, outcome, error and traceback) and timeout (how long 
 attempt may run; NULL: no limit). The dedupe options stored (issue 30): dedupe_states (the
 statuses in which it holds its dedupe_key for its period; NULL: only while unfinished),
 dedupe_until (the period's end; 'infinity': none) and debounce_until (a debounced task: the
-latest its run_at may move to; NULL: not debounced).
+latest its run_at may move to; NULL: not debounced). forked_from and forked_at_step: the
+task conductor.fork() copied it from and the step it was forked from (NULL: not a fork).
 Raises QC203 when the task does not exist.$$;
 
 create or replace function conductor.list_tasks(

@@ -1,13 +1,14 @@
 'use strict';
 // TaskContext: one claim of one task, as a handler sees it (the second
 // argument of `async (payload, ctx) => result`), and its durable calls:
-// step, spawn, and the waits (waitForChildren, waitForEvent, sleep).
+// step, spawn, and the waits (waitForChildren, waitForEvent, sleep); issue 31's
+// publishState, waitForUpdate and reply (docs/workflows.md).
 //
 // Checkpoint names follow docs/protocol.md ("Durable runs"), exactly as
 // python/pyconductor/context.py does: a base name used more than once in one
 // execution of the handler is numbered in call order ('charge', 'charge#2',
 // ...), one counter per base name shared by steps, spawns ('spawn:<kind>') and
-// waits ('children', 'event:<name>', 'sleep'). A replay asks for the same
+// waits ('children', 'event:<name>', 'update:<name>', 'sleep'). A replay asks for the same
 // names in the same order, so a step already in `steps` (claim returns them)
 // is not run again: its stored result is returned.
 //
@@ -243,6 +244,46 @@ class TaskContext {
     const key = this._nextName('sleep');
     this._replay(key); // its place in the run is checked like any checkpoint's
     await this._wait(key, 'sleep', null, seconds, null); // asked of SQL even on replay: it knows the time
+  }
+
+  /**
+   * Publishes `value` (JSON) as the run's current state, replacing the last one: a
+   * client reads it with conductor.run_state(task_id) while the run runs or waits. Not
+   * a step: a replay publishes again.
+   */
+  async publishState(value) {
+    await this._call(sql.SET_RUN_STATE, [this.attemptId, JSON.stringify(value === undefined ? null : value)]);
+  }
+
+  /**
+   * The run's next update `name` (conductor.send_update), sent before or after this
+   * call, in the order sent, as {id, name, payload} (id: a string); the task waits
+   * without a worker slot until it comes (step 'update:<name>', numbered). A replay
+   * gets the same update. Answer it with reply().
+   */
+  async waitForUpdate(name) {
+    const key = this._nextName(`update:${name}`);
+    let outcome;
+    if (this._replay(key)) {
+      outcome = this.steps[key];
+    } else {
+      const [{ state, result }] = await this._call(sql.WAIT_UPDATE, [this.attemptId, key, name]);
+      if (state === 'waiting') {
+        this._suspended = true;
+        this._worker.waiting(this);
+        throw new Suspended(`task ${this.taskId} waits (update '${name}')`);
+      }
+      this.steps[key] = outcome = result;
+    }
+    const sent = outcome.payload;
+    return { id: String(sent.update_id), name: sent.name, payload: sent.payload };
+  }
+
+  /** Answers an update of this run ({id} from waitForUpdate, or its id) with `value`; returns the reply stored (the first one). */
+  async reply(update, value) {
+    const id = typeof update === 'object' && update !== null ? update.id : update;
+    const rows = await this._call(sql.REPLY_UPDATE, [this.attemptId, id, JSON.stringify(value === undefined ? null : value)]);
+    return rows[0].reply;
   }
 
   /** True once a wait parked the task (the handler is being stopped). */

@@ -403,6 +403,24 @@ def _retry(args: argparse.Namespace, conn: Any) -> int:
     return 0
 
 
+def _rewind(args: argparse.Namespace, conn: Any) -> int:
+    from pyconductor import queries
+
+    params = {"task_id": args.task_id, "from_step": args.from_step}
+    task_id = conn.execute(queries.REWIND, params).fetchone()["task_id"]
+    print(f"task {task_id} is queued again from step {args.from_step!r}; the steps saved before it are kept")
+    return 0
+
+
+def _fork(args: argparse.Namespace, conn: Any) -> int:
+    from pyconductor import queries
+
+    params = {"task_id": args.task_id, "from_step": args.from_step}
+    fork_id = conn.execute(queries.FORK, params).fetchone()["task_id"]
+    print(f"task {fork_id} is a copy of task {args.task_id} from step {args.from_step!r}, queued")
+    return 0
+
+
 def _emit_event(args: argparse.Namespace, conn: Any) -> int:
     import json
 
@@ -421,6 +439,8 @@ def _emit_event(args: argparse.Namespace, conn: Any) -> int:
 
 run_cancel = command(_cancel)
 run_retry = command(_retry)
+run_rewind = command(_rewind)
+run_fork = command(_fork)
 run_emit_event = command(_emit_event)
 
 

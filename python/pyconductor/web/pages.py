@@ -506,6 +506,46 @@ def search(view: SearchView | None, *, values: Mapping[str, str], error: str | N
     return "".join(out)
 
 
+# rewind and fork (docs/workflows.md): a finished run's step to start from, then a confirmation
+STEP_ACTIONS = {"rewind": ("Rewind from", "Rewind"), "fork": ("Fork from", "Fork")}
+
+
+def _step_action_form(task_id: int, action: str, steps: Sequence[Mapping[str, Any]]) -> str:
+    """A GET form choosing one of the task's steps (in the order saved) for ``action``: it only
+    opens the confirmation page (:func:`step_confirm`), which POSTs."""
+    label = STEP_ACTIONS[action][0]
+    options = "".join(f'<option value="{h(s["name"])}">{h(s["name"])}</option>' for s in steps)
+    return (f'<form class=inline method=get action="/runs/{task_id}/{action}">'
+            f'<select name=step id="{action}-step-{task_id}">{options}</select>'
+            f'<button type=submit id="{action}-{task_id}">{h(label)}…</button></form>')  # fmt: skip
+
+
+def step_confirm(request: Request, task_id: int, action: str, step: str, steps: Sequence[str]) -> str:
+    """``GET /runs/{id}/rewind|fork?step=``: what the action would do (the steps that run again,
+    in the order saved) and the form that confirms it, a POST carrying the CSRF value and the step;
+    it changes nothing."""
+    verb = STEP_ACTIONS[action][1]
+    back = f'<a id=back href="/runs/{task_id}">Back to task {task_id} (nothing changes)</a>'
+    out = [f"<h1>{verb} task {task_id} from step {h(step)}</h1>"]
+    if step not in steps:
+        out.append(f"<p class=err id=refusal>Task {task_id} has no step {h(step)}.</p><p>{back}</p>")
+        return "".join(out)
+    at = steps.index(step)
+    kept, again = steps[:at], steps[at:]
+    if action == "rewind":
+        out.append("<p>The run is queued again with fresh counts. Kept: "
+                   f"<span id=kept>{h(', '.join(kept)) or 'none'}</span>; run again: "
+                   f"<span id=again>{h(', '.join(again))}</span>. A rewound spawn's unfinished child is "
+                   "cancelled, and the replay spawns a new one.</p>")  # fmt: skip
+    else:
+        out.append("<p>A new task copies this one (kind, payload, queue, policy) with the steps "
+                   f"<span id=kept>{h(', '.join(kept)) or 'none'}</span>; it runs "
+                   f"<span id=again>{h(', '.join(again))}</span>. This task does not change.</p>")  # fmt: skip
+    out.append(f"<p id=confirm>{post_form(request, f'/runs/{task_id}/{action}', {'step': step}, verb, action)}</p>")
+    out.append(f"<p>{back}</p>")
+    return "".join(out)
+
+
 def run(request: Request, view: RunView, notice: str) -> str:
     """``/runs/{id}``: the task with its buttons, its payload and result, its run's tree (each task's
     attempts and steps) and the log lines of its latest attempts."""
@@ -519,6 +559,8 @@ def run(request: Request, view: RunView, notice: str) -> str:
         actions.append(task_action_form(request, task_id, "retry", "Retry"))
     if task["status"] in statuses.UNFINISHED:
         actions.append(task_action_form(request, task_id, "cancel", "Cancel"))
+    if task["status"] not in statuses.UNFINISHED and steps.get(task_id):
+        actions.extend(_step_action_form(task_id, action, steps[task_id]) for action in STEP_ACTIONS)
     if actions:
         out.append(f"<p class=actions>{' '.join(actions)}</p>")
     out.append(
@@ -534,6 +576,12 @@ def run(request: Request, view: RunView, notice: str) -> str:
             else ""
         )
         + (f"<tr><th>run (root)<td><a href='/runs/{root_id}'>{root_id}</a>" if root_id != task_id else "")
+        + (
+            f"<tr><th>forked from<td id=forked-from><a href='/runs/{int(task['forked_from'])}'>"
+            f"{int(task['forked_from'])}</a> at step {h(task['forked_at_step'])}"
+            if task.get("forked_from") is not None
+            else ""
+        )
         + (f"<tr><th>dedupe key<td>{h(task['dedupe_key'])}{_dedupe_options(task)}" if task["dedupe_key"] else "")
         + (f"<tr><th>concurrency key<td>{h(task['concurrency_key'])}" if task["concurrency_key"] else "")
         + (f"<tr><th>error<td class=err id=task-error>{h(task['error'])}" if task["error"] else "")

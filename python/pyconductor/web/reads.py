@@ -315,6 +315,15 @@ class DashboardData:
         """conductor.retry: the task is queued again."""
         self._rows(queries.RETRY, {"task_id": task_id})
 
+    def rewind(self, task_id: int, step: str) -> None:
+        """conductor.rewind: the finished run is queued again from ``step``, the steps before it kept."""
+        self._rows(queries.REWIND, {"task_id": task_id, "from_step": step})
+
+    def fork(self, task_id: int, step: str) -> int:
+        """conductor.fork: the id of the copy, which carries the steps before ``step``."""
+        fork_id: int = self._rows(queries.FORK, {"task_id": task_id, "from_step": step})[0]["task_id"]
+        return fork_id
+
     def cancel(self, task_id: int) -> int:
         """conductor.cancel: how many tasks it cancelled."""
         cancelled: int = self._rows(queries.CANCEL, {"task_id": task_id})[0]["cancel"]

@@ -16,6 +16,7 @@ EXPECTED = {
     "QC210": "MatchesMoreThanExpected", "QC123": "InvalidCodeVersions", "QC211": "ReplayMismatch",
     "QC301": "InvalidCron",
     "QC302": "InvalidTimezone",
+    "QC130": "UnknownStep", "QC131": "InvalidUpdateName", "QC217": "RunFinished", "QC218": "NotThisRunsUpdate",
 }  # fmt: skip
 
 

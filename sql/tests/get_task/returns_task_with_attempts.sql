@@ -13,7 +13,7 @@ select conductor_tests.claim_one('get-q', 'w-get') as a2 \gset
 select conductor.complete(:a2, '{"ok": 1}') as d \gset
 
 select is(
-  (select to_jsonb(g) - 'attempts' from conductor.get_task(:t) g),
+  (select to_jsonb(g) - array['attempts', 'forked_from', 'forked_at_step'] from conductor.get_task(:t) g),
   (select to_jsonb(t) - array['backoff_base', 'backoff_factor', 'backoff_max', 'attempt_id', 'claimed_by', 'lease_expires_at',
                               'wait_for', 'wait_event', 'wait_until', 'wait_step', 'traceparent',
                               'concurrency_limit', 'expires_in', 'expires_at', 'rate_key', 'code_version'] from conductor.tasks t where id = :t),

@@ -4,7 +4,7 @@
 -- the attacker's code as the owner. The last test checks that this file called every
 -- function conductor_admin may execute, so a new grant needs a line here.
 begin;
-select plan(71);
+select plan(74);
 \ir ../helpers.psql
 
 create role t_admin;
@@ -37,6 +37,10 @@ select conductor.cancel_matching(queue => 'esc-cancel', error_contains => 'x', e
 select is(pg_temp.owner_runs(), 0::bigint, 'cancel_matching ran no pg_temp code as the owner.');
 select conductor.retry_matching(queue => 'esc-cancel', error_contains => 'x', finished_before => conductor.now(), expected => 5, batch => 10);
 select is(pg_temp.owner_runs(), 0::bigint, 'retry_matching ran no pg_temp code as the owner.');
+select conductor.cancel(task_id => :t5);
+select conductor.fork(task_id => :t5, from_step => 'child');
+select conductor.rewind(task_id => :t5, from_step => 'child');
+select is(pg_temp.owner_runs(), 0::bigint, 'fork and rewind ran no pg_temp code as the owner.');
 select conductor.prune(older_than => interval '0 seconds', include_failed => true);
 select is(pg_temp.owner_runs(), 0::bigint, 'prune ran no pg_temp code as the owner.');
 select conductor.deregister_worker(worker_id => 'esc-w');
@@ -47,11 +51,11 @@ select set_eq(
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_admin', p.oid, 'EXECUTE')$$,
   array['pause_queue', 'resume_queue', 'set_rate_limit', 'set_queue_limit', 'publish', 'subscribe', 'unsubscribe', 'exclusive', 'apply_retention', 'sample_queues', 'queue_series', 'save_log', 'overdue_schedules', 'fire_schedule', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'register_worker', 'configure_kind', 'enqueue', 'enqueue_many', 'claim', 'heartbeat',
-        'save_step', 'spawn', 'children', 'suspend', 'emit_event', 'complete', 'complete_many', 'fail', 'release',
+        'save_step', 'set_run_state', 'run_state', 'send_update', 'wait_update', 'reply_update', 'update_reply', 'spawn', 'children', 'suspend', 'emit_event', 'complete', 'complete_many', 'fail', 'release',
         'reap', 'reap_report', 'create_schedule', 'tick', 'next_wake', 'next_due', 'list_schedules', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'search_tasks', 'stats',
         'unrunnable', 'why_waiting', 'waiting_reasons', 'sleep', 'wake', 'watch', 'unwatch',
         'try_lead', 'leaders', 'lead_key', 'release_lead', 'foreign_lock_holders', 'cron_next', 'cron_validate', 'deregister_worker',
-        'update_schedule', 'enable_schedule', 'delete_schedule', 'cancel', 'retry', 'prune', 'preview_matching', 'retry_matching', 'cancel_matching'],
+        'update_schedule', 'enable_schedule', 'delete_schedule', 'cancel', 'retry', 'rewind', 'fork', 'prune', 'preview_matching', 'retry_matching', 'cancel_matching'],
   'This file calls every function granted to conductor_admin.');
 
 reset role;

@@ -4,7 +4,7 @@
 -- enqueue). The last test checks that this file called every function granted to
 -- conductor_client, so a new grant needs a line here.
 begin;
-select plan(29);
+select plan(34);
 \ir ../helpers.psql
 
 create role t_client;
@@ -40,8 +40,19 @@ select count(*) from conductor.children(task_id => :t1);
 select is(pg_temp.owner_runs(), 0::bigint, 'children ran no pg_temp code as the owner.');
 select conductor.cancel(task_id => :t1);
 select is(pg_temp.owner_runs(), 0::bigint, 'cancel ran no pg_temp code as the owner.');
+-- the cancelled task has no steps: both refuse it (QC130) after their lookups ran as the owner
+select throws_ok(format('select conductor.rewind(task_id => %s, from_step => ''none'')', :t1), 'QC130', null,
+  'rewind runs for conductor_client (QC130: the task has no step none).');
+select throws_ok(format('select conductor.fork(task_id => %s, from_step => ''none'')', :t1), 'QC130', null,
+  'fork runs for conductor_client (QC130: the task has no step none).');
+select is(pg_temp.owner_runs(), 0::bigint, 'rewind and fork ran no pg_temp code as the owner.');
 select conductor.retry(task_id => :t1);
 select is(pg_temp.owner_runs(), 0::bigint, 'retry ran no pg_temp code as the owner.');
+select count(*) from conductor.run_state(task_id => :t1);
+select is(pg_temp.owner_runs(), 0::bigint, 'run_state ran no pg_temp code as the owner.');
+select conductor.send_update(task_id => :t1, name => 'esc', payload => '{"q": 1}') as esc_update \gset
+select count(*) from conductor.update_reply(update_id => :esc_update);
+select is(pg_temp.owner_runs(), 0::bigint, 'send_update and update_reply ran no pg_temp code as the owner.');
 select conductor.emit_event(name => 'esc-event', payload => '{"n": 1}');
 select is(pg_temp.owner_runs(), 0::bigint, 'emit_event ran no pg_temp code as the owner.');
 select count(*) from conductor.stats();
@@ -76,7 +87,7 @@ select set_eq(
   $$select distinct p.proname::pg_catalog.text from pg_catalog.pg_proc p
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_client', p.oid, 'EXECUTE')$$,
-  array['publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'enqueue', 'enqueue_many', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'search_tasks', 'children', 'cancel', 'retry',
+  array['publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'enqueue', 'enqueue_many', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'search_tasks', 'children', 'cancel', 'retry', 'rewind', 'fork', 'run_state', 'send_update', 'update_reply',
         'emit_event', 'stats', 'unrunnable', 'why_waiting', 'waiting_reasons', 'queue_series', 'list_schedules', 'leaders', 'lead_key', 'cron_next', 'cron_validate',
         'watch', 'unwatch'],
   'This file calls every function granted to conductor_client.');

@@ -1,0 +1,7 @@
+-- Revert conductor:schema/rewind from pg
+
+begin;
+
+drop table conductor.forks;
+
+commit;

@@ -1,0 +1,7 @@
+-- Revert conductor:schema/updates from pg
+
+begin;
+
+drop table conductor.updates;
+
+commit;
