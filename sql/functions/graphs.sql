@@ -93,7 +93,8 @@ begin
              when pg_catalog.jsonb_typeof(v_bad.t->'name') is distinct from 'string'
                   or v_bad.t->>'name' !~ '^[^[:cntrl:]]{1,200}$'
                then pg_catalog.format('name %s: a name is a string of 1 to 200 characters, none a control character',
-                                      coalesce(conductor._echo((v_bad.t->'name')::text), 'missing'))
+                                      case when v_bad.t ? 'name' then conductor._echo((v_bad.t->'name')::text)
+                                           else 'missing' end)
              when coalesce(pg_catalog.jsonb_typeof(v_bad.t->'after'), 'null') not in ('array', 'null')
                then pg_catalog.format('(%s): after %s is not a JSON array of names',
                                       conductor._echo(v_bad.t->>'name'), conductor._echo((v_bad.t->'after')::text))
@@ -556,7 +557,8 @@ comment on function conductor.graph(bigint) is
 $$The tasks of graph graph_id, for the dashboard and the CLI: a row per member (task_id,
 name, role 'member', kind, status, layer: the longest chain of dependencies before it,
 after: the ids it runs after, error) and per callback (name NULL, role 'on_complete' or
-'on_failure', layer one past the members'), by layer, then in the order enqueued. A
+'on_failure', layer one past the members'), by layer, then by id descending (within a
+layer, the order of the declaration for the first). A
 member or callback pruned since is left out. Raises QC215 when the graph does not exist.
 Reads only, locks nothing.$$;
 
