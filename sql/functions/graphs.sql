@@ -19,19 +19,22 @@
 -- nothing) and it is released at most once: a waiting task is queued by one
 -- compare-and-set on its locked row. When a member's status turns final the
 -- trigger tasks_graph_member_finished:
---   1. locks the member's dependents still waiting; queues each whose
---      dependencies have all finished, all succeeded or the dependent
---      run_on_failure; cancels each that cannot run (a dependency did not
---      succeed and it does not run_on_failure), and with it, in one statement,
---      every member after it that cannot run either (cancelled members'
---      triggers then see only finished dependents, so the cascade is not a
+--   1. locks, in descending id, the member's dependents still waiting (and, when
+--      it did not succeed, every member after them that does not run on
+--      failure: the edges never change, so the set is known before any lock),
+--      then the graph's callbacks still waiting;
+--   2. when it did not succeed, queues on_failure, naming it (before the
+--      cancels below, so the cause is named, not a member cancelled for it);
+--   3. queues each dependent whose dependencies have all finished, all
+--      succeeded or the dependent run_on_failure; cancels each that cannot run
+--      and, in one statement, every member after it that cannot either (their
+--      own ends then find only finished dependents: the cascade is not a
 --      recursion as deep as the graph);
---   2. when the graph has a callback still waiting (and was not cancelled):
---      locks it, queues on_failure if the member did not succeed, and once no
---      member is unfinished queues on_complete and cancels an on_failure that
---      no failure called for. A callback's payload gets the key "graph": the
---      graph's id and its members' statuses counted (on_complete), or the
---      member that did not succeed (on_failure).
+--   4. once no member is unfinished, queues on_complete and cancels an
+--      on_failure that no failure called for.
+-- A callback's payload gets the key "graph": the graph's id and its members'
+-- statuses counted (on_complete), or the member that did not succeed
+-- (on_failure). After cancel_graph no callback is queued.
 -- Each check reads in a statement after its lock, so of two members ending at
 -- once in two sessions the second to lock sees the first's end: a dependent,
 -- a callback, is queued once, and never left waiting.
@@ -40,8 +43,8 @@
 -- dependency order, so a task's dependents and its graph's callbacks have
 -- smaller ids than it has.
 -- Lock order (that of functions/runs): task rows in descending id. A member
--- ending holds its row, then locks its dependents, then the callbacks: each
--- smaller than the last. cancel_graph locks every task of the graph in
+-- ending holds its row, then locks its dependents and the members after them,
+-- then the callbacks, all in one descending order. cancel_graph locks every task of the graph in
 -- descending id before it changes any.
 
 begin;
@@ -66,7 +69,6 @@ declare
   v_head integer := 1;
   v_tail integer := 0;
   v_i integer;
-  v_j integer;
   v_bad record;
 begin
   if _graph_order.tasks is null or pg_catalog.jsonb_typeof(_graph_order.tasks) <> 'array'
@@ -225,7 +227,6 @@ declare
   v_now timestamptz := conductor.now();
   v_order record;
   v_n integer;
-  v_k integer;
   v_members bigint[];
   v_batch jsonb;
   v_ids bigint[];
@@ -369,86 +370,96 @@ create or replace function conductor._graph_member_finished() returns trigger
 as $$
 declare
   v_now timestamptz := conductor.now();
-  v_dependents bigint[];
+  v_failed boolean;
   v_ready bigint[];
   v_doomed bigint[];
   v_cancelled bigint[];
   v_graph conductor.graphs;
   v_name text;
 begin
-  -- 1. dependents: lock those still waiting (descending id), then read in a new statement
-  v_dependents := array(
-    select t.id from conductor.tasks t
-     where t.id in (select e.task_id from conductor.graph_edges e where e.dependency_id = new.id)
-       and t.status = 'waiting'
-     order by t.id desc
-       for no key update);
-  if pg_catalog.cardinality(v_dependents) > 0 then
-    select pg_catalog.array_agg(s.id) filter (where not s.pending and (not s.failed or s.run_on_failure)),
-           pg_catalog.array_agg(s.id) filter (where s.failed and not s.run_on_failure)
-      into v_ready, v_doomed
-      from (select d.id, n.run_on_failure,
-                   pg_catalog.bool_or(p.status = any (conductor.unfinished_statuses())) as pending,
-                   pg_catalog.bool_or(p.status <> all (conductor.unfinished_statuses())
-                                      and p.status <> 'succeeded') as failed
-              from conductor.tasks d
-              join conductor.graph_nodes n on n.task_id = d.id
-              join conductor.graph_edges e on e.task_id = d.id
-              join conductor.tasks p on p.id = e.dependency_id
-             where d.id = any (v_dependents) and d.status = 'waiting' and d.wait_for = 'dependencies'
-             group by d.id, n.run_on_failure) s;
-
-    if v_ready is not null then
-      perform conductor._graph_release(v_ready, null);
-    end if;
-
-    if v_doomed is not null then
-      select n.name into v_name from conductor.graph_nodes n where n.task_id = new.id;
-      -- the doomed, and every member after them that does not run on failure
-      with recursive doomed as (
-        select pg_catalog.unnest(v_doomed) as id
-        union
-        select e.task_id from doomed
-          join conductor.graph_edges e on e.dependency_id = doomed.id
-          join conductor.graph_nodes n on n.task_id = e.task_id and not n.run_on_failure
-      ), locked as (
-        select t.id from conductor.tasks t
-         where t.id in (select doomed.id from doomed) and t.status = 'waiting' and t.wait_for = 'dependencies'
-         order by t.id desc
-           for no key update
-      ), cancelled as (
-        update conductor.tasks t
-           set status = 'cancelled', finished_at = v_now, wait_for = null,
-               error = pg_catalog.format('cancelled: dependency %s (task %s) ended %s',
-                                         conductor._echo(v_name), new.id, new.status)
-          from locked
-         where t.id = locked.id
-        returning t.id
-      )
-      select pg_catalog.array_agg(c.id) into v_cancelled from cancelled c;
-      perform conductor._notify_done(v_cancelled);
-    end if;
+  if new.status = any (conductor.unfinished_statuses()) or old.status <> all (conductor.unfinished_statuses()) then
+    return null;  -- not an end: a claim, a retry, a wake-up
   end if;
+  v_failed := new.status <> 'succeeded';
+  select n.name into v_name from conductor.graph_nodes n where n.task_id = new.id;
 
-  -- 2. callbacks
+  -- 1. lock, in descending id, what this end may change: the dependents, and when it
+  -- failed every member after them that does not run on failure (the edges never
+  -- change, so the set is known before any lock); then the callbacks, smaller still
+  perform from conductor.tasks t
+    where t.id in (with recursive after_it as (
+                     select e.task_id as id from conductor.graph_edges e where e.dependency_id = new.id
+                     union
+                     select e.task_id from after_it
+                       join conductor.graph_nodes n on n.task_id = after_it.id and not n.run_on_failure
+                       join conductor.graph_edges e on e.dependency_id = after_it.id
+                      where v_failed)
+                   select after_it.id from after_it)
+      and t.status = 'waiting'
+    order by t.id desc
+      for no key update;
   select g.* into v_graph from conductor.graphs g where g.id = new.graph_id;
-  if v_graph.cancelled_at is not null
-     or (v_graph.on_complete_task_id is null and v_graph.on_failure_task_id is null) then
-    return null;
+  if v_graph.cancelled_at is not null then
+    v_graph.on_complete_task_id := null;  -- cancel_graph: no callback after it
+    v_graph.on_failure_task_id := null;
   end if;
   perform from conductor.tasks t
     where t.id in (v_graph.on_complete_task_id, v_graph.on_failure_task_id) and t.status = 'waiting'
     order by t.id desc
       for no key update;
-  if new.status <> 'succeeded' and v_graph.on_failure_task_id is not null then
+
+  -- 2. on_failure, naming this member: before the cancels below, whose own ends
+  -- (this trigger again, for each) then find it released
+  if v_failed and v_graph.on_failure_task_id is not null then
     perform conductor._graph_release(array[v_graph.on_failure_task_id], pg_catalog.jsonb_build_object(
       'graph_id', v_graph.id,
-      'failed', (select pg_catalog.jsonb_build_object('name', n.name, 'task_id', new.id, 'status', new.status,
-                                                      'error', new.error)
-                   from conductor.graph_nodes n where n.task_id = new.id)));
+      'failed', pg_catalog.jsonb_build_object('name', v_name, 'task_id', new.id, 'status', new.status,
+                                              'error', new.error)));
   end if;
-  if not exists (select from conductor.tasks t
-                  where t.graph_id = v_graph.id and t.status = any (conductor.unfinished_statuses())) then
+
+  -- 3. the dependents, read after their locks: queue those whose dependencies have all
+  -- finished (all succeeded, or it runs on failure); cancel those that cannot run
+  select pg_catalog.array_agg(s.id) filter (where not s.pending and (not s.failed or s.run_on_failure)),
+         pg_catalog.array_agg(s.id) filter (where s.failed and not s.run_on_failure)
+    into v_ready, v_doomed
+    from (select d.id, n.run_on_failure,
+                 pg_catalog.bool_or(p.status = any (conductor.unfinished_statuses())) as pending,
+                 pg_catalog.bool_or(p.status <> all (conductor.unfinished_statuses())
+                                    and p.status <> 'succeeded') as failed
+            from conductor.graph_edges de
+            join conductor.tasks d on d.id = de.task_id
+            join conductor.graph_nodes n on n.task_id = d.id
+            join conductor.graph_edges e on e.task_id = d.id
+            join conductor.tasks p on p.id = e.dependency_id
+           where de.dependency_id = new.id and d.status = 'waiting' and d.wait_for = 'dependencies'
+           group by d.id, n.run_on_failure) s;
+  if v_ready is not null then
+    perform conductor._graph_release(v_ready, null);
+  end if;
+  if v_doomed is not null then
+    -- the doomed, and every member after them that does not run on failure (locked above)
+    with recursive doomed as (
+      select pg_catalog.unnest(v_doomed) as id
+      union
+      select e.task_id from doomed
+        join conductor.graph_edges e on e.dependency_id = doomed.id
+        join conductor.graph_nodes n on n.task_id = e.task_id and not n.run_on_failure
+    ), cancelled as (
+      update conductor.tasks t
+         set status = 'cancelled', finished_at = v_now, wait_for = null,
+             error = pg_catalog.format('cancelled: dependency %s (task %s) ended %s',
+                                       conductor._echo(v_name), new.id, new.status)
+       where t.id in (select doomed.id from doomed) and t.status = 'waiting' and t.wait_for = 'dependencies'
+      returning t.id
+    )
+    select pg_catalog.array_agg(c.id) into v_cancelled from cancelled c;
+    perform conductor._notify_done(v_cancelled);
+  end if;
+
+  -- 4. on_complete, once no member is unfinished; an on_failure no failure called for is cancelled
+  if (v_graph.on_complete_task_id is not null or v_graph.on_failure_task_id is not null)
+     and not exists (select from conductor.tasks t
+                      where t.graph_id = v_graph.id and t.status = any (conductor.unfinished_statuses())) then
     if v_graph.on_complete_task_id is not null then
       perform conductor._graph_release(array[v_graph.on_complete_task_id], pg_catalog.jsonb_build_object(
         'graph_id', v_graph.id,
@@ -473,23 +484,25 @@ end
 $$;
 
 comment on function conductor._graph_member_finished() is
-$$Trigger function of tasks_graph_member_finished (after a graph member's status turns
-final): queues the member's dependents whose dependencies have all finished (succeeded,
-or any outcome for run_on_failure); cancels those that cannot run, and every member after
-them that cannot either, naming this member in their error; then, unless the graph was
-cancelled, queues its on_failure callback when this member did not succeed, and once no
-member is unfinished its on_complete callback (cancelling an on_failure left waiting).
-Locks the dependents, then the callbacks (descending id, after the member: the lock order).
+$$Trigger function of tasks_graph_member_finished (after a graph member's status changes;
+it acts when the status turned final, from an unfinished one). Unless the graph was
+cancelled, queues its on_failure callback when this member did not succeed (naming it);
+queues the member's dependents whose dependencies have all finished (all succeeded, or
+any outcome for run_on_failure); cancels those that cannot run, and every member after
+them that cannot either, naming this member in their error; once no member is
+unfinished, queues on_complete (cancelling an on_failure left waiting). Locks, before it
+reads, the waiting dependents (and when the member failed every member after them that
+does not run on failure), then the callbacks: descending id, after the member's own row.
 Returns null.$$;
 
--- The WHEN names the statuses itself, as tasks_child_finished's does (functions/runs):
--- an ordinary task, graph_id NULL, pays the test of one column per update of status.
+-- The WHEN tests graph_id alone: PostgreSQL reads a trigger's WHEN from its stored
+-- text at each statement that updates tasks (every claim and complete), so an
+-- ordinary task, graph_id NULL, pays for parsing one null test; a member's updates
+-- call the function, which returns at once unless its status turned final.
 create or replace trigger tasks_graph_member_finished
   after update of status on conductor.tasks
   for each row
-  when (new.graph_id is not null
-        and new.status in ('succeeded', 'failed', 'cancelled', 'timed_out', 'expired', 'dead')
-        and old.status in ('queued', 'running', 'waiting'))
+  when (new.graph_id is not null)
   execute function conductor._graph_member_finished();
 
 create or replace function conductor.dependency_results(task_id bigint) returns jsonb

@@ -26,7 +26,7 @@ select ok(not has_function_privilege('conductor_worker', 'conductor._graph_relea
   'conductor_worker may not release graph tasks itself.');
 select ok(not has_table_privilege('conductor_client', 'conductor.graph_nodes', 'insert'),
   'conductor_client may not write graph_nodes.');
-select ok((select pg_catalog.pg_get_triggerdef(t.oid) like '%WHEN (%new.graph_id IS NOT NULL%'
+select ok((select pg_catalog.pg_get_triggerdef(t.oid) like '%WHEN ((new.graph_id IS NOT NULL))%'
              from pg_catalog.pg_trigger t where t.tgname = 'tasks_graph_member_finished'),
   'tasks_graph_member_finished fires only for a task in a graph.');
 
