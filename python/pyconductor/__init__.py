@@ -35,9 +35,12 @@ from pyconductor.errors import (  # noqa: E402
     ConductorError,
     DatabaseUnusable,
     DedupeConflict,
+    DependencyCycle,
     EmptyFilter,
+    GraphNotFound,
     InvalidArgument,
     InvalidCron,
+    InvalidGraph,
     InvalidKind,
     InvalidPayload,
     InvalidQueue,
@@ -56,7 +59,9 @@ from pyconductor.errors import (  # noqa: E402
     TaskCancelled,
     TaskCancelledError,
     TaskExpired,
+    UnknownDependency,
 )
+from pyconductor.graphs import Graph, GraphNode  # noqa: E402
 from pyconductor.registry import Task  # noqa: E402
 from pyconductor.scheduler import Scheduler, ScheduleSpec  # noqa: E402
 from pyconductor.worker import Worker  # noqa: E402
@@ -69,10 +74,15 @@ __all__ = [
     "ConductorError",
     "DatabaseUnusable",
     "DedupeConflict",
+    "DependencyCycle",
     "EmptyFilter",
     "EventTimeout",
+    "Graph",
+    "GraphNode",
+    "GraphNotFound",
     "InvalidArgument",
     "InvalidCron",
+    "InvalidGraph",
     "InvalidKind",
     "InvalidPayload",
     "InvalidQueue",
@@ -98,6 +108,7 @@ __all__ = [
     "TaskExpired",
     "TaskInfo",
     "Timings",
+    "UnknownDependency",
     "Worker",
     "__version__",
 ]

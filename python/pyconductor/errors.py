@@ -27,9 +27,12 @@ __all__ = [
     "DebounceConflict",
     "DedupeConflict",
     "DedupeOptionsWithoutKey",
+    "DependencyCycle",
+    "GraphNotFound",
     "InvalidArgument",
     "InvalidCron",
     "InvalidDedupeStates",
+    "InvalidGraph",
     "InvalidKind",
     "InvalidPayload",
     "InvalidQueue",
@@ -48,6 +51,7 @@ __all__ = [
     "TaskCancelled",
     "TaskCancelledError",
     "TaskExpired",
+    "UnknownDependency",
     "error_class",
     "mapped_errors",
     "translate",
@@ -138,6 +142,24 @@ class DebounceConflict(ConductorError):
     """QC122: debounce_max without debounce or under it, or debounce with on_duplicate not replace."""
 
 
+@_register("QC127")
+class InvalidGraph(ConductorError):
+    """QC127: a malformed graph declaration (enqueue_graph): not a non-empty array of
+    task objects, a member's name missing, malformed or given twice, an after that is not
+    an array, a run_on_failure not a boolean, dedupe options or parent_id on a member, a
+    callback that is not a task object or whose payload holds the key "graph"."""
+
+
+@_register("QC128")
+class UnknownDependency(ConductorError):
+    """QC128: a graph member runs after a name that no member has."""
+
+
+@_register("QC129")
+class DependencyCycle(ConductorError):
+    """QC129: a graph's dependencies form a cycle (the members on it or after it are named)."""
+
+
 @_register("QC201")
 class LeaseLost(ConductorError):
     """QC201: the attempt no longer holds its task; its result is discarded."""
@@ -198,6 +220,11 @@ class EmptyFilter(ConductorError):
 class MatchesMoreThanExpected(ConductorError):
     """QC210: a bulk action's filter matches more tasks than the caller confirmed
     (expected); preview again. Nothing changed."""
+
+
+@_register("QC215")
+class GraphNotFound(ConductorError):
+    """QC215: no graph of that id (graph, cancel_graph)."""
 
 
 @_register("QC301")

@@ -51,6 +51,14 @@ TASK_CHILDREN = "select id, status, kind, queue from conductor.tasks where paren
 TASK_CHILDREN_COUNT = "select count(*) as n from conductor.tasks where parent_id = %(task_id)s"
 TASK_LOGS = "select attempt_id, lines, dropped from conductor.attempt_logs where attempt_id = any(%(attempt_ids)s::bigint[])"  # fmt: skip
 CANCEL = "select conductor.cancel(task_id => %(task_id)s)"
+# graphs and batches (issue 31, docs/graphs.md)
+ENQUEUE_GRAPH = (
+    "select graph_id, name, task_id, role from conductor.enqueue_graph("
+    "tasks => %(tasks)s::jsonb, on_complete => %(on_complete)s::jsonb, on_failure => %(on_failure)s::jsonb)"
+)
+GRAPH = "select * from conductor.graph(graph_id => %(graph_id)s)"
+CANCEL_GRAPH = "select conductor.cancel_graph(graph_id => %(graph_id)s) as cancelled"
+DEPENDENCY_RESULTS = "select conductor.dependency_results(task_id => %(task_id)s) as results"
 RETRY = "select conductor.retry(task_id => %(task_id)s)"
 RETRY_RUN = "select conductor.retry(task_id => %(task_id)s, keep_steps => %(keep_steps)s) as retry"
 EMIT_EVENT = "select conductor.emit_event(name => %(name)s, payload => %(payload)s::jsonb) as woken"
