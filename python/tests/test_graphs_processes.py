@@ -8,20 +8,24 @@ apps.graphs_app:app``) and a real PostgreSQL:
 - a failing member: its dependents are cancelled, a run_on_failure member runs,
   on_failure runs once, on_complete once at the end with the statuses counted;
 - a worker killed -9 while it runs a member: the member is recovered and the
-  graph still drains, its callback once.
+  graph still drains, its callback once;
+- the Node worker runs a graph the same way (``ctx.dependencies()`` in
+  workers/node/graph_scenario.js); it fails, never skips, without node.
 """
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from helpers import wait_until
-from processes import Spawn, spawner
+from helpers import REPO, wait_until
+from processes import ChildProcess, Spawn, spawner
 
 from pyconductor import Conductor
 
@@ -70,7 +74,9 @@ def test_a_graph_of_1000_drains_in_dependency_order_under_3_workers(side: str, s
     with Conductor(dsn) as app:
         graph = app.enqueue_graph(members, on_complete={"kind": "graph_done"}, on_failure={"kind": "graph_failed"})
     assert len(graph.task_ids) == 1000
-    workers = [spawn("--concurrency", "8") for _ in range(3)]
+    # a lease no report of a loaded machine outlasts: each member runs once (a lost lease would run it again,
+    # which at-least-once allows; the kill test below is about that)
+    workers = [spawn("--concurrency", "8", "--lease", "30", "--heartbeat", "2") for _ in range(3)]
     wait_until(lambda: q(dsn, "select count(*) from callback_runs")[0][0] >= 1, timeout=180,
                message="the graph's on_complete ran")  # fmt: skip
 
@@ -141,3 +147,31 @@ def test_a_graph_drains_after_a_worker_is_killed_mid_member(side: str, spawn: Sp
                         join node_runs r on r.task_id = e.task_id join node_runs d on d.task_id = e.dependency_id
                        where r.started <= d.started""")
     assert early == []
+
+
+def test_the_node_worker_runs_a_graph(side: str, tmp_path: Path) -> None:
+    dsn = side
+    node_dir = REPO / "workers" / "node"
+    assert shutil.which("node") is not None, "node is not installed: scripts/install-deps.sh installs Node.js"
+    assert (node_dir / "node_modules" / "pg").is_dir(), "run `npm ci` in workers/node (scripts/install-deps.sh does)"
+    with Conductor(dsn) as app:
+        graph = app.enqueue_graph([
+            {"name": "one", "kind": "graph.value", "payload": {"value": 1}, "queue": "graph-node"},
+            {"name": "two", "kind": "graph.value", "payload": {"value": 2}, "queue": "graph-node"},
+            {"name": "sum", "kind": "graph.sum", "after": ["one", "two"], "queue": "graph-node"},
+        ], on_complete={"kind": "graph.report", "queue": "graph-node"})  # fmt: skip
+    worker = ChildProcess(["node", str(node_dir / "main.js"), "--handlers", str(node_dir / "graph_scenario.js"),
+                           "--queues", "graph-node", "--poll", "0.5", "--worker-id", "node-graph"],
+                          env={**os.environ, "CONDUCTOR_DSN": dsn}, cwd=REPO, log=tmp_path / "node.log")  # fmt: skip
+    try:
+        assert graph.on_complete is not None
+        done = app_result(dsn, graph.on_complete)
+        assert done == {"succeeded": 3}, worker.output()[-2000:]
+        assert app_result(dsn, graph.task_ids["sum"]) == {"sum": 3, "from": ["one", "two"]}
+    finally:
+        worker.close()
+
+
+def app_result(dsn: str, task_id: int) -> Any:
+    with Conductor(dsn) as app:
+        return app.result(task_id, timeout=60).result
