@@ -46,7 +46,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_private_checkout.py",
     ),
     "browser": ("test_browser.py", "test_browser_bulk.py", "test_browser_charts.py", "test_browser_search.py",
-                "test_browser_waiting.py"),
+                "test_browser_waiting.py", "test_browser_graph.py"),
 }  # fmt: skip
 
 QUICK: tuple[str, ...] = ("test_client.py", "test_worker.py", "test_docs.py")
