@@ -56,6 +56,9 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Wake-ups and waiting for results", "Who sleeps and who waits, so that the engine notifies only them "
      "(the protocol: [the worker protocol](../protocol.md)).",
      ("sleep", "wake", "next_due", "next_wake", "watch", "unwatch")),
+    ("Graphs and batches", "Tasks with dependencies and callbacks, declared at once "
+     "(see [Graphs and batches](../graphs.md)).",
+     ("enqueue_graph", "dependency_results", "graph", "cancel_graph")),
     ("Reading", "Task state and queue health, for dashboards, alerts and other languages.",
      ("get_task", "list_attempts", "run_timeline", "list_tasks", "search_tasks", "stats", "unrunnable", "why_waiting",
       "waiting_reasons", "queue_series", "unfinished_statuses", "finished_statuses", "retryable_statuses")),

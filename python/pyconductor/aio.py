@@ -39,10 +39,11 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from pyconductor import bus, calls, queries
+from pyconductor import bus, calls, graphs, queries
 from pyconductor.calls import Call, RunState, TaskInfo, UpdateReply
 from pyconductor.dsn import tcp_options
 from pyconductor.errors import InvalidArgument, mapped_errors
+from pyconductor.graphs import Graph, GraphNode
 from pyconductor.profile import ConnectionProfile, profile_from
 from pyconductor.registry import Registry
 from pyconductor.wire import load_infinite_times
@@ -178,6 +179,29 @@ class AsyncConductor:
         """Write a batch of tasks in one statement; their ids in input order."""
         call = calls.enqueue_many(self.registry, specs)
         return [] if call is None else await self._run(call, conn)
+
+    async def enqueue_graph(
+        self,
+        members: Iterable[Mapping[str, Any]],
+        *,
+        on_complete: Mapping[str, Any] | Sequence[Any] | None = None,
+        on_failure: Mapping[str, Any] | Sequence[Any] | None = None,
+        conn: CallerConn | None = None,
+    ) -> Graph:
+        """Enqueue a graph of tasks: :meth:`Conductor.enqueue_graph <pyconductor.client.Conductor.enqueue_graph>`."""
+        return await self._run(graphs.enqueue_graph(self.registry, members, on_complete, on_failure), conn)
+
+    async def graph(self, graph_id: int, *, conn: CallerConn | None = None) -> list[GraphNode]:
+        """The graph's tasks by layer. Raises GraphNotFound."""
+        return await self._run(graphs.graph(graph_id), conn)
+
+    async def cancel_graph(self, graph_id: int) -> int:
+        """Cancel every unfinished task of the graph; how many were cancelled."""
+        return await self._run(graphs.cancel_graph(graph_id))
+
+    async def dependency_results(self, task_id: int, *, conn: CallerConn | None = None) -> dict[str, Any]:
+        """{name: {task_id, status, result, error}} of the task's dependencies."""
+        return await self._run(graphs.dependency_results(task_id), conn)
 
     async def get(self, task_id: int, *, conn: CallerConn | None = None) -> TaskInfo:
         """The task with its attempts. Raises NotFound."""

@@ -34,10 +34,11 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from pyconductor import bus, calls, queries
+from pyconductor import bus, calls, graphs, queries
 from pyconductor.bus import Subscription
 from pyconductor.calls import AttemptInfo, Call, RunState, TaskInfo, UpdateReply
 from pyconductor.errors import InvalidArgument, mapped_errors
+from pyconductor.graphs import Graph, GraphNode
 from pyconductor.link import DirectConnectionNeeded
 from pyconductor.profile import ConnectionProfile, profile_from
 from pyconductor.registry import Registry, Task, default_kind
@@ -323,6 +324,37 @@ class Conductor:
         ``conn``: the caller's connection or cursor, as for :meth:`enqueue`."""
         call = calls.enqueue_many(self.registry, specs)
         return [] if call is None else self._run(call, conn)
+
+    def enqueue_graph(
+        self,
+        members: Iterable[Mapping[str, Any]],
+        *,
+        on_complete: Mapping[str, Any] | Sequence[Any] | None = None,
+        on_failure: Mapping[str, Any] | Sequence[Any] | None = None,
+        conn: CallerConn | None = None,
+    ) -> Graph:
+        """Enqueue a graph of tasks in one transaction (docs/graphs.md). Each
+        member is a spec dict as :meth:`enqueue_many` takes, with a ``name``,
+        optionally ``after`` (names it runs after) and ``run_on_failure``. A
+        callback is a spec dict or a ``(kind, payload)`` pair: ``on_complete``
+        runs once every member has finished, ``on_failure`` once at the first
+        member that does not succeed. Raises InvalidGraph, UnknownDependency,
+        DependencyCycle, and what enqueue_many raises."""
+        return self._run(graphs.enqueue_graph(self.registry, members, on_complete, on_failure), conn)
+
+    def graph(self, graph_id: int, *, conn: CallerConn | None = None) -> list[GraphNode]:
+        """The graph's tasks by layer, with what each runs after. Raises GraphNotFound."""
+        return self._run(graphs.graph(graph_id), conn)
+
+    def cancel_graph(self, graph_id: int) -> int:
+        """Cancel every unfinished task of the graph (members, callbacks, their
+        children); no callback runs after it. Returns how many were cancelled.
+        Raises GraphNotFound."""
+        return self._run(graphs.cancel_graph(graph_id))
+
+    def dependency_results(self, task_id: int, *, conn: CallerConn | None = None) -> dict[str, Any]:
+        """{name: {task_id, status, result, error}} of the task's dependencies."""
+        return self._run(graphs.dependency_results(task_id), conn)
 
     # -- read and act --------------------------------------------------------------
 

@@ -326,6 +326,15 @@ class TaskContext:
         rows = self._call(queries.REPLY_UPDATE, {"attempt_id": self.attempt_id, "update_id": update_id, "reply": body})
         return rows[0]["reply"]
 
+    def dependencies(self) -> dict[str, Any]:
+        """The outcomes of this task's dependencies in its graph (docs/graphs.md), by
+        name: {name: {"task_id", "status", "result", "error"}}; {} for a task in no
+        graph or without dependencies. Read from the database at each call
+        (``conductor.dependency_results``); a released member's are all finished."""
+        rows = self._call(queries.DEPENDENCY_RESULTS, {"task_id": self.task_id})
+        results: dict[str, Any] = rows[0]["results"] or {}
+        return results
+
     def step(self, name: str, fn: Callable[[], T]) -> T:
         """Run ``fn()`` once for the run: the stored result when step ``name``
         (numbered 'name#2', ... when used again in this execution) already

@@ -16,6 +16,9 @@ Pages (plain HTML, one inline script for live refresh, no build step):
                    root_id), each task's attempts (worker, times, error, traceback)
                    and, when ``conductor.steps`` exists, its steps
                    and the handler log lines of the task's attempts beside it
+  /graphs/{id}     a graph's tasks by layer (``conductor.graph``: name, kind, status, what
+                   each runs after, the callbacks last), each linked to its run page;
+                   a member's run page links to its graph
   /search          find tasks by kind, queue, status, dedupe key, a payload field
                    (JSON containment) and enqueued or finished time, a page at a time
                    (``conductor.search_tasks``: each page examines at most 10,000
@@ -120,7 +123,14 @@ from starlette.routing import Route
 from pyconductor import statuses
 from pyconductor.access import HostCheck, is_loopback
 from pyconductor.dsn import redact_dsn
-from pyconductor.errors import ConductorError, InvalidArgument, InvalidState, MatchesMoreThanExpected, NotFound
+from pyconductor.errors import (
+    ConductorError,
+    GraphNotFound,
+    InvalidArgument,
+    InvalidState,
+    MatchesMoreThanExpected,
+    NotFound,
+)
 from pyconductor.web import pages
 from pyconductor.web.auth import (
     AUTH_COOKIE,
@@ -133,6 +143,7 @@ from pyconductor.web.auth import (
     check_bind,
 )
 from pyconductor.web.events import EventHub, sse
+from pyconductor.web.graph import graph_page as graph_view
 from pyconductor.web.markup import content_digest, h, layout, query_string
 from pyconductor.web.reads import (
     BULK_ACTIONS,
@@ -324,6 +335,18 @@ def run_page(request: Request) -> str | Response:
     except NotFound:
         return PlainTextResponse(f"404 not found: task {task_id} does not exist", status_code=404)
     return pages.run(request, view, notice_of(request))
+
+
+def graph_page(request: Request) -> str | Response:
+    dash: Dashboard = request.app.state.dashboard
+    graph_id = parse_id(request.path_params["graph_id"])
+    if graph_id is None:
+        return PlainTextResponse("404 not found", status_code=404)
+    try:
+        nodes = dash.data.graph(graph_id)
+    except GraphNotFound:
+        return PlainTextResponse(f"404 not found: graph {graph_id} does not exist", status_code=404)
+    return graph_view(graph_id, nodes)
 
 
 def schedules_page(request: Request) -> str:
@@ -676,6 +699,7 @@ def create_app(
             Route("/runs/{task_id}", page("Run", run_page)),
             Route("/runs/{task_id}/{action}", page("Confirm", step_confirm_page, refresh=False), methods=["GET"]),
             Route("/runs/{task_id}/{action}", task_action, methods=["POST"]),
+            Route("/graphs/{graph_id}", page("Graph", graph_page)),
             Route("/search", page("Search", search_page, refresh=False)),
             Route("/schedules", page("Schedules", schedules_page)),
             Route("/schedules/{action}", schedule_action, methods=["POST"]),

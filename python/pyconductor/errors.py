@@ -27,10 +27,13 @@ __all__ = [
     "DebounceConflict",
     "DedupeConflict",
     "DedupeOptionsWithoutKey",
+    "DependencyCycle",
+    "GraphNotFound",
     "InvalidArgument",
     "InvalidCodeVersions",
     "InvalidCron",
     "InvalidDedupeStates",
+    "InvalidGraph",
     "InvalidKind",
     "InvalidPayload",
     "InvalidQueue",
@@ -53,6 +56,7 @@ __all__ = [
     "TaskCancelled",
     "TaskCancelledError",
     "TaskExpired",
+    "UnknownDependency",
     "UnknownStep",
     "error_class",
     "mapped_errors",
@@ -144,6 +148,24 @@ class DebounceConflict(ConductorError):
     """QC122: debounce_max without debounce or under it, or debounce with on_duplicate not replace."""
 
 
+@_register("QC127")
+class InvalidGraph(ConductorError):
+    """QC127: a malformed graph declaration (enqueue_graph): not a non-empty array of
+    task objects, a member's name missing, malformed or given twice, an after that is not
+    an array, a run_on_failure not a boolean, dedupe options or parent_id on a member, a
+    callback that is not a task object or whose payload holds the key "graph"."""
+
+
+@_register("QC128")
+class UnknownDependency(ConductorError):
+    """QC128: a graph member runs after a name that no member has."""
+
+
+@_register("QC129")
+class DependencyCycle(ConductorError):
+    """QC129: a graph's dependencies form a cycle (the members on it or after it are named)."""
+
+
 @_register("QC201")
 class LeaseLost(ConductorError):
     """QC201: the attempt no longer holds its task; its result is discarded."""
@@ -232,6 +254,11 @@ class InvalidCodeVersions(ConductorError):
     """QC123: a code_versions list (claim; a Worker's ``code_version`` and ``replays``)
     that is empty, holds NULL or an empty name, a name over 100 characters, padded with
     spaces, or holding a control, format or markup character."""
+
+
+@_register("QC215")
+class GraphNotFound(ConductorError):
+    """QC215: no graph of that id (graph, cancel_graph)."""
 
 
 @_register("QC301")

@@ -52,6 +52,14 @@ TASK_CHILDREN = "select id, status, kind, queue from conductor.tasks where paren
 TASK_CHILDREN_COUNT = "select count(*) as n from conductor.tasks where parent_id = %(task_id)s"
 TASK_LOGS = "select attempt_id, lines, dropped from conductor.attempt_logs where attempt_id = any(%(attempt_ids)s::bigint[])"  # fmt: skip
 CANCEL = "select conductor.cancel(task_id => %(task_id)s)"
+# graphs and batches (issue 31, docs/graphs.md)
+ENQUEUE_GRAPH = (
+    "select graph_id, name, task_id, role from conductor.enqueue_graph("
+    "tasks => %(tasks)s::jsonb, on_complete => %(on_complete)s::jsonb, on_failure => %(on_failure)s::jsonb)"
+)
+GRAPH = "select * from conductor.graph(graph_id => %(graph_id)s)"
+CANCEL_GRAPH = "select conductor.cancel_graph(graph_id => %(graph_id)s) as cancelled"
+DEPENDENCY_RESULTS = "select conductor.dependency_results(task_id => %(task_id)s) as results"
 RETRY = "select conductor.retry(task_id => %(task_id)s)"
 RETRY_RUN = "select conductor.retry(task_id => %(task_id)s, keep_steps => %(keep_steps)s) as retry"
 # rewind and fork (docs/workflows.md): the steps saved before from_step are kept, or carried into a copy
@@ -164,6 +172,8 @@ LIST_SCHEDULES = "select * from conductor.list_schedules()"
 DASHBOARD_RUN_TASKS = "select id, parent_id, root_id, queue, kind, status, attempt, max_attempts, error, result, enqueued_at, started_at, finished_at from conductor.tasks where root_id = %(root_id)s and parent_id is not null order by id limit %(limit)s"
 # numbered 1..n in claim order per task (number: what a person reads as the attempt's #)
 DASHBOARD_ATTEMPTS = "select * from conductor.list_attempts(task_ids => %(task_ids)s::bigint[])"
+# the graph a task is a member of (its name there), for the run page's link: a primary-key probe
+DASHBOARD_TASK_GRAPH = "select graph_id, name from conductor.graph_nodes where task_id = %(task_id)s"
 DASHBOARD_HAS_STEPS = "select to_regclass('conductor.steps') is not null as has_steps"
 DASHBOARD_STEPS = "select task_id, name, result, attempt_id, saved_at from conductor.steps where task_id = any(%(task_ids)s::bigint[]) order by task_id, seq limit %(limit)s"
 DASHBOARD_WORKERS = "select id, host, pid, queues, concurrency, roles, version, started_at, last_seen_at from conductor.workers order by id limit 200"

@@ -220,6 +220,16 @@ class TaskContext {
   }
 
   /**
+   * The outcomes of this task's dependencies in its graph (docs/graphs.md), by name:
+   * {name: {task_id, status, result, error}}; {} for a task in no graph. Read from
+   * the database at each call (conductor.dependency_results).
+   */
+  async dependencies() {
+    const rows = await this._call(sql.DEPENDENCY_RESULTS, [this.taskId]);
+    return rows[0].results || {};
+  }
+
+  /**
    * The outcomes of this task's children ({task_id, kind, status, result, error},
    * oldest first) once all ('all') or any ('any') finished; the task waits
    * without a worker slot meanwhile. timeout: seconds (default 4 h, in SQL).

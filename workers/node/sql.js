@@ -63,6 +63,8 @@ module.exports = {
     `unknown_kind => $5, retryable => $6, timed_out => $7)::text as status ${BOUNDED}`,
   RELEASE: `select conductor.release(attempt_id => $1) ${BOUNDED}`,
   SAVE_STEP: 'select conductor.save_step(attempt_id => $1, name => $2, result => $3::jsonb) as result',
+  // a graph member's dependencies: {name: {task_id, status, result, error}} (docs/graphs.md)
+  DEPENDENCY_RESULTS: 'select conductor.dependency_results(task_id => $1) as results',
   // a wait (wait_for: children_all, children_any, event, sleep); duration and timeout in seconds
   SUSPEND:
     'select state, result from conductor.suspend(attempt_id => $1, step => $2, wait_for => $3, event => $4, ' +

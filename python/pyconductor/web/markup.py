@@ -117,6 +117,9 @@ table#results td.payload{font:12px/1.3 ui-monospace,monospace;white-space:pre-wr
 .lv-warning{background:#fff6cc}.lv-error,.lv-critical{background:#f8d0d0}
 .chart-row{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:.8em 1.2em;max-width:1500px}
 .chart-row svg{display:block;width:100%;height:auto}.chart-queue h3{margin:.8em 0 .2em}
+ol.layers,ol.nodes{list-style:none;padding:0}ol.layers h2{font-size:13px;margin:.6em 0 .2em;color:#555}
+ol.nodes{display:flex;flex-wrap:wrap;gap:.5em}
+li.node{border:1px solid #ccc;border-radius:4px;padding:.3em .6em;max-width:20em;overflow-wrap:anywhere}
 """
 
 # The live refresh: re-fetch the page's fragment when /events says something changed

@@ -582,6 +582,8 @@ def run(request: Request, view: RunView, notice: str) -> str:
             if task.get("forked_from") is not None
             else ""
         )
+        + (f"<tr><th>graph<td><a id=graph-link href='/graphs/{view.graph['graph_id']}'>"
+           f"graph {view.graph['graph_id']}</a> (member {h(view.graph['name'])})" if view.graph else "")
         + (f"<tr><th>dedupe key<td>{h(task['dedupe_key'])}{_dedupe_options(task)}" if task["dedupe_key"] else "")
         + (f"<tr><th>concurrency key<td>{h(task['concurrency_key'])}" if task["concurrency_key"] else "")
         + (f"<tr><th>error<td class=err id=task-error>{h(task['error'])}" if task["error"] else "")

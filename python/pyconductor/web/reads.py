@@ -191,6 +191,7 @@ class RunView:
     steps: dict[int, list[Row]]
     waiting: list[Row]
     timeline: list[Row]
+    graph: Row | None = None  # {graph_id, name} when the task is a graph's member
 
     def attempt_label(self, attempt_id: int) -> str:
         """The attempt's label as run_timeline names it ('attempt 1, resume 2')."""
@@ -288,7 +289,12 @@ class DashboardData:
                 steps.setdefault(s["task_id"], []).append(s)
         waiting = self._rows(queries.WHY_WAITING, {"task_ids": [task_id]}) if task["status"] == statuses.QUEUED else []
         timeline = self._rows(queries.RUN_TIMELINE, {"task_id": task_id, "max_tasks": TREE_LIMIT + 1})
-        return RunView(task, root, descendants, attempts, own, logs, steps, waiting, timeline)
+        graph = next(iter(self._rows(queries.DASHBOARD_TASK_GRAPH, {"task_id": task_id})), None)
+        return RunView(task, root, descendants, attempts, own, logs, steps, waiting, timeline, graph)
+
+    def graph(self, graph_id: int) -> list[Row]:
+        """conductor.graph: the graph's tasks by layer; GraphNotFound when there is none."""
+        return self._rows(queries.GRAPH, {"graph_id": graph_id})
 
     def schedules(self) -> list[Row]:
         """Every schedule (at most SCHEDULES_LIMIT) with its latest fire."""

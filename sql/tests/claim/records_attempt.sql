@@ -29,7 +29,7 @@ select is(
     'attempt_id', :attempt_id, 'claimed_by', 'w-registered',
     'lease_expires_at', '2030-01-01 00:05:00+00'::timestamptz,
     'started_at', '2030-01-01 00:00:00+00'::timestamptz, 'finished_at', null, 'result', null, 'error', null,
-    'timeout', null, 'traceparent', null, 'expires_in', null, 'expires_at', null, 'rate_key', null, 'code_version', null),
+    'timeout', null, 'traceparent', null, 'expires_in', null, 'expires_at', null, 'rate_key', null, 'code_version', null, 'graph_id', null),
   'The task is running, attempt 1, held by the worker under the returned attempt_id until the lease ends.');
 select is(
   conductor_tests.attempt(:attempt_id),

@@ -20,7 +20,7 @@ select is(
     'wait_for', null, 'wait_event', null, 'wait_until', null, 'wait_step', null,
     'result', null, 'error', null, 'timeout', null, 'traceparent', null, 'concurrency_limit', null,
     'dedupe_states', null, 'dedupe_until', null, 'debounce_until', null,
-    'expires_in', null, 'expires_at', null, 'rate_key', null, 'code_version', null,
+    'expires_in', null, 'expires_at', null, 'rate_key', null, 'code_version', null, 'graph_id', null,
     'enqueued_at', '2030-01-01 00:00:00+00'::timestamptz, 'started_at', null, 'finished_at', null),
   'A task with only a kind is queued in ''default'' with an empty payload, priority 0, due now, '
   || 'one attempt, three recoveries, default backoff, no time limit, no expiry, and is its own root.');

@@ -26,7 +26,7 @@ select is(
     'started_at', null, 'finished_at', null, 'timeout', '00:01:30'::interval,
     'traceparent', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'concurrency_limit', 4,
     'dedupe_states', null, 'dedupe_until', null, 'debounce_until', null,
-    'expires_in', '00:10:00'::interval, 'expires_at', '2030-01-02 03:14:05+00'::timestamptz, 'rate_key', 'customer-7', 'code_version', null),
+    'expires_in', '00:10:00'::interval, 'expires_at', '2030-01-02 03:14:05+00'::timestamptz, 'rate_key', 'customer-7', 'code_version', null, 'graph_id', null),
   'Every argument of enqueue is stored in its column.');
 
 select is((select enqueued_at from conductor.tasks where id = :id), '2030-01-01 00:00:00+00'::timestamptz,

@@ -16,7 +16,7 @@ select is(
   (select to_jsonb(g) - array['attempts', 'forked_from', 'forked_at_step'] from conductor.get_task(:t) g),
   (select to_jsonb(t) - array['backoff_base', 'backoff_factor', 'backoff_max', 'attempt_id', 'claimed_by', 'lease_expires_at',
                               'wait_for', 'wait_event', 'wait_until', 'wait_step', 'traceparent',
-                              'concurrency_limit', 'expires_in', 'expires_at', 'rate_key', 'code_version'] from conductor.tasks t where id = :t),
+                              'concurrency_limit', 'expires_in', 'expires_at', 'rate_key', 'code_version', 'graph_id'] from conductor.tasks t where id = :t),
   'get_task returns the task''s columns as stored.');
 select is((select jsonb_array_length(attempts) from conductor.get_task(:t)), 2, 'It holds both attempts.');
 select is((select attempts->0 from conductor.get_task(:t)), conductor_tests.attempt(:a1) - array['task_id', 'timed_out'] || '{"number": 1}',

@@ -4,7 +4,7 @@
 -- enqueue). The last test checks that this file called every function granted to
 -- conductor_client, so a new grant needs a line here.
 begin;
-select plan(34);
+select plan(36);
 \ir ../helpers.psql
 
 create role t_client;
@@ -83,11 +83,15 @@ select isnt(conductor.cron_next(expr => '*/5 * * * *', after => conductor.now(),
 select lives_ok($$select conductor.cron_validate(expr => '*/5 * * * *')$$, 'cron_validate works for conductor_client.');
 select is(pg_temp.owner_runs(), 0::bigint, 'cron_next and cron_validate ran no pg_temp code as another role.');
 
+\ir pg_temp_graph_calls.psql
+select conductor.cancel_graph(graph_id => :esc_graph);
+select is(pg_temp.owner_runs(), 0::bigint, 'cancel_graph, and the ends of the members it cancels, ran no pg_temp code as the owner.');
+
 select set_eq(
   $$select distinct p.proname::pg_catalog.text from pg_catalog.pg_proc p
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_client', p.oid, 'EXECUTE')$$,
-  array['publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'enqueue', 'enqueue_many', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'search_tasks', 'children', 'cancel', 'retry', 'rewind', 'fork', 'run_state', 'send_update', 'update_reply',
+  array['enqueue_graph', 'graph', 'dependency_results', 'cancel_graph', 'publish', 'subscribe', 'unsubscribe', 'exclusive', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'enqueue', 'enqueue_many', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'search_tasks', 'children', 'cancel', 'retry', 'rewind', 'fork', 'run_state', 'send_update', 'update_reply',
         'emit_event', 'stats', 'unrunnable', 'why_waiting', 'waiting_reasons', 'queue_series', 'list_schedules', 'leaders', 'lead_key', 'cron_next', 'cron_validate',
         'watch', 'unwatch'],
   'This file calls every function granted to conductor_client.');
