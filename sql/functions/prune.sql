@@ -92,6 +92,8 @@ create or replace function conductor._delete_tasks(ids bigint[]) returns void
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_graphs bigint[];  -- the graphs (schema/graphs) of the deleted tasks
 begin
   delete from conductor.attempts a where a.task_id = any (_delete_tasks.ids);
 
@@ -112,13 +114,28 @@ begin
   update conductor.schedule_fires f set task_id = null
    where f.task_id = any (_delete_tasks.ids);
 
-  delete from conductor.tasks t where t.id = any (_delete_tasks.ids);
+  -- a graph member's node and edges go with it (graph() and dependency_results leave it
+  -- out); the graph's own row with its last member (tasks.graph_id)
+  delete from conductor.graph_edges e
+   where e.task_id = any (_delete_tasks.ids) or e.dependency_id = any (_delete_tasks.ids);
+  delete from conductor.graph_nodes n where n.task_id = any (_delete_tasks.ids);
+
+  with gone as (
+    delete from conductor.tasks t where t.id = any (_delete_tasks.ids) returning t.graph_id
+  )
+  select pg_catalog.array_agg(distinct g.graph_id) filter (where g.graph_id is not null) into v_graphs from gone g;
+  if v_graphs is not null then
+    delete from conductor.graphs g
+     where g.id = any (v_graphs)
+       and not exists (select from conductor.tasks t where t.graph_id = g.id);
+  end if;
 end
 $$;
 
 comment on function conductor._delete_tasks(bigint[]) is
 $$Deletes the tasks ids with their attempts (and so their log lines), their steps, their
-conductor.forks, run_states and updates rows, and the schedule fires that enqueued them (a fire not yet behind its schedule's next_due_at keeps
+conductor.forks, run_states and updates rows, their graph nodes and edges (and a graph
+whose last member goes), and the schedule fires that enqueued them (a fire not yet behind its schedule's next_due_at keeps
 its row, task_id NULL). The caller holds the task rows (FOR UPDATE) and makes sure runs go
 whole. Used by prune and apply_retention.$$;
 
