@@ -40,6 +40,7 @@ __all__ = [
     "NoRetry",
     "NotFound",
     "NotOwner",
+    "NotReadCommitted",
     "OperatorSchedule",
     "PayloadTooLarge",
     "ResultTooLarge",
@@ -198,6 +199,12 @@ class EmptyFilter(ConductorError):
 class MatchesMoreThanExpected(ConductorError):
     """QC210: a bulk action's filter matches more tasks than the caller confirmed
     (expected); preview again. Nothing changed."""
+
+
+@_register("QC213")
+class NotReadCommitted(ConductorError):
+    """QC213: complete_in_transaction was called in a transaction that is not READ
+    COMMITTED (docs/transactions.md). Nothing changed."""
 
 
 @_register("QC301")
