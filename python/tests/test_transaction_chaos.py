@@ -1,6 +1,7 @@
-"""Exactly-once effects under kill -9 (issue 31, "Done means").
+"""Exactly-once effects under kill -9 (issue 31, "Done means"), for the Python and the Node worker.
 
-Real worker processes (``apps.txchaos_app``) run tasks whose handler writes a
+Real worker processes (``apps.txchaos_app``, or the Node worker with
+``apps/txchaos.js``) run tasks whose handler writes a
 row to the application's table ``effects`` and completes the task in the same
 transaction (``ctx.transaction()`` + ``ctx.complete_in``). A loop keeps
 ``WORKERS`` of them running and kills each with SIGKILL at a random moment of
@@ -19,18 +20,24 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from helpers import wait_until
-from processes import Spawn, WorkerProcess, spawner
+from helpers import REPO, wait_until
+from lifecycle.runner import NODE_DIR, node_problem
+from processes import TESTS, ChildProcess
 
-APP = "apps.txchaos_app:app"
 SHORT = ("--lease", "2", "--heartbeat", "0.5", "--reap", "0.5", "--poll", "0.5", "--concurrency", "4")
+COMMANDS = {  # the worker of each language running the 'effect' kind, and where it runs
+    "python": ([sys.executable, "-m", "pyconductor", "worker", "--app", "apps.txchaos_app:app", "--log-level", "INFO",
+                *SHORT], TESTS),
+    "node": (["node", str(NODE_DIR / "main.js"), "--handlers", str(TESTS / "apps" / "txchaos.js"), *SHORT], REPO),
+}  # fmt: skip
 WORKERS = 4  # killed and restarted at once
 KILLS = 250
 KILLS_SLOW = 2500
@@ -44,14 +51,28 @@ def q(dsn: str, query: str, params: Any = None) -> list[tuple[Any, ...]]:
         return cur.fetchall() if cur.description else []
 
 
-@pytest.fixture
-def spawn(db_dsn: str, tmp_path: Path) -> Iterator[Spawn]:
+@pytest.fixture(params=["python", "node"])
+def spawn(db_dsn: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[[], ChildProcess]]:
+    """``spawn()`` starts a worker of the language (python, node); all are killed at the end."""
+    if request.param == "node" and (problem := node_problem()):
+        pytest.fail(problem)
     q(db_dsn, "create table effects (task_id bigint not null, attempt_id bigint not null)")
     q(db_dsn, "create index on effects (task_id)")
     # kills are recoveries: let no task, and no run, end dead or failed for them
     q(db_dsn, "update conductor.settings set max_run_recoveries = 1000000")
-    with spawner(db_dsn, tmp_path, APP, *SHORT, named=False) as start:
+    command, cwd = COMMANDS[request.param]
+    env = {**os.environ, "CONDUCTOR_DSN": db_dsn, "PYTHONUNBUFFERED": "1"}
+    procs: list[ChildProcess] = []
+
+    def start() -> ChildProcess:
+        procs.append(ChildProcess(command, env=env, cwd=cwd, log=tmp_path / f"worker{len(procs)}.log"))
+        return procs[-1]
+
+    try:
         yield start
+    finally:
+        for proc in procs:
+            proc.close()
 
 
 def top_up(dsn: str) -> int:
@@ -68,10 +89,10 @@ def top_up(dsn: str) -> int:
     pytest.param(KILLS_SLOW, id="thousands", marks=pytest.mark.skipif(
         not os.environ.get("CONDUCTOR_SLOW_TESTS"), reason="minutes: set CONDUCTOR_SLOW_TESTS=1")),
 ])  # fmt: skip
-def test_every_effect_exactly_once_under_kill_9(db_dsn: str, spawn: Spawn, kills: int) -> None:
+def test_every_effect_exactly_once_under_kill_9(db_dsn: str, spawn: Callable[[], ChildProcess], kills: int) -> None:
     rng = random.Random()
     started = time.monotonic()
-    workers: list[tuple[WorkerProcess, float]] = []
+    workers: list[tuple[ChildProcess, float]] = []
     done = 0
     top_up(db_dsn)
     while done < kills:
@@ -106,17 +127,25 @@ def test_every_effect_exactly_once_under_kill_9(db_dsn: str, spawn: Spawn, kills
     rolled_back = wait_until(lambda: q(db_dsn, "select n_tup_ins from pg_stat_user_tables where relname = 'effects'")
                              [0][0] - committed, timeout=15, interval=0.2,
                              message="no kill landed between a handler's write and its commit")  # fmt: skip
-    print(f"\n{done} kill -9 in {killed_in:.0f} s; {total} tasks, {lost} attempts lost to a kill, "
-          f"{rolled_back} effect rows rolled back by a kill between the write and the commit; "
-          f"every task succeeded with one effect row")
+    print(
+        f"\n{done} kill -9 in {killed_in:.0f} s; {total} tasks, {lost} attempts lost to a kill, "
+        f"{rolled_back} effect rows rolled back by a kill between the write and the commit; "
+        f"every task succeeded with one effect row"
+    )
     assert lost > 0, "no kill landed while a worker held a task: the test proved nothing"
-    wrong = q(db_dsn, """
+    wrong = q(
+        db_dsn,
+        """
         select t.id, count(e.task_id) from conductor.tasks t left join effects e on e.task_id = t.id
-         where t.kind = 'effect' group by t.id having count(e.task_id) <> 1""")
+         where t.kind = 'effect' group by t.id having count(e.task_id) <> 1""",
+    )
     assert wrong == [], f"tasks without exactly one effect row (task, rows): {wrong[:20]}"
-    foreign = q(db_dsn, """
+    foreign = q(
+        db_dsn,
+        """
         select t.id from conductor.tasks t join effects e on e.task_id = t.id
          where t.kind = 'effect'
-           and (e.attempt_id <> t.attempt_id or (t.result->>'attempt_id')::bigint <> t.attempt_id)""")
+           and (e.attempt_id <> t.attempt_id or (t.result->>'attempt_id')::bigint <> t.attempt_id)""",
+    )
     assert foreign == [], f"effect rows not written by the attempt that completed their task: {foreign[:20]}"
-    assert "Traceback" not in last.output(), last.output()[-3000:]
+    assert "Traceback" not in last.output() and "TypeError" not in last.output(), last.output()[-3000:]
