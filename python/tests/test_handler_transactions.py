@@ -219,3 +219,53 @@ def test_async_cancelled_attempt_rolls_back(app: Conductor, db_dsn: str) -> None
         assert worker.stats["succeeded"] == 0
     assert app.get(task_id).status == "cancelled"
     assert effects(db_dsn, task_id) == 0
+
+
+class _CommitAnswerLost:
+    """In place of a block's psycopg Transaction: its COMMIT runs (``commits``) or the
+    transaction rolls back (not), then the connection drops before the answer is read."""
+
+    def __init__(self, real: Any, conn: Conn, commits: bool) -> None:
+        self.real, self.conn, self.commits = real, conn, commits
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.commits:
+            self.real.__exit__(None, None, None)
+        else:
+            self.real.__exit__(RuntimeError, RuntimeError("never"), None)
+        self.conn.pgconn.finish()
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+
+@pytest.mark.parametrize("commits", [True, False], ids=["committed", "rolled-back"])
+def test_a_connection_lost_during_commit_is_settled_by_the_database(
+    app: Conductor, db_dsn: str, monkeypatch: pytest.MonkeyPatch, commits: bool
+) -> None:
+    from pyconductor.transaction import HandlerTransaction
+
+    real_enter = HandlerTransaction.__enter__
+
+    def enter(self: HandlerTransaction) -> Conn:
+        conn = real_enter(self)
+        self._tx = _CommitAnswerLost(self._tx, conn, commits)
+        return conn
+
+    monkeypatch.setattr(HandlerTransaction, "__enter__", enter)
+
+    @app.task("order")
+    def order(payload: Any, ctx: TaskContext) -> None:
+        with ctx.transaction() as conn:
+            conn.execute("insert into effects values (%s, 'ordered')", [ctx.task_id])
+            ctx.complete_in(conn, {"ok": True})
+
+    task_id = order.enqueue({})
+    with fast_worker(app) as worker:
+        wait_until(lambda: app.get(task_id).finished)
+        wait_until(lambda: worker.stats["succeeded" if commits else "failed"] == 1)
+        assert worker.stats["refused"] == 0
+    info = app.get(task_id)
+    if commits:  # the database says it committed: a success, reported once
+        assert (info.status, info.result, effects(db_dsn, task_id)) == ("succeeded", {"ok": True}, 1)
+    else:  # not committed, still held: the handler failed with the connection error
+        assert info.status == "failed" and "OperationalError" in (info.error or "")
+        assert effects(db_dsn, task_id) == 0
