@@ -5,19 +5,24 @@
 exception rolls both back and fails the task as any handler's exception does;
 an attempt that no longer holds its task has its whole transaction rolled
 back; ``ctx.step(..., conn=conn)`` checkpoints inside it. The worker sends no
-report for a task its handler completed, and counts it a success.
+report for a task its handler completed, and counts it a success. The Node
+worker's ``ctx.transaction`` / ``ctx.completeIn`` likewise (the last test).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from helpers import wait_until
+from helpers import REPO, wait_until
+from lifecycle.runner import NODE_DIR, node_problem
+from processes import TESTS, ChildProcess
 
 from pyconductor import Conductor, LeaseLost, TaskCancelled, TaskContext, Worker
 
@@ -228,7 +233,7 @@ class _CommitAnswerLost:
     def __init__(self, real: Any, conn: Conn, commits: bool) -> None:
         self.real, self.conn, self.commits = real, conn, commits
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.commits:
             self.real.__exit__(None, None, None)
         else:
@@ -269,3 +274,47 @@ def test_a_connection_lost_during_commit_is_settled_by_the_database(
     else:  # not committed, still held: the handler failed with the connection error
         assert info.status == "failed" and "OperationalError" in (info.error or "")
         assert effects(db_dsn, task_id) == 0
+
+
+# -- the Node worker (workers/node), its handlers in apps/txnode.js ------------------------
+
+
+@pytest.fixture
+def node_worker(db_dsn: str, tmp_path: Path) -> Iterator[ChildProcess]:
+    if problem := node_problem():
+        pytest.fail(problem)
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        conn.execute("create table effects (task_id bigint not null, note text)")
+        conn.execute("create table gates (task_id bigint not null)")
+    command = ["node", str(NODE_DIR / "main.js"), "--handlers", str(TESTS / "apps" / "txnode.js"),
+               "--heartbeat", "0.2", "--poll", "0.5", "--reap", "0.5"]  # fmt: skip
+    proc = ChildProcess(command, env={**os.environ, "CONDUCTOR_DSN": db_dsn}, cwd=REPO, log=tmp_path / "node.log")
+    try:
+        yield proc
+    finally:
+        proc.close()
+
+
+def test_node_completes_in_its_transaction_rolls_back_on_a_throw_and_on_a_cancel(
+    db_dsn: str, node_worker: ChildProcess
+) -> None:
+    with Conductor(db_dsn) as client:
+        ordered = client.enqueue("order", {"n": 5})
+        raised = client.enqueue("raise", {})
+        gated = client.enqueue("gate", {})
+        wait_until(lambda: client.get(ordered).finished and client.get(raised).finished,
+                   message=node_worker.output)  # fmt: skip
+        wait_until(lambda: client.get(gated).status == "running", message=node_worker.output)
+        client.cancel(gated)
+        with psycopg.connect(db_dsn, autocommit=True) as conn:
+            conn.execute("insert into gates values (%s)", [gated])
+        wait_until(lambda: f"task {gated} (gate) cancelled" in node_worker.output(), message=node_worker.output)
+        info = client.get(ordered)
+        assert (info.status, info.result, effects(db_dsn, ordered)) == ("succeeded", {"n": 5}, 1)
+        with psycopg.connect(db_dsn) as conn:
+            steps = conn.execute("select name from conductor.steps where task_id = %s", [ordered]).fetchall()
+        assert steps == [("reserved",)]
+        info = client.get(raised)
+        assert info.status == "failed" and "out of stock" in (info.error or "")
+        assert effects(db_dsn, raised) == 0
+        assert (client.get(gated).status, effects(db_dsn, gated)) == ("cancelled", 0)
