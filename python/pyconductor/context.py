@@ -48,8 +48,11 @@ from pyconductor.errors import LeaseLost, NotFound, TaskCancelled
 from pyconductor.wire import dumps_json, interval_text, timestamp_text
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     import psycopg
 
+    from pyconductor.profile import ConnectionProfile
     from pyconductor.tasklog import AttemptLog
     from pyconductor.transaction import HandlerTransaction
 
@@ -81,6 +84,12 @@ class _Suspended(BaseException):  # control flow, not an error
 
 class _Runtime(Protocol):
     """What the worker gives a context for its SQL calls."""
+
+    dsn: str
+    profile: ConnectionProfile  # how the DSN reaches PostgreSQL (a pooler shares server sessions)
+
+    def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]:
+        """A connection of the handlers' pool, for a handler's own transaction."""
 
     def ctx_rows(self, ctx: TaskContext, query: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Run one statement (autocommit), Conductor errors mapped; retried on a lost connection."""

@@ -59,7 +59,7 @@ import logging
 from contextlib import AbstractContextManager, suppress
 from datetime import datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import psycopg
 from psycopg import IsolationLevel
@@ -71,7 +71,7 @@ from pyconductor.ledger import task_extra
 from pyconductor.wire import dumps_json
 
 if TYPE_CHECKING:
-    from pyconductor.context import TaskContext
+    from pyconductor.context import TaskContext, _Runtime
 
 __all__ = ["HandlerTransaction"]
 
@@ -83,9 +83,9 @@ _UNSET = object()
 class HandlerTransaction:
     """``with`` / ``async with`` a handler's transaction; see the module doc."""
 
-    def __init__(self, ctx: TaskContext, runtime: Any) -> None:
+    def __init__(self, ctx: TaskContext, runtime: _Runtime | None) -> None:
         self.ctx = ctx
-        self.runtime = runtime  # pyconductor.steps.StepRuntime
+        self.runtime = runtime
         self.conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any] | None = None
         self.result: str | object = _UNSET  # the JSON text complete_in gave
         self.steps: list[str] = []  # the steps saved on conn (forgotten again on a rollback)
@@ -120,9 +120,9 @@ class HandlerTransaction:
                 cur.execute(queries.SAVE_STEP, params)
                 return cur.fetchall()
         except psycopg.Error as exc:
-            raise self._refused(exc) from exc
+            self._raise(exc)
 
-    def _start(self) -> None:
+    def _start(self) -> _Runtime:
         ctx = self.ctx
         if ctx._transaction is not None:
             raise RuntimeError("ctx.transaction() blocks do not nest")
@@ -132,24 +132,28 @@ class HandlerTransaction:
             raise RuntimeError("this TaskContext has no database: ctx.transaction() runs under a Worker")
         ctx.raise_if_cancelled()
         ctx._transaction = self
+        return self.runtime
 
     def _rolled_back(self) -> None:
         for key in self.steps:
             self.ctx.steps.pop(key, None)
 
-    def _refused(self, exc: BaseException) -> BaseException:
-        """The error to raise for ``exc`` from the completion: mapped, a refusal noted on ctx."""
+    def _raise(self, exc: BaseException) -> NoReturn:
+        """Raise ``exc`` of a call in the transaction: mapped (QC201 is LeaseLost, ...), a
+        refusal noted on ctx so the worker discards the outcome."""
         new = translate(exc) if isinstance(exc, psycopg.Error) else exc
         if isinstance(new, ConductorError):
             self.ctx._note_refusal(new)
-        return new
+        if new is exc:
+            raise exc
+        raise new from exc
 
     # -- sync ------------------------------------------------------------------------
 
     def __enter__(self) -> psycopg.Connection[Any]:
-        self._start()
+        runtime = self._start()
         try:
-            self._pooled = self.runtime.connection()
+            self._pooled = runtime.connection()
             conn = self._pooled.__enter__()
             conn.isolation_level = IsolationLevel.READ_COMMITTED  # BEGIN ISOLATION LEVEL READ COMMITTED
             self._tx = conn.transaction()
@@ -175,9 +179,9 @@ class HandlerTransaction:
                         row = cur.fetchone()
                         assert row is not None
                         self._session = (conn.info.backend_pid, row["backend_start"])
-                except BaseException as failure:
+                except BaseException as failure:  # noqa: BLE001 - rolled back, raised again by _raise
                     self._end_quietly(failure)
-                    raise self._refused(failure) from failure
+                    self._raise(failure)
                 try:
                     self._tx.__exit__(None, None, None)
                 except psycopg.Error as lost:
@@ -205,12 +209,12 @@ class HandlerTransaction:
     # -- async -----------------------------------------------------------------------
 
     async def __aenter__(self) -> psycopg.AsyncConnection[Any]:
-        self._start()
+        runtime = self._start()
         try:
             conn = await psycopg.AsyncConnection.connect(
-                self.runtime.dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
+                runtime.dsn, autocommit=True, connect_timeout=defaults.CONNECT_TIMEOUT,
                 application_name=f"pyconductor tx {self.ctx.worker_id}"[:63],
-                **self.runtime.profile.connect_options(self.runtime.dsn),
+                **runtime.profile.connect_options(runtime.dsn),
             )  # fmt: skip
         except BaseException:
             self.ctx._transaction = None
@@ -239,11 +243,11 @@ class HandlerTransaction:
                         row = await cur.fetchone()
                         assert row is not None
                         self._session = (conn.info.backend_pid, row["backend_start"])
-                except BaseException as failure:
+                except BaseException as failure:  # noqa: BLE001 - rolled back, raised again by _raise
                     with suppress(psycopg.Error):  # a broken connection: its session rolls back itself
                         await self._tx.__aexit__(type(failure), failure, failure.__traceback__)
                     self._rolled_back()
-                    raise self._refused(failure) from failure
+                    self._raise(failure)
                 try:
                     await self._tx.__aexit__(None, None, None)
                 except psycopg.Error as lost:
@@ -271,15 +275,16 @@ class HandlerTransaction:
 
     def _settle(self, lost: BaseException) -> None:
         """The connection dropped during the COMMIT: learn from the database whether it committed."""
-        ctx = self.ctx
+        ctx, runtime = self.ctx, self.runtime
+        assert runtime is not None
         logger.warning("task %d (%s): the connection was lost during the commit of its transaction; asking the "
                        "database whether it committed", ctx.task_id, ctx.kind, extra=task_extra(ctx))  # fmt: skip
-        if self._session is not None and self.runtime.profile.keeps_session:
+        if self._session is not None and runtime.profile.keeps_session:
             # the old session ends (committed or rolled back) before the attempt is read
             pid, started = self._session
-            self.runtime.ctx_rows(ctx, queries.END_SESSION, {"pid": pid, "started": started})
-        rows = self.runtime.ctx_rows(ctx, queries.ATTEMPT_OUTCOME,
-                                     {"task_id": ctx.task_id, "attempt_id": ctx.attempt_id})  # fmt: skip
+            runtime.ctx_rows(ctx, queries.END_SESSION, {"pid": pid, "started": started})
+        rows = runtime.ctx_rows(ctx, queries.ATTEMPT_OUTCOME,
+                                {"task_id": ctx.task_id, "attempt_id": ctx.attempt_id})  # fmt: skip
         outcome = rows[0]["outcome"] if rows else None
         held = bool(rows) and outcome is None  # an attempt without an outcome still holds its task
         if outcome == "succeeded":
