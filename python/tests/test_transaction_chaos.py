@@ -85,9 +85,9 @@ def top_up(dsn: str) -> int:
 
 
 @pytest.mark.parametrize("kills", [
-    pytest.param(KILLS, id="hundreds"),
-    pytest.param(KILLS_SLOW, id="thousands", marks=pytest.mark.skipif(
-        not os.environ.get("CONDUCTOR_SLOW_TESTS"), reason="minutes: set CONDUCTOR_SLOW_TESTS=1")),
+    pytest.param(KILLS, id="hundreds", marks=pytest.mark.timeout(600)),
+    pytest.param(KILLS_SLOW, id="thousands", marks=[pytest.mark.timeout(1800), pytest.mark.skipif(
+        not os.environ.get("CONDUCTOR_SLOW_TESTS"), reason="minutes: set CONDUCTOR_SLOW_TESTS=1")]),
 ])  # fmt: skip
 def test_every_effect_exactly_once_under_kill_9(db_dsn: str, spawn: Callable[[], ChildProcess], kills: int) -> None:
     rng = random.Random()
