@@ -49,7 +49,7 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("enqueue", "enqueue_many", "configure_kind")),
     ("Working: claim, heartbeat, report", "The worker's hot path; the attempt id a claim returns is the fencing "
      "token of every later call about that task.",
-     ("register_worker", "claim", "heartbeat", "complete", "complete_many", "fail", "release", "save_log",
+     ("register_worker", "claim", "heartbeat", "complete", "complete_many", "complete_in_transaction", "fail", "release", "save_log",
       "deregister_worker")),
     ("Durable runs", "Checkpoints, children and waits of a task that survives its worker.",
      ("save_step", "spawn", "suspend", "emit_event", "children")),

@@ -7025,6 +7025,70 @@ by every role; an admin may complete any), storing nothing.';
 
 
 --
+-- Name: complete_in_transaction(bigint, jsonb); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor.complete_in_transaction(attempt_id bigint, result jsonb DEFAULT NULL::jsonb) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_isolation text := pg_catalog.current_setting('transaction_isolation');
+  v_max integer;
+  v_task conductor.tasks;
+  v_done record;
+begin
+  if v_isolation <> 'read committed' then
+    raise exception 'complete_in_transaction needs a READ COMMITTED transaction, not %', conductor._echo(v_isolation)
+      using errcode = 'QC213',
+            detail = pg_catalog.format('Attempt %s: nothing changed. Under a snapshot kept for the whole transaction, '
+                                       'a heartbeat that extends the lease makes the task row unlockable (40001).',
+                                       complete_in_transaction.attempt_id),
+            hint = 'Begin the transaction with ISOLATION LEVEL READ COMMITTED.';
+  end if;
+  select s.max_result_bytes into v_max from conductor.settings s where s.one;
+  if pg_catalog.pg_column_size(complete_in_transaction.result) > v_max then
+    raise exception 'result of attempt % is % bytes of jsonb, over the limit of % bytes (conductor.settings.max_result_bytes)',
+      complete_in_transaction.attempt_id, pg_catalog.pg_column_size(complete_in_transaction.result), v_max
+      using errcode = 'QC107',
+            detail = 'Nothing was stored; the transaction is aborted, with the handler''s writes.',
+            hint = 'Store large data elsewhere and return a reference to it.';
+  end if;
+  -- the fence; waits for the task row, raises QC201, QC202, QC203 or QC208
+  v_task := conductor._held_task(complete_in_transaction.attempt_id);
+  if v_task.parent_id is not null then
+    -- locked now, waited for: _complete would give up on it after 200 ms
+    perform from conductor.tasks p where p.id = v_task.parent_id for no key update;
+  end if;
+  v_done := conductor._complete(array[complete_in_transaction.attempt_id], array[complete_in_transaction.result]);
+  if pg_catalog.cardinality(v_done.stored) = 0 then
+    perform conductor._refuse(complete_in_transaction.attempt_id);  -- not reached: the rows are this transaction's
+  end if;
+end
+$$;
+
+
+ALTER FUNCTION conductor.complete_in_transaction(attempt_id bigint, result jsonb) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION complete_in_transaction(attempt_id bigint, result jsonb); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor.complete_in_transaction(attempt_id bigint, result jsonb) IS 'Finishes the task held by attempt_id as succeeded with result (any JSON, or NULL), in the
+caller''s transaction: call it on the connection of the handler''s own writes, before their
+COMMIT, and the task succeeds exactly when they commit (a rollback or a crash leaves
+neither). Locks the task row, then its parent''s, waiting for another transaction that holds
+them (as long as it does: no 200 ms limit, unlike complete), so the task stays held until
+the caller''s transaction ends. Raises, changing nothing (the caller''s transaction is then
+aborted, its writes with it): QC201 when the attempt no longer holds its task (lease lost
+and taken back, or already completed), QC202 when the task was cancelled, QC203 when the
+attempt does not exist, QC208 when another login registered the attempt''s worker (an admin
+may complete any), QC107 when the result is larger than conductor.settings.max_result_bytes,
+QC213 when the transaction is not READ COMMITTED (a heartbeat would make the lock fail with
+40001). Announces the task on conductor_done at commit. Any number of callers at once.';
+
+
+--
 -- Name: complete_many(bigint[], jsonb[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -14635,6 +14699,15 @@ GRANT ALL ON FUNCTION conductor.claim(worker_id text, queues text[], max_tasks i
 REVOKE ALL ON FUNCTION conductor.complete(attempt_id bigint, result jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION conductor.complete(attempt_id bigint, result jsonb) TO conductor_worker;
 GRANT ALL ON FUNCTION conductor.complete(attempt_id bigint, result jsonb) TO conductor_admin;
+
+
+--
+-- Name: FUNCTION complete_in_transaction(attempt_id bigint, result jsonb); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor.complete_in_transaction(attempt_id bigint, result jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION conductor.complete_in_transaction(attempt_id bigint, result jsonb) TO conductor_worker;
+GRANT ALL ON FUNCTION conductor.complete_in_transaction(attempt_id bigint, result jsonb) TO conductor_admin;
 
 
 --

@@ -50,6 +50,11 @@ first claim; None when none was declared).
 
 Results and payloads must be JSON; a step returning anything else raises
 TypeError in the handler.
+
+The handler's own transaction (:mod:`pyconductor.transaction`):
+``with ctx.transaction() as conn:`` (``async with`` in an async handler), with
+``ctx.complete_in(conn, result)``, commits the handler's writes and the task's
+success together; ``ctx.step(name, fn, conn=conn)`` checkpoints a step in it.
 """
 
 from __future__ import annotations
@@ -65,7 +70,13 @@ from pyconductor.errors import LeaseLost, NotFound, ReplayMismatch, TaskCancelle
 from pyconductor.wire import dumps_json, interval_text, timestamp_text
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    import psycopg
+
+    from pyconductor.profile import ConnectionProfile
     from pyconductor.tasklog import AttemptLog
+    from pyconductor.transaction import HandlerTransaction
 
 __all__ = ["EventTimeout", "TaskContext", "Update"]
 
@@ -105,6 +116,12 @@ class _Suspended(BaseException):  # control flow, not an error
 
 class _Runtime(Protocol):
     """What the worker gives a context for its SQL calls."""
+
+    dsn: str
+    profile: ConnectionProfile  # how the DSN reaches PostgreSQL (a pooler shares server sessions)
+
+    def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]:
+        """A connection of the handlers' pool, for a handler's own transaction."""
 
     def ctx_rows(self, ctx: TaskContext, query: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Run one statement (autocommit), Conductor errors mapped; retried on a lost connection."""
@@ -164,6 +181,9 @@ class TaskContext:
     _refused: str | None = field(default=None, repr=False)
     # the log lines its handler emitted, not yet sent (pyconductor.tasklog); None: not captured
     _log: AttemptLog | None = field(default=None, repr=False)
+    # the open ctx.transaction() block, if any; True once one committed the task's completion
+    _transaction: HandlerTransaction | None = field(default=None, repr=False)
+    _completed: bool = field(default=False, repr=False)
 
     @classmethod
     def from_claim(cls, row: dict[str, Any], worker_id: str | None = None,
@@ -261,6 +281,16 @@ class TaskContext:
         self._replayed += 1
         return True
 
+    def _note_refusal(self, exc: BaseException) -> None:
+        """A call about this claim was refused (LeaseLost, TaskCancelled, NotFound): the
+        worker discards the attempt's outcome."""
+        if isinstance(exc, (LeaseLost, NotFound)):
+            self._refused = "lost"
+            self.cancel("lost")
+        elif isinstance(exc, TaskCancelled):
+            self._refused = "cancelled"
+            self.cancel("cancelled")
+
     def _call(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         if self._suspended:
             raise _Suspended(f"task {self.task_id} is waiting")
@@ -268,17 +298,8 @@ class TaskContext:
             raise RuntimeError("this TaskContext has no database: durable steps run under a Worker")
         try:
             return self._runtime.ctx_rows(self, query, params)
-        except LeaseLost:
-            self._refused = "lost"
-            self.cancel("lost")
-            raise
-        except TaskCancelled:
-            self._refused = "cancelled"
-            self.cancel("cancelled")
-            raise
-        except NotFound:
-            self._refused = "lost"
-            self.cancel("lost")
+        except (LeaseLost, TaskCancelled, NotFound) as exc:
+            self._note_refusal(exc)
             raise
 
     def publish_state(self, value: Any) -> None:
@@ -335,12 +356,51 @@ class TaskContext:
         results: dict[str, Any] = rows[0]["results"] or {}
         return results
 
-    def step(self, name: str, fn: Callable[[], T]) -> T:
+    # -- the handler's own transaction ---------------------------------------------------
+
+    @property
+    def completed(self) -> bool:
+        """True once a ``ctx.transaction()`` block committed the task's completion."""
+        return self._completed
+
+    def transaction(self) -> HandlerTransaction:
+        """A transaction of the handler's own, for ``with`` (a psycopg Connection) or
+        ``async with`` (a psycopg AsyncConnection), READ COMMITTED. Its clean exit
+        commits; an exception leaving it rolls everything back. With
+        :meth:`complete_in` inside, the task's completion commits with the writes
+        (docs/transactions.md)."""
+        from pyconductor.transaction import HandlerTransaction
+
+        return HandlerTransaction(self, self._runtime)
+
+    def complete_in(self, conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any], result: Any = None) -> None:
+        """Complete the task with ``result`` (JSON) when the open ``ctx.transaction()``
+        block whose connection is ``conn`` commits: the completion is sent on
+        ``conn`` at the block's clean exit, before its COMMIT. Once per attempt
+        (RuntimeError otherwise); the handler's return value is then ignored.
+        Refusals raise at the block's exit: LeaseLost, TaskCancelled; after a replay
+        mismatch, ReplayMismatch at once."""
+        if self.mismatch is not None:
+            raise self.mismatch  # a run whose handler changed under it fails, never completes
+        tx = self._transaction
+        if tx is None:
+            raise RuntimeError("complete_in needs an open ctx.transaction() block")
+        tx.complete_with(conn, result)
+
+    def step(self, name: str, fn: Callable[[], T], *, conn: psycopg.Connection[Any] | None = None) -> T:
         """Run ``fn()`` once for the run: the stored result when step ``name``
         (numbered 'name#2', ... when used again in this execution) already
         finished, else ``fn()``'s result, checkpointed (``conductor.save_step``)
         and returned as stored. The result must be JSON (TypeError otherwise).
-        Raises LeaseLost / TaskCancelled when the task is no longer held."""
+        Raises LeaseLost / TaskCancelled when the task is no longer held.
+        ``conn``: the connection of the open (sync) ``ctx.transaction()`` block;
+        the checkpoint is then saved in that transaction, so it commits with the
+        writes ``fn`` made on ``conn``, or not at all."""
+        tx = None
+        if conn is not None:
+            tx = self._transaction
+            if tx is None or conn is not tx.conn or not tx.sync:
+                raise ValueError("step(conn=...) needs the connection of the open (sync) ctx.transaction() block")
         key = self._next_name(name)
         if self._replay(key):
             # the stored JSON of what fn returned (as stored: a tuple comes back a list)
@@ -350,9 +410,9 @@ class TaskContext:
             raise _Suspended(f"task {self.task_id} is waiting")
         self.raise_if_cancelled()
         # a step that runs is a span of its own (pyconductor.tracing; nothing without opentelemetry)
-        return tracing.step(self, key, lambda: self._run_step(key, fn))
+        return tracing.step(self, key, lambda: self._run_step(key, fn, tx))
 
-    def _run_step(self, key: str, fn: Callable[[], T]) -> T:
+    def _run_step(self, key: str, fn: Callable[[], T], tx: HandlerTransaction | None = None) -> T:
         value = fn()
         try:
             body = dumps_json(value)
@@ -361,9 +421,12 @@ class TaskContext:
                 f"step {key!r} of task {self.task_id} ({self.kind}) returned {type(value).__name__}, "
                 f"which is not JSON ({exc}); return dict, list, str, int, float, bool or None"
             ) from exc
-        stored = self._call(queries.SAVE_STEP, {"attempt_id": self.attempt_id, "name": key, "result": body})
+        params = {"attempt_id": self.attempt_id, "name": key, "result": body}
+        stored = self._call(queries.SAVE_STEP, params) if tx is None else tx.save_step(params)
         result: T = stored[0]["result"]  # as stored, as above
         self.steps[key] = result
+        if tx is not None:
+            tx.steps.append(key)  # forgotten again should the transaction roll back
         return result
 
     def spawn(self, kind: str, payload: Any = None, **options: Any) -> int:

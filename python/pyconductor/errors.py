@@ -45,6 +45,7 @@ __all__ = [
     "NoRetry",
     "NotFound",
     "NotOwner",
+    "NotReadCommitted",
     "NotThisRunsUpdate",
     "OperatorSchedule",
     "PayloadTooLarge",
@@ -259,6 +260,12 @@ class InvalidCodeVersions(ConductorError):
 @_register("QC215")
 class GraphNotFound(ConductorError):
     """QC215: no graph of that id (graph, cancel_graph)."""
+
+
+@_register("QC213")
+class NotReadCommitted(ConductorError):
+    """QC213: complete_in_transaction was called in a transaction that is not READ
+    COMMITTED (docs/transactions.md). Nothing changed."""
 
 
 @_register("QC301")

@@ -13,6 +13,9 @@ for a short task). Its outcome goes to the reporter:
 - a step refused because the lease was lost or the task cancelled, or a
   handler whose ``ctx.cancelled`` was set (cancelled, lost, released, timed
   out): its outcome is discarded, with a warning;
+- a handler whose own transaction completed its task (``ctx.transaction()``
+  with ``ctx.complete_in``, :mod:`pyconductor.transaction`): nothing is sent,
+  the success is counted (a ``'done'`` report; its return value is dropped);
 - a kind without a handler is failed with ``unknown_kind => true`` without
   running. A worker claims only the kinds it has handlers for (or, with the
   registry's fallback, which has one for every kind: ``Registry.handler``), so
@@ -438,6 +441,9 @@ class Executor:
                            extra=task_extra(ctx, ms))  # fmt: skip
             self._report_log(ctx)
             return True
+        if ctx.completed:
+            self._completed(ctx, report, ms)
+            return False
         if ctx.suspended:
             # suspend closed the attempt in SQL ('suspended'): nothing to report, the slot is free
             ledger.count("suspended")
@@ -463,10 +469,26 @@ class Executor:
             self.report(report)
         return False
 
+    def _completed(self, ctx: TaskContext, report: Report | None, ms: float) -> None:
+        """The handler's own transaction committed the task's completion (pyconductor.transaction):
+        nothing is sent; the reporter counts the success (a 'done' report)."""
+        if report is not None and report.what == "fail":
+            logger.warning("task %d (%s) raised after its transaction completed it; it succeeded: %s", ctx.task_id,
+                           ctx.kind, report.error, extra=task_extra(ctx, ms))  # fmt: skip
+        self.report(Report("done", ctx, duration_ms=ms))
+
     @staticmethod
     def _result_report(ctx: TaskContext, result: object) -> Report:
         """The report of a handler's return value: its JSON, or a failure when it is not JSON
-        or when the handler swallowed its run's replay mismatch (which fails the task anyway)."""
+        or when the handler swallowed its run's replay mismatch (which fails the task anyway); none
+        when its own transaction completed the task (see _completed: complete_in refuses after a
+        mismatch, so the two never meet)."""
+        if ctx.completed:
+            if result is not None:
+                logger.warning("task %d (%s) returned a value after its transaction completed it with the result "
+                               "given to ctx.complete_in; the value is dropped", ctx.task_id, ctx.kind,
+                               extra=task_extra(ctx))  # fmt: skip
+            return Report("done", ctx)
         if ctx.mismatch is not None:
             return Report("fail", ctx, error=_error_text(ctx.mismatch), retryable=False)
         try:
@@ -531,6 +553,9 @@ class Executor:
             logger.warning("task %d (%s): its async handler returned after %.1fs, its slot freed before (%s); "
                            "outcome discarded", ctx.task_id, ctx.kind, ms / 1000, ctx.cancel_reason,
                            extra=task_extra(ctx, ms))  # fmt: skip
+        elif ctx.completed:
+            self._completed(ctx, report, ms)
+            return
         elif ctx.suspended:
             ledger.count("suspended")
             logger.debug("task %d (%s) waiting", ctx.task_id, ctx.kind, extra=task_extra(ctx, ms))

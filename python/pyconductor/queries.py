@@ -120,6 +120,21 @@ WAIT_UPDATE = (
     "select state, result from conductor.wait_update(attempt_id => %(attempt_id)s, step => %(step)s, name => %(name)s)"
 )
 REPLY_UPDATE = "select conductor.reply_update(attempt_id => %(attempt_id)s, update_id => %(update_id)s, reply => %(reply)s::jsonb) as reply"
+# a handler's own transaction (pyconductor.transaction): the completion, and the server
+# session's start, which names it should the connection drop during the COMMIT
+COMPLETE_IN_TRANSACTION = (
+    "select conductor.complete_in_transaction(attempt_id => %(attempt_id)s, result => %(result)s::jsonb), "
+    "(select a.backend_start from pg_catalog.pg_stat_activity a where a.pid = pg_catalog.pg_backend_pid()) "
+    "as backend_start"
+)
+# that session ended (waiting up to 10 s) before the attempt's outcome is read
+END_SESSION = (
+    "select pg_catalog.pg_terminate_backend(a.pid, 10000) as ended from pg_catalog.pg_stat_activity a "
+    "where a.pid = %(pid)s and a.backend_start = %(started)s"
+)
+ATTEMPT_OUTCOME = (
+    "select outcome from conductor.list_attempts(task_ids => array[%(task_id)s]::bigint[]) where id = %(attempt_id)s"
+)
 SUSPEND = "select * from conductor.suspend(attempt_id => %(attempt_id)s, step => %(step)s, wait_for => %(wait_for)s, event => %(event)s, duration => %(duration)s::interval, timeout => %(timeout)s::interval)"
 # {options}: ", name => %(name)s" for each option given (SPAWN_OPTIONS), so the others take spawn's defaults
 SPAWN = "select conductor.spawn(attempt_id => %(attempt_id)s, step => %(step)s, kind => %(kind)s, payload => %(payload)s::jsonb{options}) as spawn"

@@ -11,7 +11,10 @@ thread sends them in order on its own link:
   one (``conductor.release``).
 
 A refusal (the attempt no longer holds the task: its lease was lost, the task
-was cancelled) is logged at WARNING and the outcome dropped.
+was cancelled) is logged at WARNING and the outcome dropped. A ``'done'``
+report (the handler's own transaction completed the task,
+:mod:`pyconductor.transaction`) sends nothing: its log lines are saved and its
+success counted like the others.
 
 A report never waits long on a task row another session holds (a client's
 ``cancel()`` or ``emit_event()`` left open in its transaction): complete_many
@@ -79,7 +82,8 @@ OutcomeListener = Callable[[TaskContext, str, float | None], None]
 class Report:
     """A held attempt's outcome, waiting to be sent."""
 
-    what: str  # 'ok', 'fail', 'unknown', 'release'; 'log': only the attempt's log lines
+    what: str  # 'ok', 'fail', 'unknown', 'release'; 'log': only the attempt's log lines; 'done': completed
+    # in the handler's own transaction (pyconductor.transaction): counted as a success, nothing sent
     ctx: TaskContext
     result: str | None = None  # JSON text
     error: str | None = None
@@ -191,7 +195,11 @@ class Reporter:
         by one; answers the reports that met a task row another session holds
         (not sent: send them again later, see the module doc)."""
         self._save_logs(batch)
-        others = [r for r in batch if r.what != "ok" and r.what != "log"]
+        for r in batch:
+            if r.what == "done":  # its own transaction stored it: a success to count, nothing to send
+                self._outcome(r, "succeeded")
+                self.ledger.count("succeeded")
+        others = [r for r in batch if r.what not in ("ok", "log", "done")]
         oks = [r for r in batch if r.what == "ok"]
         deferred: list[Report] = []
         if oks:

@@ -3,8 +3,11 @@
 :class:`StepRuntime` is the runtime of every :class:`~pyconductor.context.TaskContext`
 a worker claims: ``ctx.step``, ``ctx.spawn`` and the waits send their one
 statement through it, on a small connection pool of their own (opened on the
-first such call, sized to the worker's concurrency), so a handler never waits
-for the worker's own connections nor they for it. A lost connection is waited
+first such call, up to two connections a slot: one a handler's own
+transaction holds, one for the step calls it makes meanwhile), so a handler never waits
+for the worker's own connections nor they for it. A handler's own transaction
+(``ctx.transaction()``, :mod:`pyconductor.transaction`) takes its connection
+from the same pool. A lost connection is waited
 out for up to ``retry_for`` seconds (:func:`pyconductor.link.retry`): each call is
 idempotent per step name (a suspend that did commit answers LeaseLost when
 sent again, which discards the outcome; the task waits). A wait that parks
@@ -16,8 +19,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
@@ -57,7 +62,7 @@ class StepRuntime:
         with self._lock:
             if self._pool is None:
                 self._pool = ConnectionPool(
-                    self.dsn, min_size=1, max_size=self.size, open=True, name=f"pyconductor-ctx-{self.worker_id}",
+                    self.dsn, min_size=1, max_size=2 * self.size, open=True, name=f"pyconductor-ctx-{self.worker_id}",
                     configure=use_fast_loads,
                     kwargs={"autocommit": True, "connect_timeout": defaults.CONNECT_TIMEOUT,
                             "application_name": f"pyconductor ctx {self.worker_id}"[:63],
@@ -79,6 +84,10 @@ class StepRuntime:
         except Aborted as exc:
             assert exc.__cause__ is not None  # retry raises Aborted from the error it gave up on
             raise exc.__cause__ from None
+
+    def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]:
+        """A connection of the pool, for a handler's own transaction (pyconductor.transaction)."""
+        return self._get_pool().connection()
 
     def spawn_defaults(self, kind: str) -> dict[str, Any]:
         """The enqueue options registered for ``kind`` on this worker's app."""

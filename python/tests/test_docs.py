@@ -52,7 +52,7 @@ from helpers import REPO, assert_generated, load_script
 DOCS = REPO / "docs"
 RUNNABLE = ("index.md", "getting-started.md", "concepts.md", "operations.md", "comparison.md", "concurrency.md",
             "flow-control.md", "uniqueness.md", "debounce.md", "expiry.md", "versioning.md", "workflows.md",
-            "graphs.md")
+            "graphs.md", "transactions.md")
 RUN = ("sh", "python", "sql")
 SHOWN = ("ini", "text", "yaml")
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<lang>[\w-]*)[ \t]*$")

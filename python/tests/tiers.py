@@ -32,7 +32,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_cron_oracle.py", "test_dashboard.py", "test_debounce_processes.py", "test_demo.py", "test_devdb.py", "test_django_backend.py",
         "test_django_commands.py", "test_django_docs.py", "test_django_worker.py", "test_docs.py", "test_endpoints.py",
         "test_enqueue_in_transaction.py", "test_exclusive.py", "test_expiry.py", "test_graphs.py", "test_graphs_processes.py", "test_dashboard_graph.py", "test_fleet.py", "test_foreign_locks.py",
-        "test_handler_logs.py", "test_infinite_times.py", "test_lifecycle_scenario.py", "test_logging.py",
+        "test_handler_logs.py", "test_handler_transactions.py", "test_transaction_chaos.py", "test_infinite_times.py", "test_lifecycle_scenario.py", "test_logging.py",
         "test_migrate.py", "test_migrate_lock.py", "test_ops_cli.py", "test_ops_controls_cli.py", "test_queue_limit.py",
         "test_rate_limit.py", "test_rate_limit_per_key.py",
         "test_readme.py", "test_reaper_schedule.py", "test_recovery.py", "test_runs.py", "test_runs_processes.py", "test_versioning_processes.py",

@@ -21,6 +21,14 @@
 // 'patch:<marker>') or replays the marker, false where the run recorded another
 // step there. ctx.codeVersion: the code version the run started on (null: none).
 //
+// The handler's own transaction: `await ctx.transaction(async (client) => ...)`
+// runs the callback with a client of the worker's pool in a READ COMMITTED
+// transaction; `ctx.completeIn(client, result)` inside it completes the task in
+// that transaction (conductor.complete_in_transaction, sent before the COMMIT),
+// so the handler's writes and the task's success commit together
+// (docs/transactions.md, docs/protocol.md). Once per attempt; the worker then
+// reports nothing for the task, and the handler's return value is dropped.
+//
 // A wait that must wait parks the task in SQL (suspend answers 'waiting', the
 // attempt is over): the call throws Suspended, which ends the handler; the
 // worker reports nothing for the attempt. Woken, the task is claimed again and
@@ -28,7 +36,7 @@
 
 const sql = require('./sql');
 const tracing = require('./tracing');
-const { ReplayMismatch, TaskCancelled, refusal } = require('./errors');
+const { ReplayMismatch, TaskCancelled, refusal, transient } = require('./errors');
 
 /** Thrown by a wait that parked the task; the handler must let it through. */
 class Suspended extends Error {
@@ -173,19 +181,134 @@ class TaskContext {
    * Runs `fn` once for the whole run: the stored result when the step already
    * finished, else `await fn()`, checkpointed with save_step (the first write
    * wins: the stored value is what comes back). The value must be JSON
-   * (undefined is stored as null).
+   * (undefined is stored as null). options.client: the client of the open
+   * ctx.transaction(); the checkpoint is then saved in that transaction, so it
+   * commits with the writes fn made on it, or not at all.
    */
-  async step(name, fn) {
+  async step(name, fn, { client = null } = {}) {
+    const tx = client === null ? null : this._tx;
+    if (client !== null && (tx === null || tx.client !== client)) {
+      throw new TypeError('step(..., { client }) needs the client of the open ctx.transaction()');
+    }
     const key = this._nextName(name);
     if (this._replay(key)) return this.steps[key];
     this._checkRunning();
     return tracing.runStep(this, key, async () => { // a span of its own, with @opentelemetry/api
       const value = await fn();
       const body = JSON.stringify(value === undefined ? null : value);
-      const rows = await this._call(sql.SAVE_STEP, [this.attemptId, key, body]);
+      const rows = tx === null
+        ? await this._call(sql.SAVE_STEP, [this.attemptId, key, body])
+        : await this._refused(() => tx.client.query(sql.SAVE_STEP, [this.attemptId, key, body])).then((r) => r.rows);
       this.steps[key] = rows[0].result;
+      if (tx !== null) tx.steps.push(key); // forgotten again should the transaction roll back
       return rows[0].result;
     });
+  }
+
+  // -- the handler's own transaction ----------------------------------------------
+
+  /** True once a ctx.transaction() committed the task's completion. */
+  get completed() {
+    return this._completed === true;
+  }
+
+  /**
+   * Runs `await fn(client)` in a transaction of its own (READ COMMITTED) on a client
+   * of the worker's pool, and commits; what fn throws rolls it back and is thrown.
+   * With ctx.completeIn(client, result) inside, the task's completion is sent on
+   * the client before the COMMIT and commits with fn's writes. Resolves to fn's value.
+   */
+  async transaction(fn) {
+    if (this._tx) throw new Error('ctx.transaction() calls do not nest');
+    if (this.completed) throw new Error(`task ${this.taskId} was completed already in a transaction`);
+    this._checkRunning();
+    const client = await this._worker.pool.connect();
+    const tx = { client, body: undefined, steps: [], session: null };
+    this._tx = tx;
+    let broken = false;
+    try {
+      await client.query(sql.TX_BEGIN);
+      let value;
+      try {
+        value = await fn(client);
+        if (tx.body !== undefined) {
+          const { rows } = await this._refused(() =>
+            client.query(sql.COMPLETE_IN_TRANSACTION, [this.attemptId, tx.body]));
+          tx.session = [client.processID, rows[0].backend_start];
+        }
+      } catch (err) {
+        try {
+          await client.query('rollback');
+        } catch (lost) {
+          broken = true; // its server session rolls back itself
+        }
+        this._rolledBack(tx);
+        throw err;
+      }
+      try {
+        await client.query('commit');
+      } catch (err) {
+        broken = true;
+        if (tx.body === undefined || !transient(err)) {
+          this._rolledBack(tx);
+          throw err;
+        }
+        await this._settle(tx, err);
+        return value;
+      }
+      if (tx.body !== undefined) this._completed = true;
+      return value;
+    } finally {
+      this._tx = null;
+      client.release(broken || undefined);
+    }
+  }
+
+  /** Completes the task with `result` (JSON) when the open ctx.transaction() of `client` commits; once per attempt. */
+  completeIn(client, result) {
+    if (this.mismatch) throw this.mismatch; // a run whose handler changed under it fails, never completes
+    const tx = this._tx;
+    if (!tx || tx.client !== client) throw new TypeError('completeIn needs the client of the open ctx.transaction()');
+    if (tx.body !== undefined) throw new Error(`task ${this.taskId} is already completed in this transaction`);
+    tx.body = JSON.stringify(result === undefined ? null : result);
+  }
+
+  _rolledBack(tx) {
+    for (const key of tx.steps) delete this.steps[key];
+  }
+
+  /** A call in the handler's transaction; a refusal (QC201/QC202/QC203) cancels the context. */
+  async _refused(call) {
+    try {
+      return await call();
+    } catch (err) {
+      const why = refusal(err);
+      if (why) this.cancel(why);
+      throw err;
+    }
+  }
+
+  /**
+   * The connection dropped during the COMMIT of a completing transaction: whether it
+   * committed is the database's to say. The old session is ended first (waiting for
+   * it), then the attempt's outcome read: 'succeeded' is the success; none (still
+   * held) means it did not commit: `lost` is thrown, the handler fails; else a refusal.
+   */
+  async _settle(tx, lost) {
+    this._worker.log('warn', `task ${this.taskId} (${this.kind}): the connection was lost during the commit of its ` +
+      'transaction; asking the database whether it committed');
+    if (tx.session) await this._worker.query(sql.END_SESSION, tx.session, { retry: true });
+    const rows = await this._worker.query(sql.ATTEMPT_OUTCOME, [this.taskId, this.attemptId], { retry: true });
+    const outcome = rows.length ? rows[0].outcome : null;
+    if (outcome === 'succeeded') {
+      this._completed = true;
+      return;
+    }
+    this._rolledBack(tx);
+    if (rows.length && outcome === null) throw lost;
+    this.cancel(outcome === 'cancelled' ? 'cancelled' : 'lost');
+    throw new TaskCancelled(`task ${this.taskId}: attempt ${this.attemptId} no longer holds it (${outcome || 'lost'}); ` +
+      'its transaction did not commit');
   }
 
   /**

@@ -65,6 +65,20 @@ module.exports = {
   SAVE_STEP: 'select conductor.save_step(attempt_id => $1, name => $2, result => $3::jsonb) as result',
   // a graph member's dependencies: {name: {task_id, status, result, error}} (docs/graphs.md)
   DEPENDENCY_RESULTS: 'select conductor.dependency_results(task_id => $1) as results',
+  // a handler's own transaction (ctx.transaction): its one report, sent on its client before
+  // COMMIT, with the server session's start as text (a Date would lose the microseconds),
+  // which names the session should the connection drop during the COMMIT
+  TX_BEGIN: 'begin isolation level read committed',
+  COMPLETE_IN_TRANSACTION:
+    'select conductor.complete_in_transaction(attempt_id => $1, result => $2::jsonb), ' +
+    '(select a.backend_start::text from pg_catalog.pg_stat_activity a where a.pid = pg_catalog.pg_backend_pid()) ' +
+    'as backend_start',
+  // a COMMIT whose answer was lost: that session ended (waiting up to 10 s), then the attempt read
+  END_SESSION:
+    'select pg_catalog.pg_terminate_backend(a.pid, 10000) as ended from pg_catalog.pg_stat_activity a ' +
+    'where a.pid = $1 and a.backend_start = $2::timestamptz',
+  ATTEMPT_OUTCOME:
+    'select outcome from conductor.list_attempts(task_ids => array[$1]::bigint[]) where id = $2',
   // a wait (wait_for: children_all, children_any, event, sleep); duration and timeout in seconds
   SUSPEND:
     'select state, result from conductor.suspend(attempt_id => $1, step => $2, wait_for => $3, event => $4, ' +

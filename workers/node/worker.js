@@ -10,7 +10,9 @@
 //              decides whether and when it runs again); ctx.step, ctx.spawn and
 //              the waits are durable (context.js); a parked wait reports nothing;
 //              a report that meets a task row another session holds (55P03) is
-//              sent again shortly, the attempt still held, until the holder ends
+//              sent again shortly, the attempt still held, until the holder ends;
+//              a handler that completed in its own transaction (ctx.transaction,
+//              ctx.completeIn) has reported already: nothing is sent
 //   heartbeat  every `heartbeat` seconds for every held attempt; 'cancelled' and
 //              'lost' stop the handler (ctx.cancelled) and drop its outcome,
 //              'timed_out' is reported with fail(timed_out => true) (the database
@@ -343,6 +345,15 @@ class Worker {
     // a replay mismatch fails the task without a retry, even if the handler caught it (context.js)
     if (ctx.mismatch) outcome = { error: ctx.mismatch, retryable: false };
     tracing.endAttempt(ctx, outcome.error);
+    if (ctx.completed) { // its own transaction stored the success: nothing to report
+      if (outcome.error) this.log('warn', `task ${ctx.taskId} (${ctx.kind}) threw after its transaction completed it: ${outcome.error.message}`);
+      else if (outcome.result !== undefined && outcome.result !== null) {
+        this.log('warn', `task ${ctx.taskId} (${ctx.kind}) returned a value after its transaction completed it; dropped`);
+      }
+      this.log('info', `task ${ctx.taskId} (${ctx.kind}) succeeded (in its transaction)`);
+      this._forget(ctx);
+      return;
+    }
     if (ctx.suspended) { // parked by a wait: the attempt is over, with nothing to report
       this.log('info', `task ${ctx.taskId} (${ctx.kind}) waiting`);
       this._forget(ctx);

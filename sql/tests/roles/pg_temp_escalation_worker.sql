@@ -3,7 +3,7 @@
 -- no call runs the attacker's code as the owner. The last test checks that this file
 -- called every function conductor_worker may execute, so a new grant needs a line here.
 begin;
-select plan(65);
+select plan(66);
 \ir ../helpers.psql
 
 create role t_worker;
@@ -29,7 +29,7 @@ select set_eq(
      where p.pronamespace = 'conductor'::regnamespace
        and pg_catalog.has_function_privilege('conductor_worker', p.oid, 'EXECUTE')$$,
   array['enqueue_graph', 'graph', 'dependency_results', 'set_rate_limit', 'set_queue_limit', 'publish', 'subscribe', 'unsubscribe', 'exclusive', 'apply_retention', 'sample_queues', 'queue_series', 'save_log', 'overdue_schedules', 'version', 'now', 'unfinished_statuses', 'finished_statuses', 'retryable_statuses', 'register_worker', 'configure_kind', 'enqueue', 'enqueue_many', 'claim', 'heartbeat',
-        'save_step', 'set_run_state', 'run_state', 'send_update', 'wait_update', 'reply_update', 'update_reply', 'spawn', 'children', 'suspend', 'emit_event', 'complete', 'complete_many', 'fail', 'release',
+        'save_step', 'set_run_state', 'run_state', 'send_update', 'wait_update', 'reply_update', 'update_reply', 'spawn', 'children', 'suspend', 'emit_event', 'complete', 'complete_in_transaction', 'complete_many', 'fail', 'release',
         'reap', 'reap_report', 'create_schedule', 'tick', 'next_wake', 'next_due', 'list_schedules', 'get_task', 'list_attempts', 'run_timeline', 'list_tasks', 'search_tasks', 'stats',
         'unrunnable', 'why_waiting', 'waiting_reasons', 'sleep', 'wake', 'watch', 'unwatch',
         'try_lead', 'leaders', 'lead_key', 'release_lead', 'foreign_lock_holders', 'cron_next', 'cron_validate', 'deregister_worker'],
