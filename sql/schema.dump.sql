@@ -6117,10 +6117,10 @@ COMMENT ON FUNCTION conductor._update_event(task_id bigint, name text, ordinal i
 
 
 --
--- Name: _wait_reasons(text, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone, integer, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+-- Name: _wait_reasons(text, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone, integer, text, text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer DEFAULT NULL::integer, rate_key text DEFAULT NULL::text) RETURNS TABLE(reason text, detail text, until_at timestamp with time zone, holder_id bigint)
+CREATE FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer DEFAULT NULL::integer, rate_key text DEFAULT NULL::text, code_version text DEFAULT NULL::text) RETURNS TABLE(reason text, detail text, until_at timestamp with time zone, holder_id bigint)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -6150,6 +6150,22 @@ begin
     return query select 'no_worker'::text,
       pg_catalog.format('no worker seen since %s serves kind %s on queue %s', _wait_reasons.live_since,
                         conductor._echo(_wait_reasons.kind), conductor._echo(_wait_reasons.queue)),
+      null::timestamptz, null::bigint;
+  end if;
+
+  -- a run recorded under a code version (schema/code_versions) goes only to a worker that
+  -- replays it; a worker's registration names the versions it claims with (metadata
+  -- code_versions, written by the drivers: docs/protocol.md)
+  if _wait_reasons.code_version is not null
+     and not exists (select from conductor.workers w
+                      where w.last_seen_at >= _wait_reasons.live_since
+                        and conductor._serves(w.queues, w.kinds, w.roles, _wait_reasons.queue, _wait_reasons.kind)
+                        and pg_catalog.jsonb_typeof(w.metadata -> 'code_versions') = 'array'
+                        and w.metadata -> 'code_versions' ? _wait_reasons.code_version) then
+    return query select 'code_version'::text,
+      pg_catalog.format('no worker seen since %s that serves kind %s on queue %s replays code version %s, '
+                        'which the run started on', _wait_reasons.live_since, conductor._echo(_wait_reasons.kind),
+                        conductor._echo(_wait_reasons.queue), conductor._echo(_wait_reasons.code_version)),
       null::timestamptz, null::bigint;
   end if;
 
@@ -6216,13 +6232,13 @@ end
 $$;
 
 
-ALTER FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text) OWNER TO conductor_owner;
+ALTER FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text, code_version text) OWNER TO conductor_owner;
 
 --
--- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text, code_version text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text) IS 'What keeps a queued task of queue, kind, run_at and concurrency_key from being claimed at
+COMMENT ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text, code_version text) IS 'What keeps a queued task of queue, kind, run_at and concurrency_key from being claimed at
 time at, one row per reason in this order: queue_paused (paused_queues), due_later (run_at
 after at; until_at the run_at), no_worker (no worker seen since live_since serves queue
 and kind, conductor._serves), then for a due task only rate_limited (a bucket of its queue
@@ -12026,12 +12042,14 @@ CREATE FUNCTION conductor.waiting_reasons(queue text DEFAULT NULL::text) RETURNS
       from conductor.settings s where s.one
   ), groups as (
     -- tasks alike for every reason: one call of the rule per group, not per task
-    select t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.rate_key, t.run_at > c.now as later,
+    select t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.rate_key, t.code_version,
+           t.run_at > c.now as later,
            pg_catalog.count(*) as tasks, pg_catalog.min(t.run_at) as oldest_run_at
       from conductor.tasks t cross join clock c
      where t.status = 'queued'
        and (waiting_reasons.queue is null or t.queue = waiting_reasons.queue)
-     group by t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.rate_key, t.run_at > c.now
+     group by t.queue, t.kind, t.concurrency_key, t.concurrency_limit, t.rate_key, t.code_version,
+              t.run_at > c.now
   )
   select g.queue, coalesce(r.reason, 'ready'), pg_catalog.sum(g.tasks)::bigint, pg_catalog.min(g.oldest_run_at)
     from groups g
@@ -12039,7 +12057,7 @@ CREATE FUNCTION conductor.waiting_reasons(queue text DEFAULT NULL::text) RETURNS
     left join lateral (
       select w.reason
         from conductor._wait_reasons(g.queue, g.kind, g.oldest_run_at, g.concurrency_key, c.now, c.live_since,
-                                     g.concurrency_limit, g.rate_key) w
+                                     g.concurrency_limit, g.rate_key, g.code_version) w
        limit 1) r on true
    group by g.queue, coalesce(r.reason, 'ready')
    order by g.queue, coalesce(r.reason, 'ready')
@@ -12053,12 +12071,12 @@ ALTER FUNCTION conductor.waiting_reasons(queue text) OWNER TO conductor_owner;
 --
 
 COMMENT ON FUNCTION conductor.waiting_reasons(queue text) IS 'Per queue (only queue when given), how many queued tasks wait for each reason of
-why_waiting: queue_paused, due_later, no_worker, rate_limited, queue_cap, concurrency_key, or ready
+why_waiting: queue_paused, due_later, no_worker, code_version, rate_limited, queue_cap, concurrency_key, or ready
 (nothing keeps them back), each task counted once under its first reason in that order,
 with the earliest run_at among them. Ordered by queue and reason; a queue with no queued
 task answers no row. Cost: one pass over the queued tasks (tasks_ready_by_queue for one
 queue, tasks_ready for all; never the finished history), grouped by queue, kind, rate key,
-concurrency key and due or not, and a few index probes per group (conductor._wait_reasons):
+concurrency key, code version and due or not, and a few index probes per group (conductor._wait_reasons):
 on a big backlog, what the backlog''s heap rows cost to read, like stats().unrunnable.
 Reads only, no locks; any number of callers.';
 
@@ -12182,7 +12200,8 @@ begin
                 else w.detail end,
            w.until_at, w.holder_id, null::bigint
       from conductor._wait_reasons(v_task.queue, v_task.kind, v_task.run_at, v_task.concurrency_key,
-                                   v_now, v_live_since, v_task.concurrency_limit, v_task.rate_key) w;
+                                   v_now, v_live_since, v_task.concurrency_limit, v_task.rate_key,
+                                   v_task.code_version) w;
     if not found then
       -- ready: the due tasks of its queue that claim takes first, counted up to 1000
       select pg_catalog.count(*) into v_ahead
@@ -12219,7 +12238,9 @@ COMMENT ON FUNCTION conductor.why_waiting(task_ids bigint[]) IS 'Why each queued
 order conductor._wait_reasons gives them: queue_paused (its queue is paused), due_later
 (until_at: its run_at; for a debounced task the detail says it waits for quiet, and the
 latest its run_at may move to, tasks.debounce_until), no_worker (no worker seen within
-conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind), and
+conductor.settings.unknown_kind_after, 5 minutes when NULL, serves its queue and kind),
+code_version (the run started on a code version, tasks.code_version, that no such worker
+replays: none lists it in its registration''s metadata code_versions), and
 for a due task rate_limited (its queue''s or kind''s bucket, or its rate_key''s under a per-key
 limit, holds no whole token; until_at:
 when the next comes; one row per dry bucket), queue_cap (its queue runs as many tasks as its
@@ -14611,10 +14632,10 @@ REVOKE ALL ON FUNCTION conductor._update_event(task_id bigint, name text, ordina
 
 
 --
--- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text); Type: ACL; Schema: conductor; Owner: conductor_owner
+-- Name: FUNCTION _wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text, code_version text); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
-REVOKE ALL ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION conductor._wait_reasons(queue text, kind text, run_at timestamp with time zone, concurrency_key text, at timestamp with time zone, live_since timestamp with time zone, concurrency_limit integer, rate_key text, code_version text) FROM PUBLIC;
 
 
 --

@@ -133,7 +133,8 @@ def _steps_table(steps: Sequence[Mapping[str, Any]]) -> str:
 
 
 # conductor.why_waiting's reasons, in its order (each task counted under its first by waiting_reasons)
-WAITING_REASONS = ("queue_paused", "due_later", "no_worker", "rate_limited", "queue_cap", "concurrency_key", "ready")
+WAITING_REASONS = ("queue_paused", "due_later", "no_worker", "code_version", "rate_limited", "queue_cap",
+                   "concurrency_key", "ready")  # fmt: skip
 
 
 def _dedupe_options(task: Mapping[str, Any]) -> str:
