@@ -280,9 +280,16 @@ def test_a_run_page_shows_the_handler_log_lines(app: Conductor, db_conn: Any, da
     expect(log.locator("tr").nth(0)).to_contain_text("fetched 3 pages")
     expect(log.locator("tr.lv-error td.msg")).to_have_text("<img src=x onerror=alert(1)>")  # text, not an element
     expect(page.locator("#logs img")).to_have_count(0)
-    # beside the step tree
-    tree, logs = page.locator("#tree").bounding_box(), page.locator("#logs").bounding_box()
-    assert tree is not None and logs is not None and logs["x"] > tree["x"]
+    # beside the step tree; a live refresh replaces #logs, which has no box for that instant (seen once
+    # in a full run: logs None), so the layout is awaited rather than read once
+    boxes: list[Any] = []
+
+    def logs_beside_tree() -> bool:
+        tree, logs = page.locator("#tree").bounding_box(), page.locator("#logs").bounding_box()
+        boxes.append((tree, logs))
+        return tree is not None and logs is not None and logs["x"] > tree["x"]
+
+    wait_until(logs_beside_tree, timeout=10, message=lambda: f"#logs never beside #tree: {boxes[-3:]}")
 
 
 def test_the_queues_page_updates_live_from_the_event_bus(app: Conductor, db_conn: Any, dashboard: DashboardServer,
