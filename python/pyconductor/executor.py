@@ -428,10 +428,9 @@ class Executor:
                     freed = True
                 else:
                     ledger.running.pop(ctx.attempt_id, None)
+                    ledger.settling += 1  # until its outcome is queued (ledger.settled, below)
                     if ctx.suspended or (ctx.cancelled and ctx.cancel_reason != "released"):
                         ledger.held.pop(ctx.attempt_id, None)  # released ones leave after their release
-                    if not ledger.running:
-                        ledger.idle.notify_all()
             if not freed:
                 self._feed()
                 ledger.wake.set()
@@ -441,33 +440,42 @@ class Executor:
                            extra=task_extra(ctx, ms))  # fmt: skip
             self._report_log(ctx)
             return True
+        try:
+            self._settle(ctx, report, ms)
+        finally:
+            ledger.settled()
+        return False
+
+    def _settle(self, ctx: TaskContext, report: Report | None, ms: float) -> None:
+        """A returned handler's outcome (its slot not freed before): counted, logged, or queued
+        for its report."""
+        ledger = self.ledger
         if ctx.completed:
             self._completed(ctx, report, ms)
-            return False
+            return
         if ctx.suspended:
             # suspend closed the attempt in SQL ('suspended'): nothing to report, the slot is free
             ledger.count("suspended")
             logger.debug("task %d (%s) waiting", ctx.task_id, ctx.kind, extra=task_extra(ctx, ms))
             self._report_log(ctx)
-            return False
+            return
         if ctx._refused is not None and ctx.cancel_reason != "released":
             # a step, spawn or wait was refused: the lease was lost or the task cancelled
             ledger.count("refused")
             logger.warning("task %d (%s) %s (a step was refused); its outcome is discarded", ctx.task_id,
                            ctx.kind, ctx._refused, extra=task_extra(ctx, ms))  # fmt: skip
             self._report_log(ctx)
-            return False
+            return
         if ctx.cancelled:
             # cancelled, lost, released or timed out: the database would refuse the report anyway
             ledger.count("discarded")
             logger.warning("task %d (%s) %s; its outcome is discarded", ctx.task_id, ctx.kind,
                            ctx.cancel_reason, extra=task_extra(ctx, ms))  # fmt: skip
             self._report_log(ctx)
-            return False
+            return
         if report is not None:
             report.duration_ms = ms
             self.report(report)
-        return False
 
     def _completed(self, ctx: TaskContext, report: Report | None, ms: float) -> None:
         """The handler's own transaction committed the task's completion (pyconductor.transaction):
@@ -542,10 +550,9 @@ class Executor:
                     freed = True
                 else:
                     ledger.running.pop(ctx.attempt_id, None)
+                    ledger.settling += 1  # until its outcome is queued (ledger.settled, below)
                     if ctx.suspended or (ctx.cancelled and ctx.cancel_reason != "released" and not timed_out):
                         ledger.held.pop(ctx.attempt_id, None)  # released and timed-out ones leave when reported
-                    if not ledger.running:
-                        ledger.idle.notify_all()
             if not freed:
                 self._feed()
                 ledger.wake.set()
@@ -553,10 +560,21 @@ class Executor:
             logger.warning("task %d (%s): its async handler returned after %.1fs, its slot freed before (%s); "
                            "outcome discarded", ctx.task_id, ctx.kind, ms / 1000, ctx.cancel_reason,
                            extra=task_extra(ctx, ms))  # fmt: skip
-        elif ctx.completed:
+            self._report_log(ctx)
+            return
+        try:
+            self._settle_async(ctx, report, ms, timed_out)
+        finally:
+            ledger.settled()
+
+    def _settle_async(self, ctx: TaskContext, report: Report | None, ms: float, timed_out: bool) -> None:
+        """_settle for an ``async def`` handler (one that ran past its time limit was
+        reported by the watchdog)."""
+        ledger = self.ledger
+        if ctx.completed:
             self._completed(ctx, report, ms)
             return
-        elif ctx.suspended:
+        if ctx.suspended:
             ledger.count("suspended")
             logger.debug("task %d (%s) waiting", ctx.task_id, ctx.kind, extra=task_extra(ctx, ms))
         elif ctx._refused is not None and ctx.cancel_reason != "released":
@@ -650,7 +668,7 @@ class Executor:
         run.freed = True
         self.ledger.running.pop(run.ctx.attempt_id, None)
         self._stuck += 1
-        if not self.ledger.running:
+        if not self.ledger.running and not self.ledger.settling:
             self.ledger.idle.notify_all()
 
     def _expired(self, run: Run, now: float) -> None:

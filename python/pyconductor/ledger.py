@@ -58,7 +58,11 @@ class Ledger:
         self.lock = threading.Lock()
         self.held: dict[int, TaskContext] = {}
         self.running: dict[int, Run] = {}
-        self.idle = threading.Condition(self.lock)  # notified when running empties
+        self.idle = threading.Condition(self.lock)  # notified when running empties and nothing settles
+        # handlers that returned and whose outcome is not queued yet (the executor's, between a
+        # handler's end and its report): a stop waits for them too, or the reporter could close
+        # before the last result reaches it
+        self.settling = 0
         self.wake = threading.Event()  # producer: claim now (slots freed up, or a notification came)
         self.stats: dict[str, int] = dict.fromkeys(STATS, 0)
         self.prefetch = 0  # tasks to claim beyond the free slots: the room the executor's buffer wants
@@ -109,9 +113,17 @@ class Ledger:
         self.wake.set()
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for no handler to run; whether none does."""
+        """Wait up to ``timeout`` seconds for no handler to run, and every outcome of one that
+        returned to be queued for its report; whether so."""
         with self.lock:
-            return self.idle.wait_for(lambda: not self.running, timeout=max(0.0, timeout))
+            return self.idle.wait_for(lambda: not self.running and not self.settling, timeout=max(0.0, timeout))
+
+    def settled(self) -> None:
+        """A returned handler's outcome is queued (or discarded): one less to wait for."""
+        with self.lock:
+            self.settling -= 1
+            if not self.running and not self.settling:
+                self.idle.notify_all()
 
 
 def task_extra(ctx: TaskContext, duration_ms: float | None = None) -> dict[str, Any]:
