@@ -88,9 +88,14 @@ pytest: deps
 	$(PY) -m pytest python/tests $(PYTEST_ARGS)
 
 # Every part runs even when one before it fails (-k); the target fails if any did.
+# Each part runs under a time budget (scripts/timed.sh: a hang fails that part,
+# not the whole run), and the last lines say how each part ended and how long it took.
 test: deps
-	@$(MAKE) --no-print-directory -k test-base $(if $(strip $(VERSIONS)),test-versions) \
-	  || { echo "make test: FAILED" >&2; exit 1; }
+	@mkdir -p build && : > build/test-summary.txt; rc=0; \
+	CONDUCTOR_TEST_SUMMARY=$(CURDIR)/build/test-summary.txt \
+	  $(MAKE) --no-print-directory -k test-base $(if $(strip $(VERSIONS)),test-versions) || rc=1; \
+	echo "== make test: each part"; sort build/test-summary.txt; \
+	if (( rc )); then echo "make test: FAILED" >&2; exit 1; fi; echo "make test: ok"
 
 # The tests marked quick (python/tests/tiers.py). It installs the deps only when
 # .venv is missing (their pip check alone costs about 13 s of the 2 minutes).
@@ -101,8 +106,8 @@ test-quick:
 # .venv's versions: pgTAP, then the whole pytest suite, even when pgTAP failed.
 test-base: deps
 	@rc=0; \
-	scripts/pgtap.sh || rc=$$?; \
-	$(PY) -m pytest python/tests $(PYTEST_ARGS) || rc=$$((rc ? rc : $$?)); \
+	scripts/timed.sh pgtap 900 scripts/pgtap.sh || rc=$$?; \
+	scripts/timed.sh pytest 2100 $(PY) -m pytest python/tests $(PYTEST_ARGS) || rc=$$((rc ? rc : $$?)); \
 	exit $$rc
 
 # PostgreSQL 18 beside the Pythons, one after the other: two jobs, each mostly
@@ -124,16 +129,17 @@ test-pg18: deps
 	@scripts/versions.sh deps pg18
 	@bindir=$$(scripts/versions.sh bindir pg18); rc=0; \
 	echo "== PostgreSQL 18 ($$bindir): pgTAP"; \
-	CONDUCTOR_PG_BINDIR=$$bindir scripts/pgtap.sh || rc=$$?; \
+	CONDUCTOR_PG_BINDIR=$$bindir scripts/timed.sh pg18-pgtap 900 scripts/pgtap.sh || rc=$$?; \
 	echo "== PostgreSQL 18: pytest $(PG18_TESTS)"; \
-	CONDUCTOR_PG_BINDIR=$$bindir $(PY) -m pytest $(PG18_TESTS) $(PYTEST_ARGS) || rc=$$((rc ? rc : $$?)); \
+	CONDUCTOR_PG_BINDIR=$$bindir scripts/timed.sh pg18-pytest 900 \
+	  $(PY) -m pytest $(PG18_TESTS) $(PYTEST_ARGS) || rc=$$((rc ? rc : $$?)); \
 	exit $$rc
 
 # Python 3.12 / 3.13 with Django 6.0 / 6.1: PY_TESTS and DJANGO_TESTS.
 $(PY_VERSIONS:%=test-%): test-%: deps
 	@scripts/versions.sh deps $*
 	@echo "== $*: pytest"
-	.venv-$*/bin/python -m pytest $(PY_TESTS) $(DJANGO_TESTS) $(PYTEST_ARGS)
+	scripts/timed.sh $* 480 .venv-$*/bin/python -m pytest $(PY_TESTS) $(DJANGO_TESTS) $(PYTEST_ARGS)
 
 bench: deps
 	bash bench/run.sh

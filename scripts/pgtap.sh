@@ -106,9 +106,28 @@ psql -q -X -v ON_ERROR_STOP=1 "$test_url" -c "create extension if not exists pgt
 psql -q -X -v ON_ERROR_STOP=1 "$test_url" -c "update conductor.settings set fake_clock = true" \
   || die "cannot switch the fake clock on"
 
-log "pg_prove: ${#tests[@]} file(s)"
+# A file that hangs (a lock wait no deadlock detector can see: dblink sessions
+# waiting on each other) must not hang the run: pg_prove gets a budget, and when
+# it runs out the log shows what each session of the test database was doing
+# before they are ended.
+budget=${CONDUCTOR_PGTAP_TIMEOUT:-600}
+log "pg_prove: ${#tests[@]} file(s), ${budget} s at most"
+pg_prove -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$db" --ext .sql "${tests[@]}" &
+prove_pid=$!
+deadline=$(( SECONDS + budget ))
+while kill -0 "$prove_pid" 2>/dev/null && (( SECONDS < deadline )); do sleep 1; done
+if kill -0 "$prove_pid" 2>/dev/null; then
+  log "pg_prove ran out of its ${budget} s (CONDUCTOR_PGTAP_TIMEOUT); the sessions of $db:"
+  psql -X -P pager=off "$admin_url" -c "
+    select pid, usename, state, wait_event_type, wait_event, now() - xact_start as in_transaction,
+           pg_blocking_pids(pid) as blocked_by, left(query, 300) as query
+      from pg_stat_activity where datname = '$db' and pid <> pg_backend_pid() order by xact_start" >&2 || true
+  pkill -TERM -P "$prove_pid" || true  # its psql
+  kill -TERM "$prove_pid" || true
+fi
 prove_rc=0
-pg_prove -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$db" --ext .sql "${tests[@]}" || prove_rc=$?
+wait "$prove_pid" || prove_rc=$?
+(( SECONDS < deadline )) || die "pg_prove did not finish within ${budget} s"
 
 log "migration proof: sqitch revert to zero, then deploy --verify again"
 sqitch revert -y "$sqitch_target" || die "sqitch revert -y"
