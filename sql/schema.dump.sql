@@ -384,6 +384,64 @@ COMMENT ON FUNCTION conductor._caller_is_admin() IS 'Whether the calling role (c
 
 
 --
+-- Name: _cancel_trees(bigint[], text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._cancel_trees(roots bigint[], error text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_ids bigint[];
+begin
+  with recursive tree as (
+    select r.id from pg_catalog.unnest(_cancel_trees.roots) r(id)
+    union all
+    select c.id from conductor.tasks c join tree on c.parent_id = tree.id
+  ), locked as (
+    select t.id from conductor.tasks t
+     where t.id in (select tree.id from tree)
+       and t.status = any (conductor.unfinished_statuses())
+     order by t.id desc
+       for no key update
+  ), cancelled as (
+    update conductor.tasks t
+       set status = 'cancelled',
+           lease_expires_at = null,
+           finished_at = v_now,
+           error = coalesce(t.error, _cancel_trees.error),
+           wait_for = null, wait_event = null, wait_until = null, wait_step = null
+      from locked
+     where t.id = locked.id
+    returning t.id, t.attempt_id
+  ), closed as (
+    update conductor.attempts a
+       set outcome = 'cancelled', finished_at = v_now
+      from cancelled c
+     where a.id = c.attempt_id and a.outcome is null
+  )
+  select pg_catalog.array_agg(c.id) into v_ids from cancelled c;
+
+  perform conductor._notify_done(v_ids);
+  return coalesce(pg_catalog.cardinality(v_ids), 0);
+end
+$$;
+
+
+ALTER FUNCTION conductor._cancel_trees(roots bigint[], error text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _cancel_trees(roots bigint[], error text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._cancel_trees(roots bigint[], error text) IS 'Internal: cancels every unfinished task of the trees under roots (each root and its
+descendants) with error (a task that has one keeps it), closes a running one''s attempt as
+''cancelled'', tells the waiters (_notify_done); returns how many it cancelled. Locks those
+task rows in descending id, then their attempts. The caller checked the roots exist.';
+
+
+--
 -- Name: _check_attempt_owners(bigint[]); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -5513,6 +5571,90 @@ Reads only; no locks.';
 
 
 --
+-- Name: _requeue_run(bigint, bigint[], text); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
+--
+
+CREATE FUNCTION conductor._requeue_run(task_id bigint, stopped bigint[], verb text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_now timestamptz := conductor.now();
+  v_task conductor.tasks;
+  v_queues text[];
+  v_queue text;
+begin
+  begin
+    update conductor.tasks t
+       set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+           expires_at = v_now + t.expires_in,  -- a fresh deadline to start (NULL: none)
+           error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
+           wait_for = null, wait_event = null, wait_until = null, wait_step = null
+     where t.id = _requeue_run.task_id
+    returning t.* into v_task;
+  exception when unique_violation then
+    raise exception 'task % cannot be %: another task holds its dedupe_key % (unfinished, or finished in its dedupe_states for the period)',
+      _requeue_run.task_id, _requeue_run.verb,
+      conductor._echo((select t.dedupe_key from conductor.tasks t where t.id = _requeue_run.task_id))
+      using errcode = 'QC205';
+  end;
+
+  if v_task.id = v_task.root_id then
+    -- the descendants the run's limit cancelled, back with their root
+    if _requeue_run.stopped is not null then
+      begin
+        with requeued as (
+          update conductor.tasks t
+             set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+                 expires_at = v_now + t.expires_in,
+                 error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
+                 wait_for = null, wait_event = null, wait_until = null, wait_step = null
+           where t.id = any (_requeue_run.stopped) and t.status = 'cancelled'
+          returning t.queue
+        )
+        select pg_catalog.array_agg(distinct q.queue) into v_queues from requeued q;
+      exception when unique_violation then
+        raise exception 'task % cannot be %: another unfinished task holds the dedupe_key of a task of its run that its failure cancelled',
+          _requeue_run.task_id, _requeue_run.verb
+          using errcode = 'QC205',
+                detail = 'The root of a run that conductor.settings.max_run_recoveries failed is queued again with the tasks that failure cancelled.';
+      end;
+    end if;
+    delete from conductor.run_recoveries r where r.root_id = _requeue_run.task_id;
+  end if;
+
+  -- the fresh deadlines to start, where reap() looks for them (schema/expiry)
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select t.id, t.expires_at from conductor.tasks t
+   where t.id = any (_requeue_run.task_id || coalesce(_requeue_run.stopped, '{}'))
+     and t.status = 'queued' and t.expires_at is not null
+  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
+
+  perform conductor._notify_queue(v_task.queue);
+  foreach v_queue in array coalesce(v_queues, '{}') loop
+    if v_queue <> v_task.queue then
+      perform conductor._notify_queue(v_queue);
+    end if;
+  end loop;
+end
+$$;
+
+
+ALTER FUNCTION conductor._requeue_run(task_id bigint, stopped bigint[], verb text) OWNER TO conductor_owner;
+
+--
+-- Name: FUNCTION _requeue_run(task_id bigint, stopped bigint[], verb text); Type: COMMENT; Schema: conductor; Owner: conductor_owner
+--
+
+COMMENT ON FUNCTION conductor._requeue_run(task_id bigint, stopped bigint[], verb text) IS 'Internal: puts finished task task_id back in its queue, due now, with fresh counts and a
+fresh deadline to start; when it is a run''s root, also the tasks of stopped still cancelled
+(those its failure by the recovery limit cancelled), and its run_recoveries row goes; wakes
+the workers of their queues. Raises QC205 (naming the call by verb: ''retried'', ''rewound'')
+when another task holds a dedupe_key they need. The caller locked the rows and checked the
+status.';
+
+
+--
 -- Name: _retention_cutoff(timestamp with time zone, interval); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
@@ -6558,44 +6700,11 @@ CREATE FUNCTION conductor.cancel(task_id bigint) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-declare
-  v_now timestamptz := conductor.now();
-  v_ids bigint[];
 begin
   if not exists (select from conductor.tasks t where t.id = cancel.task_id) then
     raise exception 'task % does not exist', cancel.task_id using errcode = 'QC203';
   end if;
-
-  with recursive tree as (
-    select cancel.task_id as id
-    union all
-    select c.id from conductor.tasks c join tree on c.parent_id = tree.id
-  ), locked as (
-    select t.id from conductor.tasks t
-     where t.id in (select tree.id from tree)
-       and t.status = any (conductor.unfinished_statuses())
-     order by t.id desc
-       for no key update
-  ), cancelled as (
-    update conductor.tasks t
-       set status = 'cancelled',
-           lease_expires_at = null,
-           finished_at = v_now,
-           error = coalesce(t.error, 'cancelled'),
-           wait_for = null, wait_event = null, wait_until = null, wait_step = null
-      from locked
-     where t.id = locked.id
-    returning t.id, t.attempt_id
-  ), closed as (
-    update conductor.attempts a
-       set outcome = 'cancelled', finished_at = v_now
-      from cancelled c
-     where a.id = c.attempt_id and a.outcome is null
-  )
-  select pg_catalog.array_agg(c.id) into v_ids from cancelled c;
-
-  perform conductor._notify_done(v_ids);
-  return coalesce(pg_catalog.cardinality(v_ids), 0);
+  return conductor._cancel_trees(array[cancel.task_id], 'cancelled');
 end
 $$;
 
@@ -6620,50 +6729,20 @@ CREATE FUNCTION conductor.cancel_graph(graph_id bigint) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-declare
-  v_now timestamptz := conductor.now();
-  v_ids bigint[];
 begin
-  update conductor.graphs g set cancelled_at = coalesce(g.cancelled_at, v_now) where g.id = cancel_graph.graph_id;
+  update conductor.graphs g set cancelled_at = coalesce(g.cancelled_at, conductor.now()) where g.id = cancel_graph.graph_id;
   if not found then
     raise exception 'graph % does not exist', cancel_graph.graph_id using errcode = 'QC215';
   end if;
 
-  -- as cancel(): the graph's tasks and their spawned descendants, locked in descending id
-  with recursive tree as (
-    select n.task_id as id from conductor.graph_nodes n where n.graph_id = cancel_graph.graph_id
-    union all
-    select c.id from conductor.graphs g
-     cross join lateral (values (g.on_complete_task_id), (g.on_failure_task_id)) c(id)
-     where g.id = cancel_graph.graph_id and c.id is not null
-    union all
-    select c.id from conductor.tasks c join tree on c.parent_id = tree.id
-  ), locked as (
-    select t.id from conductor.tasks t
-     where t.id in (select tree.id from tree)
-       and t.status = any (conductor.unfinished_statuses())
-     order by t.id desc
-       for no key update
-  ), cancelled as (
-    update conductor.tasks t
-       set status = 'cancelled',
-           lease_expires_at = null,
-           finished_at = v_now,
-           error = coalesce(t.error, pg_catalog.format('cancelled with graph %s', cancel_graph.graph_id)),
-           wait_for = null, wait_event = null, wait_until = null, wait_step = null
-      from locked
-     where t.id = locked.id
-    returning t.id, t.attempt_id
-  ), closed as (
-    update conductor.attempts a
-       set outcome = 'cancelled', finished_at = v_now
-      from cancelled c
-     where a.id = c.attempt_id and a.outcome is null
-  )
-  select pg_catalog.array_agg(c.id) into v_ids from cancelled c;
-
-  perform conductor._notify_done(v_ids);
-  return coalesce(pg_catalog.cardinality(v_ids), 0);
+  -- as cancel(): the graph's members and callbacks, with what they spawned
+  return conductor._cancel_trees(
+    array(select n.task_id from conductor.graph_nodes n where n.graph_id = cancel_graph.graph_id
+          union all
+          select c.id from conductor.graphs g
+           cross join lateral (values (g.on_complete_task_id), (g.on_failure_task_id)) c(id)
+           where g.id = cancel_graph.graph_id and c.id is not null),
+    pg_catalog.format('cancelled with graph %s', cancel_graph.graph_id));
 end
 $$;
 
@@ -9877,11 +9956,8 @@ CREATE FUNCTION conductor.retry(task_id bigint, keep_steps boolean DEFAULT true)
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
-  v_now timestamptz := conductor.now();
   v_task conductor.tasks;
   v_stopped bigint[];
-  v_queues text[];
-  v_queue text;
 begin
   if coalesce(retry.keep_steps, true) then
     select r.stopped into v_stopped from conductor.run_recoveries r where r.root_id = retry.task_id;
@@ -9897,48 +9973,7 @@ begin
       using errcode = 'QC204';
   end if;
 
-  begin
-    update conductor.tasks t
-       set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-           expires_at = v_now + t.expires_in,  -- a fresh deadline to start (NULL: none)
-           error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
-           wait_for = null, wait_event = null, wait_until = null, wait_step = null
-     where t.id = retry.task_id;
-  exception when unique_violation then
-    raise exception 'task % cannot be retried: another task holds its dedupe_key % (unfinished, or finished in its dedupe_states for the period)',
-      retry.task_id, conductor._echo(v_task.dedupe_key)
-      using errcode = 'QC205';
-  end;
-
-  if v_task.id = v_task.root_id then
-    -- the descendants the run's limit cancelled, back with their root
-    if v_stopped is not null then
-      begin
-        with requeued as (
-          update conductor.tasks t
-             set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-                 expires_at = v_now + t.expires_in,
-                 error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
-                 wait_for = null, wait_event = null, wait_until = null, wait_step = null
-           where t.id = any (v_stopped) and t.status = 'cancelled'
-          returning t.queue
-        )
-        select pg_catalog.array_agg(distinct q.queue) into v_queues from requeued q;
-      exception when unique_violation then
-        raise exception 'task % cannot be retried: another unfinished task holds the dedupe_key of a task of its run that its failure cancelled',
-          retry.task_id
-          using errcode = 'QC205',
-                detail = 'Retrying the root of a run that conductor.settings.max_run_recoveries failed queues the tasks that failure cancelled with it.';
-      end;
-    end if;
-    delete from conductor.run_recoveries r where r.root_id = retry.task_id;
-  end if;
-
-  -- the fresh deadlines to start, where reap() looks for them (schema/expiry)
-  insert into conductor.task_deadlines as d (task_id, expires_at)
-  select t.id, t.expires_at from conductor.tasks t
-   where t.id = any (retry.task_id || coalesce(v_stopped, '{}')) and t.status = 'queued' and t.expires_at is not null
-  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
+  perform conductor._requeue_run(retry.task_id, v_stopped, 'retried');
 
   if not coalesce(retry.keep_steps, true) then
     delete from conductor.steps s where s.task_id = retry.task_id;
@@ -9947,12 +9982,6 @@ begin
      where t.id = retry.task_id and t.code_version is not null;
   end if;
 
-  perform conductor._notify_queue(v_task.queue);
-  foreach v_queue in array coalesce(v_queues, '{}') loop
-    if v_queue <> v_task.queue then
-      perform conductor._notify_queue(v_queue);
-    end if;
-  end loop;
   return retry.task_id;
 end
 $$;
@@ -10066,15 +10095,12 @@ CREATE FUNCTION conductor.rewind(task_id bigint, from_step text) RETURNS bigint
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
-  v_now timestamptz := conductor.now();
   v_task conductor.tasks;
   v_status conductor.task_status;
   v_steps text[];
   v_children bigint[];
   v_detached bigint[];
   v_stopped bigint[];
-  v_requeued text[];
-  v_queue text;
 begin
   -- the status read first without a lock (the refusal named before the step is looked up),
   -- and again below under the lock, which decides
@@ -10105,63 +10131,21 @@ begin
   select t.* into v_task from conductor.tasks t where t.id = rewind.task_id;
   perform conductor._check_rewindable(rewind.task_id, v_task.status, 'rewound');
 
-  begin
-    update conductor.tasks t
-       set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-           expires_at = v_now + t.expires_in,
-           error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
-           wait_for = null, wait_event = null, wait_until = null, wait_step = null
-     where t.id = rewind.task_id;
-  exception when unique_violation then
-    raise exception 'task % cannot be rewound: another task holds its dedupe_key % (unfinished, or finished in its dedupe_states for the period)',
-      rewind.task_id, conductor._echo(v_task.dedupe_key)
-      using errcode = 'QC205';
-  end;
-
   -- the rewound spawns' children: cancelled when unfinished (their trees with them), detached
   if v_detached is not null then
-    perform conductor.cancel(c) from pg_catalog.unnest(v_children) c
-     where c in (select t.id from conductor.tasks t where t.id = any (v_detached) and t.parent_id = rewind.task_id);
+    perform conductor._cancel_trees(
+      array(select t.id from conductor.tasks t where t.id = any (v_children) and t.parent_id = rewind.task_id),
+      'cancelled');
     update conductor.tasks t set parent_id = null
      where t.id = any (v_children) and t.parent_id = rewind.task_id;
   end if;
 
-  if v_task.id = v_task.root_id then
-    if v_stopped is not null then
-      begin
-        with requeued as (
-          update conductor.tasks t
-             set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-                 expires_at = v_now + t.expires_in,
-                 error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
-                 wait_for = null, wait_event = null, wait_until = null, wait_step = null
-           where t.id = any (v_stopped) and t.status = 'cancelled'
-             and t.id <> all (coalesce(v_detached, '{}'))
-          returning t.queue
-        )
-        select pg_catalog.array_agg(distinct q.queue) into v_requeued from requeued q;
-      exception when unique_violation then
-        raise exception 'task % cannot be rewound: another unfinished task holds the dedupe_key of a task of its run that its failure cancelled',
-          rewind.task_id
-          using errcode = 'QC205';
-      end;
-    end if;
-    delete from conductor.run_recoveries r where r.root_id = rewind.task_id;
-  end if;
-
-  insert into conductor.task_deadlines as d (task_id, expires_at)
-  select t.id, t.expires_at from conductor.tasks t
-   where t.id = any (rewind.task_id || coalesce(v_stopped, '{}')) and t.status = 'queued' and t.expires_at is not null
-  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
-
+  perform conductor._requeue_run(
+    rewind.task_id,
+    array(select s.id from pg_catalog.unnest(v_stopped) s(id) where s.id <> all (coalesce(v_detached, '{}'))),
+    'rewound');
   delete from conductor.steps s where s.task_id = rewind.task_id and s.name = any (v_steps);
 
-  perform conductor._notify_queue(v_task.queue);
-  foreach v_queue in array coalesce(v_requeued, '{}') loop
-    if v_queue <> v_task.queue then
-      perform conductor._notify_queue(v_queue);
-    end if;
-  end loop;
   return rewind.task_id;
 end
 $$;
@@ -13961,6 +13945,13 @@ REVOKE ALL ON FUNCTION conductor._caller_is_admin() FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _cancel_trees(roots bigint[], error text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._cancel_trees(roots bigint[], error text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _check_attempt_owners(attempt_ids bigint[]); Type: ACL; Schema: conductor; Owner: conductor_owner
 --
 
@@ -14524,6 +14515,13 @@ REVOKE ALL ON FUNCTION conductor._reap_waits() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION conductor._refuse(attempt_id bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _requeue_run(task_id bigint, stopped bigint[], verb text); Type: ACL; Schema: conductor; Owner: conductor_owner
+--
+
+REVOKE ALL ON FUNCTION conductor._requeue_run(task_id bigint, stopped bigint[], verb text) FROM PUBLIC;
 
 
 --

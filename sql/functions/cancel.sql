@@ -14,21 +14,20 @@
 begin;
 set local role conductor_owner;
 
-create or replace function conductor.cancel(task_id bigint) returns integer
+-- The one statement that cancels: the trees under roots (each root and its descendants by
+-- parent_id), what is unfinished in them locked in descending id, then cancelled with error
+-- (unless it has one), a running one's attempt closed; the waiters of each told. cancel(),
+-- cancel_graph() and rewind() call it.
+create or replace function conductor._cancel_trees(roots bigint[], error text) returns integer
   language plpgsql volatile
-  security definer
   set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := conductor.now();
   v_ids bigint[];
 begin
-  if not exists (select from conductor.tasks t where t.id = cancel.task_id) then
-    raise exception 'task % does not exist', cancel.task_id using errcode = 'QC203';
-  end if;
-
   with recursive tree as (
-    select cancel.task_id as id
+    select r.id from pg_catalog.unnest(_cancel_trees.roots) r(id)
     union all
     select c.id from conductor.tasks c join tree on c.parent_id = tree.id
   ), locked as (
@@ -42,7 +41,7 @@ begin
        set status = 'cancelled',
            lease_expires_at = null,
            finished_at = v_now,
-           error = coalesce(t.error, 'cancelled'),
+           error = coalesce(t.error, _cancel_trees.error),
            wait_for = null, wait_event = null, wait_until = null, wait_step = null
       from locked
      where t.id = locked.id
@@ -60,12 +59,32 @@ begin
 end
 $$;
 
+comment on function conductor._cancel_trees(bigint[], text) is
+$$Internal: cancels every unfinished task of the trees under roots (each root and its
+descendants) with error (a task that has one keeps it), closes a running one's attempt as
+'cancelled', tells the waiters (_notify_done); returns how many it cancelled. Locks those
+task rows in descending id, then their attempts. The caller checked the roots exist.$$;
+
+create or replace function conductor.cancel(task_id bigint) returns integer
+  language plpgsql volatile
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if not exists (select from conductor.tasks t where t.id = cancel.task_id) then
+    raise exception 'task % does not exist', cancel.task_id using errcode = 'QC203';
+  end if;
+  return conductor._cancel_trees(array[cancel.task_id], 'cancelled');
+end
+$$;
+
 comment on function conductor.cancel(bigint) is
 $$Cancels task_id and all its unfinished descendants; returns how many it cancelled
 (0 when all were already finished). Running ones learn it from their next heartbeat
 (state 'cancelled'); their complete or fail is refused with QC202. Never retried
 automatically. Raises QC203 when the task does not exist.$$;
 
+revoke execute on function conductor._cancel_trees(bigint[], text) from public;
 revoke execute on function conductor.cancel(bigint) from public;
 grant execute on function conductor.cancel(bigint) to conductor_client, conductor_admin;
 

@@ -580,50 +580,20 @@ create or replace function conductor.cancel_graph(graph_id bigint) returns integ
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_now timestamptz := conductor.now();
-  v_ids bigint[];
 begin
-  update conductor.graphs g set cancelled_at = coalesce(g.cancelled_at, v_now) where g.id = cancel_graph.graph_id;
+  update conductor.graphs g set cancelled_at = coalesce(g.cancelled_at, conductor.now()) where g.id = cancel_graph.graph_id;
   if not found then
     raise exception 'graph % does not exist', cancel_graph.graph_id using errcode = 'QC215';
   end if;
 
-  -- as cancel(): the graph's tasks and their spawned descendants, locked in descending id
-  with recursive tree as (
-    select n.task_id as id from conductor.graph_nodes n where n.graph_id = cancel_graph.graph_id
-    union all
-    select c.id from conductor.graphs g
-     cross join lateral (values (g.on_complete_task_id), (g.on_failure_task_id)) c(id)
-     where g.id = cancel_graph.graph_id and c.id is not null
-    union all
-    select c.id from conductor.tasks c join tree on c.parent_id = tree.id
-  ), locked as (
-    select t.id from conductor.tasks t
-     where t.id in (select tree.id from tree)
-       and t.status = any (conductor.unfinished_statuses())
-     order by t.id desc
-       for no key update
-  ), cancelled as (
-    update conductor.tasks t
-       set status = 'cancelled',
-           lease_expires_at = null,
-           finished_at = v_now,
-           error = coalesce(t.error, pg_catalog.format('cancelled with graph %s', cancel_graph.graph_id)),
-           wait_for = null, wait_event = null, wait_until = null, wait_step = null
-      from locked
-     where t.id = locked.id
-    returning t.id, t.attempt_id
-  ), closed as (
-    update conductor.attempts a
-       set outcome = 'cancelled', finished_at = v_now
-      from cancelled c
-     where a.id = c.attempt_id and a.outcome is null
-  )
-  select pg_catalog.array_agg(c.id) into v_ids from cancelled c;
-
-  perform conductor._notify_done(v_ids);
-  return coalesce(pg_catalog.cardinality(v_ids), 0);
+  -- as cancel(): the graph's members and callbacks, with what they spawned
+  return conductor._cancel_trees(
+    array(select n.task_id from conductor.graph_nodes n where n.graph_id = cancel_graph.graph_id
+          union all
+          select c.id from conductor.graphs g
+           cross join lateral (values (g.on_complete_task_id), (g.on_failure_task_id)) c(id)
+           where g.id = cancel_graph.graph_id and c.id is not null),
+    pg_catalog.format('cancelled with graph %s', cancel_graph.graph_id));
 end
 $$;
 

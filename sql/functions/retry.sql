@@ -47,17 +47,91 @@ The one list retry and retry_matching read.$$;
 revoke execute on function conductor.retryable_statuses() from public;
 grant execute on function conductor.retryable_statuses() to conductor_client, conductor_worker, conductor_admin;
 
+-- The one rule of putting a finished task back in its queue (retry, rewind): due now, fresh
+-- counts, a fresh deadline to start; for a run's root, the descendants its failure by the
+-- recovery limit cancelled (stopped) queued again with it and the run's recoveries afresh;
+-- then the workers of those queues woken. The caller holds the rows and checked the status.
+create or replace function conductor._requeue_run(task_id bigint, stopped bigint[], verb text) returns void
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := conductor.now();
+  v_task conductor.tasks;
+  v_queues text[];
+  v_queue text;
+begin
+  begin
+    update conductor.tasks t
+       set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+           expires_at = v_now + t.expires_in,  -- a fresh deadline to start (NULL: none)
+           error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
+           wait_for = null, wait_event = null, wait_until = null, wait_step = null
+     where t.id = _requeue_run.task_id
+    returning t.* into v_task;
+  exception when unique_violation then
+    raise exception 'task % cannot be %: another task holds its dedupe_key % (unfinished, or finished in its dedupe_states for the period)',
+      _requeue_run.task_id, _requeue_run.verb,
+      conductor._echo((select t.dedupe_key from conductor.tasks t where t.id = _requeue_run.task_id))
+      using errcode = 'QC205';
+  end;
+
+  if v_task.id = v_task.root_id then
+    -- the descendants the run's limit cancelled, back with their root
+    if _requeue_run.stopped is not null then
+      begin
+        with requeued as (
+          update conductor.tasks t
+             set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
+                 expires_at = v_now + t.expires_in,
+                 error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
+                 wait_for = null, wait_event = null, wait_until = null, wait_step = null
+           where t.id = any (_requeue_run.stopped) and t.status = 'cancelled'
+          returning t.queue
+        )
+        select pg_catalog.array_agg(distinct q.queue) into v_queues from requeued q;
+      exception when unique_violation then
+        raise exception 'task % cannot be %: another unfinished task holds the dedupe_key of a task of its run that its failure cancelled',
+          _requeue_run.task_id, _requeue_run.verb
+          using errcode = 'QC205',
+                detail = 'The root of a run that conductor.settings.max_run_recoveries failed is queued again with the tasks that failure cancelled.';
+      end;
+    end if;
+    delete from conductor.run_recoveries r where r.root_id = _requeue_run.task_id;
+  end if;
+
+  -- the fresh deadlines to start, where reap() looks for them (schema/expiry)
+  insert into conductor.task_deadlines as d (task_id, expires_at)
+  select t.id, t.expires_at from conductor.tasks t
+   where t.id = any (_requeue_run.task_id || coalesce(_requeue_run.stopped, '{}'))
+     and t.status = 'queued' and t.expires_at is not null
+  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
+
+  perform conductor._notify_queue(v_task.queue);
+  foreach v_queue in array coalesce(v_queues, '{}') loop
+    if v_queue <> v_task.queue then
+      perform conductor._notify_queue(v_queue);
+    end if;
+  end loop;
+end
+$$;
+
+comment on function conductor._requeue_run(bigint, bigint[], text) is
+$$Internal: puts finished task task_id back in its queue, due now, with fresh counts and a
+fresh deadline to start; when it is a run's root, also the tasks of stopped still cancelled
+(those its failure by the recovery limit cancelled), and its run_recoveries row goes; wakes
+the workers of their queues. Raises QC205 (naming the call by verb: 'retried', 'rewound')
+when another task holds a dedupe_key they need. The caller locked the rows and checked the
+status.$$;
+
 create or replace function conductor.retry(task_id bigint, keep_steps boolean default true) returns bigint
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_now timestamptz := conductor.now();
   v_task conductor.tasks;
   v_stopped bigint[];
-  v_queues text[];
-  v_queue text;
 begin
   if coalesce(retry.keep_steps, true) then
     select r.stopped into v_stopped from conductor.run_recoveries r where r.root_id = retry.task_id;
@@ -73,48 +147,7 @@ begin
       using errcode = 'QC204';
   end if;
 
-  begin
-    update conductor.tasks t
-       set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-           expires_at = v_now + t.expires_in,  -- a fresh deadline to start (NULL: none)
-           error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
-           wait_for = null, wait_event = null, wait_until = null, wait_step = null
-     where t.id = retry.task_id;
-  exception when unique_violation then
-    raise exception 'task % cannot be retried: another task holds its dedupe_key % (unfinished, or finished in its dedupe_states for the period)',
-      retry.task_id, conductor._echo(v_task.dedupe_key)
-      using errcode = 'QC205';
-  end;
-
-  if v_task.id = v_task.root_id then
-    -- the descendants the run's limit cancelled, back with their root
-    if v_stopped is not null then
-      begin
-        with requeued as (
-          update conductor.tasks t
-             set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-                 expires_at = v_now + t.expires_in,
-                 error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
-                 wait_for = null, wait_event = null, wait_until = null, wait_step = null
-           where t.id = any (v_stopped) and t.status = 'cancelled'
-          returning t.queue
-        )
-        select pg_catalog.array_agg(distinct q.queue) into v_queues from requeued q;
-      exception when unique_violation then
-        raise exception 'task % cannot be retried: another unfinished task holds the dedupe_key of a task of its run that its failure cancelled',
-          retry.task_id
-          using errcode = 'QC205',
-                detail = 'Retrying the root of a run that conductor.settings.max_run_recoveries failed queues the tasks that failure cancelled with it.';
-      end;
-    end if;
-    delete from conductor.run_recoveries r where r.root_id = retry.task_id;
-  end if;
-
-  -- the fresh deadlines to start, where reap() looks for them (schema/expiry)
-  insert into conductor.task_deadlines as d (task_id, expires_at)
-  select t.id, t.expires_at from conductor.tasks t
-   where t.id = any (retry.task_id || coalesce(v_stopped, '{}')) and t.status = 'queued' and t.expires_at is not null
-  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
+  perform conductor._requeue_run(retry.task_id, v_stopped, 'retried');
 
   if not coalesce(retry.keep_steps, true) then
     delete from conductor.steps s where s.task_id = retry.task_id;
@@ -123,12 +156,6 @@ begin
      where t.id = retry.task_id and t.code_version is not null;
   end if;
 
-  perform conductor._notify_queue(v_task.queue);
-  foreach v_queue in array coalesce(v_queues, '{}') loop
-    if v_queue <> v_task.queue then
-      perform conductor._notify_queue(v_queue);
-    end if;
-  end loop;
   return retry.task_id;
 end
 $$;
@@ -148,6 +175,7 @@ in another status, QC205 when another task holds its dedupe_key (or that of a de
 it would queue again): an unfinished one, or a finished one in its dedupe_states whose
 dedupe period (dedupe_until) is the task's; then nothing changes.$$;
 
+revoke execute on function conductor._requeue_run(bigint, bigint[], text) from public;
 revoke execute on function conductor.retry(bigint, boolean) from public;
 grant execute on function conductor.retry(bigint, boolean) to conductor_client, conductor_admin;
 

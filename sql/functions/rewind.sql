@@ -111,15 +111,12 @@ create or replace function conductor.rewind(task_id bigint, from_step text) retu
   set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_now timestamptz := conductor.now();
   v_task conductor.tasks;
   v_status conductor.task_status;
   v_steps text[];
   v_children bigint[];
   v_detached bigint[];
   v_stopped bigint[];
-  v_requeued text[];
-  v_queue text;
 begin
   -- the status read first without a lock (the refusal named before the step is looked up),
   -- and again below under the lock, which decides
@@ -150,63 +147,21 @@ begin
   select t.* into v_task from conductor.tasks t where t.id = rewind.task_id;
   perform conductor._check_rewindable(rewind.task_id, v_task.status, 'rewound');
 
-  begin
-    update conductor.tasks t
-       set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-           expires_at = v_now + t.expires_in,
-           error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
-           wait_for = null, wait_event = null, wait_until = null, wait_step = null
-     where t.id = rewind.task_id;
-  exception when unique_violation then
-    raise exception 'task % cannot be rewound: another task holds its dedupe_key % (unfinished, or finished in its dedupe_states for the period)',
-      rewind.task_id, conductor._echo(v_task.dedupe_key)
-      using errcode = 'QC205';
-  end;
-
   -- the rewound spawns' children: cancelled when unfinished (their trees with them), detached
   if v_detached is not null then
-    perform conductor.cancel(c) from pg_catalog.unnest(v_children) c
-     where c in (select t.id from conductor.tasks t where t.id = any (v_detached) and t.parent_id = rewind.task_id);
+    perform conductor._cancel_trees(
+      array(select t.id from conductor.tasks t where t.id = any (v_children) and t.parent_id = rewind.task_id),
+      'cancelled');
     update conductor.tasks t set parent_id = null
      where t.id = any (v_children) and t.parent_id = rewind.task_id;
   end if;
 
-  if v_task.id = v_task.root_id then
-    if v_stopped is not null then
-      begin
-        with requeued as (
-          update conductor.tasks t
-             set status = 'queued', attempt = 0, recoveries = 0, run_at = v_now,
-                 expires_at = v_now + t.expires_in,
-                 error = null, result = null, finished_at = null, lease_expires_at = null, claimed_by = null,
-                 wait_for = null, wait_event = null, wait_until = null, wait_step = null
-           where t.id = any (v_stopped) and t.status = 'cancelled'
-             and t.id <> all (coalesce(v_detached, '{}'))
-          returning t.queue
-        )
-        select pg_catalog.array_agg(distinct q.queue) into v_requeued from requeued q;
-      exception when unique_violation then
-        raise exception 'task % cannot be rewound: another unfinished task holds the dedupe_key of a task of its run that its failure cancelled',
-          rewind.task_id
-          using errcode = 'QC205';
-      end;
-    end if;
-    delete from conductor.run_recoveries r where r.root_id = rewind.task_id;
-  end if;
-
-  insert into conductor.task_deadlines as d (task_id, expires_at)
-  select t.id, t.expires_at from conductor.tasks t
-   where t.id = any (rewind.task_id || coalesce(v_stopped, '{}')) and t.status = 'queued' and t.expires_at is not null
-  on conflict on constraint task_deadlines_pkey do update set expires_at = excluded.expires_at;
-
+  perform conductor._requeue_run(
+    rewind.task_id,
+    array(select s.id from pg_catalog.unnest(v_stopped) s(id) where s.id <> all (coalesce(v_detached, '{}'))),
+    'rewound');
   delete from conductor.steps s where s.task_id = rewind.task_id and s.name = any (v_steps);
 
-  perform conductor._notify_queue(v_task.queue);
-  foreach v_queue in array coalesce(v_requeued, '{}') loop
-    if v_queue <> v_task.queue then
-      perform conductor._notify_queue(v_queue);
-    end if;
-  end loop;
   return rewind.task_id;
 end
 $$;

@@ -69,4 +69,6 @@ automatically. Raises QC203 when the task does not exist.$$;
 revoke execute on function conductor.cancel(bigint) from public;
 grant execute on function conductor.cancel(bigint) to conductor_client, conductor_admin;
 
+drop function conductor._cancel_trees(bigint[], text);
+
 commit;

@@ -60,5 +60,6 @@ revoke execute on function conductor.retry(bigint, boolean) from public;
 grant execute on function conductor.retry(bigint, boolean) to conductor_client, conductor_admin;
 
 drop function conductor.retryable_statuses();
+drop function conductor._requeue_run(bigint, bigint[], text);
 
 commit;
