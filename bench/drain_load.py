@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import psycopg.sql
 
 from pyconductor import Conductor, Worker
 
@@ -102,6 +103,7 @@ class Reading:
     commits: int
     wal_lsn: str
     tables: dict[str, tuple[int, int, int, int]]
+    calls: dict[str, int]
     finished: int
 
 
@@ -113,9 +115,13 @@ def read(conn: psycopg.Connection[Any], postmaster: int, worker: Worker) -> Read
     tables = {str(r[0]): (int(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in conn.execute(
         "select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del from pg_stat_user_tables"
         " where schemaname = 'conductor'")}  # fmt: skip
+    # the engine's calls (pg_stat_user_functions counts them with track_functions = 'pl', set below)
+    calls = {str(r[0]): int(r[1]) for r in conn.execute(
+        "select funcname, calls from pg_stat_user_functions where schemaname = 'conductor'"
+        " and funcname not like '\\_%'")}  # fmt: skip
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return Reading(time.monotonic(), server_cpu(postmaster), machine_busy(), usage.ru_utime + usage.ru_stime,
-                   int(commits), str(lsn), tables, int(worker.stats["succeeded"]))
+                   int(commits), str(lsn), tables, calls, int(worker.stats["succeeded"]))
 
 
 def producer(dsn: str, depth: int, batch: int, claimed: Callable[[], int], stop: threading.Event,
@@ -187,6 +193,10 @@ def main(argv: list[str] | None = None) -> int:
             conn.execute("select conductor.set_queue_limit(%s, %s)", [QUEUE, args.queue_limit])
         conn.execute("vacuum analyze conductor.tasks")
         conn.execute("vacuum analyze conductor.attempts")
+        # count the engine's calls (calls per task); a superuser's setting, read by new sessions
+        conn.execute("select set_config('track_functions', 'pl', false)")
+        conn.execute(psycopg.sql.SQL("alter database {} set track_functions = 'pl'").format(
+            psycopg.sql.Identifier(conn.info.dbname)))
         datadir = str((conn.execute("show data_directory").fetchone() or [""])[0])
     postmaster = int(Path(datadir, "postmaster.pid").read_text().split()[0])
 
@@ -270,6 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  process CPU per task:  {(after.own_cpu - before.own_cpu) / done * 1e6:.0f} us  "
           f"({(after.own_cpu - before.own_cpu) / seconds * 100:.0f} % of one core; producer + worker)")
     print(f"  commits per task:      {(after.commits - before.commits) / done:.3f}")
+    calls = {name: n - before.calls.get(name, 0) for name, n in after.calls.items()}
+    if any(calls.values()):
+        print("  calls per task:        " + ", ".join(
+            f"{name} {n / done:.3f}" for name, n in sorted(calls.items(), key=lambda c: -c[1]) if n))
     print(f"  WAL per task:          {wal / done:.0f} bytes")
     print(f"  machine busy:          {busy * 100:.0f} % of {os.cpu_count()} cores")
     for table in sorted(after.tables):
