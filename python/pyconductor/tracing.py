@@ -30,11 +30,16 @@ released attempt says so in ``conductor.outcome``.
 
 The tracer is ``opentelemetry.trace.get_tracer("pyconductor")``: the
 application's TracerProvider decides what is recorded and where it goes.
+While no provider is set (the API alone, no SDK), an attempt whose task has no
+stored traceparent opens nothing, as nothing would be recorded or propagated
+(one with a traceparent still makes that context current, so what its handler
+enqueues carries it on); the worker looks for a provider again every second.
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -87,8 +92,8 @@ def current_traceparent() -> str | None:
     """The W3C traceparent of the current span, None when there is none
     (opentelemetry-api not installed, no SDK, nothing traced)."""
     otel = _otel()
-    if otel is None:
-        return None
+    if otel is None or not otel.trace.get_current_span().get_span_context().is_valid:
+        return None  # (what the propagator would inject: nothing, but without building a carrier per task)
     carrier: dict[str, str] = {}
     otel.propagator.inject(carrier)
     return carrier.get("traceparent")
@@ -156,7 +161,37 @@ def attempt(ctx: TaskContext) -> AbstractContextManager[Attempt]:
     out of the block is recorded with ERROR status, but a wait that parked the
     task (``ctx.suspended``), which ends it without error."""
     otel = _otel()
-    return _NO_SPAN if otel is None else _attempt(otel, ctx)
+    if otel is None or (ctx.traceparent is None and _no_sdk(otel)):
+        # No SDK: the span would be the API's invalid one, current and ended for nothing (a
+        # stored traceparent still goes through _attempt: its context stays current, so what
+        # the handler enqueues carries it on).
+        return _NO_SPAN
+    return _attempt(otel, ctx)
+
+
+_SDK_RECHECK = 1.0  # seconds between two looks for a provider while none is set
+
+
+class _Provider:
+    """Whether the application set a TracerProvider that records. The API sets the global
+    provider once, so once one is found it stays; while none is, the answer is read again
+    at most every _SDK_RECHECK seconds (the API's lookup reads the environment each time:
+    a tenth of an untraced worker's CPU per task when asked at each attempt)."""
+
+    sdk = False
+    checked_at = -_SDK_RECHECK
+
+
+def _no_sdk(otel: _Otel) -> bool:
+    if _Provider.sdk:
+        return False
+    now = time.monotonic()
+    if now - _Provider.checked_at < _SDK_RECHECK:
+        return True
+    provider = otel.trace.get_tracer_provider()
+    _Provider.sdk = not isinstance(provider, (otel.trace.ProxyTracerProvider, otel.trace.NoOpTracerProvider))
+    _Provider.checked_at = now
+    return not _Provider.sdk
 
 
 @contextmanager

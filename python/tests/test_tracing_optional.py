@@ -31,7 +31,7 @@ from lifecycle.runner import NODE_DIR, node_problem
 from opentelemetry.sdk.trace import TracerProvider
 from processes import TESTS, ChildProcess
 
-from pyconductor import Conductor, InvalidArgument
+from pyconductor import Conductor, InvalidArgument, Worker
 from pyconductor.aio import AsyncConductor
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -69,6 +69,33 @@ def test_every_enqueue_path_stores_the_current_span_unless_given_one(
             app.enqueue("k", traceparent="nonsense")
     ids = [outside, one, given, *batch, from_async]
     assert _stored(db_conn, ids) == [None, current, TRACEPARENT, current, TRACEPARENT, current]
+
+
+def test_without_an_sdk_a_worker_carries_a_stored_traceparent_on_and_adds_none(
+    app: Conductor, db_conn: psycopg.Connection[Any]
+) -> None:
+    # The API without an SDK (this process sets no global provider): a handler's spawn stores
+    # the traceparent its task was enqueued with (the API propagates a context it does not
+    # record), and nothing where its task had none.
+    from opentelemetry import trace
+
+    assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+    @app.task("otel.parent", queue="otel-nosdk")
+    def parent(payload: dict[str, Any], ctx: Any) -> int:
+        return int(ctx.spawn("otel.child", {}, queue="otel-nosdk"))
+
+    @app.task("otel.child", queue="otel-nosdk")
+    def child(payload: dict[str, Any]) -> None:
+        return None
+
+    traced = app.enqueue("otel.parent", traceparent=TRACEPARENT)
+    untraced = app.enqueue("otel.parent")
+    with Worker(app, queues=["otel-nosdk"], poll_interval=0.2, run_scheduler=False):
+        children = [int(app.result(task_id, timeout=30).result) for task_id in (traced, untraced)]
+        for child_id in children:
+            assert app.result(child_id, timeout=30).status == "succeeded"
+    assert [_stored(db_conn, [child_id])[0] for child_id in children] == [TRACEPARENT, None]
 
 
 BLOCKED = textwrap.dedent("""
