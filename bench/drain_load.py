@@ -16,6 +16,8 @@ Per finished task it reports:
   children alive at either reading, plus the postmaster's own and its reaped
   children's), from /proc/<pid>/stat;
 - commits: ``pg_stat_database.xact_commit`` of the database;
+- calls of the engine's functions (``pg_stat_user_functions``; it sets the
+  database's ``track_functions`` to 'pl'): which calls the commits come from;
 - WAL bytes: ``pg_current_wal_lsn()`` before and after;
 - rows written per table of schema conductor (``pg_stat_user_tables``:
   inserted, updated, of which HOT, deleted);
