@@ -8620,7 +8620,7 @@ it), QC204 when it is unfinished (queued, running, waiting); then nothing is wri
 -- Name: get_task(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.get_task(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone, forked_from bigint, forked_at_step text)
+CREATE FUNCTION conductor.get_task(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone, forked_from bigint, forked_at_step text, code_version text, graph_id bigint)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -8633,7 +8633,7 @@ begin
          coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.number)
                      from conductor.list_attempts(array[t.id]) a), '[]'),
          t.timeout, t.dedupe_states, t.dedupe_until, t.debounce_until,
-         f.source_id, f.from_step
+         f.source_id, f.from_step, t.code_version, t.graph_id
     from conductor.tasks t
     left join conductor.forks f on f.task_id = t.id
    where t.id = get_task.task_id;
@@ -8659,6 +8659,8 @@ statuses in which it holds its dedupe_key for its period; NULL: only while unfin
 dedupe_until (the period''s end; ''infinity'': none) and debounce_until (a debounced task: the
 latest its run_at may move to; NULL: not debounced). forked_from and forked_at_step: the
 task conductor.fork() copied it from and the step it was forked from (NULL: not a fork).
+code_version: the code version the run started on (claim''s code_versions; NULL: none
+recorded). graph_id: the graph it belongs to (enqueue_graph; NULL: none).
 Raises QC203 when the task does not exist.';
 
 
@@ -12095,7 +12097,7 @@ Raises QC208 when another login registered worker_id (an admin may wake any).';
 -- Name: watch(bigint); Type: FUNCTION; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE FUNCTION conductor.watch(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone, forked_from bigint, forked_at_step text)
+CREATE FUNCTION conductor.watch(task_id bigint) RETURNS TABLE(id bigint, queue text, kind text, status conductor.task_status, payload jsonb, result jsonb, error text, priority integer, run_at timestamp with time zone, attempt integer, max_attempts integer, recoveries integer, max_recoveries integer, parent_id bigint, root_id bigint, dedupe_key text, concurrency_key text, enqueued_at timestamp with time zone, started_at timestamp with time zone, finished_at timestamp with time zone, attempts jsonb, timeout interval, dedupe_states conductor.task_status[], dedupe_until timestamp with time zone, debounce_until timestamp with time zone, forked_from bigint, forked_at_step text, code_version text, graph_id bigint)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '1s'

@@ -84,7 +84,9 @@ class TaskInfo:
     ``dedupe_until``, ``debounce_until``: the dedupe options it was enqueued
     with (docs/uniqueness.md; None: none, or a database without them).
     ``forked_from``, ``forked_at_step``: the task ``fork`` copied it from and
-    the step (docs/workflows.md; None: not a fork)."""
+    the step (docs/workflows.md; None: not a fork). ``code_version``: the code
+    version its run started on (docs/versioning.md; None: none recorded).
+    ``graph_id``: the graph it belongs to (docs/graphs.md; None: none)."""
 
     id: int
     queue: str
@@ -113,6 +115,8 @@ class TaskInfo:
     debounce_until: datetime | None = None
     forked_from: int | None = None
     forked_at_step: str | None = None
+    code_version: str | None = None
+    graph_id: int | None = None
 
     @property
     def finished(self) -> bool:
@@ -121,7 +125,8 @@ class TaskInfo:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
-        optional = ("timeout", "dedupe_states", "dedupe_until", "debounce_until", "forked_from", "forked_at_step")
+        optional = ("timeout", "dedupe_states", "dedupe_until", "debounce_until", "forked_from", "forked_at_step",
+                    "code_version", "graph_id")  # fmt: skip
         values = {k: row[k] for k in cls.__dataclass_fields__ if k != "attempts" and k not in optional}
         values["status"] = str(row["status"])
         values.update({k: row.get(k) for k in optional})

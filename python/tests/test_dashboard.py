@@ -1074,3 +1074,12 @@ def test_rewind_and_fork_from_the_run_page_after_a_confirmation(app: Conductor, 
     assert f"<td id=forked-from><a href='/runs/{source}'>{source}</a> at step b" in client.get(f"/runs/{copy}").text
     unknown = client.post(f"/runs/{source}/fork", data={"csrf": token, "step": "zz"}, follow_redirects=True)
     assert f"has no step &#x27;zz&#x27;" in unknown.text or "has no step 'zz'" in unknown.text
+
+
+def test_the_run_page_shows_the_code_version_its_run_started_on(db_conn: Conn, client: httpx.Client) -> None:
+    task = db_conn.execute("select conductor.enqueue('five', '{}', 'cv-page')").fetchone()[0]
+    plain = db_conn.execute("select conductor.enqueue('five', '{}', 'cv-page-plain')").fetchone()[0]
+    db_conn.execute("select conductor.claim('w1', array['cv-page'], 1, code_versions => array['2026.12-a', 'v2'])")
+    page = client.get(f"/runs/{task}").text
+    assert "<td id=code-version>2026.12-a" in page
+    assert "id=code-version" not in client.get(f"/runs/{plain}").text

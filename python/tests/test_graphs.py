@@ -73,14 +73,16 @@ def test_enqueue_graph_resolves_registered_options_and_answers_ids_by_name(app: 
 def test_a_worker_runs_the_graph_and_its_callback(app: Conductor) -> None:
     graph = app.enqueue_graph(MEMBERS, on_complete=("g.done", {}))
     worker = Worker(app, queues=["graph-py"], heartbeat_interval=0.2, poll_interval=0.2, reap_interval=30,
-                    shutdown_grace=5, run_scheduler=False, concurrency=2)  # fmt: skip
+                    shutdown_grace=5, run_scheduler=False, concurrency=2, code_version="g1")  # fmt: skip
     worker.start()
     try:
         assert graph.on_complete is not None
         assert app.result(graph.on_complete, timeout=30).result == {"succeeded": 3}
     finally:
         worker.stop()
-    assert app.get(graph.task_ids["all"]).result == {"rows": 5, "from": ["eu", "us"]}
+    last = app.get(graph.task_ids["all"])
+    assert last.result == {"rows": 5, "from": ["eu", "us"]}
+    assert (last.graph_id, last.code_version) == (graph.graph_id, "g1")  # get_task shows both (issue 31)
     deps = app.dependency_results(graph.task_ids["all"])
     assert {name: d["status"] for name, d in deps.items()} == {"eu": "succeeded", "us": "succeeded"}
 

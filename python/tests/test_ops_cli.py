@@ -251,6 +251,14 @@ def test_tasks_list_filters_and_show(db_dsn: str, db_conn: Conn, busy: dict[str,
     assert "timeout:" not in text  # none was given
     with_limit = enqueue(db_conn, "mail", timeout="90 seconds")
     assert "  timeout:         1m30s" in cli(db_dsn, "tasks", "show", str(with_limit)).stdout
+    assert "code_version:" not in text and "graph:" not in text  # none recorded
+    # the code version its run started on and its graph (issue 31)
+    graph = db_conn.execute("select min(graph_id) from conductor.enqueue_graph("
+                            "'[{\"name\": \"a\", \"kind\": \"k\", \"queue\": \"cv-show\"}]')").fetchone()[0]
+    member = db_conn.execute("select task_id from conductor.claim('w-test', array['cv-show'], 1, "
+                             "code_versions => array['2026.12', '2026.11'])").fetchone()[0]  # fmt: skip
+    shown = cli(db_dsn, "tasks", "show", str(member)).stdout
+    assert "  code_version:    2026.12" in shown and f"  graph:           {graph}" in shown, shown
 
 
 def test_tasks_search_pages_and_says_when_a_page_was_cut_short(db_dsn: str, db_conn: Conn) -> None:

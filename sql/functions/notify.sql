@@ -291,8 +291,8 @@ $$The worker is busy again (a claim came back full) or stopping: enqueues stop n
 its account. Idempotent; deregister_worker and reap's forgetting of the worker do the same.
 Raises QC208 when another login registered worker_id (an admin may wake any).$$;
 
--- watch returns get_task's columns, which gain the dedupe options (issue 30) and a fork's
--- source (issue 31): dropped and created again
+-- watch returns get_task's columns, which gain the dedupe options (issue 30), a fork's
+-- source, the code version and the graph (issue 31): dropped and created again
 drop function if exists conductor.watch(bigint);
 create or replace function conductor.watch(task_id bigint)
   returns table (
@@ -303,7 +303,7 @@ create or replace function conductor.watch(task_id bigint)
     enqueued_at timestamptz, started_at timestamptz, finished_at timestamptz,
     attempts jsonb, timeout interval,
     dedupe_states conductor.task_status[], dedupe_until timestamptz, debounce_until timestamptz,
-    forked_from bigint, forked_at_step text)
+    forked_from bigint, forked_at_step text, code_version text, graph_id bigint)
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp

@@ -42,8 +42,8 @@ attempt is the retry budget the task had used at that claim, counting it (tasks.
 then), which lost and released attempts and waits give back: not a number to show as the
 attempt's. Reads only; any number of callers.$$;
 
--- get_task gains the dedupe options (issue 30) and a fork's source (issue 31): its return
--- type changes, so it is dropped and created again (watch, in functions/notify, returns
+-- get_task gains the dedupe options (issue 30), a fork's source, the code version and the
+-- graph (issue 31): its return type changes, so it is dropped and created again (watch, in functions/notify, returns
 -- the same columns)
 drop function if exists conductor.get_task(bigint);
 create or replace function conductor.get_task(task_id bigint)
@@ -55,7 +55,7 @@ create or replace function conductor.get_task(task_id bigint)
     enqueued_at timestamptz, started_at timestamptz, finished_at timestamptz,
     attempts jsonb, timeout interval,
     dedupe_states conductor.task_status[], dedupe_until timestamptz, debounce_until timestamptz,
-    forked_from bigint, forked_at_step text)
+    forked_from bigint, forked_at_step text, code_version text, graph_id bigint)
   language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
@@ -69,7 +69,7 @@ begin
          coalesce((select pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) - 'task_id' order by a.number)
                      from conductor.list_attempts(array[t.id]) a), '[]'),
          t.timeout, t.dedupe_states, t.dedupe_until, t.debounce_until,
-         f.source_id, f.from_step
+         f.source_id, f.from_step, t.code_version, t.graph_id
     from conductor.tasks t
     left join conductor.forks f on f.task_id = t.id
    where t.id = get_task.task_id;
@@ -89,6 +89,8 @@ statuses in which it holds its dedupe_key for its period; NULL: only while unfin
 dedupe_until (the period's end; 'infinity': none) and debounce_until (a debounced task: the
 latest its run_at may move to; NULL: not debounced). forked_from and forked_at_step: the
 task conductor.fork() copied it from and the step it was forked from (NULL: not a fork).
+code_version: the code version the run started on (claim's code_versions; NULL: none
+recorded). graph_id: the graph it belongs to (enqueue_graph; NULL: none).
 Raises QC203 when the task does not exist.$$;
 
 create or replace function conductor.list_tasks(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -264,6 +264,13 @@ def _search(args: argparse.Namespace, conn: Any) -> int:
     return 0
 
 
+def _fork_source(task: Mapping[str, Any]) -> str | None:
+    """What `tasks show` says of a fork's source (None: not a fork)."""
+    if task.get("forked_from") is None:
+        return None
+    return f"{task['forked_from']} at step {task['forked_at_step']}"
+
+
 def _task_show(args: argparse.Namespace, conn: Any) -> int:
     from pyconductor import queries
 
@@ -283,6 +290,9 @@ def _task_show(args: argparse.Namespace, conn: Any) -> int:
         ("dedupe_key", task["dedupe_key"]),
         ("concurrency_key", task["concurrency_key"]),
         ("timeout", task.get("timeout")),  # each attempt's time limit (0.2.0)
+        ("code_version", task.get("code_version")),  # the code the run started on (docs/versioning.md)
+        ("graph", task.get("graph_id")),  # docs/graphs.md
+        ("forked_from", _fork_source(task)),
         ("run_at", task["run_at"]),
         ("enqueued", task["enqueued_at"]),
         ("started", task["started_at"]),

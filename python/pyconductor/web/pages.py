@@ -583,6 +583,7 @@ def run(request: Request, view: RunView, notice: str) -> str:
             if task.get("forked_from") is not None
             else ""
         )
+        + (f"<tr><th>code version<td id=code-version>{h(task['code_version'])}" if task.get("code_version") else "")
         + (f"<tr><th>graph<td><a id=graph-link href='/graphs/{view.graph['graph_id']}'>"
            f"graph {view.graph['graph_id']}</a> (member {h(view.graph['name'])})" if view.graph else "")
         + (f"<tr><th>dedupe key<td>{h(task['dedupe_key'])}{_dedupe_options(task)}" if task["dedupe_key"] else "")
