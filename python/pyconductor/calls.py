@@ -16,6 +16,7 @@ connection or cursor of its own).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -162,6 +163,22 @@ class UpdateReply:
 
 # how a client waits for a reply: polls update_reply, 50 ms first, doubling to 1 s
 REPLY_POLL = (0.05, 1.0)
+
+
+def await_reply(read: Callable[[], UpdateReply], limit: float) -> UpdateReply:
+    """``read()`` (the update, from ``update_reply``) until the run replied, polling as
+    REPLY_POLL says, for ``limit`` seconds at most; then raises TimeoutError."""
+    deadline = time.monotonic() + limit
+    delay, longest = REPLY_POLL
+    while True:
+        answer = read()
+        if answer.answered:
+            return answer
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"update {answer.update_id} to task {answer.task_id} has no reply after {limit:g}s")
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, longest)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pyconductor import defaults
-from pyconductor.commands import ops
+from pyconductor.commands import ops, runs
 from pyconductor.commands.controls import run_pause, run_queue_limit, run_rate_limit, run_resume
 from pyconductor.commands.dev import parse_setting, run_demo, run_devdb
 from pyconductor.commands.enqueue import run_enqueue
@@ -709,6 +709,55 @@ def add_fork_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     p.add_argument("--from", dest="from_step", required=True, metavar="STEP", help="the first step the copy runs")
     _dsn_arg(p)
     p.set_defaults(func=ops.run_fork)
+
+
+@subcommand
+def add_run_state_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("run-state", help="the state a run's handler published last (ctx.publish_state)",
+                              description="conductor.run_state(ID): the value the run published last and when, "
+                                          "while it runs or waits, or after it ended (docs/workflows.md).")  # fmt: skip
+    p.add_argument("task_id", type=int, metavar="ID")
+    p.add_argument("--json", action="store_true", help="print JSON: task_id, state, set_at")
+    _dsn_arg(p)
+    p.set_defaults(func=runs.run_run_state)
+
+
+@subcommand
+def add_send_update_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "send-update", help="send an update to a running workflow, and wait for its reply",
+        description="conductor.send_update(ID, NAME, PAYLOAD): the run's ctx.wait_for_update(NAME) receives it "
+        "and answers with ctx.reply. Prints the update's id; with --wait, waits that many seconds for the reply "
+        "and prints it (exit 1 when none came).",
+    )  # fmt: skip
+    p.add_argument("task_id", type=int, metavar="ID")
+    p.add_argument("name", metavar="NAME")
+    env_arg(p, "--payload", env="CONDUCTOR_PAYLOAD", default="null", help="the payload, JSON (default: null)")
+    p.add_argument("--wait", type=float, metavar="SECONDS", help="wait this long for the run's reply")
+    p.add_argument("--json", action="store_true", help="print only the reply, as JSON")
+    _dsn_arg(p)
+    p.set_defaults(func=runs.run_send_update)
+
+
+@subcommand
+def add_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("graph", help="a graph's tasks by layer, with what each runs after",
+                              description="conductor.graph(ID): its members and callbacks by layer, with their "
+                                          "status, what each runs after and its error (docs/graphs.md).")  # fmt: skip
+    p.add_argument("graph_id", type=int, metavar="ID")
+    p.add_argument("--json", action="store_true", help="print JSON, a row per task")
+    _dsn_arg(p)
+    p.set_defaults(func=runs.run_graph)
+
+
+@subcommand
+def add_cancel_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("cancel-graph", help="cancel what has not finished in a graph",
+                              description="conductor.cancel_graph(ID): its unfinished members, callbacks and "
+                                          "their children are cancelled; no callback runs after it.")  # fmt: skip
+    p.add_argument("graph_id", type=int, metavar="ID")
+    _dsn_arg(p)
+    p.set_defaults(func=runs.run_cancel_graph)
 
 
 @subcommand

@@ -408,17 +408,7 @@ class Conductor:
         if wait is None:
             return UpdateReply(update_id, task_id, name, None, None)
         limit = wait.total_seconds() if isinstance(wait, timedelta) else float(wait)
-        deadline = time.monotonic() + limit
-        delay, longest = calls.REPLY_POLL
-        while True:
-            answer = self.update_reply(update_id)
-            if answer.answered:
-                return answer
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"update {update_id} to task {task_id} has no reply after {limit:g}s")
-            time.sleep(min(delay, left))
-            delay = min(delay * 2, longest)
+        return calls.await_reply(lambda: self.update_reply(update_id), limit)
 
     def update_reply(self, update_id: int) -> UpdateReply:
         """The update with the run's reply (``reply`` and ``replied_at`` None

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from typing import Any
 
 import psycopg
@@ -448,3 +449,67 @@ def test_tasks_retry_by_filter_counts_asks_then_retries_only_the_matching(db_dsn
     assert empty.returncode == 1 and "[QC209]" in empty.stderr
     cancelled = cli(db_dsn, "tasks", "cancel", "--queue", "bulk-cli", "--yes")
     assert cancelled.stdout.strip().endswith("cancelled (descendants included): 3 task(s)"), cancelled.stderr
+
+
+def test_run_state_and_send_update_ask_a_running_workflow(db_dsn: str, db_conn: Conn) -> None:
+    """``run-state`` reads what the run published; ``send-update`` sends, and with --wait prints the
+    run's reply (here the run is played in SQL: wait_update, then reply_update) or fails after the wait."""
+    task = enqueue(db_conn, "upd-cli")
+    attempt = claim(db_conn, "upd-cli")
+    assert cli(db_dsn, "run-state", str(task)).stdout.strip() == f"task {task} has published no state"
+    db_conn.execute("select conductor.set_run_state(%s, '{\"stage\": 2}')", (attempt,))
+    out = cli(db_dsn, "run-state", str(task))
+    assert out.returncode == 0 and out.stdout.startswith(f"task {task} state (published "), out.stderr
+    assert out.stdout.rstrip().endswith('{"stage": 2}')
+    assert json.loads(cli(db_dsn, "run-state", str(task), "--json").stdout)["state"] == {"stage": 2}
+
+    sent = cli(db_dsn, "send-update", str(task), "approve", "--payload", '{"by": "ann"}')
+    assert sent.returncode == 0, sent.stderr
+    update_id = int(re.fullmatch(rf"update (\d+) sent to task {task}\n", sent.stdout).group(1))  # type: ignore[union-attr]
+    received = db_conn.execute("select state, result from conductor.wait_update(%s, 'update:approve', 'approve')",
+                               (attempt,)).fetchone()  # fmt: skip
+    assert received[0] == "ready" and received[1]["payload"]["payload"] == {"by": "ann"}, received
+    db_conn.execute("select conductor.reply_update(%s, %s, '\"approved\"')", (attempt, update_id))
+
+    def run_replies() -> None:  # the run: once update 'again' is sent, receives it and answers it
+        with psycopg.connect(db_dsn, autocommit=True) as run:
+            for _ in range(1000):
+                if run.execute("select from conductor.updates where task_id = %s and name = 'again'",
+                               (task,)).fetchone() is not None:  # fmt: skip
+                    break
+                threading.Event().wait(0.02)
+            state, result = run.execute("select state, result from conductor.wait_update(%s, 'update:again', "
+                                        "'again')", (attempt,)).fetchone()  # fmt: skip
+            assert state == "ready", (state, result)
+            run.execute("select conductor.reply_update(%s, %s, '{\"ok\": true}')",
+                        (attempt, result["payload"]["update_id"]))  # fmt: skip
+
+    replier = threading.Thread(target=run_replies)
+    replier.start()
+    answered = cli(db_dsn, "send-update", str(task), "again", "--wait", "20", "--json")
+    replier.join(30)
+    assert answered.returncode == 0 and json.loads(answered.stdout) == {"ok": True}, answered.stderr
+
+    late = cli(db_dsn, "send-update", str(task), "approve", "--wait", "0.3")
+    assert late.returncode == 1 and "has no reply after 0.3s" in late.stderr, late.stderr
+    bad = cli(db_dsn, "send-update", str(task), "approve", "--payload", "{nope")
+    assert bad.returncode == 1 and "--payload is not JSON" in bad.stderr
+    assert "[QC203]" in cli(db_dsn, "send-update", "999999", "approve").stderr
+
+
+def test_graph_and_cancel_graph(db_dsn: str, db_conn: Conn) -> None:
+    graph = db_conn.execute("select min(graph_id) from conductor.enqueue_graph(%s::jsonb, on_complete => %s::jsonb)", (
+        json.dumps([{"name": "a", "kind": "k", "queue": "g-cli"},
+                    {"name": "b", "kind": "k", "queue": "g-cli", "after": ["a"]}]),
+        json.dumps({"kind": "done", "queue": "g-cli"}))).fetchone()[0]  # fmt: skip
+    shown = cli(db_dsn, "graph", str(graph))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == f"graph {graph}: 3 task(s)"
+    assert re.fullmatch(r"  layer 0  task \d+  a  k  queued", lines[1]), lines
+    assert re.fullmatch(r"  layer 1  task \d+  b  k  waiting  after \d+", lines[2]), lines
+    assert re.fullmatch(r"  layer 2  task \d+  on_complete  done  waiting", lines[3]), lines
+    assert [row["name"] for row in json.loads(cli(db_dsn, "graph", str(graph), "--json").stdout)] == ["a", "b", None]
+    cancelled = cli(db_dsn, "cancel-graph", str(graph))
+    assert cancelled.stdout.strip() == f"graph {graph}: cancelled 3 unfinished task(s); no callback runs after it"
+    assert "[QC215]" in cli(db_dsn, "graph", "999999").stderr
