@@ -29,7 +29,7 @@ logging.getLogger("pyconductor").addHandler(logging.NullHandler())
 
 # (E402) the NullHandler is attached first, before any submodule's import could log
 from pyconductor.client import AttemptInfo, Conductor, RunState, TaskInfo, UpdateReply  # noqa: E402
-from pyconductor.context import EventTimeout, TaskContext, Update  # noqa: E402
+from pyconductor.context import EventTimeout, TaskContext, Update, UpdateTimeout  # noqa: E402
 from pyconductor.errors import (  # noqa: E402
     AlreadyExists,
     ConductorError,
@@ -126,6 +126,7 @@ __all__ = [
     "UnknownStep",
     "Update",
     "UpdateReply",
+    "UpdateTimeout",
     "Worker",
     "__version__",
 ]

@@ -78,11 +78,23 @@ if TYPE_CHECKING:
     from pyconductor.tasklog import AttemptLog
     from pyconductor.transaction import HandlerTransaction
 
-__all__ = ["EventTimeout", "TaskContext", "Update"]
+__all__ = ["EventTimeout", "TaskContext", "Update", "UpdateTimeout"]
 
 T = TypeVar("T")
 
 CHILD_MODES = ("all", "any")
+
+
+class UpdateTimeout(TimeoutError):
+    """``ctx.wait_for_update`` timed out before an update came (checkpointed: a
+    resumed run raises it again at the same place; the update, when it comes,
+    goes to the run's next wait for it). ``name`` is the update's name."""
+
+    def __init__(self, name: str, task_id: int | None = None) -> None:
+        super().__init__(f"no update {name!r} came before the wait's timeout"
+                         + (f" (task {task_id})" if task_id is not None else ""))  # fmt: skip
+        self.name = name
+        self.task_id = task_id
 
 
 class EventTimeout(TimeoutError):
@@ -315,23 +327,27 @@ class TaskContext:
             raise TypeError(f"the state of task {self.task_id} is not JSON: {exc}") from exc
         self._call(queries.SET_RUN_STATE, {"attempt_id": self.attempt_id, "state": body})
 
-    def wait_for_update(self, name: str) -> Update:
+    def wait_for_update(self, name: str, timeout: float | timedelta | None = None) -> Update:
         """The run's next update ``name`` (``Conductor.send_update``), sent
         before or after this call, in the order sent: the task waits without a
         worker slot until it comes (``conductor.wait_update``; step
-        'update:<name>', numbered). A replay gets the same update. Answer it
-        with :meth:`reply`."""
+        'update:<name>', numbered), or until ``timeout`` seconds: then
+        UpdateTimeout. A replay gets the same update. Answer it with
+        :meth:`reply`."""
         key = self._next_name(f"update:{name}")
         if self._replay(key):
             outcome = self.steps[key]
         else:
-            rows = self._call(queries.WAIT_UPDATE, {"attempt_id": self.attempt_id, "step": key, "name": name})
+            rows = self._call(queries.WAIT_UPDATE, {"attempt_id": self.attempt_id, "step": key, "name": name,
+                                                    "timeout": interval_text(timeout)})  # fmt: skip
             if rows[0]["state"] == "waiting":
                 self._suspended = True
                 if self._runtime is not None:
                     self._runtime.waiting(self)
                 raise _Suspended(f"task {self.task_id} waits (update {name!r})")
             outcome = self.steps[key] = rows[0]["result"]
+        if outcome.get("timed_out"):
+            raise UpdateTimeout(name, self.task_id)
         sent = outcome["payload"]
         return Update(id=int(sent["update_id"]), name=sent["name"], payload=sent["payload"])
 

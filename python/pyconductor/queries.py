@@ -117,7 +117,8 @@ SAVE_STEP = (
 )
 SET_RUN_STATE = "select conductor.set_run_state(attempt_id => %(attempt_id)s, state => %(state)s::jsonb) as set_at"
 WAIT_UPDATE = (
-    "select state, result from conductor.wait_update(attempt_id => %(attempt_id)s, step => %(step)s, name => %(name)s)"
+    "select state, result from conductor.wait_update(attempt_id => %(attempt_id)s, step => %(step)s, "
+    "name => %(name)s, timeout => %(timeout)s::interval)"
 )
 REPLY_UPDATE = "select conductor.reply_update(attempt_id => %(attempt_id)s, update_id => %(update_id)s, reply => %(reply)s::jsonb) as reply"
 # a handler's own transaction (pyconductor.transaction): the completion, and the server

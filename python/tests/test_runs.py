@@ -20,7 +20,7 @@ import psycopg
 import pytest
 from helpers import wait_until
 
-from pyconductor import Conductor, EventTimeout, TaskCancelled, TaskContext, Worker
+from pyconductor import Conductor, EventTimeout, TaskCancelled, TaskContext, UpdateTimeout, Worker
 
 Conn = psycopg.Connection[tuple[object, ...]]
 
@@ -402,6 +402,26 @@ def test_event_wait_times_out_on_time(app: Conductor, db_conn: Conn) -> None:
     assert 0.9 < elapsed < 3.0, f"a 1 s timeout ended after {elapsed:.2f}s"
     assert steps_of(db_conn, task_id) == {"event:ev.never": {"event": "ev.never", "timed_out": True}}
     assert app.emit_event("ev.never") == 0, "a timed-out wait is over"
+
+
+def test_update_wait_times_out_on_time(app: Conductor, db_conn: Conn) -> None:
+    @app.task("upd.timeout")
+    def waiter(payload: dict[str, Any], ctx: TaskContext) -> Any:
+        try:
+            ctx.wait_for_update("never", timeout=1)
+        except UpdateTimeout as exc:
+            return {"timed_out": exc.name}
+        return "received"
+
+    task_id = waiter.enqueue({})
+    start = time.monotonic()
+    with fast_worker(app):  # reap_interval 30 s
+        info = app.result(task_id, timeout=10)
+    elapsed = time.monotonic() - start
+    assert info.result == {"timed_out": "never"}
+    assert 0.9 < elapsed < 3.0, f"a 1 s timeout ended after {elapsed:.2f}s"
+    (step,) = steps_of(db_conn, task_id).values()
+    assert step["timed_out"] is True and "payload" not in step
 
 
 def test_durable_sleep_wakes_on_time(app: Conductor, caplog: pytest.LogCaptureFixture) -> None:

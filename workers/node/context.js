@@ -46,6 +46,15 @@ class Suspended extends Error {
   }
 }
 
+/** waitForUpdate's timeout passed before an update came (checkpointed: a replay throws it again). */
+class UpdateTimeout extends Error {
+  constructor(name, taskId) {
+    super(`no update '${name}' came before the wait's timeout (task ${taskId})`);
+    this.name = 'UpdateTimeout';
+    this.update = name;
+  }
+}
+
 /** waitForEvent's timeout passed before the event was emitted (checkpointed: a replay throws it again). */
 class EventTimeout extends Error {
   constructor(event, taskId) {
@@ -391,16 +400,17 @@ class TaskContext {
   /**
    * The run's next update `name` (conductor.send_update), sent before or after this
    * call, in the order sent, as {id, name, payload} (id: a string); the task waits
-   * without a worker slot until it comes (step 'update:<name>', numbered). A replay
-   * gets the same update. Answer it with reply().
+   * without a worker slot until it comes (step 'update:<name>', numbered), or until
+   * `timeout` seconds: then UpdateTimeout. A replay gets the same update. Answer it
+   * with reply().
    */
-  async waitForUpdate(name) {
+  async waitForUpdate(name, timeout = null) {
     const key = this._nextName(`update:${name}`);
     let outcome;
     if (this._replay(key)) {
       outcome = this.steps[key];
     } else {
-      const [{ state, result }] = await this._call(sql.WAIT_UPDATE, [this.attemptId, key, name]);
+      const [{ state, result }] = await this._call(sql.WAIT_UPDATE, [this.attemptId, key, name, timeout]);
       if (state === 'waiting') {
         this._suspended = true;
         this._worker.waiting(this);
@@ -408,6 +418,7 @@ class TaskContext {
       }
       this.steps[key] = outcome = result;
     }
+    if (outcome.timed_out) throw new UpdateTimeout(name, this.taskId);
     const sent = outcome.payload;
     return { id: String(sent.update_id), name: sent.name, payload: sent.payload };
   }
@@ -453,4 +464,4 @@ class TaskContext {
   }
 }
 
-module.exports = { TaskContext, Suspended, EventTimeout };
+module.exports = { TaskContext, Suspended, EventTimeout, UpdateTimeout };

@@ -87,7 +87,9 @@ module.exports = {
   // issue 31 (docs/workflows.md): the run's published state; the run's next update of a
   // name (a wait, as SUSPEND answers it) and its reply (the first one stays)
   SET_RUN_STATE: 'select conductor.set_run_state(attempt_id => $1, state => $2::jsonb)',
-  WAIT_UPDATE: 'select state, result from conductor.wait_update(attempt_id => $1, step => $2, name => $3)',
+  WAIT_UPDATE:
+    'select state, result from conductor.wait_update(attempt_id => $1, step => $2, name => $3, ' +
+    `timeout => ${interval(4)})`,
   REPLY_UPDATE: 'select conductor.reply_update(attempt_id => $1, update_id => $2, reply => $3::jsonb) as reply',
   // the sleeper protocol (docs/protocol.md, "Going to sleep")
   SLEEP: 'select conductor.sleep(worker_id => $1, queues => $2::text[]) as settled',
