@@ -16,8 +16,9 @@ Per finished task it reports:
   children alive at either reading, plus the postmaster's own and its reaped
   children's), from /proc/<pid>/stat;
 - commits: ``pg_stat_database.xact_commit`` of the database;
-- calls of the engine's functions (``pg_stat_user_functions``; it sets the
-  database's ``track_functions`` to 'pl'): which calls the commits come from;
+- calls of the engine's functions (``pg_stat_user_functions``; as a superuser it
+  sets the database's ``track_functions`` to 'pl', else it says so and prints
+  none): which calls the commits come from;
 - WAL bytes: ``pg_current_wal_lsn()`` before and after;
 - rows written per table of schema conductor (``pg_stat_user_tables``:
   inserted, updated, of which HOT, deleted);
@@ -196,9 +197,12 @@ def main(argv: list[str] | None = None) -> int:
         conn.execute("vacuum analyze conductor.tasks")
         conn.execute("vacuum analyze conductor.attempts")
         # count the engine's calls (calls per task); a superuser's setting, read by new sessions
-        conn.execute("select set_config('track_functions', 'pl', false)")
-        conn.execute(psycopg.sql.SQL("alter database {} set track_functions = 'pl'").format(
-            psycopg.sql.Identifier(conn.info.dbname)))
+        if (conn.execute("select rolsuper from pg_roles where rolname = current_user").fetchone() or [False])[0]:
+            conn.execute("select set_config('track_functions', 'pl', false)")
+            conn.execute(psycopg.sql.SQL("alter database {} set track_functions = 'pl'").format(
+                psycopg.sql.Identifier(conn.info.dbname)))
+        else:
+            print("drain under load: not a superuser, so no calls per task (track_functions)")
         datadir = str((conn.execute("show data_directory").fetchone() or [""])[0])
     postmaster = int(Path(datadir, "postmaster.pid").read_text().split()[0])
 
