@@ -13852,7 +13852,7 @@ CREATE INDEX tasks_waiting_event ON conductor.tasks USING btree (wait_event) WHE
 -- Name: tasks tasks_child_finished; Type: TRIGGER; Schema: conductor; Owner: conductor_owner
 --
 
-CREATE TRIGGER tasks_child_finished AFTER UPDATE OF status ON conductor.tasks FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND (new.status = ANY (ARRAY['succeeded'::conductor.task_status, 'failed'::conductor.task_status, 'cancelled'::conductor.task_status, 'timed_out'::conductor.task_status, 'expired'::conductor.task_status, 'dead'::conductor.task_status])) AND (old.status = ANY (ARRAY['queued'::conductor.task_status, 'running'::conductor.task_status, 'waiting'::conductor.task_status])))) EXECUTE FUNCTION conductor._child_finished();
+CREATE TRIGGER tasks_child_finished AFTER UPDATE OF status ON conductor.tasks FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND (new.finished_at IS NOT NULL) AND (old.finished_at IS NULL))) EXECUTE FUNCTION conductor._child_finished();
 
 
 --
