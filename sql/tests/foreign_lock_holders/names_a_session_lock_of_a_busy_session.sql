@@ -4,7 +4,11 @@
 -- that session; it is the same session's lock all along, and named (a look that keyed the
 -- lock by its transaction lost it at the second look: the CI failure of stop 38, a squatter
 -- sweeping pg_locks in a loop).
--- dblink session 'busy': takes the key with a session lock, then commits 300 times, 10 ms apart.
+-- dblink session 'busy': takes the key with a session lock, then commits 30 times, 100 ms apart
+-- (the 0.3 s of looks, one each 50 ms, meet three or four of its transactions). Between a
+-- COMMIT and the next transaction's start the session holds no virtualxid lock for an
+-- instant, which a look can catch on a loaded machine and call idle: with 10 ms
+-- transactions a `make test` here did once; one commit each 100 ms makes that ten times rarer.
 begin;
 select plan(3);
 \ir ../helpers.psql
@@ -14,7 +18,7 @@ select dblink_connect('busy', conductor_tests.conninfo() || ' application_name=f
 select pid as busy_pid from dblink('busy', 'select pg_backend_pid()') as x(pid integer) \gset
 select * from dblink('busy', $$select pg_advisory_lock(conductor.lead_key('scheduler'))$$) as x(t text);
 select dblink_send_query('busy', $q$do $d$ begin
-  for i in 1..300 loop commit; perform pg_sleep(0.01); end loop; end $d$$q$) as s \gset
+  for i in 1..30 loop commit; perform pg_sleep(0.1); end loop; end $d$$q$) as s \gset
 do $$ begin  -- the loop has begun: the backend is active
   for i in 1..500 loop
     exit when exists (select from pg_stat_activity a where a.application_name = 'flh-busy' and a.state = 'active');
