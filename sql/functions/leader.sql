@@ -340,7 +340,8 @@ declare
   v_spaces text[];
   v_labels text[];
   v_watch text[];       -- pid/key/mode of the holders to look at again until hold has passed
-  v_idle text[];        -- those of them seen idle at some look
+  v_idle text[];        -- those of them seen idle at two looks in a row
+  v_last_idle text[];   -- those of them seen idle at the last look
   v_seen_idle text[];
   v_deadline timestamptz;
 begin
@@ -382,11 +383,14 @@ begin
   -- holds an enqueue key exclusively or a retired key at all at every look until hold
   -- has passed, is not the engine. A look keys a lock by its session, not by its
   -- transaction: a session lock of a busy session is held in one transaction at one
-  -- look and in the next at the next, and is named all the same.
+  -- look and in the next at the next, and is named all the same. Idle means seen in
+  -- no transaction at two looks in a row: a session that commits in a loop (a
+  -- procedure, a DO block) holds no virtualxid lock for an instant between a COMMIT
+  -- and its next transaction's start, which one look can land in.
   select pg_catalog.array_agg(distinct h.pid || '/' || h.classid || '/' || h.objid || '/' || h.objsubid || '/' || h.mode),
          pg_catalog.array_agg(distinct h.pid || '/' || h.classid || '/' || h.objid || '/' || h.objsubid || '/' || h.mode)
            filter (where h.idle)
-    into v_watch, v_idle
+    into v_watch, v_last_idle
     from conductor._advisory_holders(v_keys, v_spaces, v_labels) h
    where h.granted and (h.idle or h.key_space <> 'enqueue in-flight' or h.mode = 'ExclusiveLock');
   v_deadline := pg_catalog.clock_timestamp() + foreign_lock_holders.hold;
@@ -397,7 +401,8 @@ begin
       from pg_catalog.unnest(v_watch) w(w)
       join conductor._advisory_holders(v_keys, v_spaces, v_labels) h
         on h.granted and w.w = h.pid || '/' || h.classid || '/' || h.objid || '/' || h.objsubid || '/' || h.mode;
-    v_idle := v_idle || v_seen_idle;
+    v_idle := v_idle || array(select w.w from pg_catalog.unnest(v_seen_idle) w(w) where w.w = any (v_last_idle));
+    v_last_idle := v_seen_idle;
   end loop;
 
   perform pg_catalog.pg_stat_clear_snapshot();  -- pg_stat_activity as it is now
@@ -406,7 +411,10 @@ begin
     select h.*, h.pid || '/' || h.classid || '/' || h.objid || '/' || h.objsubid || '/' || h.mode as w
       from conductor._advisory_holders(v_keys, v_spaces, v_labels) h
   ), named as (
-    select h.*, h.granted and (h.idle or h.w = any (coalesce(v_idle, '{}'))) as was_idle
+    -- idle at two looks in a row; or at this one, the only look at a holder not watched
+    select h.*, h.granted and (h.w = any (coalesce(v_idle, '{}'))
+                               or (h.idle and (h.w <> all (coalesce(v_watch, '{}'))
+                                               or h.w = any (coalesce(v_last_idle, '{}'))))) as was_idle
       from h
      where (h.granted and (h.idle or h.w = any (coalesce(v_watch, '{}'))))
         or (not h.granted and h.key_space = 'enqueue in-flight' and h.mode = 'ExclusiveLock'
@@ -433,7 +441,8 @@ usename, application_name, key_space ('enqueue in-flight', or a key space v0.2.0
 v0.3.0 retired: 'leader (v0.2.0)', 'concurrency key (v0.2.0)', 'event (v0.2.0)', 'exclusive()
 (v0.2.0)'), locks (how many), mode, idle, and reason. A session is named when it holds such
 a key while idle (a session-level lock: the engine takes only transaction-level ones; idle
-true when it was idle at one of the call's looks), holds an enqueue key exclusively or a
+true when it was in no transaction at two of the call's looks in a row, or at its one look),
+holds an enqueue key exclusively or a
 retired key for longer than hold (default 1 s, at most 10 s: the call looks again until
 then, only when there is such a holder; in one transaction or across several), or
 waits for an enqueue key exclusively for longer than hold (enqueues queue behind it).

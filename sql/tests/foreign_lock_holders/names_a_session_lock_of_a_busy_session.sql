@@ -7,8 +7,9 @@
 -- dblink session 'busy': takes the key with a session lock, then commits 30 times, 100 ms apart
 -- (the 0.3 s of looks, one each 50 ms, meet three or four of its transactions). Between a
 -- COMMIT and the next transaction's start the session holds no virtualxid lock for an
--- instant, which a look can catch on a loaded machine and call idle: with 10 ms
--- transactions a `make test` here did once; one commit each 100 ms makes that ten times rarer.
+-- instant, which a look can catch on a loaded machine: with 10 ms transactions a
+-- `make test` here called it idle once. Idle now takes two looks in a row in no
+-- transaction, and one commit each 100 ms makes a single such look ten times rarer.
 begin;
 select plan(3);
 \ir ../helpers.psql
@@ -33,7 +34,7 @@ select is((select string_agg(key_space || ':' || label || ':' || mode, ',') from
   'A session lock is named when its session is in a transaction at every look, another one each time.');
 select is((select reason from seen), 'holds a key the engine no longer takes, for over 00:00:00.3',
   'The reason names the key as one the engine no longer takes.');
-select is((select idle from seen), false, 'It was seen idle at no look.');
+select is((select idle from seen), false, 'It was not seen idle at two looks in a row.');
 
 select * from dblink_get_result('busy') as x(t text);
 select dblink_disconnect('busy');
