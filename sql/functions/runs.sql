@@ -632,7 +632,7 @@ Locks the parent row (a child before its parent: the lock order). Returns null.$
 -- sql/tests/schema/state_machine_keeps_its_invariants.sql). PostgreSQL reads a
 -- trigger's WHEN from its stored text and prepares it at each statement that
 -- updates tasks (every claim and complete): three null tests cost a claim and
--- its complete about 150,000 CPU instructions less than the two status lists
+-- its complete 143,000 CPU instructions less than the two status lists
 -- did (bench/HISTORY.md, issue 30).
 create or replace trigger tasks_child_finished
   after update of status on conductor.tasks
