@@ -158,7 +158,8 @@
 --
 -- Concurrency keys (at most concurrency_limit running tasks per key, 1 unless
 -- the task says otherwise; the others stay queued in order and block nothing
--- else): a first statement (conductor._claim_keys) finds candidate keys, from
+-- else): when claim's first statement found a keyed task ready (else nothing
+-- of this runs), a statement (conductor._claim_keys) finds candidate keys, from
 -- the head of the claim order and from a walk over the distinct ready keys
 -- (tasks_ready_by_key, one index descent per key: never a key's backlog), keeps
 -- those whose head finds fewer of its key running than its limit, and locks,
@@ -228,7 +229,10 @@
 -- planned once too (force_generic_plan): planning them per call, and the
 -- helpers without a setting of their own that inherited it (now(),
 -- _check_scope), cost a quarter of a one-task claim's CPU; _pick inherits it
--- too. No statement of claim's or _pick's own reads conductor.tasks.
+-- too. Of claim's and _pick's own statements only claim's first reads
+-- conductor.tasks: whether any keyed task is ready, one descent of the partial
+-- index tasks_ready_keyed (claim runs with sequential scans off, so that plan
+-- stays an index probe too).
 --
 -- Durability (durable => false, schema/claim_epoch): a worker's claim need not
 -- wait for its WAL flush; its reports (complete, fail) always do, and each
@@ -515,13 +519,6 @@ declare
   -- with more ready keys than one walk reads, each key's turn comes as often
   v_start bigint := ((pg_catalog.random() - 0.5) * 1.8e19)::bigint;
 begin
-  -- the common case, no keyed task ready at all: one descent of tasks_ready_keyed
-  -- instead of the whole probe's plan (15 us a claim)
-  if not exists (select from conductor.tasks t
-                  where t.status = 'queued' and t.concurrency_key is not null
-                    and t.run_at <= _claim_keys.claimed_at) then
-    return null;
-  end if;
   return (
   with recursive walk (h, key, wrapped, steps) as (
     -- (b): the first key at or after v_start, else (wrapped) the first of all
@@ -626,7 +623,8 @@ ready task in scope, claim order) finds fewer of its key running than its concur
 those keys in their heads' claim order, FOR UPDATE SKIP LOCKED, at most max_tasks (a slot
 another claimer holds is passed over for the next; no session outside the engine can lock a
 slot), and returns the keys whose slot it locked. NULL when there are none. Planned once per
-connection (index descents only, none reading a key's backlog).
+connection (index descents only, none reading a key's backlog). claim calls it only when a
+keyed task is ready (its first statement looks; the common case, none, costs no call).
 code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).$$;
 
 revoke execute on function conductor._claim_keys(text[], integer, timestamptz, text[], text[], text[], text[]) from public;
@@ -1681,8 +1679,9 @@ revoke execute on function conductor._claim_tokens(bigint[], timestamptz) from p
 -- set), so the move is on disk before any id past it is used. A claim that
 -- finds the row empty while another writes it waits on that row (ON CONFLICT)
 -- until the writer commits, then goes on past the move; at REPEATABLE READ the
--- wait ends in a serialization failure (40001: send the claim again). The
--- common case is one read of a one-row table.
+-- wait ends in a serialization failure (40001: send the claim again). claim
+-- calls it only when its first statement found the row missing: the common
+-- case costs a probe of a one-row table in a statement claim runs anyway.
 create or replace function conductor._claim_epoch() returns void
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
@@ -1827,6 +1826,7 @@ create or replace function conductor.claim(
   security definer
   set search_path = pg_catalog, pg_temp
   set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
   set jit = off
 as $$
 declare
@@ -1854,6 +1854,8 @@ declare
   v_max integer := claim.max_tasks;  -- or fewer, when the rate limits allow fewer starts
   v_controlled boolean;  -- a paused queue or a rate limit exists
   v_followed boolean;    -- a session follows bus topic 'tasks'
+  v_epoch boolean;       -- conductor.claim_epoch holds its row (see conductor._claim_epoch)
+  v_keyed boolean;       -- a keyed task is ready (conductor._claim_keys looks for their keys)
 begin
   if claim.worker_id is null or claim.worker_id = '' then
     raise exception 'claim needs a worker_id' using errcode = 'QC106';
@@ -1866,7 +1868,24 @@ begin
     raise exception 'invalid lease %: it must be positive', coalesce(claim.lease::text, 'NULL')
       using errcode = 'QC106';
   end if;
-  select s.max_lease into v_max_lease from conductor.settings s where s.one;
+  -- One statement reads what every claim needs to know (a helper call with its
+  -- settings, or a statement, costs more than these probes): the lease's limit; the
+  -- paused queues, rate limits and queue caps (see the map: none in the common case);
+  -- whether a session follows bus topic 'tasks'; whether the fencing guard's row is
+  -- there (conductor._claim_epoch is called only when it is not); and whether any
+  -- keyed task is ready (one descent of tasks_ready_keyed; conductor._claim_keys is
+  -- called only then). enable_seqscan is off: this plan is made once per connection,
+  -- on whatever the tables held then.
+  select s.max_lease,
+         exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits),
+         exists (select from conductor.queue_limits),
+         exists (select from conductor.subscriptions b where b.topic in ('tasks', '*')),
+         exists (select from conductor.claim_epoch),
+         exists (select from conductor.tasks t
+                  where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= v_now)
+    into v_max_lease, v_controlled, v_capped, v_followed, v_epoch, v_keyed
+    from conductor.settings s
+   where s.one;
   if claim.lease > v_max_lease then
     raise exception 'invalid lease %: at most % (conductor.settings.max_lease)', claim.lease, v_max_lease
       using errcode = 'QC106',
@@ -1889,11 +1908,7 @@ begin
   end if;
 
   -- Paused queues, rate limits and queue caps, see the map: none in the common case,
-  -- which this one statement finds; else the scope narrowed, nothing when none is left.
-  select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits),
-         exists (select from conductor.queue_limits),
-         exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
-    into v_controlled, v_capped, v_followed;
+  -- which the first statement found; else the scope narrowed, nothing when none is left.
   if v_controlled then
     select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap,
            c.not_rate, c.rate_buckets, c.rate_left, c.rate_limits, c.rate_bursts
@@ -1922,7 +1937,10 @@ begin
     v_max := least(v_max, v_caps.cap);
   end if;
 
-  v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds, claim.code_versions);
+  if v_keyed then
+    v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds,
+                                    claim.code_versions);
+  end if;
   if v_keys is not null
      and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     raise exception 'claim needs READ COMMITTED to honour concurrency keys, not %',
@@ -1966,7 +1984,9 @@ begin
         'event', 'running', 'ids', pg_catalog.to_jsonb(v_ids[i * 350 + 1 : (i + 1) * 350])));
     end loop;
   end if;
-  perform conductor._claim_epoch();
+  if not v_epoch then
+    perform conductor._claim_epoch();
+  end if;
   return query select * from conductor._lease(v_ids, v_seen, claim.worker_id, v_now + claim.lease, v_now,
                                               claim.code_versions[1]);
 end

@@ -44,7 +44,9 @@
 -- conductor.settings.max_result_bytes (bytes of its jsonb form, as enqueue
 -- measures payloads) ends its task 'failed' at once, not retried, with
 -- 'result not storable: ...' as the task's and the attempt's error, in the same
--- statement that stores the others; complete_many answers it 'failed', complete
+-- call that stores the others (a second statement, run only when a result is
+-- over the limit: the common call starts one UPDATE of conductor.tasks, not
+-- two); complete_many answers it 'failed', complete
 -- warns (QC107). Not retried: the handler ran to the end and its effects are
 -- done; running it again would redo them to produce the same result. (A result
 -- the server cannot even parse, e.g. a string holding \u0000, fails the cast of
@@ -92,6 +94,7 @@ declare
   v_results jsonb[] := _complete.results;
   v_tasks bigint[];
   v_skipping boolean := false;
+  v_over boolean;  -- a result over max_result_bytes came
 begin
   if pg_catalog.cardinality(_complete.results) is distinct from pg_catalog.cardinality(_complete.attempt_ids)
      and _complete.results is not null then
@@ -113,8 +116,10 @@ begin
       -- which, while a long transaction pins the xmin horizon, holds a dead entry
       -- for every task that ran since (measured: 340 ms per complete_many of 50
       -- after 3 minutes of pinning, bench/HISTORY.md, "Figures at 40636cf").
-      -- A result over the limit is not stored: its task fails instead
-      -- (rejected), under the same fence, in the same statement.
+      -- A result over the limit is not stored: its task fails instead, under the
+      -- same fence, in a second statement that runs only when the first saw one
+      -- (v_over): an UPDATE of conductor.tasks opens and describes every index of
+      -- the table when it starts, whether it changes a row or not.
       with given as materialized (
         select a.id, a.task_id, v_results[g.n] as result,
                pg_catalog.pg_column_size(v_results[g.n]) as size
@@ -132,32 +137,47 @@ begin
            and t.attempt_id = given.id
            and t.status::text = 'running'
            and not coalesce(given.size > v_max, false)
-        returning t.attempt_id, 'succeeded'::text as outcome, null::text as error
-      ), rejected as (
-        update conductor.tasks t
-           set status = 'failed',
-               error = pg_catalog.format('result not storable: %s bytes of jsonb, over the limit of %s bytes '
-                                         '(conductor.settings.max_result_bytes)', given.size, v_max),
-               lease_expires_at = null,
-               finished_at = v_now
-          from given
-         where given.size > v_max
-           and t.id = given.task_id
-           and t.attempt_id = given.id
-           and t.status::text = 'running'
-        returning t.attempt_id, 'failed'::text as outcome, t.error
+        returning t.attempt_id
       ), recorded as (
         update conductor.attempts a
-           set outcome = f.outcome, finished_at = v_now, error = f.error
-          from (select * from finished union all select * from rejected) f
+           set outcome = 'succeeded', finished_at = v_now, error = null
+          from finished f
          where a.id = f.attempt_id
-        returning a.id, a.task_id, a.outcome
+        returning a.id, a.task_id
       )
-      select pg_catalog.array_agg(r.id) filter (where r.outcome = 'succeeded'),
-             pg_catalog.array_agg(r.id) filter (where r.outcome = 'failed'),
-             pg_catalog.array_agg(r.task_id)
-        into _complete.stored, _complete.unstorable, v_tasks
+      select pg_catalog.array_agg(r.id), pg_catalog.array_agg(r.task_id),
+             (select pg_catalog.bool_or(given.size > v_max) from given)
+        into _complete.stored, v_tasks, v_over
         from recorded r;
+      if v_over then
+        with given as materialized (
+          select a.id, a.task_id, pg_catalog.pg_column_size(v_results[g.n]) as size
+            from pg_catalog.unnest(v_ids) with ordinality as g(id, n)
+            join conductor.attempts a on a.id = g.id
+        ), rejected as (
+          update conductor.tasks t
+             set status = 'failed',
+                 error = pg_catalog.format('result not storable: %s bytes of jsonb, over the limit of %s bytes '
+                                           '(conductor.settings.max_result_bytes)', given.size, v_max),
+                 lease_expires_at = null,
+                 finished_at = v_now
+            from given
+           where given.size > v_max
+             and t.id = given.task_id
+             and t.attempt_id = given.id
+             and t.status::text = 'running'
+          returning t.attempt_id, t.error
+        ), recorded as (
+          update conductor.attempts a
+             set outcome = 'failed', finished_at = v_now, error = f.error
+            from rejected f
+           where a.id = f.attempt_id
+          returning a.id, a.task_id
+        )
+        select pg_catalog.array_agg(r.id), v_tasks || pg_catalog.array_agg(r.task_id)
+          into _complete.unstorable, v_tasks
+          from recorded r;
+      end if;
       exit;
     exception when lock_not_available or deadlock_detected then
       if v_skipping then
@@ -199,8 +219,8 @@ $$;
 
 comment on function conductor._complete(bigint[], jsonb[]) is
 $$Finishes each of attempt_ids that still holds its task (running, tasks.attempt_id = it):
-succeeded with results[i], or failed for a result over settings.max_result_bytes, in one
-statement. Returns their ids in stored and unstorable (the rest changed nothing) and
+succeeded with results[i] (one statement), or failed for a result over
+settings.max_result_bytes (a second one, only then). Returns their ids in stored and unstorable (the rest changed nothing) and
 announces the finished tasks on conductor_done. Waits at most 200 ms for a lock
 (lock_timeout); when a task row, or a task's parent row, stays held longer by another
 transaction, that attempt is skipped (in neither array, still holding its task) and the
@@ -290,7 +310,7 @@ end
 $$;
 
 comment on function conductor.complete_many(bigint[], jsonb[]) is
-$$Finishes a batch of held tasks in one statement: results[i] belongs to attempt_ids[i]
+$$Finishes a batch of held tasks in one call: results[i] belongs to attempt_ids[i]
 (results NULL: no result for any). Each attempt is fenced on its own, so one lost lease
 does not stop the others. Returns a row for each attempt whose result it did not store,
 with state
