@@ -1467,13 +1467,6 @@ declare
   -- with more ready keys than one walk reads, each key's turn comes as often
   v_start bigint := ((pg_catalog.random() - 0.5) * 1.8e19)::bigint;
 begin
-  -- the common case, no keyed task ready at all: one descent of tasks_ready_keyed
-  -- instead of the whole probe's plan (15 us a claim)
-  if not exists (select from conductor.tasks t
-                  where t.status = 'queued' and t.concurrency_key is not null
-                    and t.run_at <= _claim_keys.claimed_at) then
-    return null;
-  end if;
   return (
   with recursive walk (h, key, wrapped, steps) as (
     -- (b): the first key at or after v_start, else (wrapped) the first of all
@@ -1584,7 +1577,8 @@ ready task in scope, claim order) finds fewer of its key running than its concur
 those keys in their heads'' claim order, FOR UPDATE SKIP LOCKED, at most max_tasks (a slot
 another claimer holds is passed over for the next; no session outside the engine can lock a
 slot), and returns the keys whose slot it locked. NULL when there are none. Planned once per
-connection (index descents only, none reading a key''s backlog).
+connection (index descents only, none reading a key''s backlog). claim calls it only when a
+keyed task is ready (its first statement looks; the common case, none, costs no call).
 code_versions (NULL: any): only tasks with no code_version or one it lists (a row filter, as kinds).';
 
 
@@ -1946,6 +1940,7 @@ declare
   v_results jsonb[] := _complete.results;
   v_tasks bigint[];
   v_skipping boolean := false;
+  v_over boolean;  -- a result over max_result_bytes came
 begin
   if pg_catalog.cardinality(_complete.results) is distinct from pg_catalog.cardinality(_complete.attempt_ids)
      and _complete.results is not null then
@@ -1967,8 +1962,10 @@ begin
       -- which, while a long transaction pins the xmin horizon, holds a dead entry
       -- for every task that ran since (measured: 340 ms per complete_many of 50
       -- after 3 minutes of pinning, bench/HISTORY.md, "Figures at 40636cf").
-      -- A result over the limit is not stored: its task fails instead
-      -- (rejected), under the same fence, in the same statement.
+      -- A result over the limit is not stored: its task fails instead, under the
+      -- same fence, in a second statement that runs only when the first saw one
+      -- (v_over): an UPDATE of conductor.tasks opens and describes every index of
+      -- the table when it starts, whether it changes a row or not.
       with given as materialized (
         select a.id, a.task_id, v_results[g.n] as result,
                pg_catalog.pg_column_size(v_results[g.n]) as size
@@ -1986,32 +1983,47 @@ begin
            and t.attempt_id = given.id
            and t.status::text = 'running'
            and not coalesce(given.size > v_max, false)
-        returning t.attempt_id, 'succeeded'::text as outcome, null::text as error
-      ), rejected as (
-        update conductor.tasks t
-           set status = 'failed',
-               error = pg_catalog.format('result not storable: %s bytes of jsonb, over the limit of %s bytes '
-                                         '(conductor.settings.max_result_bytes)', given.size, v_max),
-               lease_expires_at = null,
-               finished_at = v_now
-          from given
-         where given.size > v_max
-           and t.id = given.task_id
-           and t.attempt_id = given.id
-           and t.status::text = 'running'
-        returning t.attempt_id, 'failed'::text as outcome, t.error
+        returning t.attempt_id
       ), recorded as (
         update conductor.attempts a
-           set outcome = f.outcome, finished_at = v_now, error = f.error
-          from (select * from finished union all select * from rejected) f
+           set outcome = 'succeeded', finished_at = v_now, error = null
+          from finished f
          where a.id = f.attempt_id
-        returning a.id, a.task_id, a.outcome
+        returning a.id, a.task_id
       )
-      select pg_catalog.array_agg(r.id) filter (where r.outcome = 'succeeded'),
-             pg_catalog.array_agg(r.id) filter (where r.outcome = 'failed'),
-             pg_catalog.array_agg(r.task_id)
-        into _complete.stored, _complete.unstorable, v_tasks
+      select pg_catalog.array_agg(r.id), pg_catalog.array_agg(r.task_id),
+             (select pg_catalog.bool_or(given.size > v_max) from given)
+        into _complete.stored, v_tasks, v_over
         from recorded r;
+      if v_over then
+        with given as materialized (
+          select a.id, a.task_id, pg_catalog.pg_column_size(v_results[g.n]) as size
+            from pg_catalog.unnest(v_ids) with ordinality as g(id, n)
+            join conductor.attempts a on a.id = g.id
+        ), rejected as (
+          update conductor.tasks t
+             set status = 'failed',
+                 error = pg_catalog.format('result not storable: %s bytes of jsonb, over the limit of %s bytes '
+                                           '(conductor.settings.max_result_bytes)', given.size, v_max),
+                 lease_expires_at = null,
+                 finished_at = v_now
+            from given
+           where given.size > v_max
+             and t.id = given.task_id
+             and t.attempt_id = given.id
+             and t.status::text = 'running'
+          returning t.attempt_id, t.error
+        ), recorded as (
+          update conductor.attempts a
+             set outcome = 'failed', finished_at = v_now, error = f.error
+            from rejected f
+           where a.id = f.attempt_id
+          returning a.id, a.task_id
+        )
+        select pg_catalog.array_agg(r.id), v_tasks || pg_catalog.array_agg(r.task_id)
+          into _complete.unstorable, v_tasks
+          from recorded r;
+      end if;
       exit;
     exception when lock_not_available or deadlock_detected then
       if v_skipping then
@@ -2059,8 +2071,8 @@ ALTER FUNCTION conductor._complete(attempt_ids bigint[], results jsonb[], OUT st
 --
 
 COMMENT ON FUNCTION conductor._complete(attempt_ids bigint[], results jsonb[], OUT stored bigint[], OUT unstorable bigint[]) IS 'Finishes each of attempt_ids that still holds its task (running, tasks.attempt_id = it):
-succeeded with results[i], or failed for a result over settings.max_result_bytes, in one
-statement. Returns their ids in stored and unstorable (the rest changed nothing) and
+succeeded with results[i] (one statement), or failed for a result over
+settings.max_result_bytes (a second one, only then). Returns their ids in stored and unstorable (the rest changed nothing) and
 announces the finished tasks on conductor_done. Waits at most 200 ms for a lock
 (lock_timeout); when a task row, or a task''s parent row, stays held longer by another
 transaction, that attempt is skipped (in neither array, still holding its task) and the
@@ -6852,6 +6864,7 @@ CREATE FUNCTION conductor.claim(worker_id text, queues text[] DEFAULT NULL::text
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
     SET jit TO 'off'
     AS $$
 declare
@@ -6879,6 +6892,8 @@ declare
   v_max integer := claim.max_tasks;  -- or fewer, when the rate limits allow fewer starts
   v_controlled boolean;  -- a paused queue or a rate limit exists
   v_followed boolean;    -- a session follows bus topic 'tasks'
+  v_epoch boolean;       -- conductor.claim_epoch holds its row (see conductor._claim_epoch)
+  v_keyed boolean;       -- a keyed task is ready (conductor._claim_keys looks for their keys)
 begin
   if claim.worker_id is null or claim.worker_id = '' then
     raise exception 'claim needs a worker_id' using errcode = 'QC106';
@@ -6891,7 +6906,24 @@ begin
     raise exception 'invalid lease %: it must be positive', coalesce(claim.lease::text, 'NULL')
       using errcode = 'QC106';
   end if;
-  select s.max_lease into v_max_lease from conductor.settings s where s.one;
+  -- One statement reads what every claim needs to know (a helper call with its
+  -- settings, or a statement, costs more than these probes): the lease's limit; the
+  -- paused queues, rate limits and queue caps (see the map: none in the common case);
+  -- whether a session follows bus topic 'tasks'; whether the fencing guard's row is
+  -- there (conductor._claim_epoch is called only when it is not); and whether any
+  -- keyed task is ready (one descent of tasks_ready_keyed; conductor._claim_keys is
+  -- called only then). enable_seqscan is off: this plan is made once per connection,
+  -- on whatever the tables held then.
+  select s.max_lease,
+         exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits),
+         exists (select from conductor.queue_limits),
+         exists (select from conductor.subscriptions b where b.topic in ('tasks', '*')),
+         exists (select from conductor.claim_epoch),
+         exists (select from conductor.tasks t
+                  where t.status = 'queued' and t.concurrency_key is not null and t.run_at <= v_now)
+    into v_max_lease, v_controlled, v_capped, v_followed, v_epoch, v_keyed
+    from conductor.settings s
+   where s.one;
   if claim.lease > v_max_lease then
     raise exception 'invalid lease %: at most % (conductor.settings.max_lease)', claim.lease, v_max_lease
       using errcode = 'QC106',
@@ -6914,11 +6946,7 @@ begin
   end if;
 
   -- Paused queues, rate limits and queue caps, see the map: none in the common case,
-  -- which this one statement finds; else the scope narrowed, nothing when none is left.
-  select exists (select from conductor.paused_queues) or exists (select from conductor.rate_limits),
-         exists (select from conductor.queue_limits),
-         exists (select from conductor.subscriptions b where b.topic in ('tasks', '*'))
-    into v_controlled, v_capped, v_followed;
+  -- which the first statement found; else the scope narrowed, nothing when none is left.
   if v_controlled then
     select c.run_queues, c.run_kinds, c.not_queues, c.not_kinds, c.limited, c.cap,
            c.not_rate, c.rate_buckets, c.rate_left, c.rate_limits, c.rate_bursts
@@ -6947,7 +6975,10 @@ begin
     v_max := least(v_max, v_caps.cap);
   end if;
 
-  v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds, claim.code_versions);
+  if v_keyed then
+    v_keys := conductor._claim_keys(v_queues, v_max, v_now, v_kinds, v_not_queues, v_not_kinds,
+                                    claim.code_versions);
+  end if;
   if v_keys is not null
      and pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     raise exception 'claim needs READ COMMITTED to honour concurrency keys, not %',
@@ -6991,7 +7022,9 @@ begin
         'event', 'running', 'ids', pg_catalog.to_jsonb(v_ids[i * 350 + 1 : (i + 1) * 350])));
     end loop;
   end if;
-  perform conductor._claim_epoch();
+  if not v_epoch then
+    perform conductor._claim_epoch();
+  end if;
   return query select * from conductor._lease(v_ids, v_seen, claim.worker_id, v_now + claim.lease, v_now,
                                               claim.code_versions[1]);
 end
@@ -7227,7 +7260,7 @@ ALTER FUNCTION conductor.complete_many(attempt_ids bigint[], results jsonb[]) OW
 -- Name: FUNCTION complete_many(attempt_ids bigint[], results jsonb[]); Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON FUNCTION conductor.complete_many(attempt_ids bigint[], results jsonb[]) IS 'Finishes a batch of held tasks in one statement: results[i] belongs to attempt_ids[i]
+COMMENT ON FUNCTION conductor.complete_many(attempt_ids bigint[], results jsonb[]) IS 'Finishes a batch of held tasks in one call: results[i] belongs to attempt_ids[i]
 (results NULL: no result for any). Each attempt is fenced on its own, so one lost lease
 does not stop the others. Returns a row for each attempt whose result it did not store,
 with state
