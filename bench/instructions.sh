@@ -18,6 +18,10 @@
 #   b  enqueue_many of 50                 bench/api_enqueue_50.sql  / raw_enqueue_50.sql
 #   c  claim 1 + complete                 bench/api_claim_complete.sql / raw_claim_complete.sql
 #   d  claim 50 + complete_many           bench/api_claim_complete_50.sql / raw_claim_complete_50.sql
+# Pairs b and d are also counted on the storage twin (bench/twin_schema.sql: the
+# engine's tables, columns and indexes without its functions; twin_enqueue_50.sql,
+# twin_claim_complete_50.sql): twin/engine is what the engine's PL/pgSQL leaves of
+# its storage's cost, raw/twin what that storage costs beside one table, one index.
 # Repeated runs agree within about 2 %. Instructions are not time (a cache miss or a
 # WAL flush costs none here), but they rank what the CPU does, and an A/B of the
 # engine's own code, or of a variant a session creates in the running database
@@ -49,6 +53,7 @@ url=$(env -u CONDUCTOR_DEVDB_SETTINGS "$PY" -m pyconductor devdb start --datadir
 bindir=$("$PY" -c 'from pyconductor.dev.devdb import find_bindir; print(find_bindir())')
 "$PY" -m pyconductor migrate --dsn "$url" >/dev/null
 psql -qX "$url" -f bench/raw_schema.sql >/dev/null 2>&1
+psql -qX "$url" -f bench/twin_schema.sql >/dev/null 2>&1
 env -u CONDUCTOR_DEVDB_SETTINGS "$PY" -m pyconductor devdb stop --datadir "$data" >/dev/null 2>&1
 mkdir -p "$work/cg"
 [[ ${#runas[@]} -gt 0 ]] && chown postgres "$work/cg"
@@ -66,9 +71,13 @@ select count(*) from conductor.enqueue_many((select jsonb_agg(jsonb_build_object
   'payload', jsonb_build_object('n', g))) from generate_series(1, $1) g));
 truncate bench_raw.jobs;
 insert into bench_raw.jobs (queue, kind, payload) select 'bench', 'bench', jsonb_build_object('n', g) from generate_series(1, $1) g;
+truncate bench_twin.attempts, bench_twin.tasks;
+insert into bench_twin.tasks (queue, kind, payload) select 'bench', 'bench', jsonb_build_object('n', g) from generate_series(1, $1) g;
 vacuum analyze conductor.tasks;
 vacuum analyze conductor.attempts;
 vacuum analyze bench_raw.jobs;
+vacuum analyze bench_twin.tasks;
+vacuum analyze bench_twin.attempts;
 SQL
 }
 
@@ -96,13 +105,18 @@ per_task() { # $1 script, $2 tasks a round, $3 rounds factor
 echo "# instructions a task $(date -u +%Y-%m-%dT%H:%M:%SZ), HEAD $(git rev-parse --short HEAD) ($(git status --porcelain | wc -l) uncommitted), $("$bindir/postgres" --version)${BENCH_QUEUE_LIMIT:+, queue bench capped at $BENCH_QUEUE_LIMIT}"
 declare -A API=([a]=api_enqueue [b]=api_enqueue_50 [c]=api_claim_complete [d]=api_claim_complete_50)
 declare -A RAW=([a]=raw_enqueue [b]=raw_enqueue_50 [c]=raw_claim_complete [d]=raw_claim_complete_50)
+declare -A TWIN=([b]=twin_enqueue_50 [d]=twin_claim_complete_50)
 declare -A BATCH=([a]=1 [b]=50 [c]=1 [d]=50)
 declare -A FACTOR=([a]=5 [b]=1 [c]=5 [d]=1)
 for pair in ${BENCH_PAIRS:-a b c d}; do
   api=$(per_task "bench/${API[$pair]}.sql" "${BATCH[$pair]}" "${FACTOR[$pair]}")
   raw=$(per_task "bench/${RAW[$pair]}.sql" "${BATCH[$pair]}" "${FACTOR[$pair]}")
-  awk -v p="$pair" -v n="${API[$pair]#api_}" -v a="$api" -v r="$raw" \
-    'BEGIN { printf "(%s) %-22s engine %8d  raw %8d  raw/engine %.2f\n", p, n, a, r, r / a }'
+  twin=
+  [[ -n ${TWIN[$pair]:-} ]] && twin=$(per_task "bench/${TWIN[$pair]}.sql" "${BATCH[$pair]}" "${FACTOR[$pair]}")
+  awk -v p="$pair" -v n="${API[$pair]#api_}" -v a="$api" -v r="$raw" -v t="$twin" \
+    'BEGIN { printf "(%s) %-22s engine %8d  raw %8d  raw/engine %.2f", p, n, a, r, r / a
+             if (t != "") printf "  twin %8d  twin/engine %.2f  raw/twin %.2f", t, t / a, r / t
+             printf "\n" }'
 done
 if [[ -n ${BENCH_KEEP:-} ]]; then
   echo "left running under callgrind: $url (data $data; stop: ${runas[*]} $bindir/pg_ctl stop -D $data)"
