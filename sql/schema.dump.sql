@@ -1971,6 +1971,7 @@ begin
                pg_catalog.pg_column_size(v_results[g.n]) as size
           from pg_catalog.unnest(v_ids) with ordinality as g(id, n)
           join conductor.attempts a on a.id = g.id
+         where a.id = any (v_ids)  -- bounds the scan whichever side the plan puts it (see the map)
       ), finished as (
         update conductor.tasks t
            set status = 'succeeded',
@@ -1979,7 +1980,8 @@ begin
                lease_expires_at = null,
                finished_at = v_now
           from given
-         where t.id = given.task_id
+         where t.id = any (array(select g.task_id from given g))
+           and t.id = given.task_id
            and t.attempt_id = given.id
            and t.status::text = 'running'
            and not coalesce(given.size > v_max, false)
@@ -1988,7 +1990,8 @@ begin
         update conductor.attempts a
            set outcome = 'succeeded', finished_at = v_now, error = null
           from finished f
-         where a.id = f.attempt_id
+         where a.id = any (v_ids)
+           and a.id = f.attempt_id
         returning a.id, a.task_id
       )
       select pg_catalog.array_agg(r.id), pg_catalog.array_agg(r.task_id),
@@ -2000,6 +2003,7 @@ begin
           select a.id, a.task_id, pg_catalog.pg_column_size(v_results[g.n]) as size
             from pg_catalog.unnest(v_ids) with ordinality as g(id, n)
             join conductor.attempts a on a.id = g.id
+           where a.id = any (v_ids)
         ), rejected as (
           update conductor.tasks t
              set status = 'failed',
@@ -2009,6 +2013,7 @@ begin
                  finished_at = v_now
             from given
            where given.size > v_max
+             and t.id = any (array(select g.task_id from given g))
              and t.id = given.task_id
              and t.attempt_id = given.id
              and t.status::text = 'running'
@@ -2017,7 +2022,8 @@ begin
           update conductor.attempts a
              set outcome = 'failed', finished_at = v_now, error = f.error
             from rejected f
-           where a.id = f.attempt_id
+           where a.id = any (v_ids)
+             and a.id = f.attempt_id
           returning a.id, a.task_id
         )
         select pg_catalog.array_agg(r.id), v_tasks || pg_catalog.array_agg(r.task_id)
@@ -2035,16 +2041,18 @@ begin
         select g.id, g.n, a.task_id
           from pg_catalog.unnest(_complete.attempt_ids) with ordinality as g(id, n)
           join conductor.attempts a on a.id = g.id
+         where a.id = any (_complete.attempt_ids)
       ), held as materialized (
         select given.id, given.n, t.parent_id
           from given
           join conductor.tasks t on t.id = given.task_id
-         where t.attempt_id = given.id
+         where t.id = any (array(select g.task_id from given g))
+           and t.attempt_id = given.id
            and t.status::text = 'running'
            for no key update of t skip locked
       ), parents as materialized (
         select p.id from conductor.tasks p
-         where p.id in (select held.parent_id from held)
+         where p.id = any (array(select held.parent_id from held))
            for no key update skip locked
       )
       select pg_catalog.array_agg(held.id order by held.n),
@@ -8802,7 +8810,8 @@ begin
     select given.id, given.task_id, given.claimed_at
       from given
       join conductor.tasks t on t.id = given.task_id
-     where t.attempt_id = given.id
+     where t.id = any (array(select g.task_id from given g))  -- bounds the scan (conductor._complete's map)
+       and t.attempt_id = given.id
        and t.status::text = 'running'
        for no key update of t skip locked
   ), extended as (
@@ -8810,7 +8819,8 @@ begin
     update conductor.tasks t
        set lease_expires_at = least(v_now + heartbeat.lease, held.claimed_at + t.timeout)
       from held
-     where t.id = held.task_id
+     where t.id = any (array(select h.task_id from held h))
+       and t.id = held.task_id
        and t.attempt_id = held.id
        and t.status::text = 'running'
        and (t.timeout is null or held.claimed_at + t.timeout > v_now)

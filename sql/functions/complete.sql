@@ -58,7 +58,15 @@
 -- (sql/tests/claim/cached_plans_stay_on_index_probes.sql stages it): planning
 -- it afresh on every call cost more than executing it. (A generic plan that
 -- could choose a scan went stale as the table grew, up to 200x slower:
--- bench/stale_plans.py.)
+-- bench/stale_plans.py.) Each scan of tasks and attempts is an index scan
+-- bounded by the ids given (`id = any (...)`), and the common statement joins no
+-- two tables: with a join, a plan made while the statistics said a table was
+-- empty over pages that still held rows (ANALYZE after a bulk delete or a prune
+-- under a long transaction) took the table for one row and walked its whole
+-- primary key as the outer side of the nested loop, every call reading every row
+-- (87 ms for 25 results over 130,000 deleted rows; bench/HISTORY.md, issue 26's
+-- ninth part). sql/tests/complete_many/
+-- plans_made_on_emptied_tables_read_only_the_named_rows.sql stages that.
 --
 -- Finished tasks (succeeded, or failed for an unstorable result) are announced
 -- on the channel 'conductor_done' (one notification per call) for clients
@@ -109,8 +117,13 @@ begin
   -- Once, or twice when a row was held for over 200 ms (see the map).
   loop
     begin
-      -- The given attempts are looked up by primary key first (materialized), and
-      -- their tasks then by primary key: the plan never starts from the running set.
+      -- Every scan is one index scan bounded by ids (`id = any (...)`), and no
+      -- statement joins two tables: the attempts' task ids by primary key, the tasks
+      -- by primary key and fenced by attempt_id, the attempts finished by primary
+      -- key; a result is found by its attempt's position in v_ids. A join let a plan
+      -- made on statistics that called a table empty walk that table's whole primary
+      -- key (see the map), and a redundant bound beside a join let a plan with
+      -- good statistics probe the bound once per row of the other side.
       -- status::text, not status: a plain status = 'running' lets the planner scan
       -- the partial index tasks_running instead, which statistics call small but
       -- which, while a long transaction pins the xmin horizon, holds a dead entry
@@ -120,58 +133,52 @@ begin
       -- same fence, in a second statement that runs only when the first saw one
       -- (v_over): an UPDATE of conductor.tasks opens and describes every index of
       -- the table when it starts, whether it changes a row or not.
-      with given as materialized (
-        select a.id, a.task_id, v_results[g.n] as result,
-               pg_catalog.pg_column_size(v_results[g.n]) as size
-          from pg_catalog.unnest(v_ids) with ordinality as g(id, n)
-          join conductor.attempts a on a.id = g.id
-      ), finished as (
+      with finished as (
         update conductor.tasks t
            set status = 'succeeded',
-               result = given.result,
+               result = v_results[pg_catalog.array_position(v_ids, t.attempt_id)],
                error = null,
                lease_expires_at = null,
                finished_at = v_now
-          from given
-         where t.id = given.task_id
-           and t.attempt_id = given.id
+         where t.id = any (array(select a.task_id from conductor.attempts a where a.id = any (v_ids)))
+           and t.attempt_id = any (v_ids)
            and t.status::text = 'running'
-           and not coalesce(given.size > v_max, false)
+           and not coalesce(pg_catalog.pg_column_size(v_results[pg_catalog.array_position(v_ids, t.attempt_id)])
+                            > v_max, false)
         returning t.attempt_id
       ), recorded as (
         update conductor.attempts a
            set outcome = 'succeeded', finished_at = v_now, error = null
-          from finished f
-         where a.id = f.attempt_id
+         where a.id = any (array(select f.attempt_id from finished f))
         returning a.id, a.task_id
       )
       select pg_catalog.array_agg(r.id), pg_catalog.array_agg(r.task_id),
-             (select pg_catalog.bool_or(given.size > v_max) from given)
+             (select pg_catalog.bool_or(pg_catalog.pg_column_size(x.result) > v_max)
+                from pg_catalog.unnest(v_results) as x(result))
         into _complete.stored, v_tasks, v_over
         from recorded r;
       if v_over then
-        with given as materialized (
-          select a.id, a.task_id, pg_catalog.pg_column_size(v_results[g.n]) as size
-            from pg_catalog.unnest(v_ids) with ordinality as g(id, n)
-            join conductor.attempts a on a.id = g.id
-        ), rejected as (
+        with rejected as (
           update conductor.tasks t
              set status = 'failed',
                  error = pg_catalog.format('result not storable: %s bytes of jsonb, over the limit of %s bytes '
-                                           '(conductor.settings.max_result_bytes)', given.size, v_max),
+                                           '(conductor.settings.max_result_bytes)',
+                                           pg_catalog.pg_column_size(v_results[pg_catalog.array_position(v_ids, t.attempt_id)]),
+                                           v_max),
                  lease_expires_at = null,
                  finished_at = v_now
-            from given
-           where given.size > v_max
-             and t.id = given.task_id
-             and t.attempt_id = given.id
+           where t.id = any (array(select a.task_id from conductor.attempts a where a.id = any (v_ids)))
+             and t.attempt_id = any (v_ids)
              and t.status::text = 'running'
+             and pg_catalog.pg_column_size(v_results[pg_catalog.array_position(v_ids, t.attempt_id)]) > v_max
           returning t.attempt_id, t.error
         ), recorded as (
+          -- a rare path (results over the limit), so a join: by primary key, bounded
           update conductor.attempts a
              set outcome = 'failed', finished_at = v_now, error = f.error
             from rejected f
-           where a.id = f.attempt_id
+           where a.id = any (array(select r.attempt_id from rejected r))
+             and a.id = f.attempt_id
           returning a.id, a.task_id
         )
         select pg_catalog.array_agg(r.id), v_tasks || pg_catalog.array_agg(r.task_id)
@@ -185,20 +192,16 @@ begin
       end if;
       -- Lock the held tasks no other transaction holds, then their parents (a child
       -- before its parent), skipping the rows others hold; go again with those only.
-      with given as materialized (
-        select g.id, g.n, a.task_id
-          from pg_catalog.unnest(_complete.attempt_ids) with ordinality as g(id, n)
-          join conductor.attempts a on a.id = g.id
-      ), held as materialized (
-        select given.id, given.n, t.parent_id
-          from given
-          join conductor.tasks t on t.id = given.task_id
-         where t.attempt_id = given.id
+      with held as materialized (
+        select t.attempt_id as id, pg_catalog.array_position(_complete.attempt_ids, t.attempt_id) as n, t.parent_id
+          from conductor.tasks t
+         where t.id = any (array(select a.task_id from conductor.attempts a where a.id = any (_complete.attempt_ids)))
+           and t.attempt_id = any (_complete.attempt_ids)
            and t.status::text = 'running'
            for no key update of t skip locked
       ), parents as materialized (
         select p.id from conductor.tasks p
-         where p.id in (select held.parent_id from held)
+         where p.id = any (array(select held.parent_id from held))
            for no key update skip locked
       )
       select pg_catalog.array_agg(held.id order by held.n),

@@ -35,7 +35,13 @@
 --
 -- Plans: made afresh each call (plan_cache_mode = force_custom_plan). A cached
 -- generic plan made while conductor.tasks was empty stayed on the connection
--- as the table grew, up to 200x slower (bench/stale_plans.py).
+-- as the table grew, up to 200x slower (bench/stale_plans.py). A fresh plan
+-- still reads the statistics, which after a bulk delete under a long
+-- transaction say the tables are empty over pages full of rows: each scan is an
+-- index scan bounded by the ids given (`id = any (...)`) and no statement joins
+-- two tables, so no plan walks a whole primary key as the outer side of a join
+-- (as conductor._complete; sql/tests/complete_many/
+-- plans_made_on_emptied_tables_read_only_the_named_rows.sql).
 --
 -- Locks: the held task rows (SKIP LOCKED, then a lease-only update, usually
 -- HOT), then the worker's row (SKIP LOCKED). Any number of workers at once.
@@ -123,6 +129,9 @@ declare
   v_now timestamptz := conductor.now();
   v_max_lease interval;
   v_extended bigint[];
+  v_attempts bigint[];    -- the caller's own attempts among attempt_ids
+  v_tasks bigint[];       -- their tasks
+  v_claimed timestamptz[];  -- their claimed_at, in step with v_attempts
 begin
   if heartbeat.worker_id is null or heartbeat.worker_id = '' then
     raise exception 'heartbeat needs a worker_id' using errcode = 'QC106';
@@ -140,28 +149,32 @@ begin
   -- another login's worker id keeps none of its leases alive (a dead worker's would never be reaped)
   perform conductor._check_worker_owner(heartbeat.worker_id);
 
-  with given as materialized (
-    -- attempts by primary key first, then their tasks by primary key (status::text
-    -- keeps the planner off tasks_running; see conductor._complete)
-    select a.id, a.task_id, a.claimed_at from conductor.attempts a
-     where a.id = any (heartbeat.attempt_ids) and a.worker_id = heartbeat.worker_id
-  ), held as materialized (
+  -- The caller's attempts by primary key, then their tasks by primary key and
+  -- fenced by attempt_id; an attempt's claimed_at is found by its position. Each
+  -- scan is an index scan bounded by ids and no statement joins two tables (see
+  -- the map). status::text keeps the planner off tasks_running (conductor._complete).
+  select pg_catalog.array_agg(a.id), pg_catalog.array_agg(a.task_id), pg_catalog.array_agg(a.claimed_at)
+    into v_attempts, v_tasks, v_claimed
+    from conductor.attempts a
+   where a.id = any (heartbeat.attempt_ids) and a.worker_id = heartbeat.worker_id;
+
+  with held as materialized (
     -- a row another transaction holds is skipped, never waited for (see the map)
-    select given.id, given.task_id, given.claimed_at
-      from given
-      join conductor.tasks t on t.id = given.task_id
-     where t.attempt_id = given.id
+    select t.id
+      from conductor.tasks t
+     where t.id = any (v_tasks)
+       and t.attempt_id = any (v_attempts)
        and t.status::text = 'running'
        for no key update of t skip locked
   ), extended as (
     -- never past the deadline; an attempt at or past it is not extended
     update conductor.tasks t
-       set lease_expires_at = least(v_now + heartbeat.lease, held.claimed_at + t.timeout)
-      from held
-     where t.id = held.task_id
-       and t.attempt_id = held.id
+       set lease_expires_at = least(v_now + heartbeat.lease,
+                                    v_claimed[pg_catalog.array_position(v_attempts, t.attempt_id)] + t.timeout)
+     where t.id = any (array(select h.id from held h))
+       and t.attempt_id = any (v_attempts)
        and t.status::text = 'running'
-       and (t.timeout is null or held.claimed_at + t.timeout > v_now)
+       and (t.timeout is null or v_claimed[pg_catalog.array_position(v_attempts, t.attempt_id)] + t.timeout > v_now)
     returning t.attempt_id
   )
   select pg_catalog.array_agg(e.attempt_id) into v_extended from extended e;

@@ -1,0 +1,65 @@
+-- Plans made while the statistics said conductor.tasks and conductor.attempts
+-- were empty, over pages that still hold rows, must still read only the rows a
+-- call names. That is the state after a bulk delete or a prune under a long
+-- transaction: ANALYZE counts no live row, VACUUM cannot remove the deleted
+-- ones. Such a plan took each table for at most one row and walked its whole
+-- primary key as the outer side of a nested loop, so every complete_many and
+-- heartbeat read every row of both tables (87 ms for 25 tasks over 130,000
+-- deleted rows; bench/HISTORY.md, issue 26's ninth part). Each statement now
+-- bounds its index scans by the ids it was given.
+--
+-- Staged in one transaction: 600 tasks claimed, then deleted with their
+-- attempts; ANALYZE (it counts this transaction's deleted rows as dead:
+-- reltuples 0 over their pages); a first claim, heartbeat and complete_many
+-- make the session's plans; 600 more tasks claimed. A heartbeat and a
+-- complete_many of five then fetch only about the rows they name
+-- (pg_stat_xact_user_tables.idx_tup_fetch counts this transaction's fetches).
+begin;
+select plan(6);
+\ir ../helpers.psql
+
+select conductor.register_worker('plans-w', 'host', 1, null, 4, array['worker'], 'v', '{}');
+select count(*) from conductor.enqueue_many(
+  (select jsonb_agg(jsonb_build_object('kind', 'k', 'queue', 'plans-q')) from generate_series(1, 600)));
+select count(*) from conductor.claim('plans-w', array['plans-q'], 600);
+delete from conductor.attempts;
+delete from conductor.tasks;
+analyze conductor.tasks;
+analyze conductor.attempts;
+
+select is((select reltuples from pg_catalog.pg_class where oid = 'conductor.tasks'::regclass), 0::real,
+  'The statistics say conductor.tasks is empty.');
+
+-- the plans are made on those statistics
+select conductor.enqueue('k', '{}', 'plans-q');
+create temp table first_claim as select attempt_id from conductor.claim('plans-w', array['plans-q'], 1);
+select count(*) from conductor.heartbeat('plans-w', (select array_agg(attempt_id) from first_claim));
+select count(*) from conductor.complete_many((select array_agg(attempt_id) from first_claim));
+
+select count(*) from conductor.enqueue_many(
+  (select jsonb_agg(jsonb_build_object('kind', 'k', 'queue', 'plans-q')) from generate_series(1, 600)));
+create temp table running as select attempt_id from conductor.claim('plans-w', array['plans-q'], 600);
+create temp table five as select attempt_id from running order by attempt_id limit 5;
+
+create function pg_temp.fetched() returns bigint language sql as $$
+  select sum(s.idx_tup_fetch)::bigint from pg_catalog.pg_stat_xact_user_tables s
+   where s.relid in ('conductor.tasks'::regclass, 'conductor.attempts'::regclass)
+$$;
+
+select pg_temp.fetched() as before_beat \gset
+select is((select count(*) from conductor.heartbeat('plans-w', (select array_agg(attempt_id) from five))),
+  0::bigint, 'The heartbeat extended the five leases (nothing to answer).');
+select pg_temp.fetched() as after_beat \gset
+select is((select count(*) from conductor.complete_many((select array_agg(attempt_id) from five))),
+  0::bigint, 'complete_many stored the five results (nothing to answer).');
+select pg_temp.fetched() as after_complete \gset
+
+select is((select count(*) from conductor.tasks where queue = 'plans-q' and status = 'succeeded'),
+  6::bigint, 'Six tasks finished: the first one and the five.');
+select cmp_ok(:after_beat::bigint - :before_beat::bigint, '<=', 30::bigint,
+  'The heartbeat fetched at most 30 rows of tasks and attempts by index, not 600.');
+select cmp_ok(:after_complete::bigint - :after_beat::bigint, '<=', 30::bigint,
+  'complete_many fetched at most 30 rows of tasks and attempts by index, not 600.');
+
+select * from finish();
+rollback;
