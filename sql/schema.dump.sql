@@ -1245,9 +1245,10 @@ declare
   v_q integer;
   v_kept bigint[];
 begin
-  v_picked := array(select t.queue from pg_catalog.unnest(_claim_caps.task_ids) with ordinality u(id, n)
-                      join conductor.tasks t on t.id = u.id
-                     order by u.n);
+  -- one index scan bounded by the ids, no join (conductor._complete's map says why)
+  v_picked := array(select t.queue from conductor.tasks t
+                     where t.id = any (_claim_caps.task_ids)
+                     order by pg_catalog.array_position(_claim_caps.task_ids, t.id));
   -- lock first (in queue order, before any bucket: see the map) ...
   perform from conductor.queue_limits l
     where l.queue = any (v_picked)
@@ -1838,9 +1839,9 @@ begin
 
   for v_task in
     select t.id, t.queue, t.kind, t.rate_key
-      from pg_catalog.unnest(_claim_tokens.task_ids) with ordinality u(id, n)
-      join conductor.tasks t on t.id = u.id
-     order by u.n
+      from conductor.tasks t
+     where t.id = any (_claim_tokens.task_ids)  -- bounded, no join (conductor._complete's map)
+     order by pg_catalog.array_position(_claim_tokens.task_ids, t.id)
   loop
     v_q := pg_catalog.array_position(v_buckets, 'queue:' || v_task.queue);
     v_k := pg_catalog.array_position(v_buckets, 'kind:' || v_task.kind);
@@ -1955,8 +1956,13 @@ begin
   -- Once, or twice when a row was held for over 200 ms (see the map).
   loop
     begin
-      -- The given attempts are looked up by primary key first (materialized), and
-      -- their tasks then by primary key: the plan never starts from the running set.
+      -- Every scan is one index scan bounded by ids (`id = any (...)`), and no
+      -- statement joins two tables: the attempts' task ids by primary key, the tasks
+      -- by primary key and fenced by attempt_id, the attempts finished by primary
+      -- key; a result is found by its attempt's position in v_ids. A join let a plan
+      -- made on statistics that called a table empty walk that table's whole primary
+      -- key (see the map), and a redundant bound beside a join let a plan with
+      -- good statistics probe the bound once per row of the other side.
       -- status::text, not status: a plain status = 'running' lets the planner scan
       -- the partial index tasks_running instead, which statistics call small but
       -- which, while a long transaction pins the xmin horizon, holds a dead entry
@@ -1966,63 +1972,51 @@ begin
       -- same fence, in a second statement that runs only when the first saw one
       -- (v_over): an UPDATE of conductor.tasks opens and describes every index of
       -- the table when it starts, whether it changes a row or not.
-      with given as materialized (
-        select a.id, a.task_id, v_results[g.n] as result,
-               pg_catalog.pg_column_size(v_results[g.n]) as size
-          from pg_catalog.unnest(v_ids) with ordinality as g(id, n)
-          join conductor.attempts a on a.id = g.id
-         where a.id = any (v_ids)  -- bounds the scan whichever side the plan puts it (see the map)
-      ), finished as (
+      with finished as (
         update conductor.tasks t
            set status = 'succeeded',
-               result = given.result,
+               result = v_results[pg_catalog.array_position(v_ids, t.attempt_id)],
                error = null,
                lease_expires_at = null,
                finished_at = v_now
-          from given
-         where t.id = any (array(select g.task_id from given g))
-           and t.id = given.task_id
-           and t.attempt_id = given.id
+         where t.id = any (array(select a.task_id from conductor.attempts a where a.id = any (v_ids)))
+           and t.attempt_id = any (v_ids)
            and t.status::text = 'running'
-           and not coalesce(given.size > v_max, false)
+           and not coalesce(pg_catalog.pg_column_size(v_results[pg_catalog.array_position(v_ids, t.attempt_id)])
+                            > v_max, false)
         returning t.attempt_id
       ), recorded as (
         update conductor.attempts a
            set outcome = 'succeeded', finished_at = v_now, error = null
-          from finished f
-         where a.id = any (v_ids)
-           and a.id = f.attempt_id
+         where a.id = any (array(select f.attempt_id from finished f))
         returning a.id, a.task_id
       )
       select pg_catalog.array_agg(r.id), pg_catalog.array_agg(r.task_id),
-             (select pg_catalog.bool_or(given.size > v_max) from given)
+             (select pg_catalog.bool_or(pg_catalog.pg_column_size(x.result) > v_max)
+                from pg_catalog.unnest(v_results) as x(result))
         into _complete.stored, v_tasks, v_over
         from recorded r;
       if v_over then
-        with given as materialized (
-          select a.id, a.task_id, pg_catalog.pg_column_size(v_results[g.n]) as size
-            from pg_catalog.unnest(v_ids) with ordinality as g(id, n)
-            join conductor.attempts a on a.id = g.id
-           where a.id = any (v_ids)
-        ), rejected as (
+        with rejected as (
           update conductor.tasks t
              set status = 'failed',
                  error = pg_catalog.format('result not storable: %s bytes of jsonb, over the limit of %s bytes '
-                                           '(conductor.settings.max_result_bytes)', given.size, v_max),
+                                           '(conductor.settings.max_result_bytes)',
+                                           pg_catalog.pg_column_size(v_results[pg_catalog.array_position(v_ids, t.attempt_id)]),
+                                           v_max),
                  lease_expires_at = null,
                  finished_at = v_now
-            from given
-           where given.size > v_max
-             and t.id = any (array(select g.task_id from given g))
-             and t.id = given.task_id
-             and t.attempt_id = given.id
+           where t.id = any (array(select a.task_id from conductor.attempts a where a.id = any (v_ids)))
+             and t.attempt_id = any (v_ids)
              and t.status::text = 'running'
+             and pg_catalog.pg_column_size(v_results[pg_catalog.array_position(v_ids, t.attempt_id)]) > v_max
           returning t.attempt_id, t.error
         ), recorded as (
+          -- a rare path (results over the limit), so a join: by primary key, bounded
           update conductor.attempts a
              set outcome = 'failed', finished_at = v_now, error = f.error
             from rejected f
-           where a.id = any (v_ids)
+           where a.id = any (array(select r.attempt_id from rejected r))
              and a.id = f.attempt_id
           returning a.id, a.task_id
         )
@@ -2037,17 +2031,11 @@ begin
       end if;
       -- Lock the held tasks no other transaction holds, then their parents (a child
       -- before its parent), skipping the rows others hold; go again with those only.
-      with given as materialized (
-        select g.id, g.n, a.task_id
-          from pg_catalog.unnest(_complete.attempt_ids) with ordinality as g(id, n)
-          join conductor.attempts a on a.id = g.id
-         where a.id = any (_complete.attempt_ids)
-      ), held as materialized (
-        select given.id, given.n, t.parent_id
-          from given
-          join conductor.tasks t on t.id = given.task_id
-         where t.id = any (array(select g.task_id from given g))
-           and t.attempt_id = given.id
+      with held as materialized (
+        select t.attempt_id as id, pg_catalog.array_position(_complete.attempt_ids, t.attempt_id) as n, t.parent_id
+          from conductor.tasks t
+         where t.id = any (array(select a.task_id from conductor.attempts a where a.id = any (_complete.attempt_ids)))
+           and t.attempt_id = any (_complete.attempt_ids)
            and t.status::text = 'running'
            for no key update of t skip locked
       ), parents as materialized (
@@ -8783,6 +8771,9 @@ declare
   v_now timestamptz := conductor.now();
   v_max_lease interval;
   v_extended bigint[];
+  v_attempts bigint[];    -- the caller's own attempts among attempt_ids
+  v_tasks bigint[];       -- their tasks
+  v_claimed timestamptz[];  -- their claimed_at, in step with v_attempts
 begin
   if heartbeat.worker_id is null or heartbeat.worker_id = '' then
     raise exception 'heartbeat needs a worker_id' using errcode = 'QC106';
@@ -8800,30 +8791,32 @@ begin
   -- another login's worker id keeps none of its leases alive (a dead worker's would never be reaped)
   perform conductor._check_worker_owner(heartbeat.worker_id);
 
-  with given as materialized (
-    -- attempts by primary key first, then their tasks by primary key (status::text
-    -- keeps the planner off tasks_running; see conductor._complete)
-    select a.id, a.task_id, a.claimed_at from conductor.attempts a
-     where a.id = any (heartbeat.attempt_ids) and a.worker_id = heartbeat.worker_id
-  ), held as materialized (
+  -- The caller's attempts by primary key, then their tasks by primary key and
+  -- fenced by attempt_id; an attempt's claimed_at is found by its position. Each
+  -- scan is an index scan bounded by ids and no statement joins two tables (see
+  -- the map). status::text keeps the planner off tasks_running (conductor._complete).
+  select pg_catalog.array_agg(a.id), pg_catalog.array_agg(a.task_id), pg_catalog.array_agg(a.claimed_at)
+    into v_attempts, v_tasks, v_claimed
+    from conductor.attempts a
+   where a.id = any (heartbeat.attempt_ids) and a.worker_id = heartbeat.worker_id;
+
+  with held as materialized (
     -- a row another transaction holds is skipped, never waited for (see the map)
-    select given.id, given.task_id, given.claimed_at
-      from given
-      join conductor.tasks t on t.id = given.task_id
-     where t.id = any (array(select g.task_id from given g))  -- bounds the scan (conductor._complete's map)
-       and t.attempt_id = given.id
+    select t.id
+      from conductor.tasks t
+     where t.id = any (v_tasks)
+       and t.attempt_id = any (v_attempts)
        and t.status::text = 'running'
        for no key update of t skip locked
   ), extended as (
     -- never past the deadline; an attempt at or past it is not extended
     update conductor.tasks t
-       set lease_expires_at = least(v_now + heartbeat.lease, held.claimed_at + t.timeout)
-      from held
-     where t.id = any (array(select h.task_id from held h))
-       and t.id = held.task_id
-       and t.attempt_id = held.id
+       set lease_expires_at = least(v_now + heartbeat.lease,
+                                    v_claimed[pg_catalog.array_position(v_attempts, t.attempt_id)] + t.timeout)
+     where t.id = any (array(select h.id from held h))
+       and t.attempt_id = any (v_attempts)
        and t.status::text = 'running'
-       and (t.timeout is null or held.claimed_at + t.timeout > v_now)
+       and (t.timeout is null or v_claimed[pg_catalog.array_position(v_attempts, t.attempt_id)] + t.timeout > v_now)
     returning t.attempt_id
   )
   select pg_catalog.array_agg(e.attempt_id) into v_extended from extended e;

@@ -1472,9 +1472,10 @@ declare
   v_q integer;
   v_kept bigint[];
 begin
-  v_picked := array(select t.queue from pg_catalog.unnest(_claim_caps.task_ids) with ordinality u(id, n)
-                      join conductor.tasks t on t.id = u.id
-                     order by u.n);
+  -- one index scan bounded by the ids, no join (conductor._complete's map says why)
+  v_picked := array(select t.queue from conductor.tasks t
+                     where t.id = any (_claim_caps.task_ids)
+                     order by pg_catalog.array_position(_claim_caps.task_ids, t.id));
   -- lock first (in queue order, before any bucket: see the map) ...
   perform from conductor.queue_limits l
     where l.queue = any (v_picked)
@@ -1594,9 +1595,9 @@ begin
 
   for v_task in
     select t.id, t.queue, t.kind, t.rate_key
-      from pg_catalog.unnest(_claim_tokens.task_ids) with ordinality u(id, n)
-      join conductor.tasks t on t.id = u.id
-     order by u.n
+      from conductor.tasks t
+     where t.id = any (_claim_tokens.task_ids)  -- bounded, no join (conductor._complete's map)
+     order by pg_catalog.array_position(_claim_tokens.task_ids, t.id)
   loop
     v_q := pg_catalog.array_position(v_buckets, 'queue:' || v_task.queue);
     v_k := pg_catalog.array_position(v_buckets, 'kind:' || v_task.kind);

@@ -11,11 +11,13 @@
 -- Staged in one transaction: 600 tasks claimed, then deleted with their
 -- attempts; ANALYZE (it counts this transaction's deleted rows as dead:
 -- reltuples 0 over their pages); a first claim, heartbeat and complete_many
--- make the session's plans; 600 more tasks claimed. A heartbeat and a
--- complete_many of five then fetch only about the rows they name
+-- make the session's plans (the queue rate limited, so the claim goes through
+-- its token step too); 600 more tasks claimed. A
+-- heartbeat, a complete_many and a claim of five then fetch only about the
+-- rows they name
 -- (pg_stat_xact_user_tables.idx_tup_fetch counts this transaction's fetches).
 begin;
-select plan(6);
+select plan(8);
 \ir ../helpers.psql
 
 select conductor.register_worker('plans-w', 'host', 1, null, 4, array['worker'], 'v', '{}');
@@ -30,7 +32,9 @@ analyze conductor.attempts;
 select is((select reltuples from pg_catalog.pg_class where oid = 'conductor.tasks'::regclass), 0::real,
   'The statistics say conductor.tasks is empty.');
 
--- the plans are made on those statistics
+-- the plans are made on those statistics, the claim's token step among them (a
+-- queue cap would count the queue's running tasks: that is its cost by design)
+select conductor.set_rate_limit(queue => 'plans-q', per_second => 1000000, burst => 1000000);
 select conductor.enqueue('k', '{}', 'plans-q');
 create temp table first_claim as select attempt_id from conductor.claim('plans-w', array['plans-q'], 1);
 select count(*) from conductor.heartbeat('plans-w', (select array_agg(attempt_id) from first_claim));
@@ -54,12 +58,22 @@ select is((select count(*) from conductor.complete_many((select array_agg(attemp
   0::bigint, 'complete_many stored the five results (nothing to answer).');
 select pg_temp.fetched() as after_complete \gset
 
+select count(*) from conductor.enqueue_many(
+  (select jsonb_agg(jsonb_build_object('kind', 'k', 'queue', 'plans-q')) from generate_series(1, 5)));
+select pg_temp.fetched() as before_claim \gset
+select is((select count(*) from conductor.claim('plans-w', array['plans-q'], 5)), 5::bigint,
+  'A claim (through the rate limit) took the five queued tasks.');
+select pg_temp.fetched() as after_claim \gset
+
 select is((select count(*) from conductor.tasks where queue = 'plans-q' and status = 'succeeded'),
   6::bigint, 'Six tasks finished: the first one and the five.');
 select cmp_ok(:after_beat::bigint - :before_beat::bigint, '<=', 30::bigint,
   'The heartbeat fetched at most 30 rows of tasks and attempts by index, not 600.');
 select cmp_ok(:after_complete::bigint - :after_beat::bigint, '<=', 30::bigint,
   'complete_many fetched at most 30 rows of tasks and attempts by index, not 600.');
+
+select cmp_ok(:after_claim::bigint - :before_claim::bigint, '<=', 60::bigint,
+  'The claim fetched at most 60 rows of tasks and attempts by index, not 600.');
 
 select * from finish();
 rollback;
