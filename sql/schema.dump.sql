@@ -3907,9 +3907,10 @@ declare
   v_task conductor.tasks;
 begin
   select t.* into v_task
-    from conductor.attempts a
-    join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status::text = 'running'
-   where a.id = _held_task.attempt_id
+    from conductor.tasks t
+   where t.id = (select a.task_id from conductor.attempts a where a.id = _held_task.attempt_id)
+     and t.attempt_id = _held_task.attempt_id
+     and t.status::text = 'running'
      for no key update of t;
   if not found then
     perform conductor._refuse(_held_task.attempt_id);
@@ -9817,10 +9818,8 @@ begin
          attempt = t.attempt - 1,
          lease_expires_at = null,
          claimed_by = null  -- a queued task names no worker (the attempt row keeps who ran it)
-    from conductor.attempts a
-   where a.id = release.attempt_id
-     and t.id = a.task_id
-     and t.attempt_id = a.id
+   where t.id = (select a.task_id from conductor.attempts a where a.id = release.attempt_id)  -- no join: see conductor._held_task
+     and t.attempt_id = release.attempt_id
      and t.status::text = 'running'  -- off tasks_running: see conductor._complete
   returning t.queue into v_queue;
   if not found then

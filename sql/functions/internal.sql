@@ -468,7 +468,9 @@ Reads only; no locks.$$;
 -- The fence of every call a worker makes about one claim: the task the attempt
 -- still holds (running, tasks.attempt_id = the attempt), locked; else raises.
 -- status::text keeps the planner on the primary key, off tasks_running (see
--- conductor._complete).
+-- conductor._complete). The attempt's task id is a subquery, not a join: a plan
+-- made on statistics that called both tables empty put a whole scan of
+-- tasks_pkey outside the join (conductor._complete's map).
 create or replace function conductor._held_task(attempt_id bigint) returns conductor.tasks
   language plpgsql volatile
   set search_path = pg_catalog, pg_temp
@@ -477,9 +479,10 @@ declare
   v_task conductor.tasks;
 begin
   select t.* into v_task
-    from conductor.attempts a
-    join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status::text = 'running'
-   where a.id = _held_task.attempt_id
+    from conductor.tasks t
+   where t.id = (select a.task_id from conductor.attempts a where a.id = _held_task.attempt_id)
+     and t.attempt_id = _held_task.attempt_id
+     and t.status::text = 'running'
      for no key update of t;
   if not found then
     perform conductor._refuse(_held_task.attempt_id);

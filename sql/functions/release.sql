@@ -34,10 +34,8 @@ begin
          attempt = t.attempt - 1,
          lease_expires_at = null,
          claimed_by = null  -- a queued task names no worker (the attempt row keeps who ran it)
-    from conductor.attempts a
-   where a.id = release.attempt_id
-     and t.id = a.task_id
-     and t.attempt_id = a.id
+   where t.id = (select a.task_id from conductor.attempts a where a.id = release.attempt_id)  -- no join: see conductor._held_task
+     and t.attempt_id = release.attempt_id
      and t.status::text = 'running'  -- off tasks_running: see conductor._complete
   returning t.queue into v_queue;
   if not found then

@@ -13,11 +13,11 @@
 -- reltuples 0 over their pages); a first claim, heartbeat and complete_many
 -- make the session's plans (the queue rate limited, so the claim goes through
 -- its token step too); 600 more tasks claimed. A
--- heartbeat, a complete_many and a claim of five then fetch only about the
--- rows they name
+-- heartbeat, a complete_many and a claim of five, a fail and a release of
+-- one, then fetch only about the rows they name
 -- (pg_stat_xact_user_tables.idx_tup_fetch counts this transaction's fetches).
 begin;
-select plan(8);
+select plan(12);
 \ir ../helpers.psql
 
 select conductor.register_worker('plans-w', 'host', 1, null, 4, array['worker'], 'v', '{}');
@@ -39,6 +39,11 @@ select conductor.enqueue('k', '{}', 'plans-q');
 create temp table first_claim as select attempt_id from conductor.claim('plans-w', array['plans-q'], 1);
 select count(*) from conductor.heartbeat('plans-w', (select array_agg(attempt_id) from first_claim));
 select count(*) from conductor.complete_many((select array_agg(attempt_id) from first_claim));
+select conductor.enqueue('k', '{}', 'plans-q');
+select conductor.fail((select attempt_id from conductor.claim('plans-w', array['plans-q'], 1)), 'first');
+select conductor.enqueue('k', '{}', 'plans-q');
+select conductor.release((select attempt_id from conductor.claim('plans-w', array['plans-q'], 1)));
+select count(*) from conductor.claim('plans-w', array['plans-q'], 1);  -- the released task, out of the way
 
 select count(*) from conductor.enqueue_many(
   (select jsonb_agg(jsonb_build_object('kind', 'k', 'queue', 'plans-q')) from generate_series(1, 600)));
@@ -72,6 +77,18 @@ select cmp_ok(:after_beat::bigint - :before_beat::bigint, '<=', 30::bigint,
 select cmp_ok(:after_complete::bigint - :after_beat::bigint, '<=', 30::bigint,
   'complete_many fetched at most 30 rows of tasks and attempts by index, not 600.');
 
+select pg_temp.fetched() as before_fail \gset
+select lives_ok($$select conductor.fail((select attempt_id from running order by attempt_id desc limit 1), 'boom')$$,
+  'fail of one of the running tasks');
+select pg_temp.fetched() as after_fail \gset
+select cmp_ok(:after_fail::bigint - :before_fail::bigint, '<=', 10::bigint,
+  'fail (through _held_task, the fence of fail, save_step, spawn and suspend) fetched at most 10 rows, not 600.');
+select pg_temp.fetched() as before_release \gset
+select lives_ok($$select conductor.release((select attempt_id from running order by attempt_id desc limit 1 offset 1))$$,
+  'release of one of the running tasks');
+select pg_temp.fetched() as after_release \gset
+select cmp_ok(:after_release::bigint - :before_release::bigint, '<=', 10::bigint,
+  'release fetched at most 10 rows, not 600.');
 select cmp_ok(:after_claim::bigint - :before_claim::bigint, '<=', 60::bigint,
   'The claim fetched at most 60 rows of tasks and attempts by index, not 600.');
 
