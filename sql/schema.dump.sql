@@ -7120,8 +7120,9 @@ begin
   elsif pg_catalog.cardinality(v_done.stored) = 0 then
     select a.* into v_attempt
       from conductor.attempts a
-      join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status::text = 'running'
-     where a.id = complete.attempt_id;
+     where a.id = complete.attempt_id
+       -- a probe by primary key (a scalar subquery is never made a join: see the map)
+       and (select t.status::text from conductor.tasks t where t.id = a.task_id and t.attempt_id = a.id) = 'running';
     if found then
       -- still held: its row (or its parent's) was another transaction's for over 200 ms
       raise exception 'task % is locked by another transaction; its result was not stored', v_attempt.task_id
@@ -7241,11 +7242,15 @@ begin
          case when given.id = any (v_done.unstorable) then 'failed'
               when a.outcome = 'cancelled' then 'cancelled'
               when a.outcome in ('succeeded', 'failed', 'released', 'suspended') then 'finished'
-              when a.outcome is null and t.attempt_id = a.id and t.status::text = 'running' then 'locked'
+              when a.outcome is null and t.attempt_id = given.id and t.status::text = 'running' then 'locked'
               else 'lost' end
     from pg_catalog.unnest(complete_many.attempt_ids) as given(id)
-    left join conductor.attempts a on a.id = given.id
-    left join conductor.tasks t on t.id = a.task_id
+    -- each row a probe by primary key, planned apart (offset 0 keeps the subquery
+    -- whole): no plan can walk a table (conductor._complete's map)
+    left join lateral (select x.task_id, x.outcome from conductor.attempts x
+                        where x.id = given.id offset 0) a on true
+    left join lateral (select y.attempt_id, y.status from conductor.tasks y
+                        where y.id = a.task_id offset 0) t on true
    where given.id <> all (v_done.stored);
 end
 $$;
@@ -8841,8 +8846,11 @@ begin
                              and t.attempt_id = a.id and t.status::text = 'running' then null
                         else 'lost' end as state
               from pg_catalog.unnest(heartbeat.attempt_ids) as given(id)
-              left join conductor.attempts a on a.id = given.id
-              left join conductor.tasks t on t.id = a.task_id
+              -- each row a probe by primary key, planned apart (offset 0): no plan walks a table
+              left join lateral (select x.id, x.task_id, x.outcome, x.worker_id, x.claimed_at, x.timed_out
+                                   from conductor.attempts x where x.id = given.id offset 0) a on true
+              left join lateral (select y.attempt_id, y.status, y.timeout
+                                   from conductor.tasks y where y.id = a.task_id offset 0) t on true
              where given.id is not null
                and given.id <> all (coalesce(v_extended, '{}'))) r
      where r.state is not null;

@@ -59,8 +59,9 @@
 -- it afresh on every call cost more than executing it. (A generic plan that
 -- could choose a scan went stale as the table grew, up to 200x slower:
 -- bench/stale_plans.py.) Each scan of tasks and attempts is an index scan
--- bounded by the ids given (`id = any (...)`), and the common statement joins no
--- two tables: with a join, a plan made while the statistics said a table was
+-- bounded by the ids given (`id = any (...)`, a scalar subquery, or a lateral
+-- subquery kept whole by offset 0), and no statement joins two tables: with a
+-- join, a plan made while the statistics said a table was
 -- empty over pages that still held rows (ANALYZE after a bulk delete or a prune
 -- under a long transaction) took the table for one row and walked its whole
 -- primary key as the outer side of the nested loop, every call reading every row
@@ -255,8 +256,9 @@ begin
   elsif pg_catalog.cardinality(v_done.stored) = 0 then
     select a.* into v_attempt
       from conductor.attempts a
-      join conductor.tasks t on t.id = a.task_id and t.attempt_id = a.id and t.status::text = 'running'
-     where a.id = complete.attempt_id;
+     where a.id = complete.attempt_id
+       -- a probe by primary key (a scalar subquery is never made a join: see the map)
+       and (select t.status::text from conductor.tasks t where t.id = a.task_id and t.attempt_id = a.id) = 'running';
     if found then
       -- still held: its row (or its parent's) was another transaction's for over 200 ms
       raise exception 'task % is locked by another transaction; its result was not stored', v_attempt.task_id
@@ -303,11 +305,15 @@ begin
          case when given.id = any (v_done.unstorable) then 'failed'
               when a.outcome = 'cancelled' then 'cancelled'
               when a.outcome in ('succeeded', 'failed', 'released', 'suspended') then 'finished'
-              when a.outcome is null and t.attempt_id = a.id and t.status::text = 'running' then 'locked'
+              when a.outcome is null and t.attempt_id = given.id and t.status::text = 'running' then 'locked'
               else 'lost' end
     from pg_catalog.unnest(complete_many.attempt_ids) as given(id)
-    left join conductor.attempts a on a.id = given.id
-    left join conductor.tasks t on t.id = a.task_id
+    -- each row a probe by primary key, planned apart (offset 0 keeps the subquery
+    -- whole): no plan can walk a table (conductor._complete's map)
+    left join lateral (select x.task_id, x.outcome from conductor.attempts x
+                        where x.id = given.id offset 0) a on true
+    left join lateral (select y.attempt_id, y.status from conductor.tasks y
+                        where y.id = a.task_id offset 0) t on true
    where given.id <> all (v_done.stored);
 end
 $$;

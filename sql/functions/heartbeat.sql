@@ -198,8 +198,11 @@ begin
                              and t.attempt_id = a.id and t.status::text = 'running' then null
                         else 'lost' end as state
               from pg_catalog.unnest(heartbeat.attempt_ids) as given(id)
-              left join conductor.attempts a on a.id = given.id
-              left join conductor.tasks t on t.id = a.task_id
+              -- each row a probe by primary key, planned apart (offset 0): no plan walks a table
+              left join lateral (select x.id, x.task_id, x.outcome, x.worker_id, x.claimed_at, x.timed_out
+                                   from conductor.attempts x where x.id = given.id offset 0) a on true
+              left join lateral (select y.attempt_id, y.status, y.timeout
+                                   from conductor.tasks y where y.id = a.task_id offset 0) t on true
              where given.id is not null
                and given.id <> all (coalesce(v_extended, '{}'))) r
      where r.state is not null;

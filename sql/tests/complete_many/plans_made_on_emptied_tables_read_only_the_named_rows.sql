@@ -12,12 +12,12 @@
 -- attempts; ANALYZE (it counts this transaction's deleted rows as dead:
 -- reltuples 0 over their pages); a first claim, heartbeat and complete_many
 -- make the session's plans (the queue rate limited, so the claim goes through
--- its token step too); 600 more tasks claimed. A
--- heartbeat, a complete_many and a claim of five, a fail and a release of
--- one, then fetch only about the rows they name
+-- its token step too); 600 more tasks claimed. A heartbeat, a complete_many
+-- and a claim of five, their answers for five finished attempts, a fail and a
+-- release of one, then fetch only about the rows they name
 -- (pg_stat_xact_user_tables.idx_tup_fetch counts this transaction's fetches).
 begin;
-select plan(12);
+select plan(15);
 \ir ../helpers.psql
 
 select conductor.register_worker('plans-w', 'host', 1, null, 4, array['worker'], 'v', '{}');
@@ -69,6 +69,16 @@ select pg_temp.fetched() as before_claim \gset
 select is((select count(*) from conductor.claim('plans-w', array['plans-q'], 5)), 5::bigint,
   'A claim (through the rate limit) took the five queued tasks.');
 select pg_temp.fetched() as after_claim \gset
+
+-- the answers of the attempts not stored or extended (the five finished): a statement of their own
+select pg_temp.fetched() as before_answers \gset
+select is((select count(*) from conductor.complete_many((select array_agg(attempt_id) from five))
+            where state = 'finished'), 5::bigint, 'complete_many of the five again answers them finished.');
+select is((select count(*) from conductor.heartbeat('plans-w', (select array_agg(attempt_id) from five))
+            where state = 'finished'), 5::bigint, 'A heartbeat of the five answers them finished.');
+select pg_temp.fetched() as after_answers \gset
+select cmp_ok(:after_answers::bigint - :before_answers::bigint, '<=', 60::bigint,
+  'Those answers fetched at most 60 rows of tasks and attempts by index, not 600.');
 
 select is((select count(*) from conductor.tasks where queue = 'plans-q' and status = 'succeeded'),
   6::bigint, 'Six tasks finished: the first one and the five.');
