@@ -18,7 +18,10 @@
 #   b  enqueue_many of 50                 bench/api_enqueue_50.sql  / raw_enqueue_50.sql
 #   c  claim 1 + complete                 bench/api_claim_complete.sql / raw_claim_complete.sql
 #   d  claim 50 + complete_many           bench/api_claim_complete_50.sql / raw_claim_complete_50.sql
-# Pairs b and d are also counted on the storage twin (bench/twin_schema.sql: the
+#   e  enqueue_many of 50 as a client sends it: a JSON literal, against a
+#      50-row INSERT ... VALUES literal of the same rows (written into $work)
+#   f  the same with 500
+# Pairs b, d, e and f are also counted on the storage twin (bench/twin_schema.sql: the
 # engine's tables, columns and indexes without its functions; twin_enqueue_50.sql,
 # twin_claim_complete_50.sql): twin/engine is what the engine's PL/pgSQL leaves of
 # its storage's cost, raw/twin what that storage costs beside one table, one index.
@@ -26,7 +29,7 @@
 # WAL flush costs none here), but they rank what the CPU does, and an A/B of the
 # engine's own code, or of a variant a session creates in the running database
 # (BENCH_KEEP=1 leaves it up and prints how to reach it), is exact enough to
-# decide by. About 4 minutes on 2 cores. Knobs: BENCH_PAIRS ("a b c d"),
+# decide by. About 6 minutes on 2 cores. Knobs: BENCH_PAIRS ("a b c d e f"),
 # ROUNDS_LO (2), ROUNDS_HI (10; pairs a and c take 5x both), BENCH_QUEUE_LIMIT
 # (unset; N caps the engine's queue 'bench' at N running, set_queue_limit, in
 # every session's setup: the claims of pairs c and d pay for the cap).
@@ -108,17 +111,34 @@ per_task() { # $1 script, $2 tasks a round, $3 rounds factor, $4 (optional) the 
 }
 
 echo "# instructions a task $(date -u +%Y-%m-%dT%H:%M:%SZ), HEAD $(git rev-parse --short HEAD) ($(git status --porcelain | wc -l) uncommitted), $("$bindir/postgres" --version)${BENCH_QUEUE_LIMIT:+, queue bench capped at $BENCH_QUEUE_LIMIT}"
-declare -A API=([a]=api_enqueue [b]=api_enqueue_50 [c]=api_claim_complete [d]=api_claim_complete_50)
-declare -A RAW=([a]=raw_enqueue [b]=raw_enqueue_50 [c]=raw_claim_complete [d]=raw_claim_complete_50)
-declare -A TWIN=([b]=twin_enqueue_50 [d]=twin_claim_complete_50)
-declare -A BATCH=([a]=1 [b]=50 [c]=1 [d]=50)
-declare -A FACTOR=([a]=5 [b]=1 [c]=5 [d]=1)
-for pair in ${BENCH_PAIRS:-a b c d}; do
-  api=$(per_task "bench/${API[$pair]}.sql" "${BATCH[$pair]}" "${FACTOR[$pair]}")
-  raw=$(per_task "bench/${RAW[$pair]}.sql" "${BATCH[$pair]}" "${FACTOR[$pair]}")
+literals() { # $1 tasks: the statements of pairs e and f, with their rows as literals
+  local objects=() rows=() i
+  for i in $(seq "$1"); do
+    objects+=("{\"kind\": \"bench\", \"queue\": \"bench_enq\", \"payload\": {\"n\": $i}}")
+    rows+=("('bench_enq', 'bench', '{\"n\": $i}')")
+  done
+  local IFS=,
+  echo "select count(*) from conductor.enqueue_many('[${objects[*]}]');" >"$work/api_enqueue_$1_json.sql"
+  echo "insert into bench_twin.tasks (queue, kind, payload) values ${rows[*]};" >"$work/twin_enqueue_$1_values.sql"
+  echo "insert into bench_raw.jobs (queue, kind, payload) values ${rows[*]};" >"$work/raw_enqueue_$1_values.sql"
+}
+literals 50
+literals 500
+declare -A API=([a]=bench/api_enqueue [b]=bench/api_enqueue_50 [c]=bench/api_claim_complete
+                [d]=bench/api_claim_complete_50 [e]=$work/api_enqueue_50_json [f]=$work/api_enqueue_500_json)
+declare -A RAW=([a]=bench/raw_enqueue [b]=bench/raw_enqueue_50 [c]=bench/raw_claim_complete
+                [d]=bench/raw_claim_complete_50 [e]=$work/raw_enqueue_50_values [f]=$work/raw_enqueue_500_values)
+declare -A TWIN=([b]=bench/twin_enqueue_50 [d]=bench/twin_claim_complete_50 [e]=$work/twin_enqueue_50_values
+                 [f]=$work/twin_enqueue_500_values)
+declare -A BATCH=([a]=1 [b]=50 [c]=1 [d]=50 [e]=50 [f]=500)
+declare -A FACTOR=([a]=5 [b]=1 [c]=5 [d]=1 [e]=1 [f]=1)
+for pair in ${BENCH_PAIRS:-a b c d e f}; do
+  api=$(per_task "${API[$pair]}.sql" "${BATCH[$pair]}" "${FACTOR[$pair]}")
+  raw=$(per_task "${RAW[$pair]}.sql" "${BATCH[$pair]}" "${FACTOR[$pair]}")
   twin=
-  [[ -n ${TWIN[$pair]:-} ]] && twin=$(per_task "bench/${TWIN[$pair]}.sql" "${BATCH[$pair]}" "${FACTOR[$pair]}" twin)
-  awk -v p="$pair" -v n="${API[$pair]#api_}" -v a="$api" -v r="$raw" -v t="$twin" \
+  [[ -n ${TWIN[$pair]:-} ]] && twin=$(per_task "${TWIN[$pair]}.sql" "${BATCH[$pair]}" "${FACTOR[$pair]}" twin)
+  name=$(basename "${API[$pair]}")
+  awk -v p="$pair" -v n="${name#api_}" -v a="$api" -v r="$raw" -v t="$twin" \
     'BEGIN { printf "(%s) %-22s engine %8d  raw %8d  raw/engine %.2f", p, n, a, r, r / a
              if (t != "") printf "  twin %8d  twin/engine %.2f  raw/twin %.2f", t, t / a, r / t
              printf "\n" }'

@@ -29,10 +29,20 @@
 --       ... VALUES), for one task 1.1-1.25x the batch path's rate (pgbench -c
 --       2, enqueue_many of one object) and 0.7x its backend CPU
 --   conductor.enqueue_many(tasks jsonb)          -> setof bigint, in input order
+--       a batch of roots without a dedupe key, dedupe options or a deadline to
+--       start (the common batch: the fast path, issue 26) in two statements
+--       and no composite array: one reads the batch's distinct tasks (alike
+--       objects but for the payload read once: their values converted, their
+--       kinds looked up), one INSERT reads the JSON, resolves each task and
+--       judges the first of each distinct task as it is about to write it
+--       (conductor._require_spec). Any other batch reads its tasks into
+--       conductor._task_spec values and goes through _enqueue. CPU instructions
+--       a task (bench/instructions.sh (e)): 0.72 of a 50-row INSERT ... VALUES
+--       into the storage twin, 0.78 at 500 (0.51 and 0.59 through _enqueue).
 --   conductor._enqueue(specs) -> ids in input order
 --       a batch in one statement (an INSERT of the tasks without a dedupe key,
---       and one ON CONFLICT DO NOTHING for those with one); enqueue_many, spawn
---       and tick use it. The common
+--       and one ON CONFLICT DO NOTHING for those with one); enqueue_many's
+--       general path, spawn, fork and the schedules use it. The common
 --       path is three statements (resolve, validate, insert); a missing parent
 --       or a task losing to a dedupe holder takes a slower path only when it
 --       happens.
@@ -83,13 +93,13 @@
 -- task carrying this payload; a finished holder is the answer. A claim racing a
 -- replace either runs the replaced payload or makes the replace a new task.
 --
--- Plans: every statement of _enqueue is planned once per connection
+-- Plans: every statement of _enqueue and enqueue_many is planned once per connection
 -- (plan_cache_mode = force_generic_plan; planning it afresh each call cost
 -- about 0.7 ms of a 50-task batch's 3 ms). A generic plan made while
 -- conductor.tasks was empty stays on the connection as the table grows
 -- (bench/stale_plans.py measured a join so planned at 200x slower), so it
 -- reads conductor.tasks and conductor.kinds only by key (the kind of each
--- spec, the parent's root, a dedupe holder) and sequential and bitmap scans
+-- spec or distinct task, the parent's root, a dedupe holder) and sequential and bitmap scans
 -- are off: every such plan is an index probe whatever the statistics said
 -- (pgTAP enqueue_many/cached_plans_stay_on_index_probes). enqueue's
 -- statements are lookups by a unique key and an INSERT ... VALUES, planned
@@ -1000,13 +1010,82 @@ QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent, expire
 dedupe option out of range, QC105 an unknown status in dedupe_states, QC120-QC122 dedupe
 options (see conductor._spec_problem), QC203 parent not found. Any number of callers at once.$$;
 
+-- The keys of a task object of enqueue_many but its payload, each as the type it
+-- is stored as: jsonb_populate_record converts them with the types' input
+-- functions, as the casts of enqueue_many's statements do. The fast path reads a
+-- batch's distinct tasks through it, so a value that does not convert is found
+-- before anything is written.
+create type conductor._task_json as (
+  kind              text,
+  queue             text,
+  priority          integer,
+  run_at            timestamptz,
+  max_attempts      integer,
+  dedupe_key        text,
+  concurrency_key   text,
+  parent_id         bigint,
+  max_recoveries    integer,
+  backoff_base      interval,
+  backoff_factor    double precision,
+  backoff_max       interval,
+  timeout           interval,
+  traceparent       text,
+  concurrency_limit integer,
+  dedupe_window     interval,
+  dedupe_states     text[],
+  on_duplicate      text,
+  debounce          interval,
+  debounce_max      interval,
+  expires_in        interval,
+  rate_key          text
+);
+
+comment on type conductor._task_json is
+$$The keys of an enqueue_many task object but its payload, each converted to its type
+(jsonb_populate_record): how enqueue_many finds a value that does not convert.$$;
+
+-- true for a valid spec, else raises its first problem (conductor._raise_spec_problem,
+-- with detail): a check that an INSERT ... SELECT can make on the row it is about to write
+create or replace function conductor._require_spec(s conductor._task_spec, max_payload_bytes integer, detail text)
+  returns boolean
+  language plpgsql stable
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_problem text := conductor._spec_problem(_require_spec.s, _require_spec.max_payload_bytes);
+begin
+  if v_problem is not null then
+    perform conductor._raise_spec_problem(v_problem, _require_spec.s, _require_spec.detail);
+  end if;
+  return true;
+end
+$$;
+
+comment on function conductor._require_spec(conductor._task_spec, integer, text) is
+$$true when s breaks no rule of conductor._spec_problem (payload limit max_payload_bytes);
+else raises the first problem as conductor._raise_spec_problem does, with detail.$$;
+
+revoke execute on function conductor._require_spec(conductor._task_spec, integer, text) from public;
+
 create or replace function conductor.enqueue_many(tasks jsonb) returns setof bigint
   language plpgsql volatile
   security definer
   set search_path = pg_catalog, pg_temp
+  set plan_cache_mode = force_generic_plan
+  set enable_seqscan = off
+  set enable_bitmapscan = off
+  set jit = off
 as $$
 declare
+  v_now timestamptz := conductor.now();
+  v_max integer := conductor._max_payload_bytes();
+  v_firsts bigint[];
+  v_kinds text[];
+  v_kind_rows conductor.kinds[];
+  v_general boolean;
   v_specs conductor._task_spec[];
+  v_ids bigint[];
+  v_queues text[];
   v_ord bigint;
   v_task jsonb;
   v_key text;
@@ -1027,37 +1106,61 @@ begin
   -- (a word for an integer, a malformed time or interval) is named as QC106
   -- rather than PostgreSQL's own 22P02, 22007 or 22003.
   begin
-    v_specs := array(
-      select row(
-               t->>'kind',
-               coalesce(t->'payload', '{}'),
-               t->>'queue',
-               (t->>'priority')::integer,
-               (t->>'run_at')::timestamptz,
-               (t->>'max_attempts')::integer,
-               t->>'dedupe_key',
-               t->>'concurrency_key',
-               (t->>'parent_id')::bigint,
-               (t->>'max_recoveries')::integer,
-               (t->>'backoff_base')::interval,
-               (t->>'backoff_factor')::double precision,
-               (t->>'backoff_max')::interval,
-               (t->>'timeout')::interval,
-               t->>'traceparent',
-               (t->>'concurrency_limit')::integer,
-               case when t ?| array['dedupe_window', 'dedupe_states', 'on_duplicate', 'debounce', 'debounce_max'] then
-                 conductor._dedupe_options(
-                   (t->>'dedupe_window')::interval,
-                   case when t ? 'dedupe_states' and t->'dedupe_states' <> 'null' then
-                     array(select w.word
-                             from pg_catalog.jsonb_array_elements_text(t->'dedupe_states') with ordinality as w(word, n)
-                            order by w.n) end,
-                   t->>'on_duplicate', (t->>'debounce')::interval, (t->>'debounce_max')::interval) end,
-               (t->>'expires_in')::interval,
-               t->>'rate_key'
-             )::conductor._task_spec
-        from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
-       order by a.n);
+    -- The batch's distinct tasks: alike objects (the same keys and values but
+    -- for the payload, and payloads the rules see alike: any object under the
+    -- limit) are read once, by the first of them. Each distinct task's values
+    -- are converted here, its kind looked up, and whether the batch needs the
+    -- general path (below) decided.
+    select pg_catalog.array_agg(d.first_ord), pg_catalog.array_agg(j.kind), pg_catalog.array_agg(k),
+           pg_catalog.bool_or(j.parent_id is not null or j.dedupe_key is not null
+                              or j.expires_in is not null or k.expires_in is not null
+                              or pg_catalog.num_nonnulls(j.dedupe_window, j.dedupe_states, j.on_duplicate,
+                                                         j.debounce, j.debounce_max) > 0)
+      into v_firsts, v_kinds, v_kind_rows, v_general
+      from (select pg_catalog.min(a.n) as first_ord, a.t - 'payload' as keys
+              from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
+             group by a.t - 'payload',
+                      -- the payload as the rules see it (a rule that reads more of
+                      -- a payload must change this)
+                      case when pg_catalog.jsonb_typeof(a.t->'payload') = 'object'
+                                and pg_catalog.pg_column_size(a.t->'payload') <= v_max then null
+                           else coalesce(a.t->'payload', '{}') end) d
+      cross join lateral pg_catalog.jsonb_populate_record(null::conductor._task_json, d.keys) j
+      left join conductor.kinds k on k.kind = j.kind;
+
+    if v_general then
+      v_specs := array(
+        select row(
+                 t->>'kind',
+                 coalesce(t->'payload', '{}'),
+                 t->>'queue',
+                 (t->>'priority')::integer,
+                 (t->>'run_at')::timestamptz,
+                 (t->>'max_attempts')::integer,
+                 t->>'dedupe_key',
+                 t->>'concurrency_key',
+                 (t->>'parent_id')::bigint,
+                 (t->>'max_recoveries')::integer,
+                 (t->>'backoff_base')::interval,
+                 (t->>'backoff_factor')::double precision,
+                 (t->>'backoff_max')::interval,
+                 (t->>'timeout')::interval,
+                 t->>'traceparent',
+                 (t->>'concurrency_limit')::integer,
+                 case when t ?| array['dedupe_window', 'dedupe_states', 'on_duplicate', 'debounce', 'debounce_max'] then
+                   conductor._dedupe_options(
+                     (t->>'dedupe_window')::interval,
+                     case when t ? 'dedupe_states' and t->'dedupe_states' <> 'null' then
+                       array(select w.word
+                               from pg_catalog.jsonb_array_elements_text(t->'dedupe_states') with ordinality as w(word, n)
+                              order by w.n) end,
+                     t->>'on_duplicate', (t->>'debounce')::interval, (t->>'debounce_max')::interval) end,
+                 (t->>'expires_in')::interval,
+                 t->>'rate_key'
+               )::conductor._task_spec
+          from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
+         order by a.n);
+    end if;
   exception when data_exception then
     -- the slow path, only when it happens: find the first task and key at fault
     for v_ord, v_task in
@@ -1098,7 +1201,66 @@ begin
     raise;  -- no key at fault: the original error
   end;
 
-  return query select pg_catalog.unnest(conductor._enqueue(v_specs));
+  -- The general path: a parent, a dedupe key or options, a deadline to start
+  -- (the task's or its kind's) go through conductor._enqueue with the rest of
+  -- the batch, as spawn and the schedules do.
+  if v_general then
+    return query select pg_catalog.unnest(conductor._enqueue(v_specs));
+    return;
+  end if;
+
+  -- The fast path, every task a root with none of those: one INSERT reading the
+  -- JSON, each task resolved as conductor._enqueue resolves it (the caller's
+  -- value, else its kind's looked up above, else the engine's). The first task
+  -- of each distinct task is judged (conductor._require_spec) as it is about to
+  -- be written, the rest being alike: a bad one raises, so the first in input
+  -- order, and nothing of the batch stays. Ids are drawn in input order, so the
+  -- answer is the inserted ids in order.
+  with inserted as (
+    insert into conductor.tasks as t (
+      id, queue, kind, payload, priority, run_at, max_attempts, max_recoveries,
+      backoff_base, backoff_factor, backoff_max, concurrency_key,
+      root_id, enqueued_at, timeout, traceparent, concurrency_limit, rate_key)
+    select r.id, r.queue, r.kind, r.payload, r.priority, coalesce(r.run_at, v_now), r.max_attempts,
+           r.max_recoveries, r.backoff_base, r.backoff_factor, r.backoff_max, r.concurrency_key,
+           r.id, v_now, r.timeout, r.traceparent, r.concurrency_limit, r.rate_key
+      from (select a.n, pg_catalog.nextval('conductor.tasks_id_seq') as id,
+                   a.t->>'kind' as kind,
+                   coalesce(a.t->'payload', '{}') as payload,
+                   coalesce(a.t->>'queue', (a.k).queue, 'default') as queue,
+                   coalesce((a.t->>'priority')::integer, (a.k).priority, 0) as priority,
+                   (a.t->>'run_at')::timestamptz as run_at,
+                   coalesce((a.t->>'max_attempts')::integer, (a.k).max_attempts, 1) as max_attempts,
+                   coalesce(a.t->>'concurrency_key', (a.k).concurrency_key) as concurrency_key,
+                   coalesce((a.t->>'max_recoveries')::integer, (a.k).max_recoveries, 3) as max_recoveries,
+                   (a.t->>'backoff_base')::interval as backoff_base,
+                   (a.t->>'backoff_factor')::double precision as backoff_factor,
+                   (a.t->>'backoff_max')::interval as backoff_max,
+                   coalesce((a.t->>'timeout')::interval, (a.k).timeout) as timeout,
+                   a.t->>'traceparent' as traceparent,
+                   -- the kind's limit applies to a keyed task only (a limit without a key is refused)
+                   coalesce((a.t->>'concurrency_limit')::integer,
+                            case when coalesce(a.t->>'concurrency_key', (a.k).concurrency_key) is not null
+                                 then (a.k).concurrency_limit end) as concurrency_limit,
+                   a.t->>'rate_key' as rate_key
+              from (select e.n, e.t, v_kind_rows[pg_catalog.array_position(v_kinds, e.t->>'kind')] as k
+                      from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as e(t, n)
+                    offset 0) a
+            offset 0) r
+     where r.n <> all (v_firsts)
+        or conductor._require_spec(row(r.kind, r.payload, r.queue, r.priority, r.run_at, r.max_attempts, null,
+                                       r.concurrency_key, null, r.max_recoveries, r.backoff_base, r.backoff_factor,
+                                       r.backoff_max, r.timeout, r.traceparent, r.concurrency_limit, null, null,
+                                       r.rate_key)::conductor._task_spec,
+                                   v_max, pg_catalog.format('task #%s of the batch', r.n))
+    returning t.id, t.queue
+  )
+  select pg_catalog.array_agg(i.id order by i.id), pg_catalog.array_agg(distinct i.queue)
+    into v_ids, v_queues
+    from inserted i;
+  -- due now or later: a sleeper recomputes its wake-up either way (functions/notify)
+  perform conductor._notify_queue(q.queue) from pg_catalog.unnest(v_queues) as q(queue);
+  return query select pg_catalog.unnest(v_ids);
 end
 $$;
 

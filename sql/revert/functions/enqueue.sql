@@ -53,6 +53,10 @@
 begin;
 set local role conductor_owner;
 
+-- added after v0.2.0: enqueue_many's fast path (issue 26); v0.2.0's enqueue_many comes back below
+drop function conductor.enqueue_many(jsonb);
+drop function conductor._require_spec(conductor._task_spec, integer, text);
+drop type conductor._task_json;
 -- added after v0.2.0: the queue rule for a worker's queues list, the kind rule's characters
 drop function conductor._check_queue_names(text[]);
 -- added after v0.2.0: the deadlines to start (issue 30)
