@@ -86,9 +86,7 @@ CREATE TYPE conductor._task_json AS (
 	priority integer,
 	run_at timestamp with time zone,
 	max_attempts integer,
-	dedupe_key text,
 	concurrency_key text,
-	parent_id bigint,
 	max_recoveries integer,
 	backoff_base interval,
 	backoff_factor double precision,
@@ -96,12 +94,6 @@ CREATE TYPE conductor._task_json AS (
 	timeout interval,
 	traceparent text,
 	concurrency_limit integer,
-	dedupe_window interval,
-	dedupe_states text[],
-	on_duplicate text,
-	debounce interval,
-	debounce_max interval,
-	expires_in interval,
 	rate_key text
 );
 
@@ -112,8 +104,9 @@ ALTER TYPE conductor._task_json OWNER TO conductor_owner;
 -- Name: TYPE _task_json; Type: COMMENT; Schema: conductor; Owner: conductor_owner
 --
 
-COMMENT ON TYPE conductor._task_json IS 'The keys of an enqueue_many task object but its payload, each converted to its type
-(jsonb_populate_record): how enqueue_many finds a value that does not convert.';
+COMMENT ON TYPE conductor._task_json IS 'The keys of an enqueue_many task object that its fast path reads but the payload, each
+converted to its type (jsonb_populate_record): how the fast path finds a value that does not
+convert before it writes.';
 
 
 --
@@ -8214,6 +8207,7 @@ declare
   v_firsts bigint[];
   v_kinds text[];
   v_kind_rows conductor.kinds[];
+  v_not_objects boolean;
   v_general boolean;
   v_specs conductor._task_spec[];
   v_ids bigint[];
@@ -8227,8 +8221,14 @@ begin
       coalesce(pg_catalog.jsonb_typeof(enqueue_many.tasks), 'SQL NULL')
       using errcode = 'QC106';
   end if;
-  if exists (select from pg_catalog.jsonb_array_elements(enqueue_many.tasks) e(t)
-              where pg_catalog.jsonb_typeof(e.t) <> 'object') then
+  -- one pass: every element an object, and whether a task has a key of the
+  -- general path (below; a key holding JSON null counts: that path reads it)
+  select coalesce(pg_catalog.bool_or(pg_catalog.jsonb_typeof(e.t) <> 'object'), false),
+         coalesce(pg_catalog.bool_or(e.t ?| array['parent_id', 'dedupe_key', 'expires_in', 'dedupe_window',
+                                                  'dedupe_states', 'on_duplicate', 'debounce', 'debounce_max']), false)
+    into v_not_objects, v_general
+    from pg_catalog.jsonb_array_elements(enqueue_many.tasks) e(t);
+  if v_not_objects then
     raise exception 'enqueue_many takes a JSON array of task objects; an element is not an object'
       using errcode = 'QC106';
   end if;
@@ -8241,24 +8241,23 @@ begin
     -- The batch's distinct tasks: alike objects (the same keys and values but
     -- for the payload, and payloads the rules see alike: any object under the
     -- limit) are read once, by the first of them. Each distinct task's values
-    -- are converted here, its kind looked up, and whether the batch needs the
-    -- general path (below) decided.
-    select pg_catalog.array_agg(d.first_ord), pg_catalog.array_agg(j.kind), pg_catalog.array_agg(k),
-           pg_catalog.bool_or(j.parent_id is not null or j.dedupe_key is not null
-                              or j.expires_in is not null or k.expires_in is not null
-                              or pg_catalog.num_nonnulls(j.dedupe_window, j.dedupe_states, j.on_duplicate,
-                                                         j.debounce, j.debounce_max) > 0)
-      into v_firsts, v_kinds, v_kind_rows, v_general
-      from (select pg_catalog.min(a.n) as first_ord, a.t - 'payload' as keys
-              from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
-             group by a.t - 'payload',
-                      -- the payload as the rules see it (a rule that reads more of
-                      -- a payload must change this)
-                      case when pg_catalog.jsonb_typeof(a.t->'payload') = 'object'
-                                and pg_catalog.pg_column_size(a.t->'payload') <= v_max then null
-                           else coalesce(a.t->'payload', '{}') end) d
-      cross join lateral pg_catalog.jsonb_populate_record(null::conductor._task_json, d.keys) j
-      left join conductor.kinds k on k.kind = j.kind;
+    -- are converted here and its kind looked up: a kind with a deadline to
+    -- start sends the batch to the general path too.
+    if not v_general then
+      select pg_catalog.array_agg(d.first_ord), pg_catalog.array_agg(j.kind), pg_catalog.array_agg(k),
+             coalesce(pg_catalog.bool_or(k.expires_in is not null), false)
+        into v_firsts, v_kinds, v_kind_rows, v_general
+        from (select pg_catalog.min(a.n) as first_ord, a.t - 'payload' as keys
+                from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
+               group by a.t - 'payload',
+                        -- the payload as the rules see it (a rule that reads more of
+                        -- a payload must change this)
+                        case when pg_catalog.jsonb_typeof(a.t->'payload') = 'object'
+                                  and pg_catalog.pg_column_size(a.t->'payload') <= v_max then null
+                             else coalesce(a.t->'payload', '{}') end) d
+        cross join lateral pg_catalog.jsonb_populate_record(null::conductor._task_json, d.keys) j
+        left join conductor.kinds k on k.kind = j.kind;
+    end if;
 
     if v_general then
       v_specs := array(
@@ -8379,12 +8378,13 @@ begin
                       from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as e(t, n)
                     offset 0) a
             offset 0) r
+      cross join lateral (select row(r.kind, r.payload, r.queue, r.priority, r.run_at, r.max_attempts, null,
+                                     r.concurrency_key, null, r.max_recoveries, r.backoff_base, r.backoff_factor,
+                                     r.backoff_max, r.timeout, r.traceparent, r.concurrency_limit, null, null,
+                                     r.rate_key)::conductor._task_spec as spec) s
      where r.n <> all (v_firsts)
-        or conductor._require_spec(row(r.kind, r.payload, r.queue, r.priority, r.run_at, r.max_attempts, null,
-                                       r.concurrency_key, null, r.max_recoveries, r.backoff_base, r.backoff_factor,
-                                       r.backoff_max, r.timeout, r.traceparent, r.concurrency_limit, null, null,
-                                       r.rate_key)::conductor._task_spec,
-                                   v_max, pg_catalog.format('task #%s of the batch', r.n))
+        or conductor._spec_problem(s.spec, v_max) is null
+        or conductor._require_spec(s.spec, v_max, pg_catalog.format('task #%s of the batch', r.n))
     returning t.id, t.queue
   )
   select pg_catalog.array_agg(i.id order by i.id), pg_catalog.array_agg(distinct i.queue)

@@ -29,16 +29,18 @@
 --       ... VALUES), for one task 1.1-1.25x the batch path's rate (pgbench -c
 --       2, enqueue_many of one object) and 0.7x its backend CPU
 --   conductor.enqueue_many(tasks jsonb)          -> setof bigint, in input order
---       a batch of roots without a dedupe key, dedupe options or a deadline to
---       start (the common batch: the fast path, issue 26) in two statements
---       and no composite array: one reads the batch's distinct tasks (alike
---       objects but for the payload read once: their values converted, their
---       kinds looked up), one INSERT reads the JSON, resolves each task and
---       judges the first of each distinct task as it is about to write it
---       (conductor._require_spec). Any other batch reads its tasks into
---       conductor._task_spec values and goes through _enqueue. CPU instructions
---       a task (bench/instructions.sh (e)): 0.72 of a 50-row INSERT ... VALUES
---       into the storage twin, 0.78 at 500 (0.51 and 0.59 through _enqueue).
+--       the fast path (issue 26), for a batch whose tasks name no parent,
+--       dedupe key, dedupe option or expires_in and whose kinds set no
+--       expires_in (the common batch): three statements and no composite
+--       array. One pass checks the elements are objects and looks for those
+--       keys; one reads the batch's distinct tasks (alike objects but for the
+--       payload, read once: their values converted, their kinds looked up);
+--       one INSERT reads the JSON, resolves each task and judges the first of
+--       each distinct task as it is about to write it. Any other batch is read
+--       into conductor._task_spec values for _enqueue (the general path).
+--       CPU instructions a task (bench/instructions.sh (e), (f)): 0.71 of a
+--       50-row INSERT ... VALUES into the storage twin, 0.79 at 500 (0.55 and
+--       0.60 through _enqueue).
 --   conductor._enqueue(specs) -> ids in input order
 --       a batch in one statement (an INSERT of the tasks without a dedupe key,
 --       and one ON CONFLICT DO NOTHING for those with one); enqueue_many's
@@ -1010,20 +1012,18 @@ QC106 run_at, retry policy, timeout, key, concurrency_limit, traceparent, expire
 dedupe option out of range, QC105 an unknown status in dedupe_states, QC120-QC122 dedupe
 options (see conductor._spec_problem), QC203 parent not found. Any number of callers at once.$$;
 
--- The keys of a task object of enqueue_many but its payload, each as the type it
--- is stored as: jsonb_populate_record converts them with the types' input
--- functions, as the casts of enqueue_many's statements do. The fast path reads a
--- batch's distinct tasks through it, so a value that does not convert is found
--- before anything is written.
+-- The keys of a task object that enqueue_many's fast path reads but its payload,
+-- each as the type it is stored as: jsonb_populate_record converts them with the
+-- types' input functions, as the casts of the fast path's INSERT do. The batch's
+-- distinct tasks are read through it first, so a value that does not convert is
+-- found before anything is written.
 create type conductor._task_json as (
   kind              text,
   queue             text,
   priority          integer,
   run_at            timestamptz,
   max_attempts      integer,
-  dedupe_key        text,
   concurrency_key   text,
-  parent_id         bigint,
   max_recoveries    integer,
   backoff_base      interval,
   backoff_factor    double precision,
@@ -1031,18 +1031,13 @@ create type conductor._task_json as (
   timeout           interval,
   traceparent       text,
   concurrency_limit integer,
-  dedupe_window     interval,
-  dedupe_states     text[],
-  on_duplicate      text,
-  debounce          interval,
-  debounce_max      interval,
-  expires_in        interval,
   rate_key          text
 );
 
 comment on type conductor._task_json is
-$$The keys of an enqueue_many task object but its payload, each converted to its type
-(jsonb_populate_record): how enqueue_many finds a value that does not convert.$$;
+$$The keys of an enqueue_many task object that its fast path reads but the payload, each
+converted to its type (jsonb_populate_record): how the fast path finds a value that does not
+convert before it writes.$$;
 
 -- true for a valid spec, else raises its first problem (conductor._raise_spec_problem,
 -- with detail): a check that an INSERT ... SELECT can make on the row it is about to write
@@ -1082,6 +1077,7 @@ declare
   v_firsts bigint[];
   v_kinds text[];
   v_kind_rows conductor.kinds[];
+  v_not_objects boolean;
   v_general boolean;
   v_specs conductor._task_spec[];
   v_ids bigint[];
@@ -1095,8 +1091,14 @@ begin
       coalesce(pg_catalog.jsonb_typeof(enqueue_many.tasks), 'SQL NULL')
       using errcode = 'QC106';
   end if;
-  if exists (select from pg_catalog.jsonb_array_elements(enqueue_many.tasks) e(t)
-              where pg_catalog.jsonb_typeof(e.t) <> 'object') then
+  -- one pass: every element an object, and whether a task has a key of the
+  -- general path (below; a key holding JSON null counts: that path reads it)
+  select coalesce(pg_catalog.bool_or(pg_catalog.jsonb_typeof(e.t) <> 'object'), false),
+         coalesce(pg_catalog.bool_or(e.t ?| array['parent_id', 'dedupe_key', 'expires_in', 'dedupe_window',
+                                                  'dedupe_states', 'on_duplicate', 'debounce', 'debounce_max']), false)
+    into v_not_objects, v_general
+    from pg_catalog.jsonb_array_elements(enqueue_many.tasks) e(t);
+  if v_not_objects then
     raise exception 'enqueue_many takes a JSON array of task objects; an element is not an object'
       using errcode = 'QC106';
   end if;
@@ -1109,24 +1111,23 @@ begin
     -- The batch's distinct tasks: alike objects (the same keys and values but
     -- for the payload, and payloads the rules see alike: any object under the
     -- limit) are read once, by the first of them. Each distinct task's values
-    -- are converted here, its kind looked up, and whether the batch needs the
-    -- general path (below) decided.
-    select pg_catalog.array_agg(d.first_ord), pg_catalog.array_agg(j.kind), pg_catalog.array_agg(k),
-           pg_catalog.bool_or(j.parent_id is not null or j.dedupe_key is not null
-                              or j.expires_in is not null or k.expires_in is not null
-                              or pg_catalog.num_nonnulls(j.dedupe_window, j.dedupe_states, j.on_duplicate,
-                                                         j.debounce, j.debounce_max) > 0)
-      into v_firsts, v_kinds, v_kind_rows, v_general
-      from (select pg_catalog.min(a.n) as first_ord, a.t - 'payload' as keys
-              from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
-             group by a.t - 'payload',
-                      -- the payload as the rules see it (a rule that reads more of
-                      -- a payload must change this)
-                      case when pg_catalog.jsonb_typeof(a.t->'payload') = 'object'
-                                and pg_catalog.pg_column_size(a.t->'payload') <= v_max then null
-                           else coalesce(a.t->'payload', '{}') end) d
-      cross join lateral pg_catalog.jsonb_populate_record(null::conductor._task_json, d.keys) j
-      left join conductor.kinds k on k.kind = j.kind;
+    -- are converted here and its kind looked up: a kind with a deadline to
+    -- start sends the batch to the general path too.
+    if not v_general then
+      select pg_catalog.array_agg(d.first_ord), pg_catalog.array_agg(j.kind), pg_catalog.array_agg(k),
+             coalesce(pg_catalog.bool_or(k.expires_in is not null), false)
+        into v_firsts, v_kinds, v_kind_rows, v_general
+        from (select pg_catalog.min(a.n) as first_ord, a.t - 'payload' as keys
+                from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as a(t, n)
+               group by a.t - 'payload',
+                        -- the payload as the rules see it (a rule that reads more of
+                        -- a payload must change this)
+                        case when pg_catalog.jsonb_typeof(a.t->'payload') = 'object'
+                                  and pg_catalog.pg_column_size(a.t->'payload') <= v_max then null
+                             else coalesce(a.t->'payload', '{}') end) d
+        cross join lateral pg_catalog.jsonb_populate_record(null::conductor._task_json, d.keys) j
+        left join conductor.kinds k on k.kind = j.kind;
+    end if;
 
     if v_general then
       v_specs := array(
@@ -1247,12 +1248,13 @@ begin
                       from pg_catalog.jsonb_array_elements(enqueue_many.tasks) with ordinality as e(t, n)
                     offset 0) a
             offset 0) r
+      cross join lateral (select row(r.kind, r.payload, r.queue, r.priority, r.run_at, r.max_attempts, null,
+                                     r.concurrency_key, null, r.max_recoveries, r.backoff_base, r.backoff_factor,
+                                     r.backoff_max, r.timeout, r.traceparent, r.concurrency_limit, null, null,
+                                     r.rate_key)::conductor._task_spec as spec) s
      where r.n <> all (v_firsts)
-        or conductor._require_spec(row(r.kind, r.payload, r.queue, r.priority, r.run_at, r.max_attempts, null,
-                                       r.concurrency_key, null, r.max_recoveries, r.backoff_base, r.backoff_factor,
-                                       r.backoff_max, r.timeout, r.traceparent, r.concurrency_limit, null, null,
-                                       r.rate_key)::conductor._task_spec,
-                                   v_max, pg_catalog.format('task #%s of the batch', r.n))
+        or conductor._spec_problem(s.spec, v_max) is null
+        or conductor._require_spec(s.spec, v_max, pg_catalog.format('task #%s of the batch', r.n))
     returning t.id, t.queue
   )
   select pg_catalog.array_agg(i.id order by i.id), pg_catalog.array_agg(distinct i.queue)

@@ -3,9 +3,10 @@
 -- goes through conductor._enqueue, as spawn and the schedules do. Either way a task is
 -- stored alike: the same batch written once alone (the fast path) and once beside a task
 -- with a dedupe key (the general path) gives rows equal in every column but the id, the
--- run's root and the dedupe key's task.
+-- run's root and the dedupe key's task. A kind's deadline to start sends a batch without any
+-- of those keys to the general path as well.
 begin;
-select plan(4);
+select plan(5);
 set local conductor.fake_now = '2030-01-01 00:00:00+00';
 
 select conductor.configure_kind('pa.conf', queue => 'pa-q', priority => 5, concurrency_key => 'pa-key',
@@ -45,6 +46,17 @@ select is((select count(*) from fast f join general g using (n)
   'Each task is stored alike by either path, column by column.');
 select is((select count(*) from conductor.tasks t join fast f on f.id = t.id where t.root_id = t.id), 5::bigint,
   'A task of the fast path is the root of its own run.');
+
+select conductor.configure_kind('pa.expiring', expires_in => '5 minutes');
+create temp table expiring as
+  select e.id, e.n from conductor.enqueue_many('[{"kind": "pa.plain"}, {"kind": "pa.expiring"}]') with ordinality as e(id, n);
+select results_eq(
+  $$select t.expires_in, t.expires_at, (select count(*) from conductor.task_deadlines d where d.task_id = t.id)
+      from expiring e join conductor.tasks t on t.id = e.id
+     order by e.n$$,
+  $$values (null::interval, null::timestamptz, 0::bigint),
+           ('5 minutes'::interval, '2030-01-01 00:05:00+00'::timestamptz, 1::bigint)$$,
+  'A task whose kind has a deadline to start gets it, though no key of its batch asks for one.');
 
 select * from finish();
 rollback;
