@@ -38,8 +38,8 @@
 --       one INSERT reads the JSON, resolves each task and judges the first of
 --       each distinct task as it is about to write it. Any other batch is read
 --       into conductor._task_spec values for _enqueue (the general path).
---       CPU instructions a task (bench/instructions.sh (e), (f)): 0.71 of a
---       50-row INSERT ... VALUES into the storage twin, 0.79 at 500 (0.55 and
+--       CPU instructions a task (bench/instructions.sh (e), (f)): 0.70 of a
+--       50-row INSERT ... VALUES into the storage twin, 0.77 at 500 (0.55 and
 --       0.60 through _enqueue).
 --   conductor._enqueue(specs) -> ids in input order
 --       a batch in one statement (an INSERT of the tasks without a dedupe key,
